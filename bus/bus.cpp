@@ -1,0 +1,359 @@
+#include "bus/bus.hpp"
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <stdexcept>
+
+namespace reflectd::bus {
+namespace {
+
+// Messages one socket may read before yielding to the others.
+constexpr int kDrainBudget = 512;
+// libzmq drops peers whose message exceeds this multiple of bus.max_message_bytes; below it
+// the daemon answers with a precise "too large" error instead.
+constexpr std::int64_t kTransportLimitFactor = 4;
+constexpr std::size_t kMaxRequestIdBytes = 255;
+
+std::string_view view(const zmq::message_t& frame) {
+  return {static_cast<const char*>(frame.data()), frame.size()};
+}
+
+// ipc sockets hold agents' traffic: owner and group only.
+void restrict_ipc_mode(const std::string& endpoint) {
+  if (!endpoint.starts_with("ipc://")) return;
+  const std::string path = endpoint.substr(6);
+  if (::chmod(path.c_str(), 0660) != 0) {
+    spdlog::warn("cannot chmod 0660 {}: {}", path, std::strerror(errno));
+  }
+}
+
+std::string reply_body(const store::WriteResult& result, bool batch) {
+  nlohmann::json results = nlohmann::json::array();
+  bool ok = result.message_error.empty();
+  for (const store::EventResult& r : result.results) {
+    nlohmann::json item = nlohmann::json::object();
+    if (batch) item["index"] = r.index;
+    if (!r.id.empty()) item["id"] = r.id;
+    item["status"] = store::to_string(r.status);
+    if (r.status == store::EventStatus::kRejected) {
+      item["error"] = r.error;
+      ok = false;
+    } else {
+      item["seq"] = r.seq;
+    }
+    results.push_back(std::move(item));
+  }
+  nlohmann::json body = {{"ok", ok}, {"results", std::move(results)}};
+  if (!result.message_error.empty()) body["error"] = result.message_error;
+  // Replace invalid UTF-8 (ids are validated, but errors may quote input) instead of throwing.
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Dead letters for the rejected parts of a fire-and-forget message.
+std::vector<store::DeadLetter> dead_letters_for(const DecodedMessage& message,
+                                                std::string_view payload, const std::string& label,
+                                                std::int64_t now_us) {
+  std::string reason = message.error;
+  for (const auto& entry : message.events) {
+    if (entry.event) continue;
+    if (!reason.empty()) reason += "; ";
+    if (message.batch) reason += "[" + std::to_string(entry.index) + "] ";
+    reason += entry.error;
+  }
+  if (reason.empty()) return {};
+  return {store::DeadLetter{std::string(payload), label, std::move(reason), now_us}};
+}
+
+}  // namespace
+
+Bus::Bus(boost::asio::io_context& io, zmq::context_t& context, const config::BusConfig& config,
+         store::Writer& writer, const Clock& clock, ControlHandler control)
+    : io_(io),
+      context_(context),
+      config_(config),
+      writer_(writer),
+      clock_(clock),
+      control_(std::move(control)),
+      decoder_(clock),
+      max_message_bytes_(config.max_message_bytes),
+      alive_(std::make_shared<std::atomic<bool>>(true)) {}
+
+Bus::~Bus() {
+  alive_->store(false);
+  close();
+}
+
+zmq::socket_t Bus::make_socket(zmq::socket_type type, bool tcp_options) {
+  zmq::socket_t socket(context_, type);
+  socket.set(zmq::sockopt::linger, static_cast<int>(config_.linger_ms));
+  socket.set(zmq::sockopt::rcvhwm, static_cast<int>(config_.receive_hwm));
+  socket.set(zmq::sockopt::sndhwm, static_cast<int>(config_.send_hwm));
+  socket.set(zmq::sockopt::maxmsgsize, config_.max_message_bytes * kTransportLimitFactor);
+  if (tcp_options && config_.heartbeat_interval_ms > 0) {
+    socket.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(config_.heartbeat_interval_ms));
+    socket.set(zmq::sockopt::heartbeat_timeout, static_cast<int>(config_.heartbeat_timeout_ms));
+  }
+  if (type == zmq::socket_type::router) socket.set(zmq::sockopt::router_mandatory, 1);
+  return socket;
+}
+
+Bus::Inlet& Bus::add_inlet(Role role, zmq::socket_type type, const std::string& label) {
+  auto inlet = std::make_unique<Inlet>(Inlet{role, label, make_socket(type, true), nullptr, {}});
+  Inlet& ref = *inlet;
+  inlets_.push_back(std::move(inlet));
+  return ref;
+}
+
+void Bus::start() {
+  const auto bind_all = [this](Inlet& inlet, const std::vector<std::string>& endpoints,
+                               std::vector<std::string>& bound) {
+    for (const auto& endpoint : endpoints) {
+      try {
+        inlet.socket.bind(endpoint);
+      } catch (const zmq::error_t& error) {
+        throw std::runtime_error("cannot bind " + inlet.label + " endpoint " + endpoint + ": " +
+                                 error.what());
+      }
+      bound.push_back(inlet.socket.get(zmq::sockopt::last_endpoint));
+      restrict_ipc_mode(bound.back());
+    }
+  };
+  if (!config_.ingest.empty()) {
+    bind_all(add_inlet(Role::kIngest, zmq::socket_type::router, "ingest"), config_.ingest,
+             bound_.ingest);
+  }
+  if (!config_.push.empty()) {
+    bind_all(add_inlet(Role::kPush, zmq::socket_type::pull, "push"), config_.push, bound_.push);
+  }
+  if (!config_.subscribe.empty()) {
+    Inlet& sub = add_inlet(Role::kSubscribe, zmq::socket_type::sub, "subscribe");
+    for (const auto& topic : config_.subscribe_topics) sub.socket.set(zmq::sockopt::subscribe, topic);
+    for (const auto& endpoint : config_.subscribe) {
+      try {
+        sub.socket.connect(endpoint);
+      } catch (const zmq::error_t& error) {
+        throw std::runtime_error("cannot connect subscribe endpoint " + endpoint + ": " +
+                                 error.what());
+      }
+    }
+  }
+  if (!config_.control.empty()) {
+    bind_all(add_inlet(Role::kControl, zmq::socket_type::router, "control"), config_.control,
+             bound_.control);
+  }
+  if (!config_.notify.empty()) {
+    notify_ = std::make_unique<zmq::socket_t>(make_socket(zmq::socket_type::pub, true));
+    for (const auto& endpoint : config_.notify) {
+      try {
+        notify_->bind(endpoint);
+      } catch (const zmq::error_t& error) {
+        throw std::runtime_error("cannot bind notify endpoint " + endpoint + ": " + error.what());
+      }
+      bound_.notify.push_back(notify_->get(zmq::sockopt::last_endpoint));
+      restrict_ipc_mode(bound_.notify.back());
+    }
+  }
+  reading_ = true;
+  for (auto& inlet : inlets_) {
+    Inlet* raw = inlet.get();
+    inlet->reactor = std::make_unique<SocketReactor>(io_, inlet->socket, [this, raw] {
+      return drain(*raw);
+    });
+    inlet->reactor->check();
+  }
+}
+
+void Bus::stop_reading() {
+  reading_ = false;
+  // Messages already read but refused by a full writer are part of what was received.
+  for (auto& inlet : inlets_) {
+    if (inlet->pending && writer_.submit(std::move(*inlet->pending), true)) inlet->pending.reset();
+  }
+  for (auto& inlet : inlets_) {
+    if (inlet->role != Role::kControl && inlet->reactor) inlet->reactor->stop();
+  }
+}
+
+void Bus::close() {
+  if (closed_) return;
+  closed_ = true;
+  reading_ = false;
+  for (auto& inlet : inlets_) {
+    if (inlet->reactor) inlet->reactor->stop();
+    inlet->socket.close();
+  }
+  if (notify_) notify_->close();
+}
+
+SocketReactor::Drain Bus::drain(Inlet& inlet) {
+  if (inlet.role != Role::kControl && (!reading_ || paused_)) return SocketReactor::Drain::kPaused;
+  for (int i = 0; i < kDrainBudget; ++i) {
+    std::vector<zmq::message_t> frames;
+    std::optional<std::size_t> received;
+    try {
+      received = zmq::recv_multipart(inlet.socket, std::back_inserter(frames),
+                                     zmq::recv_flags::dontwait);
+    } catch (const zmq::error_t& error) {
+      spdlog::warn("{}: receive failed: {}", inlet.label, error.what());
+      return SocketReactor::Drain::kEmpty;
+    }
+    if (!received) return SocketReactor::Drain::kEmpty;
+    bool accepted = true;
+    switch (inlet.role) {
+      case Role::kIngest: accepted = handle_ingest(inlet, frames); break;
+      case Role::kPush:
+      case Role::kSubscribe: accepted = handle_fire_and_forget(inlet, frames); break;
+      case Role::kControl: handle_control(inlet, frames); break;
+    }
+    if (!accepted) return SocketReactor::Drain::kPaused;
+  }
+  return SocketReactor::Drain::kBudget;
+}
+
+bool Bus::handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames) {
+  stats_.messages.fetch_add(1, std::memory_order_relaxed);
+  // Envelope: [routing id] then the payload, optionally preceded by one request-id frame
+  // (echoed back) or by REQ's empty delimiter.
+  auto envelope = std::make_shared<std::vector<zmq::message_t>>();
+  envelope->push_back(std::move(frames[0]));
+  store::WriteRequest request;
+  std::string_view payload;
+  DecodedMessage message;
+  if (frames.size() == 2) {
+    payload = view(frames[1]);
+  } else if (frames.size() == 3 && frames[1].size() <= kMaxRequestIdBytes) {
+    envelope->push_back(std::move(frames[1]));
+    payload = view(frames[2]);
+  } else {
+    message.error = "message: expected one payload frame, optionally preceded by one request-id "
+                    "frame of at most 255 bytes; got " + std::to_string(frames.size() - 1) +
+                    " frames";
+  }
+  if (message.error.empty()) message = decoder_.decode(payload, static_cast<std::size_t>(max_message_bytes_));
+  const bool batch = message.batch;
+  request.message_error = std::move(message.error);
+  request.entries = std::move(message.events);
+  std::weak_ptr<std::atomic<bool>> alive = alive_;
+  Inlet* target = &inlet;
+  request.on_done = [this, alive, target, envelope, batch](store::WriteResult&& result) {
+    auto body = std::make_shared<std::string>(reply_body(result, batch));
+    boost::asio::post(io_, [this, alive, target, envelope, body] {
+      if (auto flag = alive.lock(); flag && flag->load()) {
+        send_reply(*target, std::move(*envelope), *body);
+      }
+    });
+  };
+  return submit(inlet, std::move(request));
+}
+
+bool Bus::handle_fire_and_forget(Inlet& inlet, std::vector<zmq::message_t>& frames) {
+  stats_.messages.fetch_add(1, std::memory_order_relaxed);
+  const std::int64_t now = clock_.now_us();
+  store::WriteRequest request;
+  request.retry_on_storage_error = true;
+  // PULL: exactly one frame. SUB: topic frame(s), payload last.
+  const std::string_view payload = view(frames.back());
+  if (inlet.role == Role::kPush && frames.size() != 1) {
+    request.dead_letters.push_back(store::DeadLetter{
+        std::string(payload), inlet.label,
+        "message: expected 1 frame, got " + std::to_string(frames.size()), now});
+  } else {
+    DecodedMessage message = decoder_.decode(payload, static_cast<std::size_t>(max_message_bytes_));
+    request.dead_letters = dead_letters_for(message, payload, inlet.label, now);
+    request.entries = std::move(message.events);
+  }
+  return submit(inlet, std::move(request));
+}
+
+void Bus::handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames) {
+  std::vector<zmq::message_t> envelope;
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i) envelope.push_back(std::move(frames[i]));
+  nlohmann::json reply;
+  const auto payload = view(frames.back());
+  if (frames.size() < 2) {
+    reply = {{"ok", false}, {"error", "request: expected [routing id, JSON]"}};
+  } else if (payload.size() > static_cast<std::size_t>(max_message_bytes_)) {
+    reply = {{"ok", false}, {"error", "request: larger than bus.max_message_bytes"}};
+  } else {
+    const auto request = nlohmann::json::parse(payload, nullptr, false);
+    if (request.is_discarded() || !request.is_object()) {
+      reply = {{"ok", false}, {"error", "request: must be a JSON object such as {\"cmd\":\"status\"}"}};
+    } else {
+      try {
+        reply = control_(request);
+      } catch (const std::exception& error) {
+        reply = {{"ok", false}, {"error", std::string("internal error: ") + error.what()}};
+      }
+    }
+  }
+  send_reply(inlet, std::move(envelope),
+             reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+bool Bus::submit(Inlet& inlet, store::WriteRequest&& request) {
+  if (writer_.submit(std::move(request))) return true;
+  // Writer full: keep this one, stop reading everywhere until the writer has room.
+  inlet.pending = std::move(request);
+  if (!paused_) {
+    paused_ = true;
+    stats_.paused.fetch_add(1, std::memory_order_relaxed);
+    spdlog::debug("writer queue full: pausing ingest");
+  }
+  return false;
+}
+
+void Bus::writer_has_space() {
+  std::weak_ptr<std::atomic<bool>> alive = alive_;
+  boost::asio::post(io_, [this, alive] {
+    if (auto flag = alive.lock(); flag && flag->load()) retry_pending();
+  });
+}
+
+void Bus::retry_pending() {
+  for (auto& inlet : inlets_) {
+    if (!inlet->pending) continue;
+    if (!writer_.submit(std::move(*inlet->pending))) return;  // Still full; wait for next signal.
+    inlet->pending.reset();
+  }
+  paused_ = false;
+  for (auto& inlet : inlets_) {
+    if (inlet->reactor) inlet->reactor->resume();
+  }
+}
+
+void Bus::send_reply(Inlet& inlet, std::vector<zmq::message_t>&& envelope,
+                     const std::string& body) {
+  if (closed_) return;
+  try {
+    for (auto& frame : envelope) {
+      if (!inlet.socket.send(std::move(frame), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
+        stats_.replies_dropped.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+    }
+    if (!inlet.socket.send(zmq::buffer(body), zmq::send_flags::dontwait)) {
+      stats_.replies_dropped.fetch_add(1, std::memory_order_relaxed);
+    }
+  } catch (const zmq::error_t& error) {
+    // EHOSTUNREACH (ZMQ_ROUTER_MANDATORY): the peer left; it will resend with the same ids.
+    stats_.replies_dropped.fetch_add(1, std::memory_order_relaxed);
+    spdlog::debug("{}: reply not delivered: {}", inlet.label, error.what());
+  }
+  if (inlet.reactor) inlet.reactor->check();
+}
+
+void Bus::publish(const std::string& topic, nlohmann::json payload) {
+  if (!notify_ || closed_) return;
+  payload["seq"] = ++notify_seq_;
+  const std::string body = payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  try {
+    notify_->send(zmq::buffer(topic), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    notify_->send(zmq::buffer(body), zmq::send_flags::dontwait);
+  } catch (const zmq::error_t& error) {
+    spdlog::warn("notify: publish failed: {}", error.what());
+  }
+}
+
+}  // namespace reflectd::bus

@@ -1,0 +1,123 @@
+#pragma once
+// The bus: every ZeroMQ socket of the daemon, owned by one io_context thread.
+//
+//   ingest    ROUTER  acknowledged ingest; one reply per message after its commit
+//   push      PULL    fire-and-forget ingest; rejects go to dead_letters
+//   subscribe SUB     connects to agents' PUB endpoints; rejects go to dead_letters
+//   notify    PUB     announcements: [topic, JSON with a "seq" sequence number]
+//   control   ROUTER  JSON request -> JSON reply, answered by a ControlHandler
+//
+// Messages become store::WriteRequests; when the writer's queue is full the bus stops
+// reading (libzmq's high-water marks then push back on publishers) and resumes once the
+// writer signals space. Replies on ingest go out in the order messages were read.
+//
+// Thread-safety: construct, start() and every other call on the io_context's thread, except
+// writer_has_space(), which any thread may call. Errors: start() throws zmq::error_t or
+// std::runtime_error when an endpoint cannot be bound or connected; after that nothing throws.
+
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bus/event_decoder.hpp"
+#include "bus/socket_reactor.hpp"
+#include "common/clock.hpp"
+#include "config/config.hpp"
+#include "store/writer.hpp"
+
+namespace reflectd::bus {
+
+/// Answers one control request (already parsed JSON object) with a JSON reply.
+using ControlHandler = std::function<nlohmann::json(const nlohmann::json& request)>;
+
+/// Endpoints actually bound (wildcard ports resolved), per socket role.
+struct BoundEndpoints {
+  std::vector<std::string> ingest;
+  std::vector<std::string> push;
+  std::vector<std::string> notify;
+  std::vector<std::string> control;
+};
+
+/// Counters kept by the bus thread.
+struct BusStats {
+  std::atomic<std::uint64_t> messages{0};         ///< Messages read on ingest, push, subscribe.
+  std::atomic<std::uint64_t> replies_dropped{0};  ///< Replies a vanished/slow peer never took.
+  std::atomic<std::uint64_t> paused{0};           ///< Times reading paused on a full writer.
+};
+
+class Bus {
+ public:
+  Bus(boost::asio::io_context& io, zmq::context_t& context, const config::BusConfig& config,
+      store::Writer& writer, const Clock& clock, ControlHandler control);
+  ~Bus();
+  Bus(const Bus&) = delete;
+  Bus& operator=(const Bus&) = delete;
+
+  /// Binds and connects every configured endpoint and starts reading.
+  void start();
+  /// Stops reading ingest, push and subscribe (control keeps answering until close()).
+  void stop_reading();
+  /// Closes every socket; queued replies get bus.linger_ms to leave.
+  void close();
+
+  /// Publishes [topic, payload] on notify, adding "seq" to the payload.
+  void publish(const std::string& topic, nlohmann::json payload);
+
+  /// Called by the writer (any thread) when its queue has room again.
+  void writer_has_space();
+
+  /// Live setting (SIGHUP): the payload limit applied to messages read from now on.
+  void set_max_message_bytes(std::int64_t bytes) { max_message_bytes_ = bytes; }
+
+  const BoundEndpoints& endpoints() const { return bound_; }
+  const BusStats& stats() const { return stats_; }
+
+ private:
+  enum class Role { kIngest, kPush, kSubscribe, kControl };
+  struct Inlet {
+    Role role;
+    std::string label;  // "ingest", "push" or "subscribe": dead_letters.endpoint.
+    zmq::socket_t socket;
+    std::unique_ptr<SocketReactor> reactor;
+    std::optional<store::WriteRequest> pending;  // refused by a full writer
+  };
+
+  zmq::socket_t make_socket(zmq::socket_type type, bool tcp_options);
+  Inlet& add_inlet(Role role, zmq::socket_type type, const std::string& label);
+  SocketReactor::Drain drain(Inlet& inlet);
+  bool handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames);
+  bool handle_fire_and_forget(Inlet& inlet, std::vector<zmq::message_t>& frames);
+  void handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames);
+  bool submit(Inlet& inlet, store::WriteRequest&& request);
+  void retry_pending();
+  void send_reply(Inlet& inlet, std::vector<zmq::message_t>&& envelope, const std::string& body);
+
+  boost::asio::io_context& io_;
+  zmq::context_t& context_;
+  config::BusConfig config_;
+  store::Writer& writer_;
+  const Clock& clock_;
+  ControlHandler control_;
+  EventDecoder decoder_;
+  std::int64_t max_message_bytes_;
+  std::vector<std::unique_ptr<Inlet>> inlets_;
+  std::unique_ptr<zmq::socket_t> notify_;
+  std::uint64_t notify_seq_ = 0;
+  BoundEndpoints bound_;
+  BusStats stats_;
+  bool reading_ = false;
+  bool paused_ = false;
+  bool closed_ = false;
+  std::shared_ptr<std::atomic<bool>> alive_;
+};
+
+}  // namespace reflectd::bus

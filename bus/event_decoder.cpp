@@ -1,0 +1,598 @@
+#include "bus/event_decoder.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "bus/kinds.hpp"
+#include "bus/timestamp.hpp"
+#include "common/sha256.hpp"
+
+namespace reflectd::bus {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+using simdjson::dom::object;
+
+constexpr std::size_t kMaxIdChars = 128;
+constexpr std::size_t kMaxNamespaceChars = 64;
+constexpr std::size_t kMaxShortTextChars = 256;  // agent_id, episode_id, tags, entities.
+constexpr std::size_t kMaxTags = 64;
+constexpr std::size_t kMaxEntities = 256;
+constexpr std::size_t kMaxRelations = 256;
+constexpr std::int64_t kMaxEpochMs = 253402300799999;  // 9999-12-31T23:59:59.999Z
+
+std::size_t utf8_chars(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+std::string_view trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n\f\v");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n\f\v");
+  return text.substr(first, last - first + 1);
+}
+
+std::string json_of(element value) { return simdjson::minify(value); }
+
+const char* type_name(element_type type) {
+  switch (type) {
+    case element_type::ARRAY: return "array";
+    case element_type::OBJECT: return "object";
+    case element_type::INT64:
+    case element_type::UINT64:
+    case element_type::DOUBLE: return "number";
+    case element_type::STRING: return "string";
+    case element_type::BOOL: return "boolean";
+    case element_type::NULL_VALUE: return "null";
+  }
+  return "value";
+}
+
+// Collects the first rule violation of an event; later checks are skipped once one failed.
+class Checker {
+ public:
+  bool failed() const { return !error_.empty(); }
+  const std::string& error() const { return error_; }
+
+  bool fail(std::string_view field, std::string_view rule) {
+    if (error_.empty()) error_ = std::string(field) + ": " + std::string(rule);
+    return false;
+  }
+
+  // A string with 1..max_chars characters (after trimming when `trimmed`), no NUL.
+  bool text(element value, std::string_view field, std::size_t max_chars, std::string& out,
+            std::size_t min_chars = 1, std::string_view rule_source = {}) {
+    std::string_view s;
+    if (value.get_string().get(s) != simdjson::SUCCESS) {
+      return fail(field, std::string("must be a string, not ") + type_name(value.type()));
+    }
+    if (s.find('\0') != std::string_view::npos) return fail(field, "must not contain NUL");
+    const std::size_t chars = utf8_chars(trim(s));
+    if (chars < min_chars) {
+      std::string rule = min_chars == 1 ? "must not be empty"
+                                        : "must be at least " + std::to_string(min_chars) +
+                                              " characters";
+      if (!rule_source.empty()) rule += " (" + std::string(rule_source) + ")";
+      return fail(field, rule);
+    }
+    if (max_chars != 0 && utf8_chars(s) > max_chars) {
+      return fail(field, "must be at most " + std::to_string(max_chars) + " characters");
+    }
+    out.assign(s);
+    return true;
+  }
+
+  // A finite number in [lo, hi].
+  bool number(element value, std::string_view field, double lo, double hi,
+              std::optional<double>& out) {
+    double d = 0;
+    if (value.get_double().get(d) != simdjson::SUCCESS) {
+      return fail(field, std::string("must be a number, not ") + type_name(value.type()));
+    }
+    if (!std::isfinite(d) || d < lo || d > hi) {
+      return fail(field, range_rule(lo, hi));
+    }
+    out = d;
+    return true;
+  }
+
+  bool integer(element value, std::string_view field, std::int64_t lo, std::int64_t hi,
+               std::int64_t& out) {
+    if (value.get_int64().get(out) != simdjson::SUCCESS) {
+      return fail(field, "must be an integer");
+    }
+    if (out < lo || out > hi) {
+      return fail(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    }
+    return true;
+  }
+
+  bool one_of(element value, std::string_view field, std::string_view choices,
+              std::string& out) {
+    std::string_view s;
+    if (value.get_string().get(s) != simdjson::SUCCESS) {
+      return fail(field, "must be one of " + std::string(choices));
+    }
+    std::string_view rest = choices;
+    while (!rest.empty()) {
+      const auto bar = rest.find('|');
+      if (rest.substr(0, bar) == s) {
+        out.assign(s);
+        return true;
+      }
+      if (bar == std::string_view::npos) break;
+      rest.remove_prefix(bar + 1);
+    }
+    return fail(field, "must be one of " + std::string(choices));
+  }
+
+  bool object_of(element value, std::string_view field, object& out) {
+    if (value.get_object().get(out) != simdjson::SUCCESS) {
+      return fail(field, std::string("must be an object, not ") + type_name(value.type()));
+    }
+    return true;
+  }
+
+  bool string_list(element value, std::string_view field, std::size_t max_items,
+                   std::size_t max_chars, bool typed_name) {
+    simdjson::dom::array items;
+    if (value.get_array().get(items) != simdjson::SUCCESS) {
+      return fail(field, "must be an array of strings");
+    }
+    if (items.size() > max_items) {
+      return fail(field, "must have at most " + std::to_string(max_items) + " items");
+    }
+    std::size_t i = 0;
+    std::string item;
+    for (element entry : items) {
+      const std::string name = std::string(field) + "[" + std::to_string(i++) + "]";
+      if (!text(entry, name, max_chars, item)) return false;
+      if (typed_name) {
+        const auto colon = item.find(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == item.size()) {
+          return fail(name, "must be \"type:name\" (e.g. \"file:src/ctx.cpp\")");
+        }
+      }
+    }
+    return true;
+  }
+
+ private:
+  static std::string range_rule(double lo, double hi) {
+    if (std::isinf(hi)) return "must be a finite number >= " + format(lo);
+    return "must be a number in [" + format(lo) + ", " + format(hi) + "]";
+  }
+  static std::string format(double d) {
+    std::string s = std::to_string(d);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (s.back() == '.') s.pop_back();
+    return s;
+  }
+
+  std::string error_;
+};
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// seed 000 DecisionContent: title >= 1, target >= 3, rationale >= 10 characters, status enum.
+void check_decision_content(Checker& check, object context) {
+  std::string text;
+  element value;
+  if (context["title"].get(value) != simdjson::SUCCESS) {
+    check.fail("context.title", "is required (DecisionContent.title)");
+    return;
+  }
+  if (!check.text(value, "context.title", 0, text, 1, "DecisionContent.title")) return;
+  if (context["target"].get(value) != simdjson::SUCCESS) {
+    check.fail("context.target", "is required (DecisionContent.target)");
+    return;
+  }
+  if (!check.text(value, "context.target", 0, text, 3, "DecisionContent.target")) return;
+  if (context["rationale"].get(value) != simdjson::SUCCESS) {
+    check.fail("context.rationale", "is required (DecisionContent.rationale)");
+    return;
+  }
+  if (!check.text(value, "context.rationale", 0, text, 10, "DecisionContent.rationale")) return;
+  if (context["status"].get(value) == simdjson::SUCCESS) {
+    check.one_of(value, "context.status", "active|deprecated|superseded", text);
+  }
+}
+
+// seed 000 ProposalContent: like DecisionContent, status draft|accepted|rejected|falsified and
+// confidence in [0, 1].
+void check_proposal_content(Checker& check, object context) {
+  std::string text;
+  element value;
+  const std::array<std::pair<const char*, std::size_t>, 3> required{
+      {{"title", 1}, {"target", 3}, {"rationale", 10}}};
+  for (const auto& [name, min_chars] : required) {
+    const std::string field = std::string("context.") + name;
+    const std::string source = std::string("ProposalContent.") + name;
+    if (context[name].get(value) != simdjson::SUCCESS) {
+      check.fail(field, "is required (" + source + ")");
+      return;
+    }
+    if (!check.text(value, field, 0, text, min_chars, source)) return;
+  }
+  if (context["status"].get(value) == simdjson::SUCCESS &&
+      !check.one_of(value, "context.status", "draft|accepted|rejected|falsified", text)) {
+    return;
+  }
+  std::optional<double> confidence;
+  if (context["confidence"].get(value) == simdjson::SUCCESS) {
+    check.number(value, "context.confidence", 0.0, 1.0, confidence);
+  }
+}
+
+// seed 002 Relation: predicate, target (or target_id), optional weight in [0, 1].
+void check_relations(Checker& check, element value) {
+  simdjson::dom::array items;
+  if (value.get_array().get(items) != simdjson::SUCCESS) {
+    check.fail("relations", "must be an array of {predicate, target, weight} objects");
+    return;
+  }
+  if (items.size() > kMaxRelations) {
+    check.fail("relations", "must have at most " + std::to_string(kMaxRelations) + " items");
+    return;
+  }
+  std::size_t i = 0;
+  for (element entry : items) {
+    const std::string base = "relations[" + std::to_string(i++) + "]";
+    object relation;
+    if (!check.object_of(entry, base, relation)) return;
+    std::string text;
+    element field;
+    if (relation["predicate"].get(field) != simdjson::SUCCESS) {
+      check.fail(base + ".predicate", "is required");
+      return;
+    }
+    if (!check.text(field, base + ".predicate", kMaxShortTextChars, text)) return;
+    if (relation["target"].get(field) != simdjson::SUCCESS &&
+        relation["target_id"].get(field) != simdjson::SUCCESS) {
+      check.fail(base + ".target", "is required");
+      return;
+    }
+    if (!check.text(field, base + ".target", kMaxShortTextChars, text)) return;
+    std::optional<double> weight;
+    if (relation["weight"].get(field) == simdjson::SUCCESS &&
+        !check.number(field, base + ".weight", 0.0, 1.0, weight)) {
+      return;
+    }
+  }
+}
+
+// seed 002 Lifecycle and DecayProfile.
+void check_lifecycle(Checker& check, element value) {
+  object lifecycle;
+  if (!check.object_of(value, "lifecycle", lifecycle)) return;
+  element field;
+  std::string text;
+  if (lifecycle["decay"].get(field) == simdjson::SUCCESS) {
+    object decay;
+    if (!check.object_of(field, "lifecycle.decay", decay)) return;
+    element item;
+    if (decay["curve"].get(item) == simdjson::SUCCESS &&
+        !check.one_of(item, "lifecycle.decay.curve", "exponential|linear|custom", text)) {
+      return;
+    }
+    std::int64_t seconds = 0;
+    if (decay["half_life_seconds"].get(item) == simdjson::SUCCESS &&
+        !check.integer(item, "lifecycle.decay.half_life_seconds", 1,
+                       std::numeric_limits<std::int64_t>::max(), seconds)) {
+      return;
+    }
+    if (decay["max_age_seconds"].get(item) == simdjson::SUCCESS &&
+        !check.integer(item, "lifecycle.decay.max_age_seconds", 0,
+                       std::numeric_limits<std::int64_t>::max(), seconds)) {
+      return;
+    }
+    std::optional<double> number;
+    if (decay["min_salience"].get(item) == simdjson::SUCCESS &&
+        !check.number(item, "lifecycle.decay.min_salience", 0.0, kInf, number)) {
+      return;
+    }
+    if (decay["reinforcement_gain"].get(item) == simdjson::SUCCESS &&
+        !check.number(item, "lifecycle.decay.reinforcement_gain", 0.0, kInf, number)) {
+      return;
+    }
+  }
+  if (lifecycle["pinned"].get(field) == simdjson::SUCCESS && !field.is_bool()) {
+    check.fail("lifecycle.pinned", "must be true or false");
+    return;
+  }
+  if (lifecycle["deletion_policy"].get(field) == simdjson::SUCCESS) {
+    check.one_of(field, "lifecycle.deletion_policy", "auto_prune|manual_only|never", text);
+  }
+}
+
+// seed 000 ResolutionIntent.
+void check_resolution(Checker& check, element value) {
+  object resolution;
+  if (!check.object_of(value, "resolution", resolution)) return;
+  element field;
+  std::string text;
+  if (resolution["resolution_type"].get(field) != simdjson::SUCCESS) {
+    check.fail("resolution.resolution_type", "is required (ResolutionIntent.resolution_type)");
+    return;
+  }
+  if (!check.one_of(field, "resolution.resolution_type", "supersede|deprecate|abort", text)) {
+    return;
+  }
+  if (resolution["rationale"].get(field) == simdjson::SUCCESS &&
+      !check.text(field, "resolution.rationale", 0, text)) {
+    return;
+  }
+  if (resolution["target_decision_ids"].get(field) == simdjson::SUCCESS) {
+    check.string_list(field, "resolution.target_decision_ids", kMaxEntities, kMaxIdChars, false);
+  }
+}
+
+bool valid_namespace(std::string_view ns) {
+  if (ns.empty() || ns.size() > kMaxNamespaceChars) return false;
+  return std::all_of(ns.begin(), ns.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' ||
+           c == ':' || c == '-';
+  });
+}
+
+}  // namespace
+
+EventDecoder::EventDecoder(const Clock& clock) : clock_(clock) {}
+
+DecodedMessage EventDecoder::decode(std::string_view payload, std::size_t max_message_bytes) {
+  DecodedMessage message;
+  if (payload.size() > max_message_bytes) {
+    message.error = "message: " + std::to_string(payload.size()) + " bytes exceeds the limit of " +
+                    std::to_string(max_message_bytes) + " bytes (bus.max_message_bytes)";
+    return message;
+  }
+  element root;
+  if (const auto code = parser_.parse(payload.data(), payload.size(), true).get(root);
+      code != simdjson::SUCCESS) {
+    message.error = std::string("message: not valid JSON: ") + simdjson::error_message(code);
+    return message;
+  }
+  const std::int64_t received_us = clock_.now_us();
+  if (root.is_object()) {
+    message.events.push_back(decode_event(root, 0, received_us));
+    return message;
+  }
+  simdjson::dom::array items;
+  if (root.get_array().get(items) != simdjson::SUCCESS) {
+    message.error = std::string("message: must be a JSON object or an array of objects, not ") +
+                    type_name(root.type());
+    return message;
+  }
+  message.batch = true;
+  if (items.size() == 0 || items.size() > kMaxBatchEvents) {
+    message.error = "message: a batch holds 1 to " + std::to_string(kMaxBatchEvents) +
+                    " events, not " + std::to_string(items.size());
+    return message;
+  }
+  message.events.reserve(items.size());
+  std::size_t index = 0;
+  for (element item : items) message.events.push_back(decode_event(item, index++, received_us));
+  return message;
+}
+
+DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index,
+                                        std::int64_t received_us) {
+  DecodedEvent result;
+  result.index = index;
+  object fields;
+  if (element_value.get_object().get(fields) != simdjson::SUCCESS) {
+    result.error = std::string("event: must be a JSON object, not ") +
+                   type_name(element_value.type());
+    return result;
+  }
+
+  Checker check;
+  store::EventRecord event;
+  event.received_us = received_us;
+  event.ns = "default";
+  event.source = "agent";
+  event.sensitivity = "low";
+  bool have_kind = false;
+  bool have_content = false;
+  bool have_timestamp = false;
+  element context_value;
+  bool have_context = false;
+  nlohmann::json unknown = nlohmann::json::object();
+  element metadata_value;
+  bool have_metadata = false;
+  std::vector<std::string_view> seen;
+
+  for (auto field : fields) {
+    if (check.failed()) break;
+    const std::string_view key = field.key;
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      check.fail(key, "duplicate key");
+      break;
+    }
+    seen.push_back(key);
+    const element value = field.value;
+    std::string text;
+    if (key == "kind") {
+      std::string_view s;
+      if (value.get_string().get(s) != simdjson::SUCCESS) {
+        check.fail("kind", "must be a string, one of " + std::string(kind_list()));
+      } else if (auto kind = find_kind(s)) {
+        event.kind = kind->name;
+        event.storage_class = kind->storage_class;
+        have_kind = true;
+      } else {
+        check.fail("kind", "unknown kind '" + std::string(s).substr(0, 64) + "'; expected one of " +
+                               std::string(kind_list()));
+      }
+    } else if (key == "content") {
+      std::string_view s;
+      if (value.get_string().get(s) != simdjson::SUCCESS) {
+        check.fail("content", std::string("must be a string, not ") + type_name(value.type()));
+      } else if (s.size() > kMaxContentBytes) {
+        check.fail("content", "must be at most 262144 bytes (256 KiB), got " +
+                                  std::to_string(s.size()));
+      } else if (check.text(value, "content", 0, event.content)) {
+        have_content = true;
+      }
+    } else if (key == "schema_version") {
+      std::int64_t version = 0;
+      if (value.get_int64().get(version) != simdjson::SUCCESS || version != 1) {
+        check.fail("schema_version", "must be 1 (this daemon speaks wire format v1)");
+      }
+    } else if (key == "id") {
+      if (check.text(value, "id", kMaxIdChars, event.uid)) result.id = event.uid;
+    } else if (key == "source") {
+      std::string_view s;
+      std::optional<std::string_view> source;
+      if (value.get_string().get(s) == simdjson::SUCCESS) source = find_source(s);
+      if (!source) {
+        check.fail("source", "must be one of " + std::string(source_list()));
+      } else {
+        event.source = *source;
+      }
+    } else if (key == "namespace") {
+      std::string_view s;
+      if (value.get_string().get(s) != simdjson::SUCCESS || !valid_namespace(s)) {
+        check.fail("namespace", "must be 1-64 characters of [A-Za-z0-9._:-]");
+      } else {
+        event.ns.assign(s);
+      }
+    } else if (key == "agent_id") {
+      check.text(value, "agent_id", kMaxShortTextChars, event.agent_id);
+    } else if (key == "timestamp") {
+      have_timestamp = true;
+      std::string_view s;
+      std::int64_t ms = 0;
+      if (value.get_string().get(s) == simdjson::SUCCESS) {
+        if (auto us = parse_rfc3339_us(s)) {
+          event.timestamp_us = *us;
+        } else {
+          check.fail("timestamp", "must be RFC 3339 with an offset (2024-12-01T09:00:00+00:00)");
+        }
+      } else if (value.get_int64().get(ms) == simdjson::SUCCESS) {
+        if (ms < 0 || ms > kMaxEpochMs) {
+          check.fail("timestamp", "epoch milliseconds must be between 0 and 253402300799999");
+        } else {
+          event.timestamp_us = ms * 1000;
+        }
+      } else {
+        check.fail("timestamp", "must be an RFC 3339 string or integer epoch milliseconds");
+      }
+    } else if (key == "context") {
+      object ignored;
+      if (check.object_of(value, "context", ignored)) {
+        context_value = value;
+        have_context = true;
+      }
+    } else if (key == "tags") {
+      if (check.string_list(value, "tags", kMaxTags, kMaxShortTextChars, false)) {
+        event.tags_json = json_of(value);
+      }
+    } else if (key == "entities") {
+      if (check.string_list(value, "entities", kMaxEntities, kMaxShortTextChars, true)) {
+        event.entities_json = json_of(value);
+      }
+    } else if (key == "relations") {
+      check_relations(check, value);
+      if (!check.failed()) event.relations_json = json_of(value);
+    } else if (key == "episode_id") {
+      check.text(value, "episode_id", kMaxShortTextChars, event.episode_id);
+    } else if (key == "sequence_number") {
+      std::int64_t n = 0;
+      if (check.integer(value, "sequence_number", 0, std::numeric_limits<std::int64_t>::max(),
+                        n)) {
+        event.sequence_number = n;
+      }
+    } else if (key == "sensitivity") {
+      check.one_of(value, "sensitivity", "public|low|medium|high|hyper", event.sensitivity);
+    } else if (key == "confidence") {
+      check.number(value, "confidence", 0.0, 1.0, event.confidence);
+    } else if (key == "credibility") {
+      check.number(value, "credibility", 0.0, 1.0, event.credibility);
+    } else if (key == "importance") {
+      check.number(value, "importance", 0.0, kInf, event.importance);
+    } else if (key == "salience") {
+      check.number(value, "salience", 0.0, kInf, event.salience);
+    } else if (key == "emotion") {
+      check.text(value, "emotion", 64, event.emotion);
+    } else if (key == "emotional_valence") {
+      check.number(value, "emotional_valence", -1.0, 1.0, event.emotional_valence);
+    } else if (key == "emotional_arousal") {
+      check.number(value, "emotional_arousal", 0.0, 1.0, event.emotional_arousal);
+    } else if (key == "lifecycle") {
+      check_lifecycle(check, value);
+      if (!check.failed()) event.lifecycle_json = json_of(value);
+    } else if (key == "resolution") {
+      check_resolution(check, value);
+      if (!check.failed()) event.resolution_json = json_of(value);
+    } else if (key == "metadata") {
+      object ignored;
+      if (check.object_of(value, "metadata", ignored)) {
+        metadata_value = value;
+        have_metadata = true;
+      }
+    } else {
+      // seed 004 graceful degradation: unknown fields are kept, never dropped.
+      if (key.size() > kMaxShortTextChars || key.find('\0') != std::string_view::npos) {
+        check.fail("(field name)", "unknown field names must be 1-256 characters without NUL");
+      } else {
+        unknown[std::string(key)] = nlohmann::json::parse(json_of(value));
+      }
+    }
+  }
+
+  if (!check.failed() && !have_kind) check.fail("kind", "is required");
+  if (!check.failed() && !have_content) check.fail("content", "is required");
+  if (!check.failed()) {
+    const bool decision_like = event.kind == "decision" || event.kind == "constraint" ||
+                               event.kind == "assumption" || event.kind == "intervention";
+    if (decision_like || event.kind == "proposal") {
+      const char* model = decision_like ? "DecisionContent" : "ProposalContent";
+      if (!have_context) {
+        check.fail("context", "is required for kind " + event.kind + " (" + model + ")");
+      } else if (decision_like) {
+        check_decision_content(check, context_value.get_object().value_unsafe());
+      } else {
+        check_proposal_content(check, context_value.get_object().value_unsafe());
+      }
+    }
+  }
+  if (check.failed()) {
+    result.error = check.error();
+    return result;
+  }
+
+  if (have_context) event.context_json = json_of(context_value);
+  if (!unknown.empty()) {
+    nlohmann::json metadata = have_metadata ? nlohmann::json::parse(json_of(metadata_value))
+                                            : nlohmann::json::object();
+    metadata["_unknown_fields"] = std::move(unknown);
+    event.metadata_json = metadata.dump();
+  } else if (have_metadata) {
+    event.metadata_json = json_of(metadata_value);
+  }
+  if (!have_timestamp) event.timestamp_us = received_us;
+  event.content_hash = sha256_hex(event.content);
+  if (event.uid.empty()) {
+    // Canonical JSON: keys sorted (nlohmann's std::map), no white space, UTF-8 as is.
+    const nlohmann::json canonical = {
+        {"agent_id", event.agent_id.empty() ? nlohmann::json() : nlohmann::json(event.agent_id)},
+        {"content", event.content},
+        {"kind", event.kind},
+        {"namespace", event.ns},
+        {"timestamp", event.timestamp_us}};
+    event.uid = sha256_hex(canonical.dump());
+    event.uid_derived = true;
+    result.id = event.uid;
+  }
+  result.event = std::move(event);
+  return result;
+}
+
+}  // namespace reflectd::bus

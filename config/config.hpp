@@ -1,0 +1,110 @@
+#pragma once
+// reflectd's configuration: one declarative table of keys (config/keys.cpp) drives loading,
+// validation, `reflectd --check-config` and the documented example file config/reflectd.yaml.
+//
+// Error policy: configuration is control plane, so every function here reports errors by
+// throwing ConfigError, whose message names file:line:column and the key.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace reflectd::config {
+
+struct LogConfig {
+  std::string level;  ///< spdlog level name: trace, debug, info, warn, error, critical, off.
+};
+
+struct BusConfig {
+  std::vector<std::string> ingest;   ///< ROUTER endpoints (acknowledged ingest) to bind.
+  std::vector<std::string> push;     ///< PULL endpoints (fire-and-forget ingest) to bind.
+  std::vector<std::string> subscribe;         ///< Agents' PUB endpoints to connect a SUB to.
+  std::vector<std::string> subscribe_topics;  ///< Topic prefixes subscribed on every SUB.
+  std::vector<std::string> notify;   ///< PUB endpoints for the daemon's announcements.
+  std::vector<std::string> control;  ///< ROUTER endpoints for JSON control requests.
+  std::int64_t max_message_bytes = 0;  ///< Largest accepted message payload, bytes.
+  std::int64_t receive_hwm = 0;        ///< ZMQ_RCVHWM, messages.
+  std::int64_t send_hwm = 0;           ///< ZMQ_SNDHWM, messages.
+  std::int64_t linger_ms = 0;          ///< ZMQ_LINGER at shutdown, milliseconds.
+  std::int64_t heartbeat_interval_ms = 0;  ///< ZMQ_HEARTBEAT_IVL on tcp, milliseconds.
+  std::int64_t heartbeat_timeout_ms = 0;   ///< ZMQ_HEARTBEAT_TIMEOUT on tcp, milliseconds.
+};
+
+struct StoreConfig {
+  std::string path;         ///< SQLite file; relative paths resolve against $STATE_DIRECTORY.
+  std::string synchronous;  ///< PRAGMA synchronous: off, normal, full, extra.
+  std::int64_t commit_max_events = 0;    ///< Most events in one write transaction.
+  std::int64_t commit_max_delay_ms = 0;  ///< Longest a transaction waits for more events, ms.
+  std::int64_t writer_queue_events = 0;  ///< Writer queue capacity, events.
+  std::int64_t busy_timeout_ms = 0;      ///< sqlite3_busy_timeout, milliseconds.
+};
+
+struct DaemonConfig {
+  std::int64_t stats_interval_ms = 0;  ///< Period of `events.stored` and STATUS=, ms.
+};
+
+/// The whole validated configuration. A default-constructed Config is empty; use
+/// `defaults()` or `load_file()` to get one filled from the key table.
+struct Config {
+  LogConfig log;
+  BusConfig bus;
+  StoreConfig store;
+  DaemonConfig daemon;
+};
+
+/// A configuration error. `what()` reads "FILE:LINE:COL: KEY: problem" when the position
+/// is known.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class KeyType { kString, kEnum, kInteger, kBoolean, kStringList, kEndpointList };
+
+/// One row of the key table. `field` points into Config; the table is the only place a key
+/// is declared.
+struct KeySpec {
+  using Field = std::variant<std::string& (*)(Config&), std::int64_t& (*)(Config&),
+                             bool& (*)(Config&), std::vector<std::string>& (*)(Config&)>;
+  std::string_view path;          ///< Dotted YAML path, e.g. "store.synchronous".
+  KeyType type;                   ///< How the YAML scalar or sequence is read.
+  std::string_view default_yaml;  ///< The default, as YAML (flow style for lists).
+  std::int64_t min = 0;           ///< Integers: inclusive lower bound.
+  std::int64_t max = 0;           ///< Integers: inclusive upper bound.
+  std::string_view choices;       ///< Enums: allowed values separated by '|'.
+  bool live = false;              ///< Applied on SIGHUP without restart.
+  std::string_view unit;          ///< Unit for docs ("ms", "bytes", "events", ...).
+  std::string_view description;   ///< One or more sentences for docs and the example file.
+  Field field;
+};
+
+/// The key table, in documentation order.
+std::span<const KeySpec> key_table();
+
+/// Returns the configuration built from every key's default.
+Config defaults();
+
+/// Loads and validates a YAML file. Keys not present take their defaults; unknown keys,
+/// wrong types and out-of-range values throw ConfigError naming file:line:column and key.
+Config load_file(const std::string& path);
+
+/// Same as load_file() for YAML text; `origin` names the text in error messages.
+Config load_string(std::string_view yaml, std::string_view origin = "<string>");
+
+/// Renders the documented example configuration (the content of config/reflectd.yaml).
+std::string render_example();
+
+/// Keys whose values differ between `a` and `b`, in table order.
+std::vector<std::string_view> changed_keys(const Config& a, const Config& b);
+
+/// Resolves store.path: absolute paths are kept; relative ones are joined to
+/// `state_directory` when it is set (systemd's $STATE_DIRECTORY), else kept relative to the
+/// working directory.
+std::string resolve_store_path(const std::string& path, const char* state_directory);
+
+}  // namespace reflectd::config

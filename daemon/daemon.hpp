@@ -1,0 +1,100 @@
+#pragma once
+// The whole daemon as a library: config + store writer + bus + systemd integration, wired on
+// one io_context. main() only parses flags; tests start a Daemon in-process the same way.
+//
+// Lifecycle: construct (nothing opened) -> start() (opens the database, binds sockets, sends
+// READY=1; throws on any startup error) -> run() (serves until a stop) -> returns the exit
+// status. request_stop() and request_reload() are thread-safe; SIGTERM/SIGINT and SIGHUP map
+// to them when DaemonOptions::handle_signals is set.
+//
+// Error policy: exceptions at startup and config load (std::runtime_error,
+// config::ConfigError, SQLite::Exception, zmq::error_t); results and error replies on the
+// event path; asserts only for invariants.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "bus/bus.hpp"
+#include "common/clock.hpp"
+#include "config/config.hpp"
+#include "store/writer.hpp"
+
+namespace reflectd::daemon {
+
+struct DaemonOptions {
+  /// File re-read on reload; empty means reload only re-applies the built-in defaults.
+  std::string config_path;
+  /// Install SIGTERM/SIGINT/SIGHUP handlers (the real daemon; tests may leave it off).
+  bool handle_signals = false;
+};
+
+/// Outcome of the last reload, reported by `status`.
+struct ReloadState {
+  std::int64_t at_us = 0;  ///< 0 when no reload happened yet.
+  bool ok = true;
+  std::string message;
+};
+
+class Daemon {
+ public:
+  Daemon(config::Config config, DaemonOptions options, const Clock& clock);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  /// Opens the store, binds the bus, arms timers and signals, then sends READY=1.
+  void start();
+  /// Runs the event loop on the calling thread until stopped. Returns 0 after a clean stop.
+  int run();
+  /// Begins a graceful stop: stop reading, commit and answer everything received, close.
+  void request_stop();
+  /// Re-reads the config file (SIGHUP semantics).
+  void request_reload();
+
+  /// Endpoints bound by start() (wildcard ports resolved).
+  const bus::BoundEndpoints& endpoints() const;
+  /// The store path in use (after $STATE_DIRECTORY resolution).
+  const std::string& store_path() const { return store_path_; }
+
+  /// Answers one control request (what the control socket calls).
+  nlohmann::json handle_control(const nlohmann::json& request);
+
+ private:
+  void stop_now();
+  void reload_now();
+  void wait_for_signal();
+  void arm_stats_timer();
+  void arm_watchdog_timer();
+  nlohmann::json status() const;
+  std::string status_line() const;
+
+  config::Config config_;
+  DaemonOptions options_;
+  const Clock& clock_;
+  std::string store_path_;
+  std::int64_t started_us_ = 0;
+  std::uint64_t watchdog_interval_us_ = 0;
+  ReloadState last_reload_;
+  bool stopping_ = false;
+  std::uint64_t last_stored_ = 0, last_duplicate_ = 0, last_rejected_ = 0;
+
+  // Declaration order is destruction order in reverse: the io_context outlives everything
+  // that posts to it, the writer outlives the bus.
+  boost::asio::io_context io_;
+  zmq::context_t zmq_context_;
+  std::unique_ptr<store::Writer> writer_;
+  std::unique_ptr<bus::Bus> bus_;
+  std::atomic<bus::Bus*> bus_for_writer_{nullptr};  // read by the writer thread
+  std::unique_ptr<boost::asio::signal_set> signals_;
+  std::unique_ptr<boost::asio::steady_timer> stats_timer_;
+  std::unique_ptr<boost::asio::steady_timer> watchdog_timer_;
+};
+
+}  // namespace reflectd::daemon

@@ -1,0 +1,97 @@
+// reflectd: thin entry point. Flags -> config -> Daemon; everything else lives in libraries.
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "common/clock.hpp"
+#include "common/version.hpp"
+#include "config/config.hpp"
+#include "daemon/daemon.hpp"
+#include "daemon/logging.hpp"
+
+namespace {
+
+constexpr const char* kDescription =
+    "reflectd - background reflection daemon for AI-agent memory.\n\n"
+    "Agents publish events (prompts, tool calls, results, errors, decisions, commits) as JSON\n"
+    "over ZeroMQ; reflectd validates each one, stores it durably in SQLite and answers on the\n"
+    "ingest socket once it is committed.\n";
+
+constexpr const char* kFooter = R"(
+SOCKETS (defaults bind loopback only; see the configuration file)
+  ingest   ROUTER  acknowledged ingest (reply after commit)    tcp://127.0.0.1:7701
+  push     PULL    fire-and-forget ingest (rejects -> dead_letters)  tcp://127.0.0.1:7702
+  notify   PUB     announcements such as events.stored         tcp://127.0.0.1:7703
+  control  ROUTER  JSON requests, e.g. {"cmd":"status"}        tcp://127.0.0.1:7704
+
+SIGNALS
+  SIGTERM, SIGINT  stop reading, commit and acknowledge everything received, exit 0
+  SIGHUP           re-read and validate the configuration; apply what can change live
+                   (log level, limits); on any error keep the running configuration
+
+ENVIRONMENT
+  NOTIFY_SOCKET, WATCHDOG_USEC  set by systemd: READY=1, STATUS=, WATCHDOG=1, STOPPING=1
+  STATE_DIRECTORY               a relative store.path resolves against it
+  JOURNAL_STREAM                log lines carry journald priorities and no timestamp
+
+EXIT STATUS
+  0 clean stop or valid configuration; 1 startup failure (config, database, sockets);
+  2 invalid command line
+
+FILES
+  /etc/reflectd/reflectd.yaml   configuration used by systemd/reflectd.service
+
+See README.md for the wire format and reflectctl(1)-style usage.)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{kDescription, "reflectd"};
+  app.footer(kFooter);
+  std::string config_path;
+  bool check_config = false;
+  bool print_default = false;
+  app.add_option("-c,--config", config_path, "YAML configuration file (default: built-in defaults)")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--check-config", check_config,
+               "Validate the configuration, print the effective store path, and exit");
+  app.add_flag("--print-default-config", print_default,
+               "Print the documented default configuration (config/reflectd.yaml) and exit");
+  app.set_version_flag("-V,--version", std::string("reflectd ") + reflectd::kVersion);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? 0 : 2;
+  }
+
+  if (print_default) {
+    std::cout << reflectd::config::render_example();
+    return 0;
+  }
+  reflectd::daemon::setup_logging();
+  reflectd::config::Config config;
+  try {
+    config = config_path.empty() ? reflectd::config::defaults()
+                                 : reflectd::config::load_file(config_path);
+  } catch (const reflectd::config::ConfigError& error) {
+    std::cerr << "reflectd: " << error.what() << '\n';
+    return 1;
+  }
+  if (check_config) {
+    std::cout << (config_path.empty() ? std::string("built-in defaults") : config_path)
+              << ": configuration OK\n";
+    return 0;
+  }
+
+  reflectd::SystemClock clock;
+  try {
+    reflectd::daemon::Daemon daemon(std::move(config), {config_path, true}, clock);
+    daemon.start();
+    return daemon.run();
+  } catch (const std::exception& error) {
+    spdlog::critical("startup failed: {}", error.what());
+    return 1;
+  }
+}

@@ -1,0 +1,36 @@
+#pragma once
+// Opening reflectd's SQLite database and migrating its schema.
+//
+// Error policy: opening and migrating happen at startup, so failures throw
+// SQLite::Exception or std::runtime_error with the file name and SQLite's message.
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <cstdint>
+#include <string>
+
+namespace reflectd::store {
+
+/// How a connection is used: the single writer, or a reader (status, queries, tests).
+enum class Access { kWriter, kReader };
+
+/// Connection settings.
+struct DatabaseOptions {
+  std::string path;                  ///< Database file; its directory must exist.
+  std::string synchronous = "full";  ///< off|normal|full|extra (PRAGMA synchronous).
+  std::int64_t busy_timeout_ms = 5000;
+};
+
+/// Opens a connection in WAL mode with foreign keys on. A writer also creates the file
+/// (mode 0600) and applies pending migrations. Readers open read-only.
+SQLite::Database open_database(const DatabaseOptions& options, Access access);
+
+/// Highest schema version this build knows (the number of migrations).
+int latest_schema_version();
+
+/// Applies every migration above the database's PRAGMA user_version, each in its own
+/// transaction that also bumps user_version. Throws std::runtime_error if the database is
+/// newer than this build. Returns the version after migrating.
+int migrate(SQLite::Database& db);
+
+}  // namespace reflectd::store

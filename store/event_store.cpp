@@ -1,0 +1,106 @@
+#include "store/event_store.hpp"
+
+#include <optional>
+
+namespace reflectd::store {
+namespace {
+
+constexpr const char* kInsertEvent = R"sql(
+INSERT INTO events (uid, uid_derived, namespace, kind, storage_class, source, agent_id, ts_us,
+                    received_us, content, content_hash, context, tags, entities, relations,
+                    episode_id, sequence_number, sensitivity, confidence, credibility,
+                    importance, salience, emotion, emotional_valence, emotional_arousal,
+                    lifecycle, resolution, metadata, schema_version)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+        ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)
+ON CONFLICT (uid) DO NOTHING)sql";
+
+constexpr const char* kFindUid = "SELECT seq FROM events WHERE uid = ?1";
+
+constexpr const char* kInsertDeadLetter =
+    "INSERT INTO dead_letters (received_us, endpoint, reason, payload) VALUES (?1, ?2, ?3, ?4)";
+
+// Binds text without copying, or NULL when empty (optional fields).
+void bind_text_or_null(SQLite::Statement& statement, int index, const std::string& value) {
+  if (value.empty()) {
+    statement.bind(index);
+  } else {
+    statement.bindNoCopy(index, value);
+  }
+}
+
+void bind_optional(SQLite::Statement& statement, int index, const std::optional<double>& value) {
+  if (value) {
+    statement.bind(index, *value);
+  } else {
+    statement.bind(index);
+  }
+}
+
+}  // namespace
+
+EventStore::EventStore(SQLite::Database& db)
+    : db_(db),
+      insert_event_(db, kInsertEvent),
+      find_uid_(db, kFindUid),
+      insert_dead_letter_(db, kInsertDeadLetter) {}
+
+InsertOutcome EventStore::insert(const EventRecord& e) {
+  auto& s = insert_event_;
+  s.reset();
+  s.bindNoCopy(1, e.uid);
+  s.bind(2, e.uid_derived ? 1 : 0);
+  s.bindNoCopy(3, e.ns);
+  s.bindNoCopy(4, e.kind);
+  s.bind(5, to_string(e.storage_class));
+  s.bindNoCopy(6, e.source);
+  bind_text_or_null(s, 7, e.agent_id);
+  s.bind(8, static_cast<std::int64_t>(e.timestamp_us));
+  s.bind(9, static_cast<std::int64_t>(e.received_us));
+  s.bindNoCopy(10, e.content);
+  s.bindNoCopy(11, e.content_hash);
+  bind_text_or_null(s, 12, e.context_json);
+  bind_text_or_null(s, 13, e.tags_json);
+  bind_text_or_null(s, 14, e.entities_json);
+  bind_text_or_null(s, 15, e.relations_json);
+  bind_text_or_null(s, 16, e.episode_id);
+  if (e.sequence_number) {
+    s.bind(17, static_cast<std::int64_t>(*e.sequence_number));
+  } else {
+    s.bind(17);
+  }
+  s.bindNoCopy(18, e.sensitivity);
+  bind_optional(s, 19, e.confidence);
+  bind_optional(s, 20, e.credibility);
+  bind_optional(s, 21, e.importance);
+  bind_optional(s, 22, e.salience);
+  bind_text_or_null(s, 23, e.emotion);
+  bind_optional(s, 24, e.emotional_valence);
+  bind_optional(s, 25, e.emotional_arousal);
+  bind_text_or_null(s, 26, e.lifecycle_json);
+  bind_text_or_null(s, 27, e.resolution_json);
+  bind_text_or_null(s, 28, e.metadata_json);
+  s.bind(29, static_cast<std::int64_t>(e.schema_version));
+  s.exec();
+  if (db_.getChanges() == 1) return {db_.getLastInsertRowid(), false};
+
+  find_uid_.reset();
+  find_uid_.bindNoCopy(1, e.uid);
+  find_uid_.executeStep();
+  const std::int64_t seq = find_uid_.getColumn(0).getInt64();
+  find_uid_.reset();
+  return {seq, true};
+}
+
+void EventStore::insert_dead_letter(std::string_view payload, std::string_view endpoint,
+                                    std::string_view reason, std::int64_t received_us) {
+  auto& s = insert_dead_letter_;
+  s.reset();
+  s.bind(1, static_cast<std::int64_t>(received_us));
+  s.bind(2, std::string(endpoint));
+  s.bind(3, std::string(reason));
+  s.bind(4, payload.data(), static_cast<int>(payload.size()));
+  s.exec();
+}
+
+}  // namespace reflectd::store

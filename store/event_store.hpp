@@ -1,0 +1,42 @@
+#pragma once
+// SQL of the event tables (events, dead_letters), prepared once on the writer connection.
+//
+// Thread-safety: none; an EventStore belongs to the writer thread. Errors: storage failures
+// throw SQLite::Exception; the Writer turns them into per-event results.
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "store/event.hpp"
+
+namespace reflectd::store {
+
+/// Outcome of inserting one event.
+struct InsertOutcome {
+  std::int64_t seq = 0;    ///< Row id of the stored event, or of the earlier one on duplicate.
+  bool duplicate = false;  ///< An event with the same uid was already stored.
+};
+
+class EventStore {
+ public:
+  /// Prepares the statements on `db`, which must be migrated and outlive this object.
+  explicit EventStore(SQLite::Database& db);
+
+  /// Inserts `event` unless its uid exists. Must run inside a transaction.
+  InsertOutcome insert(const EventRecord& event);
+
+  /// Keeps a rejected message with its reason (raw bytes, endpoint, µs since the epoch).
+  void insert_dead_letter(std::string_view payload, std::string_view endpoint,
+                          std::string_view reason, std::int64_t received_us);
+
+ private:
+  SQLite::Database& db_;
+  SQLite::Statement insert_event_;
+  SQLite::Statement find_uid_;
+  SQLite::Statement insert_dead_letter_;
+};
+
+}  // namespace reflectd::store

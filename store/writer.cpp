@@ -1,0 +1,214 @@
+#include "store/writer.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "store/event_store.hpp"
+
+namespace reflectd::store {
+namespace {
+
+std::size_t weight(const WriteRequest& request) {
+  return std::max<std::size_t>(1, request.entries.size());
+}
+
+std::string describe_storage_error(const SQLite::Exception& error) {
+  switch (error.getErrorCode()) {
+    case SQLITE_FULL: return "storage unavailable: disk full";
+    case SQLITE_READONLY: return "storage unavailable: database is read-only";
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return "storage unavailable: database is locked by another process";
+    case SQLITE_CANTOPEN: return "storage unavailable: cannot open the database file";
+    case SQLITE_IOERR: return std::string("storage unavailable: I/O error: ") + error.what();
+    default: return std::string("storage unavailable: ") + error.what();
+  }
+}
+
+}  // namespace
+
+const char* to_string(EventStatus status) {
+  switch (status) {
+    case EventStatus::kStored: return "stored";
+    case EventStatus::kDuplicate: return "duplicate";
+    case EventStatus::kRejected: return "rejected";
+  }
+  return "rejected";
+}
+
+Writer::Writer(WriterOptions options, const Clock& clock, std::function<void()> on_space)
+    : options_(std::move(options)),
+      clock_(clock),
+      on_space_(std::move(on_space)),
+      db_(open_database(options_.database, Access::kWriter)),
+      event_store_(db_),
+      max_events_(options_.commit_max_events),
+      max_delay_us_(options_.commit_max_delay_ms * 1000) {
+  thread_ = std::thread([this] { run(); });
+}
+
+Writer::~Writer() { stop(); }
+
+bool Writer::submit(WriteRequest&& request, bool ignore_capacity) {
+  const std::size_t events = weight(request);
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;
+    const auto capacity = static_cast<std::size_t>(options_.queue_capacity_events);
+    if (!ignore_capacity && !queue_.empty() && queued_events_ + events > capacity) {
+      refused_ = true;
+      return false;
+    }
+    queued_events_ += events;
+    stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
+    queue_.push_back(std::move(request));
+  }
+  wake_.notify_one();
+  return true;
+}
+
+void Writer::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Writer::set_commit_limits(std::int64_t max_events, std::int64_t max_delay_ms) {
+  max_events_ = max_events;
+  max_delay_us_ = max_delay_ms * 1000;
+}
+
+void Writer::run() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      if (queue_.empty() && stopping_) return;
+    }
+    commit_group();
+  }
+}
+
+void Writer::commit_group() {
+  // Requests are taken one at a time and inserted while the transaction is open, so the
+  // commit covers everything that arrived meanwhile (group commit).
+  std::vector<WriteRequest> taken;
+  std::vector<WriteResult> results;
+  std::string storage_error;
+  std::size_t events = 0;
+  const std::int64_t start_us = clock_.monotonic_us();
+  bool space_freed = false;
+  try {
+    SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    for (;;) {
+      WriteRequest request;
+      {
+        std::lock_guard lock(mutex_);
+        if (queue_.empty()) break;
+        request = std::move(queue_.front());
+        queue_.pop_front();
+        queued_events_ -= weight(request);
+        stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
+        if (refused_ && queued_events_ <= static_cast<std::size_t>(options_.queue_capacity_events) / 2) {
+          refused_ = false;
+          space_freed = true;
+        }
+      }
+      WriteResult result;
+      result.message_error = request.message_error;
+      result.results.reserve(request.entries.size());
+      for (const EventEntry& entry : request.entries) {
+        EventResult r;
+        r.index = entry.index;
+        r.id = entry.id;
+        if (entry.event) {
+          const InsertOutcome outcome = event_store_.insert(*entry.event);
+          r.status = outcome.duplicate ? EventStatus::kDuplicate : EventStatus::kStored;
+          r.seq = outcome.seq;
+        } else {
+          r.status = EventStatus::kRejected;
+          r.error = entry.error;
+        }
+        result.results.push_back(std::move(r));
+      }
+      for (const DeadLetter& letter : request.dead_letters) {
+        event_store_.insert_dead_letter(letter.payload, letter.endpoint, letter.reason,
+                                       letter.received_us);
+      }
+      events += weight(request);
+      taken.push_back(std::move(request));
+      results.push_back(std::move(result));
+      if (static_cast<std::int64_t>(events) >= max_events_.load() ||
+          clock_.monotonic_us() - start_us >= max_delay_us_.load()) {
+        break;
+      }
+    }
+    transaction.commit();
+  } catch (const SQLite::Exception& error) {
+    storage_error = describe_storage_error(error);
+  }
+  if (space_freed && on_space_) on_space_();
+
+  if (!storage_error.empty()) {
+    stats_.storage_errors.fetch_add(1, std::memory_order_relaxed);
+    spdlog::error("write transaction of {} events failed: {}", events, storage_error);
+    bool stopping = false;
+    {
+      std::lock_guard lock(mutex_);
+      stopping = stopping_;
+    }
+    std::vector<WriteRequest> retry;
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      // Once stopping, nothing will be retried: answer what can be answered and let go.
+      if (taken[i].retry_on_storage_error && !stopping) {
+        retry.push_back(std::move(taken[i]));
+        continue;
+      }
+      WriteResult failed;
+      failed.message_error = taken[i].message_error;
+      failed.storage_error = storage_error;
+      for (const EventEntry& entry : taken[i].entries) {
+        EventResult r;
+        r.index = entry.index;
+        r.id = entry.id;
+        r.status = EventStatus::kRejected;
+        r.error = entry.event ? storage_error : entry.error;
+        failed.results.push_back(std::move(r));
+      }
+      stats_.rejected.fetch_add(failed.results.size(), std::memory_order_relaxed);
+      if (taken[i].on_done) taken[i].on_done(std::move(failed));
+    }
+    if (!retry.empty()) {
+      std::unique_lock lock(mutex_);
+      for (auto it = retry.rbegin(); it != retry.rend(); ++it) {
+        queued_events_ += weight(*it);
+        queue_.push_front(std::move(*it));
+      }
+      stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
+      // Back off so a full disk is not hammered; stop() cuts the wait short.
+      wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopping_; });
+    } else if (stopping) {
+      spdlog::error("stopping with storage unavailable: unacknowledged push events were lost");
+    }
+    return;
+  }
+
+  stats_.commits.fetch_add(1, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    for (const EventResult& r : results[i].results) {
+      auto& counter = r.status == EventStatus::kStored      ? stats_.stored
+                      : r.status == EventStatus::kDuplicate ? stats_.duplicate
+                                                            : stats_.rejected;
+      counter.fetch_add(1, std::memory_order_relaxed);
+    }
+    stats_.dead_letters.fetch_add(taken[i].dead_letters.size(), std::memory_order_relaxed);
+    if (taken[i].on_done) taken[i].on_done(std::move(results[i]));
+  }
+}
+
+}  // namespace reflectd::store

@@ -1,0 +1,135 @@
+#pragma once
+// The single writer: one thread owns the write connection and commits events in groups
+// (up to store.commit_max_events, or store.commit_max_delay_ms after the transaction began,
+// whichever comes first; it commits at once when its queue runs dry, so an idle daemon never
+// delays an acknowledgement).
+//
+// Thread-safety: submit(), stats() and the setters may be called from any thread. Completion
+// callbacks run on the writer thread, in submission order, after the transaction holding
+// their events committed (or failed); they must be quick (post to another thread).
+// Errors: storage failures never throw out of the writer; they become per-event results.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "store/database.hpp"
+#include "store/event.hpp"
+#include "store/event_store.hpp"
+
+namespace reflectd::store {
+
+enum class EventStatus { kStored, kDuplicate, kRejected };
+
+/// "stored", "duplicate" or "rejected".
+const char* to_string(EventStatus status);
+
+/// What happened to one event of a message.
+struct EventResult {
+  std::size_t index = 0;
+  std::string id;
+  EventStatus status = EventStatus::kRejected;
+  std::int64_t seq = 0;  ///< events.seq when stored or duplicate.
+  std::string error;     ///< Why it was rejected.
+};
+
+/// A message kept in dead_letters.
+struct DeadLetter {
+  std::string payload;   ///< The raw message bytes.
+  std::string endpoint;  ///< Where it arrived.
+  std::string reason;
+  std::int64_t received_us = 0;
+};
+
+/// Result of one WriteRequest, handed to its completion callback.
+struct WriteResult {
+  std::vector<EventResult> results;  ///< One per entry, in entry order.
+  std::string message_error;         ///< Copied from the request.
+  std::string storage_error;         ///< Set when the transaction failed ("storage unavailable: ...").
+};
+
+/// One received message's worth of work.
+struct WriteRequest {
+  std::vector<EventEntry> entries;
+  std::vector<DeadLetter> dead_letters;  ///< Written in the same transaction.
+  std::string message_error;             ///< Whole-message error, passed through for ordering.
+  /// true (push, subscribe): on a storage failure keep the request and retry with backoff,
+  /// because nobody else will resend it. false (ingest): answer with the storage error so
+  /// the publisher retries.
+  bool retry_on_storage_error = false;
+  std::function<void(WriteResult&&)> on_done;  ///< May be empty.
+};
+
+/// Counters since start; read with relaxed loads.
+struct WriterStats {
+  std::atomic<std::uint64_t> stored{0};
+  std::atomic<std::uint64_t> duplicate{0};
+  std::atomic<std::uint64_t> rejected{0};
+  std::atomic<std::uint64_t> dead_letters{0};
+  std::atomic<std::uint64_t> commits{0};
+  std::atomic<std::uint64_t> storage_errors{0};
+  std::atomic<std::uint64_t> queue_events{0};
+};
+
+struct WriterOptions {
+  DatabaseOptions database;
+  std::int64_t commit_max_events = 2000;
+  std::int64_t commit_max_delay_ms = 2;
+  std::int64_t queue_capacity_events = 100000;
+};
+
+class Writer {
+ public:
+  /// Opens (creating and migrating) the database on the calling thread so that startup
+  /// errors throw here, then starts the writer thread. `on_space` is called on the writer
+  /// thread when the queue drained below half after a refused submit().
+  Writer(WriterOptions options, const Clock& clock, std::function<void()> on_space = {});
+  /// Drains and stops (see stop()).
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  /// Queues a request. Returns false without taking it when the queue is full (a request is
+  /// always accepted into an empty queue, whatever its size) or the writer is stopping.
+  /// `ignore_capacity` queues it even when full (used once, at shutdown, for messages the bus
+  /// already read).
+  bool submit(WriteRequest&& request, bool ignore_capacity = false);
+
+  /// Commits everything queued, runs its callbacks, and joins the thread. Idempotent.
+  void stop();
+
+  /// Live settings (SIGHUP).
+  void set_commit_limits(std::int64_t max_events, std::int64_t max_delay_ms);
+
+  const WriterStats& stats() const { return stats_; }
+
+ private:
+  void run();
+  void commit_group();
+
+  WriterOptions options_;
+  const Clock& clock_;
+  std::function<void()> on_space_;
+  SQLite::Database db_;
+  EventStore event_store_;
+  WriterStats stats_;
+  std::atomic<std::int64_t> max_events_;
+  std::atomic<std::int64_t> max_delay_us_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<WriteRequest> queue_;
+  std::size_t queued_events_ = 0;
+  bool stopping_ = false;
+  bool refused_ = false;
+  std::thread thread_;
+};
+
+}  // namespace reflectd::store
