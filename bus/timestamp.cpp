@@ -32,8 +32,8 @@ std::optional<std::int64_t> parse_rfc3339_us(std::string_view text) {
   if (!shape_ok) return std::nullopt;
   const auto year = date::year_month_day(date::floor<date::days>(tp)).year();
   if (year < date::year{1} || year > date::year{9999}) return std::nullopt;
-  // date::parse with %Ez yields local time; subtract the offset to get UTC.
-  return (tp - offset).time_since_epoch().count();
+  // Parsing into sys_time with %Ez already subtracts the offset: tp is UTC.
+  return tp.time_since_epoch().count();
 }
 
 std::string format_rfc3339_us(std::int64_t us) {

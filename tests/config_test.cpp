@@ -1,0 +1,123 @@
+// The declarative key table: defaults, validation errors with file:line:column, the example.
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "config/config.hpp"
+
+using reflectd::config::ConfigError;
+using reflectd::config::load_string;
+
+namespace {
+
+std::string error_of(const std::string& yaml) {
+  try {
+    load_string(yaml, "test.yaml");
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("defaults come from the key table") {
+  const auto config = reflectd::config::defaults();
+  CHECK(config.log.level == "info");
+  CHECK(config.bus.ingest == std::vector<std::string>{"tcp://127.0.0.1:7701"});
+  CHECK(config.bus.push == std::vector<std::string>{"tcp://127.0.0.1:7702"});
+  CHECK(config.bus.notify == std::vector<std::string>{"tcp://127.0.0.1:7703"});
+  CHECK(config.bus.control == std::vector<std::string>{"tcp://127.0.0.1:7704"});
+  CHECK(config.bus.subscribe.empty());
+  CHECK(config.bus.subscribe_topics == std::vector<std::string>{""});
+  CHECK(config.bus.max_message_bytes == 1048576);
+  CHECK(config.store.path == "reflectd.db");
+  CHECK(config.store.synchronous == "full");
+  CHECK(config.store.commit_max_events == 2000);
+  CHECK(config.store.commit_max_delay_ms == 2);
+  CHECK(config.daemon.stats_interval_ms == 1000);
+  CHECK(load_string("", "empty.yaml").store.path == "reflectd.db");
+}
+
+TEST_CASE("values override defaults, others keep theirs") {
+  const auto config = load_string(R"(
+log: {level: debug}
+bus:
+  ingest: ["ipc:///tmp/x/ingest", "tcp://127.0.0.1:*"]
+  max_message_bytes: 4096
+store:
+  path: /var/lib/reflectd/events.db
+  synchronous: normal
+)");
+  CHECK(config.log.level == "debug");
+  CHECK(config.bus.ingest.size() == 2);
+  CHECK(config.bus.max_message_bytes == 4096);
+  CHECK(config.bus.push == std::vector<std::string>{"tcp://127.0.0.1:7702"});
+  CHECK(config.store.path == "/var/lib/reflectd/events.db");
+  CHECK(config.store.synchronous == "normal");
+}
+
+TEST_CASE("errors name file:line:column and the key") {
+  CHECK(error_of("store:\n  pathh: x\n") == "test.yaml:2:3: store.pathh: unknown key");
+  CHECK(error_of("nosuch: 1\n") == "test.yaml:1:1: nosuch: unknown key");
+  CHECK(error_of("store:\n  synchronous: fast\n") ==
+        "test.yaml:2:16: store.synchronous: must be one of off|normal|full|extra");
+  CHECK(error_of("bus:\n  max_message_bytes: 12\n") ==
+        "test.yaml:2:22: bus.max_message_bytes: must be between 1024 and 67108864");
+  CHECK(error_of("bus:\n  max_message_bytes: lots\n") ==
+        "test.yaml:2:22: bus.max_message_bytes: must be an integer");
+  CHECK(error_of("bus:\n  ingest: tcp://127.0.0.1:1\n") ==
+        "test.yaml:2:11: bus.ingest: must be a list of strings");
+  CHECK(error_of("bus:\n  ingest: [\"udp://x:1\"]\n") ==
+        "test.yaml:2:12: bus.ingest: 'udp://x:1': must start with tcp://, ipc:// or inproc://");
+  CHECK(error_of("bus:\n  push: [\"tcp://127.0.0.1:99999\"]\n") ==
+        "test.yaml:2:10: bus.push: 'tcp://127.0.0.1:99999': tcp port must be 1-65535 or *");
+  CHECK(error_of("bus:\n  control: [\"ipc:///" + std::string(120, 'p') + "\"]\n")
+            .find("ipc path is longer than 107 bytes") != std::string::npos);
+  CHECK(error_of("store: 5\n") == "test.yaml:1:8: store: must be a mapping");
+  CHECK(error_of("store:\n  path: \"\"\n") == "test.yaml:2:9: store.path: must be a non-empty string");
+  CHECK(error_of("- a\n- b\n") == "test.yaml:1:1: (top level): must be a mapping of sections");
+  CHECK(error_of("store: [unclosed\n").starts_with("test.yaml:2:1: invalid YAML: "));
+}
+
+TEST_CASE("a missing file is a clear error") {
+  CHECK_THROWS_WITH(reflectd::config::load_file("/nonexistent/reflectd.yaml"),
+                    "/nonexistent/reflectd.yaml: cannot open the configuration file");
+}
+
+TEST_CASE("config/reflectd.yaml is the rendered key table and loads to the defaults") {
+  std::ifstream in(std::string(REFLECTD_SOURCE_DIR) + "/config/reflectd.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  // Regenerate with: build/daemon/reflectd --print-default-config > config/reflectd.yaml
+  CHECK(text.str() == reflectd::config::render_example());
+  const auto loaded = load_string(text.str(), "config/reflectd.yaml");
+  CHECK(reflectd::config::changed_keys(loaded, reflectd::config::defaults()).empty());
+}
+
+TEST_CASE("every key is documented and its default is valid") {
+  for (const auto& key : reflectd::config::key_table()) {
+    INFO(key.path);
+    CHECK_FALSE(key.description.empty());
+    CHECK(key.path.find('.') != std::string_view::npos);
+  }
+}
+
+TEST_CASE("changed_keys lists differences in table order") {
+  const auto a = reflectd::config::defaults();
+  const auto b = load_string("log: {level: warn}\nstore: {path: other.db}\n");
+  const auto changed = reflectd::config::changed_keys(a, b);
+  REQUIRE(changed.size() == 2);
+  CHECK(changed[0] == "log.level");
+  CHECK(changed[1] == "store.path");
+}
+
+TEST_CASE("store.path resolves against $STATE_DIRECTORY") {
+  using reflectd::config::resolve_store_path;
+  CHECK(resolve_store_path("reflectd.db", nullptr) == "reflectd.db");
+  CHECK(resolve_store_path("reflectd.db", "/var/lib/reflectd") == "/var/lib/reflectd/reflectd.db");
+  CHECK(resolve_store_path("reflectd.db", "/var/lib/a:/var/lib/b") == "/var/lib/a/reflectd.db");
+  CHECK(resolve_store_path("/abs/x.db", "/var/lib/reflectd") == "/abs/x.db");
+}

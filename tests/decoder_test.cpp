@@ -1,0 +1,333 @@
+// Wire format v1: every validation rule, every kind, and the normalisations.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "bus/event_decoder.hpp"
+#include "bus/kinds.hpp"
+#include "bus/timestamp.hpp"
+#include "common/sha256.hpp"
+
+using reflectd::FakeClock;
+using reflectd::bus::DecodedMessage;
+using reflectd::bus::EventDecoder;
+
+namespace {
+
+constexpr std::size_t kLimit = 1 << 20;
+
+DecodedMessage decode(const std::string& payload) {
+  static FakeClock clock(1'700'000'000'000'000);
+  EventDecoder decoder(clock);
+  return decoder.decode(payload, kLimit);
+}
+
+// The error of a lone event, or "" when it is valid.
+std::string error_of(const std::string& payload) {
+  const auto message = decode(payload);
+  if (!message.error.empty()) return message.error;
+  REQUIRE(message.events.size() == 1);
+  return message.events[0].error;
+}
+
+const char* kDecisionContext =
+    R"("context":{"title":"Use WAL","target":"storage","rationale":"Readers never block the writer"})";
+
+}  // namespace
+
+TEST_CASE("a minimal event gets every default") {
+  const auto message = decode(R"({"kind":"task","content":"fix the bug"})");
+  REQUIRE(message.error.empty());
+  REQUIRE(message.events.size() == 1);
+  const auto& event = *message.events[0].event;
+  CHECK(event.kind == "task");
+  CHECK(event.ns == "default");
+  CHECK(event.source == "agent");
+  CHECK(event.sensitivity == "low");
+  CHECK(event.schema_version == 1);
+  CHECK(event.timestamp_us == 1'700'000'000'000'000);
+  CHECK(event.received_us == 1'700'000'000'000'000);
+  CHECK(event.storage_class == reflectd::store::StorageClass::kEpisodic);
+  CHECK(event.content_hash == reflectd::sha256_hex("fix the bug"));
+  // Derived id: SHA-256 of the canonical JSON of namespace, agent_id, kind, content, timestamp.
+  const std::string canonical =
+      R"({"agent_id":null,"content":"fix the bug","kind":"task","namespace":"default","timestamp":1700000000000000})";
+  CHECK(event.uid == reflectd::sha256_hex(canonical));
+  CHECK(event.uid_derived);
+  CHECK(message.events[0].id == event.uid);
+}
+
+TEST_CASE("every kind is accepted with its storage class (seed 000 KIND_STORAGE_MAP)") {
+  const std::vector<std::pair<std::string, bool>> kinds{
+      {"decision", true},        {"proposal", true},          {"intervention", true},
+      {"constraint", true},      {"assumption", true},        {"error", false},
+      {"config_change", false},  {"result", false},           {"context_snapshot", false},
+      {"context_injection", false}, {"task", false},          {"call", false},
+      {"commit_change", false},  {"prompt", false},           {"reflection_summary", false},
+      {"observation", false},    {"learning", false},         {"discovery", false},
+      {"pattern", false},        {"context", false},          {"code_edit", false},
+      {"file_access", false},    {"search", false},           {"command", false},
+      {"conversation", false}};
+  REQUIRE(kinds.size() == 25);
+  for (const auto& [kind, semantic] : kinds) {
+    INFO(kind);
+    std::string context;
+    if (kind == "proposal") {
+      context = R"(,"context":{"title":"T","target":"storage","rationale":"long enough text"})";
+    } else if (semantic) {
+      context = std::string(",") + kDecisionContext;
+    }
+    const auto message = decode(R"({"kind":")" + kind + R"(","content":"x")" + context + "}");
+    REQUIRE(message.events.at(0).error.empty());
+    CHECK(message.events[0].event->kind == kind);
+    CHECK((message.events[0].event->storage_class == reflectd::store::StorageClass::kSemantic) ==
+          semantic);
+  }
+}
+
+TEST_CASE("SHODH spellings and case variants map to canonical kinds and sources") {
+  CHECK(reflectd::bus::find_kind("CodeEdit")->name == "code_edit");
+  CHECK(reflectd::bus::find_kind("FileAccess")->name == "file_access");
+  CHECK(reflectd::bus::find_kind("FILE_ACCESS")->name == "file_access");
+  CHECK(reflectd::bus::find_kind("Observation")->name == "observation");
+  CHECK(reflectd::bus::find_kind("DECISION")->name == "decision");
+  CHECK(reflectd::bus::find_kind("CommitChange")->name == "commit_change");
+  CHECK_FALSE(reflectd::bus::find_kind("codeedit"));
+  CHECK(*reflectd::bus::find_source("AiGenerated") == "ai_generated");
+  CHECK(*reflectd::bus::find_source("REFLECTION_ENGINE") == "reflection_engine");
+  const auto message = decode(R"({"kind":"CodeEdit","content":"x","source":"Web"})");
+  CHECK(message.events.at(0).event->kind == "code_edit");
+  CHECK(message.events.at(0).event->source == "web");
+}
+
+TEST_CASE("rule violations name the field and the rule") {
+  struct Case {
+    std::string payload;
+    std::string error;
+  };
+  const std::string long_content(256 * 1024 + 1, 'a');
+  const std::string long_id(129, 'i');
+  const std::vector<Case> cases{
+      {R"({"content":"x"})", "kind: is required"},
+      {R"({"kind":"task"})", "content: is required"},
+      {R"({"kind":"task","content":"   \n\t "})", "content: must not be empty"},
+      {R"({"kind":"task","content":""})", "content: must not be empty"},
+      {R"({"kind":"task","content":42})", "content: must be a string, not number"},
+      {R"({"kind":"task","content":"a\u0000b"})", "content: must not contain NUL"},
+      {R"({"kind":"task","content":")" + long_content + R"("})",
+       "content: must be at most 262144 bytes (256 KiB), got 262145"},
+      {R"({"kind":"nope","content":"x"})", "kind: unknown kind 'nope'; expected one of "},
+      {R"({"kind":7,"content":"x"})", "kind: must be a string, one of "},
+      {R"({"kind":"task","content":"x","schema_version":2})",
+       "schema_version: must be 1 (this daemon speaks wire format v1)"},
+      {R"({"kind":"task","content":"x","id":")" + long_id + R"("})",
+       "id: must be at most 128 characters"},
+      {R"({"kind":"task","content":"x","id":""})", "id: must not be empty"},
+      {R"({"kind":"task","content":"x","source":"robot"})", "source: must be one of "},
+      {R"({"kind":"task","content":"x","namespace":"a b"})",
+       "namespace: must be 1-64 characters of [A-Za-z0-9._:-]"},
+      {R"({"kind":"task","content":"x","namespace":""})",
+       "namespace: must be 1-64 characters of [A-Za-z0-9._:-]"},
+      {R"({"kind":"task","content":"x","namespace":")" + std::string(65, 'n') + R"("})",
+       "namespace: must be 1-64 characters of [A-Za-z0-9._:-]"},
+      {R"({"kind":"task","content":"x","timestamp":"yesterday"})",
+       "timestamp: must be RFC 3339 with an offset (2024-12-01T09:00:00+00:00)"},
+      {R"({"kind":"task","content":"x","timestamp":"2024-12-01T09:00:00"})",
+       "timestamp: must be RFC 3339 with an offset"},
+      {R"({"kind":"task","content":"x","timestamp":-1})",
+       "timestamp: epoch milliseconds must be between 0 and 253402300799999"},
+      {R"({"kind":"task","content":"x","timestamp":1.5})",
+       "timestamp: must be an RFC 3339 string or integer epoch milliseconds"},
+      {R"({"kind":"task","content":"x","context":[]})", "context: must be an object, not array"},
+      {R"({"kind":"task","content":"x","tags":"a"})", "tags: must be an array of strings"},
+      {R"({"kind":"task","content":"x","tags":[1]})", "tags[0]: must be a string, not number"},
+      {R"({"kind":"task","content":"x","entities":["ana"]})",
+       "entities[0]: must be \"type:name\""},
+      {R"({"kind":"task","content":"x","entities":[":x"]})", "entities[0]: must be \"type:name\""},
+      {R"({"kind":"task","content":"x","relations":[{"target":"b"}]})",
+       "relations[0].predicate: is required"},
+      {R"({"kind":"task","content":"x","relations":[{"predicate":"supports"}]})",
+       "relations[0].target: is required"},
+      {R"({"kind":"task","content":"x","relations":[{"predicate":"p","target":"b","weight":1.5}]})",
+       "relations[0].weight: must be a number in [0, 1]"},
+      {R"({"kind":"task","content":"x","sequence_number":-3})",
+       "sequence_number: must be between 0 and"},
+      {R"({"kind":"task","content":"x","sensitivity":"secret"})",
+       "sensitivity: must be one of public|low|medium|high|hyper"},
+      {R"({"kind":"task","content":"x","confidence":1.01})",
+       "confidence: must be a number in [0, 1]"},
+      {R"({"kind":"task","content":"x","credibility":-0.1})",
+       "credibility: must be a number in [0, 1]"},
+      {R"({"kind":"task","content":"x","importance":-1})", "importance: must be a finite number >= 0"},
+      {R"({"kind":"task","content":"x","salience":"high"})", "salience: must be a number, not string"},
+      {R"({"kind":"task","content":"x","emotional_valence":-1.5})",
+       "emotional_valence: must be a number in [-1, 1]"},
+      {R"({"kind":"task","content":"x","emotional_arousal":2})",
+       "emotional_arousal: must be a number in [0, 1]"},
+      {R"({"kind":"task","content":"x","lifecycle":{"decay":{"half_life_seconds":0}}})",
+       "lifecycle.decay.half_life_seconds: must be between 1 and"},
+      {R"({"kind":"task","content":"x","lifecycle":{"decay":{"curve":"cubic"}}})",
+       "lifecycle.decay.curve: must be one of exponential|linear|custom"},
+      {R"({"kind":"task","content":"x","lifecycle":{"deletion_policy":"sometimes"}})",
+       "lifecycle.deletion_policy: must be one of auto_prune|manual_only|never"},
+      {R"({"kind":"task","content":"x","lifecycle":{"pinned":"yes"}})",
+       "lifecycle.pinned: must be true or false"},
+      {R"({"kind":"task","content":"x","resolution":{"rationale":"r"}})",
+       "resolution.resolution_type: is required (ResolutionIntent.resolution_type)"},
+      {R"({"kind":"task","content":"x","resolution":{"resolution_type":"merge"}})",
+       "resolution.resolution_type: must be one of supersede|deprecate|abort"},
+      {R"({"kind":"task","content":"x","metadata":[]})", "metadata: must be an object, not array"},
+      {R"({"kind":"task","content":"x","kind":"call"})", "kind: duplicate key"},
+      // seed 000 DecisionContent and ProposalContent.
+      {R"({"kind":"decision","content":"x"})",
+       "context: is required for kind decision (DecisionContent)"},
+      {R"({"kind":"decision","content":"x","context":{"target":"storage","rationale":"long enough text"}})",
+       "context.title: is required (DecisionContent.title)"},
+      {R"({"kind":"constraint","content":"x","context":{"title":"t","target":"db","rationale":"long enough text"}})",
+       "context.target: must be at least 3 characters (DecisionContent.target)"},
+      {R"({"kind":"assumption","content":"x","context":{"title":"t","target":"storage","rationale":"too short"}})",
+       "context.rationale: must be at least 10 characters (DecisionContent.rationale)"},
+      {R"({"kind":"intervention","content":"x","context":{"title":"","target":"storage","rationale":"long enough text"}})",
+       "context.title: must not be empty (DecisionContent.title)"},
+      {R"({"kind":"decision","content":"x","context":{"title":"t","target":"storage","rationale":"long enough text","status":"draft"}})",
+       "context.status: must be one of active|deprecated|superseded"},
+      {R"({"kind":"proposal","content":"x","context":{"title":"t","target":"storage","rationale":"long enough text","confidence":1.2}})",
+       "context.confidence: must be a number in [0, 1]"},
+      {R"({"kind":"proposal","content":"x","context":{"title":"t","target":"storage","rationale":"long enough text","status":"active"}})",
+       "context.status: must be one of draft|accepted|rejected|falsified"},
+      {R"({"kind":"proposal","content":"x","context":{"title":"t","target":"st","rationale":"long enough text"}})",
+       "context.target: must be at least 3 characters (ProposalContent.target)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.payload.substr(0, 200));
+    const std::string error = error_of(c.payload);
+    CHECK_THAT(error, Catch::StartsWith(c.error));
+  }
+}
+
+TEST_CASE("characters are counted as code points, not bytes") {
+  // "ração" is 5 code points but 7 bytes: a 10-code-point rationale of multibyte text passes.
+  CHECK(error_of(R"({"kind":"decision","content":"x","context":{"title":"t","target":"ção","rationale":"ççççççççç"}})") ==
+        "context.rationale: must be at least 10 characters (DecisionContent.rationale)");
+  CHECK(error_of(R"({"kind":"decision","content":"x","context":{"title":"t","target":"ção","rationale":"çççççççççç"}})")
+            .empty());
+  CHECK(error_of(R"({"kind":"task","content":"x","id":")" + std::string(128, 'a') + R"("})").empty());
+}
+
+TEST_CASE("whole-message errors") {
+  CHECK_THAT(decode("not json").error, Catch::StartsWith("message: not valid JSON: "));
+  CHECK_THAT(decode("{\"kind\":\"task\",\"content\":\"\xff\"}").error,
+             Catch::StartsWith("message: not valid JSON: ") && Catch::Contains("UTF-8"));
+  CHECK(decode("42").error == "message: must be a JSON object or an array of objects, not number");
+  CHECK(decode("[]").error == "message: a batch holds 1 to 1000 events, not 0");
+  std::string big = "[";
+  for (int i = 0; i < 1001; ++i) big += std::string(i ? "," : "") + R"({"kind":"task","content":"x"})";
+  big += "]";
+  CHECK(decode(big).error == "message: a batch holds 1 to 1000 events, not 1001");
+  CHECK(decode(std::string(200, '[') + std::string(200, ']')).events.at(0).error ==
+        "event: must be a JSON object, not array");
+  CHECK_THAT(decode(std::string(5000, '[') + std::string(5000, ']')).error,
+             Catch::StartsWith("message: not valid JSON: ") && Catch::Contains("too deep"));
+  CHECK_THAT(decode(R"({"kind":"task","content":"x","n":1e999})").error,
+             Catch::StartsWith("message: not valid JSON"));
+  CHECK_THAT(decode(R"({"kind":"task","content":"x","n":NaN})").error,
+             Catch::StartsWith("message: not valid JSON"));
+  FakeClock clock;
+  EventDecoder decoder(clock);
+  CHECK(decoder.decode(std::string(2000, ' '), 1024).error ==
+        "message: 2000 bytes exceeds the limit of 1024 bytes (bus.max_message_bytes)");
+}
+
+TEST_CASE("a batch rejects bad events one by one and keeps the good ones") {
+  const auto message = decode(
+      R"([{"kind":"task","content":"a","id":"e1"},{"kind":"task"},7,{"kind":"call","content":"c","id":"e3"}])");
+  REQUIRE(message.error.empty());
+  CHECK(message.batch);
+  REQUIRE(message.events.size() == 4);
+  CHECK(message.events[0].event);
+  CHECK(message.events[1].error == "content: is required");
+  CHECK(message.events[1].index == 1);
+  CHECK(message.events[2].error == "event: must be a JSON object, not number");
+  CHECK(message.events[3].event->uid == "e3");
+  CHECK(message.events[3].index == 3);
+}
+
+TEST_CASE("optional fields are kept; unknown fields go to metadata, never dropped") {
+  const auto message = decode(R"({
+    "schema_version": 1, "id": "ev-1", "kind": "decision", "content": "Use WAL",
+    "namespace": "proj.a:b-c_d", "agent_id": "agent-7", "source": "user",
+    "timestamp": "2009-07-29T12:07:54+02:00",)" + std::string(kDecisionContext) + R"(,
+    "tags": ["db"], "entities": ["file:src/ctx.cpp", "repo:muse"],
+    "relations": [{"predicate": "supports", "target": "ev-0", "weight": 0.5}],
+    "episode_id": "run-1", "sequence_number": 3, "sensitivity": "high",
+    "confidence": 0.9, "credibility": 1, "importance": 2.5, "salience": 0.7,
+    "emotion": "relief", "emotional_valence": -0.5, "emotional_arousal": 0.25,
+    "lifecycle": {"decay": {"curve": "linear", "half_life_seconds": 60, "min_salience": 0.1},
+                  "pinned": true, "deletion_policy": "never"},
+    "resolution": {"resolution_type": "supersede", "rationale": "newer", "target_decision_ids": ["d1"]},
+    "metadata": {"project": "x"}, "quality_score": 0.8, "type": "Decision"})");
+  REQUIRE(message.events.at(0).error.empty());
+  const auto& e = *message.events[0].event;
+  CHECK(e.uid == "ev-1");
+  CHECK_FALSE(e.uid_derived);
+  CHECK(e.ns == "proj.a:b-c_d");
+  CHECK(e.agent_id == "agent-7");
+  CHECK(e.source == "user");
+  CHECK(e.timestamp_us == 1248862074000000);  // 10:07:54Z
+  CHECK(e.storage_class == reflectd::store::StorageClass::kSemantic);
+  CHECK(nlohmann::json::parse(e.context_json)["target"] == "storage");
+  CHECK(e.tags_json == R"(["db"])");
+  CHECK(e.entities_json == R"(["file:src/ctx.cpp","repo:muse"])");
+  CHECK(nlohmann::json::parse(e.relations_json)[0]["weight"] == 0.5);
+  CHECK(e.episode_id == "run-1");
+  CHECK(*e.sequence_number == 3);
+  CHECK(e.sensitivity == "high");
+  CHECK(*e.confidence == 0.9);
+  CHECK(*e.credibility == 1.0);
+  CHECK(*e.importance == 2.5);
+  CHECK(*e.salience == 0.7);
+  CHECK(e.emotion == "relief");
+  CHECK(*e.emotional_valence == -0.5);
+  CHECK(*e.emotional_arousal == 0.25);
+  CHECK(nlohmann::json::parse(e.lifecycle_json)["deletion_policy"] == "never");
+  CHECK(nlohmann::json::parse(e.resolution_json)["resolution_type"] == "supersede");
+  const auto metadata = nlohmann::json::parse(e.metadata_json);
+  CHECK(metadata["project"] == "x");
+  CHECK(metadata["_unknown_fields"]["quality_score"] == 0.8);
+  CHECK(metadata["_unknown_fields"]["type"] == "Decision");
+}
+
+TEST_CASE("timestamps: RFC 3339 with offset or epoch milliseconds") {
+  using reflectd::bus::parse_rfc3339_us;
+  CHECK(*parse_rfc3339_us("1970-01-01T00:00:00Z") == 0);
+  CHECK(*parse_rfc3339_us("1970-01-01T00:00:00.000001Z") == 1);
+  CHECK(*parse_rfc3339_us("1970-01-01t01:00:00+01:00") == 0);
+  CHECK(*parse_rfc3339_us("2024-12-01T09:00:00.5-00:30") == 1733045400500000);  // 09:30:00.5Z
+  CHECK_FALSE(parse_rfc3339_us("2024-12-01 09:00:00"));
+  CHECK_FALSE(parse_rfc3339_us("2024-13-01T09:00:00Z"));
+  CHECK_FALSE(parse_rfc3339_us("2024-12-01T09:00:00+0100"));
+  CHECK_FALSE(parse_rfc3339_us("2024-12-01T09:00:00Zjunk"));
+  CHECK(reflectd::bus::format_rfc3339_us(1248862074000000) == "2009-07-29T10:07:54.000000Z");
+  const auto message = decode(R"({"kind":"task","content":"x","timestamp":1248862074123})");
+  CHECK(message.events.at(0).event->timestamp_us == 1248862074123000);
+}
+
+TEST_CASE("every line of the real streams is valid") {
+  for (const char* name : {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}) {
+    std::ifstream in(std::string(REFLECTD_DATA_DIR) + "/" + name);
+    REQUIRE(in.good());
+    std::string line;
+    std::size_t lines = 0;
+    while (std::getline(in, line)) {
+      const auto message = decode(line);
+      INFO(name << ":" << lines + 1);
+      REQUIRE(message.error.empty());
+      REQUIRE(message.events.at(0).error.empty());
+      ++lines;
+    }
+    CHECK(lines == (std::string(name) == "libzmq-commits.jsonl" ? 8604u : 448u));
+  }
+}

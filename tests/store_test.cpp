@@ -1,0 +1,197 @@
+// The store: migrations, idempotent inserts, the full-text index and the group-committing writer.
+
+#include <catch2/catch.hpp>
+#include <sys/stat.h>
+
+#include <future>
+
+#include "bus/event_decoder.hpp"
+#include "store/database.hpp"
+#include "store/event_store.hpp"
+#include "store/writer.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace reflectd;
+
+namespace {
+
+store::EventRecord event(const std::string& uid, const std::string& content) {
+  FakeClock clock;
+  bus::EventDecoder decoder(clock);
+  auto message = decoder.decode(R"({"kind":"task","id":")" + uid + R"(","content":")" + content +
+                                    R"(","tags":["t"]})",
+                                1 << 20);
+  return *message.events.at(0).event;
+}
+
+store::EventEntry entry(const std::string& uid, const std::string& content, std::size_t index = 0) {
+  store::EventEntry e;
+  e.index = index;
+  e.id = uid;
+  e.event = event(uid, content);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("a new database is migrated to the latest version with private file modes") {
+  test::TempDir dir;
+  const std::string path = dir.file("events.db");
+  {
+    auto db = store::open_database({path, "full", 1000}, store::Access::kWriter);
+    CHECK(db.execAndGet("PRAGMA user_version").getInt() == store::latest_schema_version());
+    CHECK(db.execAndGet("PRAGMA journal_mode").getString() == "wal");
+    CHECK(db.execAndGet("PRAGMA synchronous").getInt() == 2);  // FULL
+    for (const char* table : {"events", "events_fts", "dead_letters"}) {
+      INFO(table);
+      CHECK(db.execAndGet(std::string("SELECT count(*) FROM sqlite_master WHERE name = '") +
+                          table + "'")
+                .getInt() == 1);
+    }
+  }
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  // Re-opening migrates nothing and keeps the version.
+  auto db = store::open_database({path, "normal", 1000}, store::Access::kWriter);
+  CHECK(db.execAndGet("PRAGMA user_version").getInt() == store::latest_schema_version());
+  CHECK(db.execAndGet("PRAGMA synchronous").getInt() == 1);  // NORMAL
+}
+
+TEST_CASE("a database from a newer reflectd is refused") {
+  test::TempDir dir;
+  const std::string path = dir.file("events.db");
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec("PRAGMA user_version = 99");
+  }
+  CHECK_THROWS_WITH(store::open_database({path, "full", 1000}, store::Access::kWriter),
+                    Catch::Contains("schema version 99 is newer than this reflectd"));
+}
+
+TEST_CASE("a failed migration leaves the version untouched") {
+  test::TempDir dir;
+  const std::string path = dir.file("events.db");
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec("CREATE TABLE events (x)");  // Collides with migration 1.
+  }
+  CHECK_THROWS(store::open_database({path, "full", 1000}, store::Access::kWriter));
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  CHECK(raw.execAndGet("PRAGMA user_version").getInt() == 0);
+  CHECK(raw.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'dead_letters'").getInt() == 0);
+}
+
+TEST_CASE("inserts are idempotent by uid and indexed for full-text search") {
+  test::TempDir dir;
+  auto db = store::open_database({dir.file("e.db"), "full", 1000}, store::Access::kWriter);
+  store::EventStore events(db);
+  SQLite::Transaction transaction(db);
+  const auto first = events.insert(event("a", "socket reconnect fails"));
+  const auto second = events.insert(event("b", "context termination hangs"));
+  const auto again = events.insert(event("a", "a different content, same id"));
+  transaction.commit();
+  CHECK(first.seq == 1);
+  CHECK_FALSE(first.duplicate);
+  CHECK(second.seq == 2);
+  CHECK(again.duplicate);
+  CHECK(again.seq == 1);
+  CHECK(db.execAndGet("SELECT count(*) FROM events").getInt() == 2);
+  CHECK(db.execAndGet("SELECT content FROM events WHERE seq = 1").getString() ==
+        "socket reconnect fails");
+  CHECK(db.execAndGet("SELECT rowid FROM events_fts WHERE events_fts MATCH 'termination'").getInt() == 2);
+  CHECK(db.execAndGet("SELECT tags FROM events WHERE seq = 1").getString() == R"(["t"])");
+  CHECK(db.execAndGet("SELECT agent_id IS NULL FROM events WHERE seq = 1").getInt() == 1);
+}
+
+TEST_CASE("the writer answers every request in order after commit") {
+  test::TempDir dir;
+  FakeClock clock;
+  store::WriterOptions options;
+  options.database = {dir.file("w.db"), "full", 1000};
+  store::Writer writer(options, clock);
+
+  std::vector<std::promise<store::WriteResult>> promises(3);
+  std::vector<int> order;
+  std::mutex order_mutex;
+  for (int i = 0; i < 3; ++i) {
+    store::WriteRequest request;
+    request.entries.push_back(entry("id-" + std::to_string(i % 2), "content " + std::to_string(i)));
+    if (i == 2) {
+      store::EventEntry bad;
+      bad.index = 1;
+      bad.id = "bad";
+      bad.error = "content: is required";
+      request.entries.push_back(bad);
+      request.dead_letters.push_back({"{raw}", "push", "[1] content: is required", 7});
+    }
+    request.on_done = [&, i](store::WriteResult&& result) {
+      {
+        std::lock_guard lock(order_mutex);
+        order.push_back(i);
+      }
+      promises[static_cast<std::size_t>(i)].set_value(std::move(result));
+    };
+    REQUIRE(writer.submit(std::move(request)));
+  }
+  auto r0 = promises[0].get_future().get();
+  auto r1 = promises[1].get_future().get();
+  auto r2 = promises[2].get_future().get();
+  CHECK(order == std::vector<int>{0, 1, 2});
+  CHECK(r0.results.at(0).status == store::EventStatus::kStored);
+  CHECK(r0.results[0].seq == 1);
+  CHECK(r1.results.at(0).status == store::EventStatus::kStored);
+  CHECK(r2.results.at(0).status == store::EventStatus::kDuplicate);
+  CHECK(r2.results[0].seq == 1);
+  CHECK(r2.results.at(1).status == store::EventStatus::kRejected);
+  CHECK(r2.results[1].error == "content: is required");
+  writer.stop();
+  CHECK(writer.stats().stored == 2);
+  CHECK(writer.stats().duplicate == 1);
+  CHECK(writer.stats().rejected == 1);
+  CHECK(writer.stats().dead_letters == 1);
+
+  auto db = store::open_database({dir.file("w.db"), "full", 1000}, store::Access::kReader);
+  CHECK(db.execAndGet("SELECT count(*) FROM events").getInt() == 2);
+  CHECK(db.execAndGet("SELECT reason FROM dead_letters").getString() == "[1] content: is required");
+  CHECK(db.execAndGet("SELECT endpoint FROM dead_letters").getString() == "push");
+}
+
+TEST_CASE("a full writer queue refuses, then announces space; stop drains everything") {
+  test::TempDir dir;
+  FakeClock clock;
+  store::WriterOptions options;
+  options.database = {dir.file("q.db"), "full", 1000};
+  options.queue_capacity_events = 1000;
+  std::atomic<int> space_signals{0};
+  // Block the writer inside the first callback so the queue fills deterministically.
+  std::promise<void> release;
+  auto released = release.get_future().share();
+  std::promise<void> entered;
+  store::Writer writer(options, clock, [&] { ++space_signals; });
+
+  store::WriteRequest blocker;
+  blocker.entries.push_back(entry("block", "x"));
+  blocker.on_done = [&, released](store::WriteResult&&) {
+    entered.set_value();
+    released.wait();
+  };
+  REQUIRE(writer.submit(std::move(blocker)));
+  entered.get_future().wait();
+
+  auto make = [&](int n, int base) {
+    store::WriteRequest request;
+    for (int i = 0; i < n; ++i) request.entries.push_back(entry("e" + std::to_string(base + i), "x"));
+    return request;
+  };
+  REQUIRE(writer.submit(make(600, 0)));
+  auto refused = make(600, 1000);
+  CHECK_FALSE(writer.submit(std::move(refused)));
+  CHECK(refused.entries.size() == 600);  // Not taken: the caller keeps it.
+  CHECK(writer.submit(std::move(refused), /*ignore_capacity=*/true));
+  release.set_value();
+  writer.stop();
+  CHECK(space_signals.load() >= 1);
+  CHECK(writer.stats().stored == 1201);
+  CHECK_FALSE(writer.submit(make(1, 5000)));  // Stopped.
+}
