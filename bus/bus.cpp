@@ -268,28 +268,39 @@ bool Bus::handle_fire_and_forget(Inlet& inlet, std::vector<zmq::message_t>& fram
 }
 
 void Bus::handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames) {
-  std::vector<zmq::message_t> envelope;
-  for (std::size_t i = 0; i + 1 < frames.size(); ++i) envelope.push_back(std::move(frames[i]));
-  nlohmann::json reply;
+  auto envelope = std::make_shared<std::vector<zmq::message_t>>();
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i) envelope->push_back(std::move(frames[i]));
+  std::weak_ptr<std::atomic<bool>> alive = alive_;
+  Inlet* target = &inlet;
+  ControlReply reply = [this, alive, target, envelope](nlohmann::json body) {
+    auto text = std::make_shared<std::string>(
+        body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    boost::asio::post(io_, [this, alive, target, envelope, text] {
+      if (auto flag = alive.lock(); flag && flag->load()) {
+        send_reply(*target, std::move(*envelope), *text);
+      }
+    });
+  };
   const auto payload = view(frames.back());
   if (frames.size() < 2) {
-    reply = {{"ok", false}, {"error", "request: expected [routing id, JSON]"}};
-  } else if (payload.size() > static_cast<std::size_t>(max_message_bytes_)) {
-    reply = {{"ok", false}, {"error", "request: larger than bus.max_message_bytes"}};
-  } else {
-    const auto request = nlohmann::json::parse(payload, nullptr, false);
-    if (request.is_discarded() || !request.is_object()) {
-      reply = {{"ok", false}, {"error", "request: must be a JSON object such as {\"cmd\":\"status\"}"}};
-    } else {
-      try {
-        reply = control_(request);
-      } catch (const std::exception& error) {
-        reply = {{"ok", false}, {"error", std::string("internal error: ") + error.what()}};
-      }
-    }
+    reply({{"ok", false}, {"error", "request: expected [routing id, JSON]"}});
+    return;
   }
-  send_reply(inlet, std::move(envelope),
-             reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  if (payload.size() > static_cast<std::size_t>(max_message_bytes_)) {
+    reply({{"ok", false}, {"error", "request: larger than bus.max_message_bytes"}});
+    return;
+  }
+  const auto request = nlohmann::json::parse(payload, nullptr, false);
+  if (request.is_discarded() || !request.is_object()) {
+    reply({{"ok", false},
+           {"error", "request: must be a JSON object such as {\"cmd\":\"status\"}"}});
+    return;
+  }
+  try {
+    control_(request, reply);
+  } catch (const std::exception& error) {
+    reply({{"ok", false}, {"error", std::string("internal error: ") + error.what()}});
+  }
 }
 
 bool Bus::submit(Inlet& inlet, store::WriteRequest&& request) {

@@ -36,8 +36,11 @@
 
 namespace reflectd::bus {
 
-/// Answers one control request (already parsed JSON object) with a JSON reply.
-using ControlHandler = std::function<nlohmann::json(const nlohmann::json& request)>;
+/// Delivers the reply to one control request; callable once, from any thread.
+using ControlReply = std::function<void(nlohmann::json reply)>;
+/// Answers one control request (an already parsed JSON object), now or later (a request that
+/// waits for a job keeps `reply` until the job ends). Runs on the io_context's thread.
+using ControlHandler = std::function<void(const nlohmann::json& request, ControlReply reply)>;
 
 /// Endpoints actually bound (wildcard ports resolved), per socket role.
 struct BoundEndpoints {

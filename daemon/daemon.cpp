@@ -57,7 +57,9 @@ void Daemon::start() {
   });
 
   bus_ = std::make_unique<bus::Bus>(io_, zmq_context_, config_.bus, *writer_, clock_,
-                                    [this](const nlohmann::json& r) { return handle_control(r); });
+                                    [this](const nlohmann::json& request, bus::ControlReply reply) {
+                                      handle_control(request, std::move(reply));
+                                    });
   bus_for_writer_ = bus_.get();
   bus_->start();
 
@@ -224,14 +226,18 @@ nlohmann::json Daemon::status() const {
   };
 }
 
-nlohmann::json Daemon::handle_control(const nlohmann::json& request) {
+void Daemon::handle_control(const nlohmann::json& request, bus::ControlReply reply) {
   const auto cmd = request.find("cmd");
   if (cmd == request.end() || !cmd->is_string()) {
-    return {{"ok", false}, {"error", "request: \"cmd\" (string) is required; known: status"}};
+    reply({{"ok", false}, {"error", "request: \"cmd\" (string) is required; known: status"}});
+    return;
   }
-  if (*cmd == "status") return status();
-  return {{"ok", false},
-          {"error", "unknown command '" + cmd->get<std::string>() + "'; known: status"}};
+  if (*cmd == "status") {
+    reply(status());
+    return;
+  }
+  reply({{"ok", false},
+         {"error", "unknown command '" + cmd->get<std::string>() + "'; known: status"}});
 }
 
 }  // namespace reflectd::daemon

@@ -63,8 +63,8 @@ class Daemon {
   /// The store path in use (after $STATE_DIRECTORY resolution).
   const std::string& store_path() const { return store_path_; }
 
-  /// Answers one control request (what the control socket calls).
-  nlohmann::json handle_control(const nlohmann::json& request);
+  /// Answers one control request (what the control socket calls); see README "Control".
+  void handle_control(const nlohmann::json& request, bus::ControlReply reply);
 
  private:
   void stop_now();
