@@ -1,0 +1,272 @@
+#include "jobs/formulas.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <regex>
+
+namespace reflectd::jobs {
+namespace {
+
+double clamp01(double x) { return std::isnan(x) ? 0.0 : std::clamp(x, 0.0, 1.0); }
+
+}  // namespace
+
+std::optional<Curve> parse_curve(std::string_view text) {
+  if (text == "exponential") return Curve::kExponential;
+  if (text == "linear") return Curve::kLinear;
+  if (text == "custom") return Curve::kCustom;
+  return std::nullopt;
+}
+
+std::optional<DeletionPolicy> parse_deletion_policy(std::string_view text) {
+  if (text == "auto_prune") return DeletionPolicy::kAutoPrune;
+  if (text == "manual_only") return DeletionPolicy::kManualOnly;
+  if (text == "never") return DeletionPolicy::kNever;
+  return std::nullopt;
+}
+
+const char* to_string(Curve curve) {
+  switch (curve) {
+    case Curve::kExponential: return "exponential";
+    case Curve::kLinear: return "linear";
+    case Curve::kCustom: return "custom";
+  }
+  return "exponential";
+}
+
+const char* to_string(DeletionPolicy policy) {
+  switch (policy) {
+    case DeletionPolicy::kAutoPrune: return "auto_prune";
+    case DeletionPolicy::kManualOnly: return "manual_only";
+    case DeletionPolicy::kNever: return "never";
+  }
+  return "manual_only";
+}
+
+std::optional<double> salience_at(double base, std::int64_t ref_us, std::int64_t created_us,
+                                  const DecayProfile& profile, std::int64_t now_us) {
+  if (profile.half_life_s < 1) return std::nullopt;
+  const double floor = profile.min_salience;
+  if (profile.pinned) return base;
+  if (now_us - ref_us <= 0) return base;
+  if (profile.max_age_s > 0 &&
+      static_cast<double>(now_us - created_us) >= static_cast<double>(profile.max_age_s) * kUsPerSecond) {
+    return 0.0;
+  }
+  const double dt_s = static_cast<double>(now_us - ref_us) / kUsPerSecond;
+  const double h = static_cast<double>(profile.half_life_s);
+  double s = 0;
+  if (profile.curve == Curve::kLinear) {
+    s = base * (1.0 - dt_s / (2.0 * h));
+  } else {
+    // "custom" curves are evaluated as exponential: the seed defines no custom formula.
+    s = base * std::exp2(-dt_s / h);
+  }
+  if (!std::isfinite(s)) return floor;
+  return std::max(floor, s);
+}
+
+double reinforce(double salience, double gain) { return std::min(1.0, salience + gain); }
+
+std::optional<double> penalize(double salience, double amount, double floor) {
+  if (!std::isfinite(amount) || amount < 0) return std::nullopt;
+  return std::max(floor, salience - amount);
+}
+
+std::optional<std::int64_t> archive_at_us(double base, std::int64_t ref_us,
+                                          std::int64_t created_us, const DecayProfile& profile) {
+  if (profile.pinned || profile.deletion_policy != DeletionPolicy::kAutoPrune ||
+      profile.max_age_s <= 0 || profile.min_salience <= 0 || profile.half_life_s < 1) {
+    return std::nullopt;
+  }
+  const double h_us = static_cast<double>(profile.half_life_s) * kUsPerSecond;
+  double below_floor_us = static_cast<double>(ref_us);
+  if (base > profile.min_salience) {
+    below_floor_us += profile.curve == Curve::kLinear
+                          ? 2.0 * h_us * (1.0 - profile.min_salience / base)
+                          : h_us * std::log2(base / profile.min_salience);
+  }
+  const double old_enough_us =
+      static_cast<double>(created_us) + static_cast<double>(profile.max_age_s) * kUsPerSecond;
+  return static_cast<std::int64_t>(std::ceil(std::max(below_floor_us, old_enough_us)));
+}
+
+const char* to_string(Phase phase) {
+  switch (phase) {
+    case Phase::kPattern: return "pattern";
+    case Phase::kEmergent: return "emergent";
+    case Phase::kCanonical: return "canonical";
+  }
+  return "pattern";
+}
+
+const char* to_string(Vitality vitality) {
+  switch (vitality) {
+    case Vitality::kActive: return "active";
+    case Vitality::kDecaying: return "decaying";
+    case Vitality::kDormant: return "dormant";
+  }
+  return "active";
+}
+
+const char* to_string(Scope scope) {
+  switch (scope) {
+    case Scope::kLocal: return "local";
+    case Scope::kSystem: return "system";
+    case Scope::kInfra: return "infra";
+  }
+  return "local";
+}
+
+std::optional<Phase> parse_phase(std::string_view text) {
+  if (text == "pattern") return Phase::kPattern;
+  if (text == "emergent") return Phase::kEmergent;
+  if (text == "canonical") return Phase::kCanonical;
+  return std::nullopt;
+}
+
+std::optional<Scope> parse_scope(std::string_view text) {
+  if (text == "local") return Scope::kLocal;
+  if (text == "system") return Scope::kSystem;
+  if (text == "infra") return Scope::kInfra;
+  return std::nullopt;
+}
+
+Vitality vitality_at(std::int64_t last_activity_us, std::int64_t now_us, const VitalityParams& p) {
+  const double days = static_cast<double>(now_us - last_activity_us) / kUsPerDay;
+  if (days < p.decaying_after_days) return Vitality::kActive;
+  if (days <= p.dormant_after_days) return Vitality::kDecaying;
+  return Vitality::kDormant;
+}
+
+double decayed_confidence(double base, std::int64_t last_activity_us, std::int64_t now_us,
+                          const VitalityParams& p) {
+  const double days = static_cast<double>(now_us - last_activity_us) / kUsPerDay;
+  if (days < p.decaying_after_days) return clamp01(base);
+  const double decaying_days = std::min(days, p.dormant_after_days) - p.decaying_after_days;
+  double loss = p.decaying_loss_per_week * decaying_days / 7.0;
+  if (days > p.dormant_after_days) {
+    loss += p.dormant_loss_per_week * (days - p.dormant_after_days) / 7.0;
+  }
+  return clamp01(base - loss);
+}
+
+double stability(std::span<const std::int64_t> evidence_us) {
+  const std::size_t n = evidence_us.size();
+  if (n < 2) return 0.0;
+  if (n == 2) return 0.3;
+  const double lifetime =
+      static_cast<double>(evidence_us.back() - evidence_us.front()) / kUsPerDay;
+  double mean = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    mean += static_cast<double>(evidence_us[i] - evidence_us[i - 1]) / kUsPerDay;
+  }
+  mean /= static_cast<double>(n - 1);
+  double variance = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    const double gap = static_cast<double>(evidence_us[i] - evidence_us[i - 1]) / kUsPerDay;
+    variance += (gap - mean) * (gap - mean);
+  }
+  variance /= static_cast<double>(n - 1);
+  const double regularity = std::max(0.0, 1.0 - variance / (std::max(lifetime, 0.01) + 1.0));
+  return regularity * (0.5 + 0.5 * std::min(1.0, lifetime / 7.0));
+}
+
+double confidence(std::int64_t evidence_count, double stability_score, std::int64_t hits) {
+  const double e = static_cast<double>(evidence_count);
+  return clamp01(0.4 * std::min(1.0, std::log10(e + 1.0) / 2.0) + 0.4 * stability_score +
+                 0.2 * std::min(1.0, std::log(1.0 + static_cast<double>(hits)) / 2.3));
+}
+
+double removal_cost(Phase phase, Scope scope, double stability_score,
+                    std::int64_t evidence_count) {
+  const double base = phase == Phase::kCanonical ? 0.9 : phase == Phase::kEmergent ? 0.6 : 0.2;
+  const double scope_bonus = scope == Scope::kInfra ? 0.1 : scope == Scope::kSystem ? 0.05 : 0.0;
+  return std::min(1.0, base + 0.1 * stability_score +
+                           std::min(0.2, 0.05 * std::log10(static_cast<double>(evidence_count) + 1.0)) +
+                           scope_bonus);
+}
+
+double utility(double stability_score, std::int64_t evidence_count, const StreamUse& use,
+               std::int64_t last_seen_us, std::int64_t now_us) {
+  const std::int64_t reference = use.last_hit_us > 0 ? use.last_hit_us : last_seen_us;
+  const double days = static_cast<double>(now_us - reference) / kUsPerDay;
+  const double penalty = days > 7.0 ? std::min(0.3, (days - 7.0) / 30.0) : 0.0;
+  return clamp01(0.5 * stability_score +
+                 std::min(0.1, 0.02 * std::log10(static_cast<double>(evidence_count) + 1.0)) +
+                 std::min(0.4, std::log(1.0 + static_cast<double>(use.hit_count)) / 10.0) -
+                 penalty);
+}
+
+StreamMetrics compute_metrics(std::span<const std::int64_t> evidence_us, const StreamUse& use,
+                              Phase phase, Scope scope, std::int64_t now_us,
+                              const MetricParams& params) {
+  StreamMetrics m;
+  if (evidence_us.empty()) return m;
+  const auto e = static_cast<std::int64_t>(evidence_us.size());
+  m.frequency = e;
+  m.lifetime_days = static_cast<double>(evidence_us.back() - evidence_us.front()) / kUsPerDay;
+  m.coverage = std::min(1.0, m.lifetime_days / params.window_days);
+  m.reinforcement_density = static_cast<double>(e) / std::max(m.lifetime_days, 0.01);
+  m.stability = stability(evidence_us);
+  m.confidence = confidence(e, m.stability, use.hit_count);
+  m.removal_cost = removal_cost(phase, scope, m.stability, e);
+  m.utility = utility(m.stability, e, use, evidence_us.back(), now_us);
+  return m;
+}
+
+Phase next_phase(Phase phase, const StreamMetrics& m, Vitality vitality, Scope scope) {
+  if (phase == Phase::kPattern && (m.frequency >= 3 || m.confidence >= 0.5) &&
+      (m.lifetime_days > 0.5 || m.frequency >= 5)) {
+    phase = Phase::kEmergent;
+  }
+  if (phase == Phase::kEmergent && m.coverage > 0.3 && m.stability > 0.6 &&
+      removal_cost(Phase::kEmergent, scope, m.stability, m.frequency) > 0.5 &&
+      vitality == Vitality::kActive) {
+    phase = Phase::kCanonical;
+  }
+  return phase;
+}
+
+double acceptance_score(const StreamMetrics& m) { return 0.6 * m.confidence + 0.4 * m.stability; }
+
+std::string problem_signature(std::string_view text) {
+  // Pick the line that names the problem.
+  std::vector<std::string_view> lines;
+  for (std::size_t start = 0; start <= text.size();) {
+    const auto end = std::min(text.find('\n', start), text.size());
+    auto line = text.substr(start, end - start);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.remove_suffix(1);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front()))) line.remove_prefix(1);
+    if (!line.empty()) lines.push_back(line);
+    start = end + 1;
+  }
+  if (lines.empty()) return {};
+  std::string line(text.find("Traceback (most recent call last)") != std::string_view::npos
+                       ? lines.back()
+                       : lines.front());
+  if (line.size() > 2000) line.resize(2000);
+  static const std::regex kAnsi("\x1b\\[[0-9;]*[A-Za-z]");
+  static const std::regex kQuoted(R"("[^"]*"|'[^']*'|`[^`]*`)");
+  static const std::regex kPath(R"(\S*/\S*)");
+  static const std::regex kHex(R"(0x[0-9a-fA-F]+|\b[0-9a-fA-F]{7,}\b)");
+  static const std::regex kNumber(R"(\d+)");
+  static const std::regex kPunctuation(R"([^\w<> ]+)");
+  static const std::regex kSpaces(R"(\s+)");
+  line = std::regex_replace(line, kAnsi, "");
+  line = std::regex_replace(line, kQuoted, "<q>");
+  line = std::regex_replace(line, kPath, "<path>");
+  line = std::regex_replace(line, kHex, "<hex>");
+  line = std::regex_replace(line, kNumber, "<n>");
+  for (char& c : line) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  line = std::regex_replace(line, kPunctuation, " ");
+  line = std::regex_replace(line, kSpaces, " ");
+  const auto first = line.find_first_not_of(' ');
+  if (first == std::string::npos) return {};
+  line = line.substr(first, line.find_last_not_of(' ') - first + 1);
+  if (line.size() > 200) line.resize(200);
+  return line;
+}
+
+}  // namespace reflectd::jobs

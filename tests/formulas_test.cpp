@@ -1,0 +1,165 @@
+// The anchors' replayable cases (ANCHORS §1-2) and the closed-form promise: exact values.
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "jobs/formulas.hpp"
+
+using namespace reflectd::jobs;
+
+namespace {
+constexpr std::int64_t kSecond = 1'000'000;
+constexpr std::int64_t kDay = 86'400 * kSecond;
+constexpr std::int64_t kT0 = 1'700'000'000 * kSecond;
+
+DecayProfile membrane(double floor) {
+  DecayProfile p;
+  p.half_life_s = 3600;
+  p.min_salience = floor;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("Membrane decay cases") {
+  CHECK(*salience_at(0.8, kT0, kT0, membrane(0.2), kT0 + 3600 * kSecond) == 0.4);
+  CHECK(*salience_at(0.3, kT0, kT0, membrane(0.2), kT0 + 36000 * kSecond) == 0.2);  // floor
+  DecayProfile zero = membrane(0.2);
+  zero.half_life_s = 0;
+  CHECK_FALSE(salience_at(0.8, kT0, kT0, zero, kT0 + kSecond));  // half-life 0 is invalid
+  CHECK(reinforce(0.95, 0.2) == 1.0);                               // cap
+  CHECK(*penalize(0.8, 0.25, 0.1) == Approx(0.55).epsilon(1e-15));
+  CHECK_FALSE(penalize(0.8, -0.1, 0.1));
+  CHECK_FALSE(penalize(0.8, std::nan(""), 0.1));
+  CHECK_FALSE(penalize(0.8, INFINITY, 0.1));
+  CHECK(*salience_at(0.8, kT0 + 100 * kSecond, kT0, membrane(0.2), kT0) == 0.8);  // future ref
+  DecayProfile pinned = membrane(0.2);
+  pinned.pinned = true;
+  CHECK(*salience_at(0.8, kT0, kT0, pinned, kT0 + 365 * kDay) == 0.8);
+  DecayProfile aged = membrane(0.2);
+  aged.max_age_s = 7200;
+  CHECK(*salience_at(0.8, kT0, kT0, aged, kT0 + 7200 * kSecond) == 0.0);
+  CHECK(*salience_at(1e308, kT0, kT0, membrane(0.2), kT0 + kSecond) > 0);
+}
+
+TEST_CASE("linear decay halves at one half-life and never drops under the floor") {
+  DecayProfile linear = membrane(0.1);
+  linear.curve = Curve::kLinear;
+  CHECK(*salience_at(0.8, kT0, kT0, linear, kT0 + 3600 * kSecond) == 0.4);
+  CHECK(*salience_at(0.8, kT0, kT0, linear, kT0 + 7200 * kSecond) == 0.1);
+}
+
+TEST_CASE("sweeps never compound: many evaluations equal one") {
+  // The anchors' bug: an hourly sweep that decays the already-decayed value. The closed form
+  // depends only on (base, ref, profile, now), so any sweep schedule gives the same value.
+  const DecayProfile p = membrane(0.01);
+  double hourly = 0;
+  for (int hour = 1; hour <= 48; ++hour) {
+    hourly = *salience_at(1.0, kT0, kT0, p, kT0 + hour * 3600 * kSecond);
+  }
+  CHECK(hourly == *salience_at(1.0, kT0, kT0, p, kT0 + 48 * 3600 * kSecond));
+  CHECK(hourly == std::max(0.01, std::exp2(-48.0)));
+}
+
+TEST_CASE("archive time: below the floor and past max age, auto_prune only") {
+  DecayProfile p = membrane(0.125);
+  p.max_age_s = 3600;
+  // 1.0 -> 0.125 takes 3 half-lives; max age 1 h: the later is 3 h.
+  CHECK(*archive_at_us(1.0, kT0, kT0, p) == kT0 + 3 * 3600 * kSecond);
+  p.max_age_s = 5 * 3600;
+  CHECK(*archive_at_us(1.0, kT0, kT0, p) == kT0 + 5 * 3600 * kSecond);
+  p.deletion_policy = DeletionPolicy::kManualOnly;
+  CHECK_FALSE(archive_at_us(1.0, kT0, kT0, p));
+  p.deletion_policy = DeletionPolicy::kNever;
+  CHECK_FALSE(archive_at_us(1.0, kT0, kT0, p));
+  p.deletion_policy = DeletionPolicy::kAutoPrune;
+  p.pinned = true;
+  CHECK_FALSE(archive_at_us(1.0, kT0, kT0, p));
+}
+
+TEST_CASE("vitality and confidence decay from the confidence at the last evidence") {
+  const VitalityParams v;
+  CHECK(vitality_at(kT0, kT0 + 6 * kDay, v) == Vitality::kActive);
+  CHECK(vitality_at(kT0, kT0 + 7 * kDay, v) == Vitality::kDecaying);
+  CHECK(vitality_at(kT0, kT0 + 30 * kDay, v) == Vitality::kDecaying);
+  CHECK(vitality_at(kT0, kT0 + 31 * kDay, v) == Vitality::kDormant);
+  CHECK(decayed_confidence(0.8, kT0, kT0 + 6 * kDay, v) == 0.8);
+  CHECK(decayed_confidence(0.8, kT0, kT0 + 14 * kDay, v) == Approx(0.75).epsilon(1e-12));
+  // 23 decaying days (0.05 * 23/7) then 7 dormant days (0.2).
+  CHECK(decayed_confidence(0.8, kT0, kT0 + 37 * kDay, v) ==
+        Approx(0.8 - 0.05 * 23.0 / 7.0 - 0.2).epsilon(1e-12));
+  CHECK(decayed_confidence(0.8, kT0, kT0 + 400 * kDay, v) == 0.0);
+  // Non-compounding: evaluating every day changes nothing about day 60's value.
+  double daily = 0;
+  for (int day = 0; day <= 60; ++day) daily = decayed_confidence(0.9, kT0, kT0 + day * kDay, v);
+  CHECK(daily == decayed_confidence(0.9, kT0, kT0 + 60 * kDay, v));
+}
+
+TEST_CASE("stream metrics by hand") {
+  // Evidence on days 0, 1, 3, 6: gaps 1, 2, 3 (mean 2, population variance 2/3), L = 6.
+  const std::vector<std::int64_t> dates{kT0, kT0 + kDay, kT0 + 3 * kDay, kT0 + 6 * kDay};
+  const double s = (1.0 - (2.0 / 3.0) / 7.0) * (0.5 + 0.5 * 6.0 / 7.0);
+  CHECK(stability(dates) == Approx(s).epsilon(1e-12));
+  CHECK(stability(std::vector<std::int64_t>{kT0, kT0 + kDay}) == 0.3);
+  CHECK(stability(std::vector<std::int64_t>{kT0}) == 0.0);
+  const StreamUse use{2, kT0 + 6 * kDay};
+  const auto m = compute_metrics(dates, use, Phase::kPattern, Scope::kLocal, kT0 + 6 * kDay, {});
+  CHECK(m.frequency == 4);
+  CHECK(m.lifetime_days == 6.0);
+  CHECK(m.coverage == Approx(0.2).epsilon(1e-12));
+  CHECK(m.reinforcement_density == Approx(4.0 / 6.0).epsilon(1e-12));
+  const double c = 0.4 * std::log10(5.0) / 2.0 + 0.4 * s + 0.2 * std::log(3.0) / 2.3;
+  CHECK(m.confidence == Approx(c).epsilon(1e-12));
+  CHECK(m.removal_cost == Approx(0.2 + 0.1 * s + 0.05 * std::log10(5.0)).epsilon(1e-12));
+  CHECK(m.utility == Approx(0.5 * s + 0.02 * std::log10(5.0) + std::log(3.0) / 10.0).epsilon(1e-12));
+  // A hit 17 days ago costs min(0.3, (17 - 7) / 30) = 0.3.
+  CHECK(utility(s, 4, {2, kT0}, kT0, kT0 + 17 * kDay) ==
+        Approx(0.5 * s + 0.02 * std::log10(5.0) + std::log(3.0) / 10.0 - 0.3).epsilon(1e-12));
+  CHECK(removal_cost(Phase::kCanonical, Scope::kInfra, 1.0, 1000000) == 1.0);
+}
+
+TEST_CASE("phase transitions (seed 000)") {
+  StreamMetrics m;
+  m.frequency = 3;
+  m.lifetime_days = 0.4;
+  CHECK(next_phase(Phase::kPattern, m, Vitality::kActive, Scope::kLocal) == Phase::kPattern);
+  m.lifetime_days = 0.6;
+  CHECK(next_phase(Phase::kPattern, m, Vitality::kActive, Scope::kLocal) == Phase::kEmergent);
+  m.frequency = 2;
+  m.confidence = 0.5;
+  CHECK(next_phase(Phase::kPattern, m, Vitality::kActive, Scope::kLocal) == Phase::kEmergent);
+  m.confidence = 0.49;
+  CHECK(next_phase(Phase::kPattern, m, Vitality::kActive, Scope::kLocal) == Phase::kPattern);
+  m.frequency = 5;
+  m.lifetime_days = 0;
+  CHECK(next_phase(Phase::kPattern, m, Vitality::kActive, Scope::kLocal) == Phase::kEmergent);
+  // EMERGENT -> CANONICAL needs coverage, stability, removal cost and an ACTIVE vitality.
+  m.frequency = 40;
+  m.lifetime_days = 20;
+  m.coverage = 0.31;
+  m.stability = 0.61;
+  CHECK(next_phase(Phase::kEmergent, m, Vitality::kActive, Scope::kLocal) == Phase::kCanonical);
+  CHECK(next_phase(Phase::kPattern, m, Vitality::kActive, Scope::kLocal) == Phase::kCanonical);
+  CHECK(next_phase(Phase::kEmergent, m, Vitality::kDecaying, Scope::kLocal) == Phase::kEmergent);
+  m.coverage = 0.3;
+  CHECK(next_phase(Phase::kEmergent, m, Vitality::kActive, Scope::kLocal) == Phase::kEmergent);
+  m.coverage = 0.31;
+  m.stability = 0.6;
+  CHECK(next_phase(Phase::kEmergent, m, Vitality::kActive, Scope::kLocal) == Phase::kEmergent);
+  // Phases never demote.
+  CHECK(next_phase(Phase::kCanonical, StreamMetrics{}, Vitality::kDormant, Scope::kLocal) ==
+        Phase::kCanonical);
+}
+
+TEST_CASE("problem signatures fold what varies") {
+  CHECK(problem_signature("Problem: tests fail on build 1234 in src/foo.cpp\nSolution: fix") ==
+        "problem tests fail on build <n> in <path>");
+  CHECK(problem_signature("Error at 0xdeadbeef: 'x.txt' not found") ==
+        "error at <hex> <q> not found");
+  CHECK(problem_signature("Traceback (most recent call last):\n  File \"a.py\", line 3\n"
+                          "ValueError: invalid literal 42\n") ==
+        "valueerror invalid literal <n>");
+  CHECK(problem_signature("\x1b[33mwarning\x1b[0m: thing") == "warning thing");
+  CHECK(problem_signature("  \n ").empty());
+}
