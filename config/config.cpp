@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -75,6 +76,12 @@ std::string endpoint_problem(std::string_view endpoint) {
   return "must start with tcp://, ipc:// or inproc://";
 }
 
+std::string format_real(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
 std::vector<std::string> read_list(const YAML::Node& node, std::string_view origin,
                                    std::string_view key) {
   std::vector<std::string> out;
@@ -118,6 +125,21 @@ void apply(Config& config, const KeySpec& spec, const YAML::Node& node, std::str
              "must be between " + std::to_string(spec.min) + " and " + std::to_string(spec.max));
       }
       std::get<std::int64_t& (*)(Config&)>(spec.field)(config) = value;
+      return;
+    }
+    case KeyType::kReal: {
+      double value = 0;
+      const std::string text = node.IsScalar() ? node.Scalar() : std::string{};
+      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size() ||
+          !std::isfinite(value)) {
+        fail(origin, node.Mark(), key, "must be a number");
+      }
+      if (value < spec.real_min || value > spec.real_max) {
+        fail(origin, node.Mark(), key,
+             "must be between " + format_real(spec.real_min) + " and " + format_real(spec.real_max));
+      }
+      std::get<double& (*)(Config&)>(spec.field)(config) = value;
       return;
     }
     case KeyType::kBoolean: {
@@ -182,6 +204,8 @@ std::string value_text(const Config& config, const KeySpec& spec) {
           return value;
         } else if constexpr (std::is_same_v<T, std::int64_t>) {
           return std::to_string(value);
+        } else if constexpr (std::is_same_v<T, double>) {
+          return format_real(value);
         } else if constexpr (std::is_same_v<T, bool>) {
           return value ? "true" : "false";
         } else {
@@ -217,6 +241,10 @@ std::string describe_type(const KeySpec& spec) {
     case KeyType::kEnum: text = "one of " + std::string(spec.choices); break;
     case KeyType::kInteger:
       text = "integer " + std::to_string(spec.min) + ".." + std::to_string(spec.max);
+      if (!spec.unit.empty()) text += " " + std::string(spec.unit);
+      break;
+    case KeyType::kReal:
+      text = "number " + format_real(spec.real_min) + ".." + format_real(spec.real_max);
       if (!spec.unit.empty()) text += " " + std::string(spec.unit);
       break;
     case KeyType::kBoolean: text = "true|false"; break;
@@ -263,17 +291,30 @@ std::string render_example() {
   out << "# reflectd configuration. Generated from the key table (config/keys.cpp) by\n"
          "# `reflectd --print-default-config`; every value shown is the built-in default.\n"
          "# Check a file with `reflectd --check-config --config FILE`.\n";
-  std::string_view section;
+  std::vector<std::string_view> open_sections;
   for (const KeySpec& spec : key_table()) {
-    const auto dot = spec.path.find('.');
-    const auto this_section = spec.path.substr(0, dot);
-    if (this_section != section) {
-      section = this_section;
-      out << '\n' << section << ":\n";
+    std::vector<std::string_view> parts;
+    for (std::string_view rest = spec.path;;) {
+      const auto dot = rest.find('.');
+      parts.push_back(rest.substr(0, dot));
+      if (dot == std::string_view::npos) break;
+      rest.remove_prefix(dot + 1);
     }
-    wrap_comment(out, spec.description, "  ");
-    out << "  # " << describe_type(spec) << '\n';
-    out << "  " << spec.path.substr(dot + 1) << ": " << spec.default_yaml << "\n";
+    const std::vector<std::string_view> sections(parts.begin(), parts.end() - 1);
+    std::size_t common = 0;
+    while (common < sections.size() && common < open_sections.size() &&
+           sections[common] == open_sections[common]) {
+      ++common;
+    }
+    for (std::size_t depth = common; depth < sections.size(); ++depth) {
+      if (depth == 0) out << '\n';
+      out << std::string(depth * 2, ' ') << sections[depth] << ":\n";
+    }
+    open_sections = sections;
+    const std::string indent(sections.size() * 2, ' ');
+    wrap_comment(out, spec.description, indent);
+    out << indent << "# " << describe_type(spec) << '\n';
+    out << indent << parts.back() << ": " << spec.default_yaml << "\n";
   }
   return out.str();
 }

@@ -44,6 +44,54 @@ struct StoreConfig {
   std::int64_t busy_timeout_ms = 0;      ///< sqlite3_busy_timeout, milliseconds.
 };
 
+/// Scheduling of one job (seed 003 background jobs). Triggers: the interval; `after_events`
+/// new events in a namespace; `idle_s` seconds of bus silence with unprocessed events; and
+/// on demand over the control socket.
+struct JobConfig {
+  bool enabled = true;
+  std::int64_t interval_s = 0;    ///< Seconds between the end of a run and the next.
+  std::int64_t jitter_pct = 0;    ///< Stable per-job offset, percent of the interval.
+  std::int64_t timeout_s = 0;     ///< A run past this is cancelled and recorded as timeout.
+  std::int64_t after_events = 0;  ///< Run after this many new events in a namespace (0 = off).
+  std::int64_t idle_s = 0;        ///< Run after this much idle bus time with new events (0 = off).
+};
+
+struct JobsConfig {
+  JobConfig consolidate;
+  JobConfig decay;
+};
+
+/// Consolidation (LedgerMind reflection, Arandu L2/L3); defaults are the anchors' values.
+struct ConsolidationConfig {
+  std::int64_t gap_minutes = 0;           ///< A silence this long ends a trajectory.
+  double weight_decision = 0, weight_commit_change = 0, weight_error = 0;
+  double weight_result_success = 0, weight_result_other = 0, weight_call = 0, weight_task = 0;
+  double weight_prompt = 0, weight_problem_solution = 0;
+  double stream_weight_threshold = 0;     ///< Evidence weight that creates a proposal stream.
+  double window_days = 0;                 ///< W of coverage.
+  double accept_threshold = 0;            ///< Acceptance score that accepts a proposal.
+  std::int64_t pattern_min_occurrences = 0;
+  std::int64_t pattern_min_trajectories = 0;
+  std::int64_t competence_min_successes = 0;
+};
+
+/// One seed 002 decay profile as configured.
+struct DecayProfileConfig {
+  std::string curve;
+  std::int64_t half_life_s = 0;
+  double min_salience = 0;
+  std::int64_t max_age_s = 0;
+  double reinforcement_gain = 0;
+  std::string deletion_policy;
+};
+
+struct DecayConfig {
+  DecayProfileConfig episodic;
+  DecayProfileConfig semantic;
+  double decaying_after_days = 0, dormant_after_days = 0;
+  double decaying_loss_per_week = 0, dormant_loss_per_week = 0;
+};
+
 struct DaemonConfig {
   std::int64_t stats_interval_ms = 0;  ///< Period of `events.stored` and STATUS=, ms.
 };
@@ -55,6 +103,9 @@ struct Config {
   BusConfig bus;
   StoreConfig store;
   DaemonConfig daemon;
+  JobsConfig jobs;
+  ConsolidationConfig consolidation;
+  DecayConfig decay;
 };
 
 /// A configuration error. `what()` reads "FILE:LINE:COL: KEY: problem" when the position
@@ -64,13 +115,14 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class KeyType { kString, kEnum, kInteger, kBoolean, kStringList, kEndpointList };
+enum class KeyType { kString, kEnum, kInteger, kReal, kBoolean, kStringList, kEndpointList };
 
 /// One row of the key table. `field` points into Config; the table is the only place a key
 /// is declared.
 struct KeySpec {
   using Field = std::variant<std::string& (*)(Config&), std::int64_t& (*)(Config&),
-                             bool& (*)(Config&), std::vector<std::string>& (*)(Config&)>;
+                             double& (*)(Config&), bool& (*)(Config&),
+                             std::vector<std::string>& (*)(Config&)>;
   std::string_view path;          ///< Dotted YAML path, e.g. "store.synchronous".
   KeyType type;                   ///< How the YAML scalar or sequence is read.
   std::string_view default_yaml;  ///< The default, as YAML (flow style for lists).
@@ -81,6 +133,8 @@ struct KeySpec {
   std::string_view unit;          ///< Unit for docs ("ms", "bytes", "events", ...).
   std::string_view description;   ///< One or more sentences for docs and the example file.
   Field field;
+  double real_min = 0;  ///< Reals: inclusive lower bound.
+  double real_max = 0;  ///< Reals: inclusive upper bound.
 };
 
 /// The key table, in documentation order.

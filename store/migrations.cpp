@@ -10,7 +10,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 1> kMigrations{
+constexpr std::array<const char*, 2> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -69,6 +69,139 @@ CREATE TABLE dead_letters (
   reason      TEXT    NOT NULL,
   payload     BLOB    NOT NULL
 );
+)sql",
+
+    // 2: knowledge lifecycle (seed 000 DecisionStream), salience decay columns (seed 002),
+    //    meta-observations (seed 003), job bookkeeping and the append-only audit log.
+    R"sql(
+ALTER TABLE events ADD COLUMN salience_base REAL NOT NULL DEFAULT 1.0;
+ALTER TABLE events ADD COLUMN salience_ref_us INTEGER;
+ALTER TABLE events ADD COLUMN decay_curve TEXT NOT NULL DEFAULT 'exponential';
+ALTER TABLE events ADD COLUMN half_life_s INTEGER NOT NULL DEFAULT 604800;
+ALTER TABLE events ADD COLUMN min_salience REAL NOT NULL DEFAULT 0.0;
+ALTER TABLE events ADD COLUMN max_age_s INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE events ADD COLUMN reinforcement_gain REAL NOT NULL DEFAULT 0.1;
+ALTER TABLE events ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE events ADD COLUMN deletion_policy TEXT NOT NULL DEFAULT 'manual_only';
+ALTER TABLE events ADD COLUMN archive_at_us INTEGER;
+ALTER TABLE events ADD COLUMN hit_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE events ADD COLUMN last_hit_us INTEGER;
+CREATE INDEX events_archive_at ON events (archive_at_us) WHERE archive_at_us IS NOT NULL AND status = 'active';
+
+CREATE TABLE knowledge (
+  decision_id           TEXT    PRIMARY KEY,
+  namespace             TEXT    NOT NULL,
+  kind                  TEXT    NOT NULL
+                        CHECK (kind IN ('decision', 'constraint', 'assumption', 'intervention', 'proposal')),
+  target                TEXT    NOT NULL,
+  title                 TEXT    NOT NULL,
+  rationale             TEXT    NOT NULL,
+  scope                 TEXT    NOT NULL DEFAULT 'local' CHECK (scope IN ('local', 'system', 'infra')),
+  status                TEXT    NOT NULL CHECK (status IN ('active', 'deprecated', 'superseded',
+                                                           'draft', 'accepted', 'rejected', 'falsified')),
+  phase                 TEXT    NOT NULL DEFAULT 'pattern' CHECK (phase IN ('pattern', 'emergent', 'canonical')),
+  vitality              TEXT    NOT NULL DEFAULT 'active' CHECK (vitality IN ('active', 'decaying', 'dormant')),
+  provenance            TEXT    NOT NULL CHECK (provenance IN ('internal', 'external')),
+  keywords              TEXT    NOT NULL DEFAULT '[]',
+  evidence_event_ids    TEXT    NOT NULL DEFAULT '[]',
+  consequences          TEXT    NOT NULL DEFAULT '[]',
+  supersedes            TEXT    NOT NULL DEFAULT '[]',
+  superseded_by         TEXT,
+  procedural            TEXT,
+  frequency             INTEGER NOT NULL DEFAULT 0,
+  unique_contexts       INTEGER NOT NULL DEFAULT 0,
+  hit_count             INTEGER NOT NULL DEFAULT 0,
+  last_hit_us           INTEGER,
+  confidence            REAL    NOT NULL DEFAULT 1.0,
+  confidence_base       REAL    NOT NULL DEFAULT 1.0,
+  stability_score       REAL    NOT NULL DEFAULT 0.0,
+  reinforcement_density REAL    NOT NULL DEFAULT 0.0,
+  coverage              REAL    NOT NULL DEFAULT 0.0,
+  lifetime_days         REAL    NOT NULL DEFAULT 0.0,
+  estimated_removal_cost REAL   NOT NULL DEFAULT 0.0,
+  estimated_utility     REAL    NOT NULL DEFAULT 0.0,
+  acceptance_score      REAL,
+  salience_base         REAL    NOT NULL DEFAULT 1.0,
+  salience_ref_us       INTEGER NOT NULL,
+  first_seen_us         INTEGER NOT NULL,
+  last_seen_us          INTEGER NOT NULL,
+  updated_us            INTEGER NOT NULL,
+  source_event_seq      INTEGER REFERENCES events (seq)
+);
+CREATE INDEX knowledge_target ON knowledge (namespace, target, kind, status);
+CREATE INDEX knowledge_phase ON knowledge (namespace, phase);
+
+CREATE TABLE knowledge_evidence (
+  decision_id TEXT    NOT NULL REFERENCES knowledge (decision_id),
+  event_seq   INTEGER NOT NULL REFERENCES events (seq),
+  ts_us       INTEGER NOT NULL,
+  weight      REAL    NOT NULL,
+  PRIMARY KEY (decision_id, event_seq)
+) WITHOUT ROWID;
+
+CREATE TABLE observations (
+  observation_id        TEXT    PRIMARY KEY,
+  namespace             TEXT    NOT NULL,
+  observation_type      TEXT    NOT NULL CHECK (observation_type IN ('pattern', 'competence', 'community', 'trend')),
+  signature             TEXT    NOT NULL,
+  target                TEXT,
+  title                 TEXT    NOT NULL,
+  text                  TEXT    NOT NULL,
+  supporting_event_ids  TEXT    NOT NULL DEFAULT '[]',
+  support_count         INTEGER NOT NULL DEFAULT 0,
+  trajectory_count      INTEGER NOT NULL DEFAULT 0,
+  success_count         INTEGER NOT NULL DEFAULT 0,
+  confidence            REAL    NOT NULL DEFAULT 0.7,
+  importance            REAL    NOT NULL DEFAULT 0.5,
+  times_reinforced      INTEGER NOT NULL DEFAULT 0,
+  is_active             INTEGER NOT NULL DEFAULT 1,
+  first_detected_us     INTEGER NOT NULL,
+  last_reinforced_us    INTEGER NOT NULL
+);
+CREATE INDEX observations_type ON observations (namespace, observation_type);
+
+CREATE TABLE job_runs (
+  run_id      INTEGER PRIMARY KEY,
+  job         TEXT    NOT NULL,
+  namespace   TEXT    NOT NULL DEFAULT '',
+  trigger     TEXT    NOT NULL CHECK (trigger IN ('interval', 'events', 'idle', 'demand', 'startup')),
+  started_us  INTEGER NOT NULL,
+  finished_us INTEGER,
+  status      TEXT    NOT NULL
+              CHECK (status IN ('running', 'ok', 'failed', 'timeout', 'interrupted', 'skipped')),
+  result      TEXT,
+  error       TEXT
+);
+CREATE INDEX job_runs_job ON job_runs (job, run_id);
+CREATE INDEX job_runs_running ON job_runs (status) WHERE status = 'running';
+
+CREATE TABLE job_state (
+  job       TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  key       TEXT NOT NULL,
+  value     TEXT NOT NULL,
+  PRIMARY KEY (job, namespace, key)
+) WITHOUT ROWID;
+
+CREATE TABLE audit_log (
+  audit_id    INTEGER PRIMARY KEY,
+  record_type TEXT    NOT NULL,
+  record_id   TEXT    NOT NULL,
+  action      TEXT    NOT NULL CHECK (action IN ('create', 'revise', 'promote', 'supersede', 'deprecate',
+                                                 'reinforce', 'decay', 'archive', 'delete', 'accept')),
+  actor       TEXT    NOT NULL,
+  at_us       INTEGER NOT NULL,
+  rationale   TEXT    NOT NULL,
+  previous    TEXT
+);
+CREATE INDEX audit_log_record ON audit_log (record_type, record_id);
+-- Append-only: the log survives whatever happens to the records it describes.
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN
+  SELECT RAISE(ABORT, 'audit_log is append-only');
+END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN
+  SELECT RAISE(ABORT, 'audit_log is append-only');
+END;
 )sql",
 };
 
