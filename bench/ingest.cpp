@@ -52,6 +52,7 @@
 #include "common/clock.hpp"
 #include "config/config.hpp"
 #include "daemon/daemon.hpp"
+#include "daemon/settings.hpp"
 #include "daemon/logging.hpp"
 #include "store/database.hpp"
 #include "store/event_store.hpp"
@@ -168,6 +169,7 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
     auto db = store::open_database({path, cfg.store.synchronous, cfg.store.busy_timeout_ms},
                                    store::Access::kWriter);
     store::EventStore event_store(db);
+    const store::DecayProfiles profiles = daemon::decay_profiles(cfg.decay);
     const auto chunk = static_cast<std::uint64_t>(cfg.store.commit_max_events);
     std::vector<store::EventRecord> rows;
     rows.reserve(chunk);
@@ -185,7 +187,9 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
       const auto start = std::chrono::steady_clock::now();
       SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
       for (const auto& row : rows) {
-        if (!event_store.insert(row).duplicate) ++result.stored;
+        if (!event_store.insert(row, store::resolve_lifecycle(row, profiles)).duplicate) {
+          ++result.stored;
+        }
       }
       transaction.commit();
       elapsed += std::chrono::steady_clock::now() - start;

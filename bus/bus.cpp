@@ -29,6 +29,27 @@ void restrict_ipc_mode(const std::string& endpoint) {
   }
 }
 
+// seed 000 MemoryDecision: what the router did with one event.
+nlohmann::json memory_decision(const store::EventResult& r) {
+  nlohmann::json metadata = nlohmann::json::object();
+  if (r.seq != 0) metadata["event_seq"] = r.seq;
+  if (!r.decision_id.empty()) metadata["decision_id"] = r.decision_id;
+  if (!r.resolved_ids.empty()) metadata[r.resolution_type == "supersede" ? "superseded" : "deprecated"] = r.resolved_ids;
+  if (!r.conflicting_ids.empty()) metadata["conflicting_ids"] = r.conflicting_ids;
+  std::string reason;
+  switch (r.status) {
+    case store::EventStatus::kStored: reason = r.semantic ? "Decision recorded" : "Event recorded"; break;
+    case store::EventStatus::kDuplicate: reason = "Duplicate: already recorded"; break;
+    case store::EventStatus::kRejected: reason = r.error; break;
+  }
+  const bool persisted = r.status != store::EventStatus::kRejected;
+  return {{"should_persist", persisted},
+          {"store_type", persisted ? (r.semantic ? "semantic" : "episodic") : "none"},
+          {"reason", reason},
+          {"priority", 0},
+          {"metadata", std::move(metadata)}};
+}
+
 std::string reply_body(const store::WriteResult& result, bool batch) {
   nlohmann::json results = nlohmann::json::array();
   bool ok = result.message_error.empty();
@@ -42,6 +63,9 @@ std::string reply_body(const store::WriteResult& result, bool batch) {
       ok = false;
     } else {
       item["seq"] = r.seq;
+    }
+    if (r.semantic || r.status == store::EventStatus::kRejected) {
+      item["decision"] = memory_decision(r);
     }
     results.push_back(std::move(item));
   }
@@ -263,6 +287,10 @@ bool Bus::handle_fire_and_forget(Inlet& inlet, std::vector<zmq::message_t>& fram
     DecodedMessage message = decoder_.decode(payload, static_cast<std::size_t>(max_message_bytes_));
     request.dead_letters = dead_letters_for(message, payload, inlet.label, now);
     request.entries = std::move(message.events);
+    if (request.dead_letters.empty()) {
+      request.dead_letter_endpoint = inlet.label;
+      request.raw_payload.assign(payload);
+    }
   }
   return submit(inlet, std::move(request));
 }

@@ -267,8 +267,8 @@ void check_relations(Checker& check, element value) {
   }
 }
 
-// seed 002 Lifecycle and DecayProfile.
-void check_lifecycle(Checker& check, element value) {
+// seed 002 Lifecycle and DecayProfile; the values override the configured profile.
+void check_lifecycle(Checker& check, element value, store::LifecycleOverride& out) {
   object lifecycle;
   if (!check.object_of(value, "lifecycle", lifecycle)) return;
   element field;
@@ -277,37 +277,48 @@ void check_lifecycle(Checker& check, element value) {
     object decay;
     if (!check.object_of(field, "lifecycle.decay", decay)) return;
     element item;
-    if (decay["curve"].get(item) == simdjson::SUCCESS &&
-        !check.one_of(item, "lifecycle.decay.curve", "exponential|linear|custom", text)) {
-      return;
+    if (decay["curve"].get(item) == simdjson::SUCCESS) {
+      if (!check.one_of(item, "lifecycle.decay.curve", "exponential|linear|custom", text)) return;
+      out.curve = text;
     }
     std::int64_t seconds = 0;
-    if (decay["half_life_seconds"].get(item) == simdjson::SUCCESS &&
-        !check.integer(item, "lifecycle.decay.half_life_seconds", 1,
-                       std::numeric_limits<std::int64_t>::max(), seconds)) {
-      return;
+    // Bounded to ten years so µs arithmetic can never overflow.
+    constexpr std::int64_t kMaxSeconds = 315'360'000;
+    if (decay["half_life_seconds"].get(item) == simdjson::SUCCESS) {
+      if (!check.integer(item, "lifecycle.decay.half_life_seconds", 1, kMaxSeconds, seconds)) {
+        return;
+      }
+      out.half_life_s = seconds;
     }
-    if (decay["max_age_seconds"].get(item) == simdjson::SUCCESS &&
-        !check.integer(item, "lifecycle.decay.max_age_seconds", 0,
-                       std::numeric_limits<std::int64_t>::max(), seconds)) {
-      return;
+    if (decay["max_age_seconds"].get(item) == simdjson::SUCCESS) {
+      if (!check.integer(item, "lifecycle.decay.max_age_seconds", 0, kMaxSeconds, seconds)) {
+        return;
+      }
+      out.max_age_s = seconds;
     }
-    std::optional<double> number;
     if (decay["min_salience"].get(item) == simdjson::SUCCESS &&
-        !check.number(item, "lifecycle.decay.min_salience", 0.0, kInf, number)) {
+        !check.number(item, "lifecycle.decay.min_salience", 0.0, 1.0, out.min_salience)) {
       return;
     }
     if (decay["reinforcement_gain"].get(item) == simdjson::SUCCESS &&
-        !check.number(item, "lifecycle.decay.reinforcement_gain", 0.0, kInf, number)) {
+        !check.number(item, "lifecycle.decay.reinforcement_gain", 0.0, 1.0,
+                      out.reinforcement_gain)) {
       return;
     }
   }
-  if (lifecycle["pinned"].get(field) == simdjson::SUCCESS && !field.is_bool()) {
-    check.fail("lifecycle.pinned", "must be true or false");
-    return;
+  if (lifecycle["pinned"].get(field) == simdjson::SUCCESS) {
+    bool pinned = false;
+    if (field.get_bool().get(pinned) != simdjson::SUCCESS) {
+      check.fail("lifecycle.pinned", "must be true or false");
+      return;
+    }
+    out.pinned = pinned;
   }
   if (lifecycle["deletion_policy"].get(field) == simdjson::SUCCESS) {
-    check.one_of(field, "lifecycle.deletion_policy", "auto_prune|manual_only|never", text);
+    if (!check.one_of(field, "lifecycle.deletion_policy", "auto_prune|manual_only|never", text)) {
+      return;
+    }
+    out.deletion_policy = text;
   }
 }
 
@@ -526,7 +537,7 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
     } else if (key == "emotional_arousal") {
       check.number(value, "emotional_arousal", 0.0, 1.0, event.emotional_arousal);
     } else if (key == "lifecycle") {
-      check_lifecycle(check, value);
+      check_lifecycle(check, value, event.lifecycle);
       if (!check.failed()) event.lifecycle_json = json_of(value);
     } else if (key == "resolution") {
       check_resolution(check, value);

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "common/version.hpp"
+#include "daemon/settings.hpp"
 
 namespace reflectd::daemon {
 namespace {
@@ -47,12 +48,7 @@ void Daemon::start() {
   spdlog::set_level(spdlog::level::from_str(config_.log.level));
   store_path_ = config::resolve_store_path(config_.store.path, std::getenv("STATE_DIRECTORY"));
 
-  store::WriterOptions writer_options;
-  writer_options.database = {store_path_, config_.store.synchronous, config_.store.busy_timeout_ms};
-  writer_options.commit_max_events = config_.store.commit_max_events;
-  writer_options.commit_max_delay_ms = config_.store.commit_max_delay_ms;
-  writer_options.queue_capacity_events = config_.store.writer_queue_events;
-  writer_ = std::make_unique<store::Writer>(writer_options, clock_, [this] {
+  writer_ = std::make_unique<store::Writer>(writer_options(config_, store_path_), clock_, [this] {
     if (bus::Bus* bus = bus_for_writer_.load()) bus->writer_has_space();
   });
 
@@ -132,6 +128,10 @@ void Daemon::reload_now() {
     config_.store.commit_max_events = next.store.commit_max_events;
     config_.store.commit_max_delay_ms = next.store.commit_max_delay_ms;
     config_.daemon = next.daemon;
+    config_.jobs = next.jobs;
+    config_.consolidation = next.consolidation;
+    config_.decay = next.decay;
+    writer_->set_profiles(decay_profiles(config_.decay));
     spdlog::set_level(spdlog::level::from_str(config_.log.level));
     bus_->set_max_message_bytes(config_.bus.max_message_bytes);
     writer_->set_commit_limits(config_.store.commit_max_events, config_.store.commit_max_delay_ms);

@@ -17,6 +17,17 @@ constexpr const char* to_string(StorageClass c) {
   return c == StorageClass::kSemantic ? "semantic" : "episodic";
 }
 
+/// Per-event overrides of the configured decay profile (the event's `lifecycle`, seed 002).
+struct LifecycleOverride {
+  std::optional<std::string> curve;
+  std::optional<std::int64_t> half_life_s;
+  std::optional<double> min_salience;
+  std::optional<std::int64_t> max_age_s;
+  std::optional<double> reinforcement_gain;
+  std::optional<bool> pinned;
+  std::optional<std::string> deletion_policy;
+};
+
 /// One validated event. Optional JSON-valued fields hold minified JSON text, empty when
 /// absent (stored as NULL).
 struct EventRecord {
@@ -49,6 +60,7 @@ struct EventRecord {
   std::optional<double> emotional_valence;
   std::optional<double> emotional_arousal;
   std::int64_t schema_version = 1;
+  LifecycleOverride lifecycle;  ///< Parsed from lifecycle_json.
 };
 
 }  // namespace reflectd::store

@@ -10,9 +10,12 @@ INSERT INTO events (uid, uid_derived, namespace, kind, storage_class, source, ag
                     received_us, content, content_hash, context, tags, entities, relations,
                     episode_id, sequence_number, sensitivity, confidence, credibility,
                     importance, salience, emotion, emotional_valence, emotional_arousal,
-                    lifecycle, resolution, metadata, schema_version)
+                    lifecycle, resolution, metadata, schema_version, salience_base,
+                    salience_ref_us, decay_curve, half_life_s, min_salience, max_age_s,
+                    reinforcement_gain, pinned, deletion_policy, archive_at_us)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-        ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)
+        ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37,
+        ?38, ?39)
 ON CONFLICT (uid) DO NOTHING)sql";
 
 constexpr const char* kFindUid = "SELECT seq FROM events WHERE uid = ?1";
@@ -45,7 +48,16 @@ EventStore::EventStore(SQLite::Database& db)
       find_uid_(db, kFindUid),
       insert_dead_letter_(db, kInsertDeadLetter) {}
 
-InsertOutcome EventStore::insert(const EventRecord& e) {
+std::optional<std::int64_t> EventStore::find(const std::string& uid) {
+  find_uid_.reset();
+  find_uid_.bindNoCopy(1, uid);
+  std::optional<std::int64_t> seq;
+  if (find_uid_.executeStep()) seq = find_uid_.getColumn(0).getInt64();
+  find_uid_.reset();
+  return seq;
+}
+
+InsertOutcome EventStore::insert(const EventRecord& e, const ResolvedLifecycle& l) {
   auto& s = insert_event_;
   s.reset();
   s.bindNoCopy(1, e.uid);
@@ -81,15 +93,24 @@ InsertOutcome EventStore::insert(const EventRecord& e) {
   bind_text_or_null(s, 27, e.resolution_json);
   bind_text_or_null(s, 28, e.metadata_json);
   s.bind(29, static_cast<std::int64_t>(e.schema_version));
+  s.bind(30, l.base);
+  s.bind(31, static_cast<std::int64_t>(l.ref_us));
+  s.bind(32, jobs::to_string(l.profile.curve));
+  s.bind(33, static_cast<std::int64_t>(l.profile.half_life_s));
+  s.bind(34, l.profile.min_salience);
+  s.bind(35, static_cast<std::int64_t>(l.profile.max_age_s));
+  s.bind(36, l.profile.reinforcement_gain);
+  s.bind(37, l.profile.pinned ? 1 : 0);
+  s.bind(38, jobs::to_string(l.profile.deletion_policy));
+  if (l.archive_at) {
+    s.bind(39, static_cast<std::int64_t>(*l.archive_at));
+  } else {
+    s.bind(39);
+  }
   s.exec();
   if (db_.getChanges() == 1) return {db_.getLastInsertRowid(), false};
 
-  find_uid_.reset();
-  find_uid_.bindNoCopy(1, e.uid);
-  find_uid_.executeStep();
-  const std::int64_t seq = find_uid_.getColumn(0).getInt64();
-  find_uid_.reset();
-  return {seq, true};
+  return {find(e.uid).value_or(0), true};
 }
 
 void EventStore::insert_dead_letter(std::string_view payload, std::string_view endpoint,

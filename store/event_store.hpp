@@ -7,10 +7,12 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "store/event.hpp"
+#include "store/lifecycle.hpp"
 
 namespace reflectd::store {
 
@@ -25,8 +27,12 @@ class EventStore {
   /// Prepares the statements on `db`, which must be migrated and outlive this object.
   explicit EventStore(SQLite::Database& db);
 
-  /// Inserts `event` unless its uid exists. Must run inside a transaction.
-  InsertOutcome insert(const EventRecord& event);
+  /// Inserts `event` with its resolved salience lifecycle unless its uid exists. Must run
+  /// inside a transaction.
+  InsertOutcome insert(const EventRecord& event, const ResolvedLifecycle& lifecycle);
+
+  /// Row id of the event with this uid, if stored.
+  std::optional<std::int64_t> find(const std::string& uid);
 
   /// Keeps a rejected message with its reason (raw bytes, endpoint, µs since the epoch).
   void insert_dead_letter(std::string_view payload, std::string_view endpoint,

@@ -44,8 +44,10 @@ Writer::Writer(WriterOptions options, const Clock& clock, std::function<void()> 
       on_space_(std::move(on_space)),
       db_(open_database(options_.database, Access::kWriter)),
       event_store_(db_),
+      knowledge_(db_),
       max_events_(options_.commit_max_events),
-      max_delay_us_(options_.commit_max_delay_ms * 1000) {
+      max_delay_us_(options_.commit_max_delay_ms * 1000),
+      profiles_(options_.profiles) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -83,6 +85,56 @@ void Writer::set_commit_limits(std::int64_t max_events, std::int64_t max_delay_m
   max_delay_us_ = max_delay_ms * 1000;
 }
 
+void Writer::set_profiles(const DecayProfiles& profiles) {
+  std::lock_guard lock(mutex_);
+  profiles_ = profiles;
+}
+
+EventResult Writer::write_entry(const EventEntry& entry, const WriteRequest& request,
+                                const DecayProfiles& profiles) {
+  EventResult r;
+  r.index = entry.index;
+  r.id = entry.id;
+  if (!entry.event) {
+    r.status = EventStatus::kRejected;
+    r.error = entry.error;
+    return r;
+  }
+  const EventRecord& event = *entry.event;
+  if (event.storage_class == StorageClass::kEpisodic) {
+    const InsertOutcome outcome = event_store_.insert(event, resolve_lifecycle(event, profiles));
+    r.status = outcome.duplicate ? EventStatus::kDuplicate : EventStatus::kStored;
+    r.seq = outcome.seq;
+    return r;
+  }
+  r.semantic = true;
+  if (const auto existing = event_store_.find(event.uid)) {
+    r.status = EventStatus::kDuplicate;
+    r.seq = *existing;
+    r.decision_id = event.uid;
+    return r;
+  }
+  const Admission admission = knowledge_.admit(event);
+  if (admission.refused) {
+    r.status = EventStatus::kRejected;
+    r.error = admission.reason;
+    r.conflicting_ids = admission.conflicting_ids;
+    if (!request.dead_letter_endpoint.empty()) {
+      event_store_.insert_dead_letter(request.raw_payload, request.dead_letter_endpoint,
+                                      admission.reason, event.received_us);
+      stats_.dead_letters.fetch_add(1, std::memory_order_relaxed);
+    }
+    return r;
+  }
+  const InsertOutcome outcome = event_store_.insert(event, resolve_lifecycle(event, profiles));
+  r.status = EventStatus::kStored;
+  r.seq = outcome.seq;
+  r.decision_id = knowledge_.record(event, outcome.seq, admission, clock_.now_us());
+  r.resolution_type = admission.resolution_type;
+  r.resolved_ids = admission.resolved_ids;
+  return r;
+}
+
 void Writer::run() {
   for (;;) {
     {
@@ -103,6 +155,11 @@ void Writer::commit_group() {
   std::size_t events = 0;
   const std::int64_t start_us = clock_.monotonic_us();
   bool space_freed = false;
+  DecayProfiles profiles;
+  {
+    std::lock_guard lock(mutex_);
+    profiles = profiles_;
+  }
   try {
     SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
     for (;;) {
@@ -123,18 +180,7 @@ void Writer::commit_group() {
       result.message_error = request.message_error;
       result.results.reserve(request.entries.size());
       for (const EventEntry& entry : request.entries) {
-        EventResult r;
-        r.index = entry.index;
-        r.id = entry.id;
-        if (entry.event) {
-          const InsertOutcome outcome = event_store_.insert(*entry.event);
-          r.status = outcome.duplicate ? EventStatus::kDuplicate : EventStatus::kStored;
-          r.seq = outcome.seq;
-        } else {
-          r.status = EventStatus::kRejected;
-          r.error = entry.error;
-        }
-        result.results.push_back(std::move(r));
+        result.results.push_back(write_entry(entry, request, profiles));
       }
       for (const DeadLetter& letter : request.dead_letters) {
         event_store_.insert_dead_letter(letter.payload, letter.endpoint, letter.reason,

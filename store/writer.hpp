@@ -23,6 +23,8 @@
 #include "store/database.hpp"
 #include "store/event.hpp"
 #include "store/event_store.hpp"
+#include "store/knowledge_store.hpp"
+#include "store/lifecycle.hpp"
 
 namespace reflectd::store {
 
@@ -38,6 +40,12 @@ struct EventResult {
   EventStatus status = EventStatus::kRejected;
   std::int64_t seq = 0;  ///< events.seq when stored or duplicate.
   std::string error;     ///< Why it was rejected.
+  // Routing (seed 000 MemoryDecision): set for semantic events and write-time refusals.
+  bool semantic = false;
+  std::string decision_id;                   ///< knowledge.decision_id of a semantic event.
+  std::string resolution_type;               ///< supersede|deprecate when it resolved others.
+  std::vector<std::string> resolved_ids;     ///< Decisions it superseded or deprecated.
+  std::vector<std::string> conflicting_ids;  ///< Active decisions that made it a conflict.
 };
 
 /// A message kept in dead_letters.
@@ -64,6 +72,10 @@ struct WriteRequest {
   /// because nobody else will resend it. false (ingest): answer with the storage error so
   /// the publisher retries.
   bool retry_on_storage_error = false;
+  /// Fire-and-forget only: where the message arrived and its raw bytes, so that events the
+  /// writer itself refuses (conflicting decisions) are kept in dead_letters too.
+  std::string dead_letter_endpoint;
+  std::string raw_payload;
   std::function<void(WriteResult&&)> on_done;  ///< May be empty.
 };
 
@@ -80,6 +92,7 @@ struct WriterStats {
 
 struct WriterOptions {
   DatabaseOptions database;
+  DecayProfiles profiles;
   std::int64_t commit_max_events = 2000;
   std::int64_t commit_max_delay_ms = 2;
   std::int64_t queue_capacity_events = 100000;
@@ -107,18 +120,22 @@ class Writer {
 
   /// Live settings (SIGHUP).
   void set_commit_limits(std::int64_t max_events, std::int64_t max_delay_ms);
+  void set_profiles(const DecayProfiles& profiles);
 
   const WriterStats& stats() const { return stats_; }
 
  private:
   void run();
   void commit_group();
+  EventResult write_entry(const EventEntry& entry, const WriteRequest& request,
+                          const DecayProfiles& profiles);
 
   WriterOptions options_;
   const Clock& clock_;
   std::function<void()> on_space_;
   SQLite::Database db_;
   EventStore event_store_;
+  KnowledgeStore knowledge_;
   WriterStats stats_;
   std::atomic<std::int64_t> max_events_;
   std::atomic<std::int64_t> max_delay_us_;
@@ -126,6 +143,7 @@ class Writer {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<WriteRequest> queue_;
+  DecayProfiles profiles_;  // guarded by mutex_
   std::size_t queued_events_ = 0;
   bool stopping_ = false;
   bool refused_ = false;

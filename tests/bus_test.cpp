@@ -58,8 +58,26 @@ TEST_CASE("ingest: one reply per message after commit; ids make resends idempote
     CHECK(reply["ok"] == false);
     CHECK(reply["results"][0] == json::parse(R"({"index":0,"id":"b-0","seq":2,"status":"stored"})"));
     CHECK(reply["results"][1] ==
-          json::parse(R"j({"index":1,"id":"b-1","status":"rejected","error":"context.target: must be at least 3 characters (DecisionContent.target)"})j"));
+          json::parse(R"j({"index":1,"id":"b-1","status":"rejected","error":"context.target: must be at least 3 characters (DecisionContent.target)",
+                               "decision":{"should_persist":false,"store_type":"none","priority":0,"metadata":{},
+                                           "reason":"context.target: must be at least 3 characters (DecisionContent.target)"}})j"));
     CHECK(reply["results"][2]["status"] == "duplicate");
+  }
+  SECTION("semantic events carry the seed's MemoryDecision; conflicts are refused in the ack") {
+    const std::string d1 = R"({"id":"d-1","kind":"decision","content":"use WAL","context":{"title":"WAL","target":"storage","rationale":"readers never block"}})";
+    reply = ingest(dealer, d1);
+    CHECK(reply["results"][0]["decision"] ==
+          json::parse(R"({"should_persist":true,"store_type":"semantic","reason":"Decision recorded","priority":0,
+                          "metadata":{"event_seq":2,"decision_id":"d-1"}})"));
+    reply = ingest(dealer, R"({"id":"d-2","kind":"decision","content":"use rollback journal","context":{"title":"journal","target":"storage","rationale":"simpler to back up"}})");
+    CHECK(reply["ok"] == false);
+    CHECK(reply["results"][0]["decision"] ==
+          json::parse(R"({"should_persist":false,"store_type":"none","priority":0,
+                          "reason":"CONFLICT: Active decision exists. ResolutionIntent required.",
+                          "metadata":{"conflicting_ids":["d-1"]}})"));
+    reply = ingest(dealer, R"({"id":"d-2","kind":"decision","content":"use rollback journal","context":{"title":"journal","target":"storage","rationale":"simpler to back up"},
+                               "resolution":{"resolution_type":"supersede","rationale":"backups","target_decision_ids":["d-1"]}})");
+    CHECK(reply["results"][0]["decision"]["metadata"]["superseded"] == json::parse(R"(["d-1"])"));
   }
   SECTION("a request-id frame is echoed; REQ sockets work too") {
     const auto frames = round_trip(dealer, {"req-42", R"({"kind":"task","content":"a"})"});

@@ -87,9 +87,13 @@ TEST_CASE("inserts are idempotent by uid and indexed for full-text search") {
   auto db = store::open_database({dir.file("e.db"), "full", 1000}, store::Access::kWriter);
   store::EventStore events(db);
   SQLite::Transaction transaction(db);
-  const auto first = events.insert(event("a", "socket reconnect fails"));
-  const auto second = events.insert(event("b", "context termination hangs"));
-  const auto again = events.insert(event("a", "a different content, same id"));
+  const store::DecayProfiles profiles;
+  auto insert = [&](const store::EventRecord& e) {
+    return events.insert(e, store::resolve_lifecycle(e, profiles));
+  };
+  const auto first = insert(event("a", "socket reconnect fails"));
+  const auto second = insert(event("b", "context termination hangs"));
+  const auto again = insert(event("a", "a different content, same id"));
   transaction.commit();
   CHECK(first.seq == 1);
   CHECK_FALSE(first.duplicate);
@@ -194,4 +198,125 @@ TEST_CASE("a full writer queue refuses, then announces space; stop drains everyt
   CHECK(space_signals.load() >= 1);
   CHECK(writer.stats().stored == 1201);
   CHECK_FALSE(writer.submit(make(1, 5000)));  // Stopped.
+}
+
+namespace {
+
+// Submits one message's worth of payloads through a writer and returns its results.
+std::vector<store::EventResult> write(store::Writer& writer, const std::vector<std::string>& payloads,
+                                      FakeClock& clock) {
+  bus::EventDecoder decoder(clock);
+  store::WriteRequest request;
+  std::size_t index = 0;
+  for (const auto& payload : payloads) {
+    auto decoded = decoder.decode(payload, 1 << 20);
+    REQUIRE(decoded.error.empty());
+    decoded.events.at(0).index = index++;
+    request.entries.push_back(std::move(decoded.events[0]));
+  }
+  std::promise<store::WriteResult> done;
+  request.on_done = [&](store::WriteResult&& result) { done.set_value(std::move(result)); };
+  REQUIRE(writer.submit(std::move(request)));
+  return done.get_future().get().results;
+}
+
+std::string decision(const std::string& id, const std::string& target,
+                     const std::string& resolution = "") {
+  return R"({"id":")" + id + R"(","kind":"decision","content":"decide","agent_id":"ana","context":{"title":"Use )" +
+         id + R"(","target":")" + target + R"(","rationale":"because it is long enough"})" +
+         (resolution.empty() ? "" : ",\"resolution\":" + resolution) + "}";
+}
+
+}  // namespace
+
+TEST_CASE("decisions at write time: conflicts are refused unless resolved (seed 000)") {
+  test::TempDir dir;
+  FakeClock clock;
+  store::WriterOptions options;
+  options.database = {dir.file("k.db"), "full", 1000};
+  store::Writer writer(options, clock);
+
+  auto r = write(writer, {decision("d1", "storage")}, clock);
+  REQUIRE(r.at(0).status == store::EventStatus::kStored);
+  CHECK(r[0].semantic);
+  CHECK(r[0].decision_id == "d1");
+
+  // Same target, no resolution: refused with the seed's reason; nothing stored.
+  r = write(writer, {decision("d2", "storage")}, clock);
+  CHECK(r.at(0).status == store::EventStatus::kRejected);
+  CHECK(r[0].error == "CONFLICT: Active decision exists. ResolutionIntent required.");
+  CHECK(r[0].conflicting_ids == std::vector<std::string>{"d1"});
+
+  // A resolution that does not name every conflicting decision is still a conflict.
+  r = write(writer, {decision("d2", "storage", R"({"resolution_type":"supersede","target_decision_ids":["x"]})")}, clock);
+  CHECK(r.at(0).status == store::EventStatus::kRejected);
+
+  // Abort changes nothing.
+  r = write(writer, {decision("d2", "storage", R"({"resolution_type":"abort"})")}, clock);
+  CHECK(r.at(0).error == "ABORTED: ResolutionIntent abort: no changes made.");
+
+  // Supersede: stored, and d1 becomes superseded_by d2 in the same transaction.
+  r = write(writer, {decision("d2", "storage", R"({"resolution_type":"supersede","rationale":"faster","target_decision_ids":["d1"]})")}, clock);
+  REQUIRE(r.at(0).status == store::EventStatus::kStored);
+  CHECK(r[0].resolved_ids == std::vector<std::string>{"d1"});
+
+  // Deprecate, and a duplicate resend of a decision is a duplicate, not a conflict.
+  r = write(writer, {decision("d3", "storage", R"({"resolution_type":"deprecate","target_decision_ids":["d2"]})"),
+                     decision("d3", "storage"), decision("d4", "network")}, clock);
+  CHECK(r.at(0).status == store::EventStatus::kStored);
+  CHECK(r.at(1).status == store::EventStatus::kDuplicate);
+  CHECK(r.at(2).status == store::EventStatus::kStored);
+  writer.stop();
+
+  auto db = store::open_database({dir.file("k.db"), "full", 1000}, store::Access::kReader);
+  auto status = [&](const std::string& id) {
+    return db.execAndGet("SELECT status || '/' || coalesce(superseded_by, '-') FROM knowledge WHERE decision_id = '" + id + "'").getString();
+  };
+  CHECK(status("d1") == "superseded/d2");
+  CHECK(status("d2") == "deprecated/-");
+  CHECK(status("d3") == "active/-");
+  CHECK(status("d4") == "active/-");
+  CHECK(db.execAndGet("SELECT count(*) FROM events WHERE kind = 'decision'").getInt() == 4);
+  CHECK(db.execAndGet("SELECT provenance || '/' || phase || '/' || vitality || '/' || target FROM knowledge WHERE decision_id = 'd1'").getString() ==
+        "external/pattern/active/storage");
+  // Every change has its audit row, with the previous state.
+  CHECK(db.execAndGet("SELECT group_concat(record_id || ':' || action, ',') FROM (SELECT * FROM audit_log ORDER BY audit_id)").getString() ==
+        "d1:create,d2:create,d1:supersede,d3:create,d2:deprecate,d4:create");
+  CHECK(db.execAndGet("SELECT json_extract(previous, '$.status') FROM audit_log WHERE record_id = 'd1' AND action = 'supersede'").getString() == "active");
+  CHECK(db.execAndGet("SELECT actor FROM audit_log WHERE record_id = 'd1' AND action = 'supersede'").getString() == "ana");
+  CHECK_THROWS(SQLite::Database(dir.file("k.db"), SQLite::OPEN_READWRITE).exec("DELETE FROM audit_log"));
+}
+
+TEST_CASE("each event stores its resolved decay profile and archive time") {
+  test::TempDir dir;
+  FakeClock clock(1'000'000'000'000'000);
+  store::WriterOptions options;
+  options.database = {dir.file("l.db"), "full", 1000};
+  options.profiles.episodic.half_life_s = 3600;
+  options.profiles.episodic.min_salience = 0.25;
+  options.profiles.episodic.max_age_s = 60;
+  {
+    store::Writer writer(options, clock);
+    write(writer,
+          {R"({"id":"e1","kind":"task","content":"x"})",
+           R"({"id":"e2","kind":"task","content":"x","salience":0.5,"lifecycle":{"decay":{"curve":"linear","half_life_seconds":10},"deletion_policy":"never"}})"},
+          clock);
+  }
+  auto db = store::open_database({dir.file("l.db"), "full", 1000}, store::Access::kReader);
+  SQLite::Statement row(db, "SELECT salience_base, salience_ref_us, decay_curve, half_life_s, "
+                            "min_salience, deletion_policy, archive_at_us FROM events ORDER BY seq");
+  REQUIRE(row.executeStep());
+  CHECK(row.getColumn(0).getDouble() == 1.0);
+  CHECK(row.getColumn(1).getInt64() == clock.now_us());
+  CHECK(row.getColumn(2).getString() == "exponential");
+  CHECK(row.getColumn(3).getInt64() == 3600);
+  CHECK(row.getColumn(4).getDouble() == 0.25);
+  CHECK(row.getColumn(5).getString() == "auto_prune");
+  CHECK(row.getColumn(6).getInt64() == clock.now_us() + 2 * 3600 * 1'000'000LL);  // 1 -> 0.25: 2 h
+  REQUIRE(row.executeStep());
+  CHECK(row.getColumn(0).getDouble() == 0.5);
+  CHECK(row.getColumn(2).getString() == "linear");
+  CHECK(row.getColumn(3).getInt64() == 10);
+  CHECK(row.getColumn(5).getString() == "never");
+  CHECK(row.getColumn(6).isNull());
 }
