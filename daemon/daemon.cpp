@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -14,6 +15,8 @@
 
 namespace reflectd::daemon {
 namespace {
+
+constexpr const char* kCommands = "status, run, jobs, knowledge, observations";
 
 void notify_systemd(const std::string& state) {
   // A no-op returning 0 when $NOTIFY_SOCKET is unset (not run by systemd).
@@ -39,7 +42,8 @@ Daemon::Daemon(config::Config config, DaemonOptions options, const Clock& clock)
     : config_(std::move(config)), options_(std::move(options)), clock_(clock), zmq_context_(1) {}
 
 Daemon::~Daemon() {
-  // The writer's callbacks post to the bus: stop it before the bus goes away.
+  // Jobs and the writer call back into the bus: stop them before the bus goes away.
+  if (scheduler_) scheduler_->stop();
   if (writer_) writer_->stop();
 }
 
@@ -57,7 +61,26 @@ void Daemon::start() {
                                       handle_control(request, std::move(reply));
                                     });
   bus_for_writer_ = bus_.get();
+
+  const store::DatabaseOptions database{store_path_, config_.store.synchronous,
+                                        config_.store.busy_timeout_ms};
+  jobs_db_ = std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kWriter));
+  reader_db_ = std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kReader));
+  scheduler_ = std::make_unique<jobs::Scheduler>(
+      *jobs_db_, clock_, build_jobs(config_), [this](const std::string& topic, nlohmann::json payload) {
+        boost::asio::post(io_, [this, topic, payload = std::move(payload)]() mutable {
+          if (!stopping_) bus_->publish(topic, std::move(payload));
+        });
+      });
+  if (const int interrupted = scheduler_->recover_interrupted(); interrupted > 0) {
+    spdlog::warn("{} job runs were interrupted by the previous stop", interrupted);
+  }
+  writer_->set_commit_listener([this](const std::map<std::string, std::uint64_t>& stored) {
+    for (const auto& [ns, count] : stored) scheduler_->events_committed(ns, count);
+  });
+
   bus_->start();
+  scheduler_->start();
 
   if (options_.handle_signals) {
     signals_ = std::make_unique<boost::asio::signal_set>(io_, SIGTERM, SIGINT, SIGHUP);
@@ -99,6 +122,8 @@ void Daemon::stop_now() {
   stopping_ = true;
   notify_systemd("STOPPING=1");
   bus_->stop_reading();
+  // A running job is cancelled cooperatively; its open transaction rolls back.
+  scheduler_->stop();
   if (signals_) signals_->cancel();
   if (stats_timer_) stats_timer_->cancel();
   if (watchdog_timer_) watchdog_timer_->cancel();
@@ -132,6 +157,7 @@ void Daemon::reload_now() {
     config_.consolidation = next.consolidation;
     config_.decay = next.decay;
     writer_->set_profiles(decay_profiles(config_.decay));
+    scheduler_->reconfigure(build_jobs(config_));
     spdlog::set_level(spdlog::level::from_str(config_.log.level));
     bus_->set_max_message_bytes(config_.bus.max_message_bytes);
     writer_->set_commit_limits(config_.store.commit_max_events, config_.store.commit_max_delay_ms);
@@ -229,15 +255,125 @@ nlohmann::json Daemon::status() const {
 void Daemon::handle_control(const nlohmann::json& request, bus::ControlReply reply) {
   const auto cmd = request.find("cmd");
   if (cmd == request.end() || !cmd->is_string()) {
-    reply({{"ok", false}, {"error", "request: \"cmd\" (string) is required; known: status"}});
+    reply({{"ok", false}, {"error", std::string("request: \"cmd\" (string) is required; known: ") + kCommands}});
     return;
   }
-  if (*cmd == "status") {
-    reply(status());
-    return;
+  try {
+    if (*cmd == "status") return reply(status());
+    if (*cmd == "run") return control_run(request, std::move(reply));
+    if (*cmd == "jobs") return reply(control_jobs(request));
+    if (*cmd == "knowledge") return reply(control_knowledge(request));
+    if (*cmd == "observations") return reply(control_observations(request));
+  } catch (const std::exception& error) {
+    return reply({{"ok", false}, {"error", std::string("request failed: ") + error.what()}});
   }
   reply({{"ok", false},
-         {"error", "unknown command '" + cmd->get<std::string>() + "'; known: status"}});
+         {"error", "unknown command '" + cmd->get<std::string>() + "'; known: " + kCommands}});
+}
+
+namespace {
+
+std::string text_param(const nlohmann::json& request, const char* key) {
+  const auto it = request.find(key);
+  return it != request.end() && it->is_string() ? it->get<std::string>() : std::string{};
+}
+
+int limit_param(const nlohmann::json& request, int fallback) {
+  const auto it = request.find("limit");
+  if (it == request.end() || !it->is_number_integer()) return fallback;
+  return std::clamp(it->get<int>(), 1, 10000);
+}
+
+nlohmann::json column_value(const SQLite::Column& column) {
+  if (column.isNull()) return nullptr;
+  if (column.isInteger()) return column.getInt64();
+  if (column.isFloat()) return column.getDouble();
+  return column.getString();
+}
+
+// Rows as JSON objects; columns named *_json hold JSON text and are parsed.
+nlohmann::json rows(SQLite::Statement& query) {
+  nlohmann::json out = nlohmann::json::array();
+  while (query.executeStep()) {
+    nlohmann::json row = nlohmann::json::object();
+    for (int i = 0; i < query.getColumnCount(); ++i) {
+      std::string name = query.getColumnName(i);
+      if (name.ends_with("_json")) {
+        name.resize(name.size() - 5);
+        row[name] = query.getColumn(i).isNull()
+                        ? nlohmann::json()
+                        : nlohmann::json::parse(query.getColumn(i).getString(), nullptr, false);
+      } else {
+        row[name] = column_value(query.getColumn(i));
+      }
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace
+
+void Daemon::control_run(const nlohmann::json& request, bus::ControlReply reply) {
+  const std::string job = text_param(request, "job");
+  const std::string ns = text_param(request, "namespace");
+  const bool wait = request.value("wait", false);
+  jobs::Scheduler::RunDone done;
+  if (wait) {
+    done = [reply](const jobs::RunRecord& run) {
+      nlohmann::json body = {{"ok", run.status == "ok" || run.status == "skipped"}, {"run", jobs::to_json(run)}};
+      if (!run.error.empty()) body["error"] = run.error;
+      reply(std::move(body));
+    };
+  }
+  if (auto error = scheduler_->request(job, ns, std::move(done))) {
+    return reply({{"ok", false}, {"error", *error}});
+  }
+  if (!wait) reply({{"ok", true}, {"queued", job}, {"namespace", ns}});
+}
+
+nlohmann::json Daemon::control_jobs(const nlohmann::json& request) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& run : jobs::recent_runs(*reader_db_, limit_param(request, 20), text_param(request, "job"))) {
+    runs.push_back(jobs::to_json(run));
+  }
+  return {{"ok", true}, {"jobs", scheduler_->job_names()}, {"runs", std::move(runs)}};
+}
+
+nlohmann::json Daemon::control_knowledge(const nlohmann::json& request) {
+  SQLite::Statement query(*reader_db_, R"sql(
+SELECT decision_id, namespace, kind, target, title, rationale, scope, status, phase, vitality,
+       provenance, keywords AS keywords_json, evidence_event_ids AS evidence_event_ids_json,
+       consequences AS consequences_json, supersedes AS supersedes_json, superseded_by,
+       procedural AS procedural_json, frequency, unique_contexts, hit_count, confidence,
+       stability_score, reinforcement_density, coverage, lifetime_days, estimated_removal_cost,
+       estimated_utility, acceptance_score, first_seen_us, last_seen_us, updated_us
+FROM knowledge
+WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR phase = ?2) AND (?3 = '' OR status = ?3)
+ORDER BY CASE phase WHEN 'canonical' THEN 0 WHEN 'emergent' THEN 1 ELSE 2 END, frequency DESC,
+         decision_id
+LIMIT ?4)sql");
+  query.bind(1, text_param(request, "namespace"));
+  query.bind(2, text_param(request, "phase"));
+  query.bind(3, text_param(request, "status"));
+  query.bind(4, limit_param(request, 50));
+  return {{"ok", true}, {"knowledge", rows(query)}};
+}
+
+nlohmann::json Daemon::control_observations(const nlohmann::json& request) {
+  SQLite::Statement query(*reader_db_, R"sql(
+SELECT observation_id, namespace, observation_type, target, title, text,
+       supporting_event_ids AS supporting_event_ids_json, support_count, trajectory_count,
+       success_count, confidence, importance, times_reinforced, first_detected_us,
+       last_reinforced_us
+FROM observations
+WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR observation_type = ?2) AND is_active = 1
+ORDER BY support_count DESC, observation_id
+LIMIT ?3)sql");
+  query.bind(1, text_param(request, "namespace"));
+  query.bind(2, text_param(request, "type"));
+  query.bind(3, limit_param(request, 50));
+  return {{"ok", true}, {"observations", rows(query)}};
 }
 
 }  // namespace reflectd::daemon

@@ -24,6 +24,7 @@
 #include "bus/bus.hpp"
 #include "common/clock.hpp"
 #include "config/config.hpp"
+#include "jobs/scheduler.hpp"
 #include "store/writer.hpp"
 
 namespace reflectd::daemon {
@@ -73,6 +74,10 @@ class Daemon {
   void arm_stats_timer();
   void arm_watchdog_timer();
   nlohmann::json status() const;
+  void control_run(const nlohmann::json& request, bus::ControlReply reply);
+  nlohmann::json control_jobs(const nlohmann::json& request);
+  nlohmann::json control_knowledge(const nlohmann::json& request);
+  nlohmann::json control_observations(const nlohmann::json& request);
   std::string status_line() const;
 
   config::Config config_;
@@ -91,6 +96,9 @@ class Daemon {
   zmq::context_t zmq_context_;
   std::unique_ptr<store::Writer> writer_;
   std::unique_ptr<bus::Bus> bus_;
+  std::unique_ptr<SQLite::Database> jobs_db_;    // the scheduler thread's connection
+  std::unique_ptr<SQLite::Database> reader_db_;  // control queries, on the io thread
+  std::unique_ptr<jobs::Scheduler> scheduler_;
   std::atomic<bus::Bus*> bus_for_writer_{nullptr};  // read by the writer thread
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<boost::asio::steady_timer> stats_timer_;

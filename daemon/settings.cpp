@@ -1,5 +1,8 @@
 #include "daemon/settings.hpp"
 
+#include "jobs/decay.hpp"
+#include "jobs/sql_functions.hpp"
+
 namespace reflectd::daemon {
 namespace {
 
@@ -29,6 +32,57 @@ store::WriterOptions writer_options(const config::Config& config, const std::str
   options.commit_max_delay_ms = config.store.commit_max_delay_ms;
   options.queue_capacity_events = config.store.writer_queue_events;
   return options;
+}
+
+jobs::VitalityParams vitality_params(const config::DecayConfig& decay) {
+  return {decay.decaying_after_days, decay.dormant_after_days, decay.decaying_loss_per_week,
+          decay.dormant_loss_per_week};
+}
+
+jobs::ConsolidationParams consolidation_params(const config::Config& config) {
+  const auto& c = config.consolidation;
+  jobs::ConsolidationParams p;
+  p.gap_us = c.gap_minutes * 60 * 1'000'000;
+  p.weight_decision = c.weight_decision;
+  p.weight_commit_change = c.weight_commit_change;
+  p.weight_error = c.weight_error;
+  p.weight_result_success = c.weight_result_success;
+  p.weight_result_other = c.weight_result_other;
+  p.weight_call = c.weight_call;
+  p.weight_task = c.weight_task;
+  p.weight_prompt = c.weight_prompt;
+  p.weight_problem_solution = c.weight_problem_solution;
+  p.stream_weight_threshold = c.stream_weight_threshold;
+  p.metrics.window_days = c.window_days;
+  p.accept_threshold = c.accept_threshold;
+  p.pattern_min_occurrences = c.pattern_min_occurrences;
+  p.pattern_min_trajectories = c.pattern_min_trajectories;
+  p.competence_min_successes = c.competence_min_successes;
+  p.vitality = vitality_params(config.decay);
+  return p;
+}
+
+namespace {
+
+jobs::JobSchedule schedule(const config::JobConfig& c) {
+  return {c.enabled, c.interval_s, c.jitter_pct, c.timeout_s, c.after_events, c.idle_s};
+}
+
+}  // namespace
+
+std::vector<jobs::Job> build_jobs(const config::Config& config) {
+  std::vector<jobs::Job> out;
+  out.push_back({"consolidate", schedule(config.jobs.consolidate),
+                 [params = consolidation_params(config)](jobs::JobContext& ctx) {
+                   return jobs::run_consolidation(ctx, params);
+                 }});
+  out.push_back({"decay", schedule(config.jobs.decay),
+                 [params = vitality_params(config.decay)](jobs::JobContext& ctx) {
+                   // The SQL functions point at this closure's copy, alive for the whole run.
+                   jobs::register_sql_functions(ctx.db, params);
+                   return jobs::run_decay(ctx, params);
+                 }});
+  return out;
 }
 
 }  // namespace reflectd::daemon

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "jobs/consolidation.hpp"
+#include "jobs/job.hpp"
 #include "store/lifecycle.hpp"
 #include "store/writer.hpp"
 
@@ -15,5 +17,14 @@ store::DecayProfiles decay_profiles(const config::DecayConfig& decay);
 
 /// Writer options for the database at `path` (already resolved, see resolve_store_path()).
 store::WriterOptions writer_options(const config::Config& config, const std::string& path);
+
+/// `decay.*_after_days` and `decay.*_loss_per_week`.
+jobs::VitalityParams vitality_params(const config::DecayConfig& decay);
+
+/// `consolidation.*` (and the vitality thresholds used for phase promotion).
+jobs::ConsolidationParams consolidation_params(const config::Config& config);
+
+/// The scheduled jobs with their schedules (`jobs.<name>.*`) and run functions.
+std::vector<jobs::Job> build_jobs(const config::Config& config);
 
 }  // namespace reflectd::daemon

@@ -10,7 +10,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 2> kMigrations{
+constexpr std::array<const char*, 3> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -202,6 +202,52 @@ END;
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN
   SELECT RAISE(ABORT, 'audit_log is append-only');
 END;
+)sql",
+    // 3: the consolidation job's incremental state: each event's trajectory and target, the
+    //    evidence weight per target, problem occurrences and finished trajectories.
+    R"sql(
+CREATE TABLE event_targets (
+  seq           INTEGER PRIMARY KEY REFERENCES events (seq),
+  namespace     TEXT    NOT NULL,
+  trajectory_id TEXT    NOT NULL,
+  target        TEXT,
+  weight        REAL    NOT NULL
+);
+CREATE INDEX event_targets_target ON event_targets (namespace, target) WHERE target IS NOT NULL;
+CREATE INDEX event_targets_trajectory ON event_targets (namespace, trajectory_id);
+
+CREATE TABLE consolidation_targets (
+  namespace TEXT    NOT NULL,
+  target    TEXT    NOT NULL,
+  weight    REAL    NOT NULL DEFAULT 0,
+  events    INTEGER NOT NULL DEFAULT 0,
+  commits   INTEGER NOT NULL DEFAULT 0,
+  errors    INTEGER NOT NULL DEFAULT 0,
+  successes INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (namespace, target)
+) WITHOUT ROWID;
+
+CREATE TABLE problem_occurrences (
+  namespace     TEXT    NOT NULL,
+  signature     TEXT    NOT NULL,
+  seq           INTEGER NOT NULL REFERENCES events (seq),
+  trajectory_id TEXT    NOT NULL,
+  target        TEXT,
+  ts_us         INTEGER NOT NULL,
+  PRIMARY KEY (namespace, signature, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE trajectory_outcomes (
+  namespace     TEXT    NOT NULL,
+  trajectory_id TEXT    NOT NULL,
+  target        TEXT,
+  success       INTEGER NOT NULL,
+  tool_sequence TEXT    NOT NULL,
+  procedural    TEXT,
+  final_seq     INTEGER NOT NULL REFERENCES events (seq),
+  PRIMARY KEY (namespace, trajectory_id)
+) WITHOUT ROWID;
+CREATE INDEX trajectory_outcomes_tools ON trajectory_outcomes (namespace, tool_sequence, success);
 )sql",
 };
 

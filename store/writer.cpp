@@ -245,6 +245,16 @@ void Writer::commit_group() {
   }
 
   stats_.commits.fetch_add(1, std::memory_order_relaxed);
+  std::map<std::string, std::uint64_t> stored_per_namespace;
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    for (std::size_t j = 0; j < results[i].results.size(); ++j) {
+      const auto& entry = taken[i].entries[j];
+      if (results[i].results[j].status == EventStatus::kStored && entry.event) {
+        ++stored_per_namespace[entry.event->ns];
+      }
+    }
+  }
+  if (commit_listener_ && !stored_per_namespace.empty()) commit_listener_(stored_per_namespace);
   for (std::size_t i = 0; i < taken.size(); ++i) {
     for (const EventResult& r : results[i].results) {
       auto& counter = r.status == EventStatus::kStored      ? stats_.stored

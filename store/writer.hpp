@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -121,6 +122,11 @@ class Writer {
   /// Live settings (SIGHUP).
   void set_commit_limits(std::int64_t max_events, std::int64_t max_delay_ms);
   void set_profiles(const DecayProfiles& profiles);
+  /// Called on the writer thread after each commit with the events stored per namespace.
+  /// Set it before events flow (it is not synchronised with the writer thread).
+  void set_commit_listener(std::function<void(const std::map<std::string, std::uint64_t>&)> listener) {
+    commit_listener_ = std::move(listener);
+  }
 
   const WriterStats& stats() const { return stats_; }
 
@@ -133,6 +139,7 @@ class Writer {
   WriterOptions options_;
   const Clock& clock_;
   std::function<void()> on_space_;
+  std::function<void(const std::map<std::string, std::uint64_t>&)> commit_listener_;
   SQLite::Database db_;
   EventStore event_store_;
   KnowledgeStore knowledge_;

@@ -184,7 +184,7 @@ TEST_CASE("control: status reports counts; bad requests get errors") {
   CHECK(status["db_bytes"].get<std::uint64_t>() > 0);
   CHECK(status["endpoints"]["ingest"] == json(running.endpoints().ingest));
   CHECK(test::control(control, {{"cmd", "fly"}})["error"] ==
-        "unknown command 'fly'; known: status");
+        "unknown command 'fly'; known: status, run, jobs, knowledge, observations");
   CHECK(test::control(control, {{"nocmd", 1}})["ok"] == false);
   const auto frames = round_trip(control, {"not json"});
   CHECK(json::parse(frames.back())["ok"] == false);

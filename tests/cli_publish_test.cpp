@@ -3,10 +3,10 @@
 //
 // Needs REFLECTD_BIN, REFLECTCTL_BIN and REFLECTD_DATA_DIR (compile definitions).
 
-#include <catch2/catch.hpp>
 #include <SQLiteCpp/SQLiteCpp.h>
-#include <nlohmann/json.hpp>
 #include <signal.h>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <optional>
@@ -48,12 +48,18 @@ class DaemonProcess {
   DaemonProcess() {
     const std::string d = dir_.path().string();
     config_ = dir_.file("reflectd.yaml");
-    reflectd::test::write_text_file(
-        config_, "log: {level: warn}\n"
-                 "bus: {ingest: [\"ipc://" + d + "/ingest\"], push: [\"ipc://" + d + "/push\"], "
-                 "notify: [\"ipc://" + d + "/notify\"], control: [\"ipc://" + d + "/control\"]}\n"
-                 "store: {path: \"" + dir_.file("reflectd.db") + "\"}\n"
-                 "daemon: {stats_interval_ms: 100}\n");
+    reflectd::test::write_text_file(config_,
+                                    "log: {level: warn}\n"
+                                    "bus: {ingest: [\"ipc://" +
+                                        d + "/ingest\"], push: [\"ipc://" + d +
+                                        "/push\"], "
+                                        "notify: [\"ipc://" +
+                                        d + "/notify\"], control: [\"ipc://" + d +
+                                        "/control\"]}\n"
+                                        "store: {path: \"" +
+                                        dir_.file("reflectd.db") +
+                                        "\"}\n"
+                                        "daemon: {stats_interval_ms: 100}\n");
     child_.emplace(std::vector<std::string>{REFLECTD_BIN, "--config", config_},
                    reflectd::test::SpawnOptions{"", "", dir_.file("daemon.log")});
     const bool ready = reflectd::test::wait_until(
@@ -105,8 +111,7 @@ class DaemonProcess {
 
 }  // namespace
 
-TEST_CASE("publish stores both data sets once; publishing again stores nothing new",
-          "[cli][e2e]") {
+TEST_CASE("publish stores both data sets once; publishing again stores nothing new", "[cli][e2e]") {
   DaemonProcess daemon;
   const json first = daemon.ctl_json({"publish", kLibzmq, kTrajectories}, 0);
   CHECK(first["files"] == 2);
@@ -191,7 +196,8 @@ TEST_CASE("reflectctl exit statuses without a daemon", "[cli][e2e]") {
     args.insert(args.begin(), REFLECTCTL_BIN);
     return reflectd::test::run_process(args, 30s);
   };
-  CHECK(run({"--ingest", nowhere, "publish", "--timeout-ms", "200", kTrajectories}).status.code == 3);
+  CHECK(run({"--ingest", nowhere, "publish", "--timeout-ms", "200", kTrajectories}).status.code ==
+        3);
   CHECK(run({"--control", nowhere, "status", "--timeout-ms", "200"}).status.code == 3);
   CHECK(run({"publish", "--batch", "0", kTrajectories}).status.code == 2);
   CHECK(run({"publish", dir.file("missing.jsonl")}).status.code == 2);
@@ -235,7 +241,8 @@ TEST_CASE("outcomes_of_reply maps results back to events", "[cli]") {
   CHECK(batch[1].outcome == Outcome::kRejected);
   CHECK(batch[1].error == "kind: bad");
   CHECK(batch[2].outcome == Outcome::kDuplicate);
-  const auto whole = outcomes_of_reply(R"({"ok":false,"results":[],"error":"message: too large"})", 2);
+  const auto whole =
+      outcomes_of_reply(R"({"ok":false,"results":[],"error":"message: too large"})", 2);
   CHECK(whole[1].outcome == Outcome::kRejected);
   CHECK(whole[1].error == "message: too large");
   CHECK(outcomes_of_reply("not json", 1)[0].outcome == Outcome::kRejected);
@@ -245,8 +252,9 @@ TEST_CASE("outcomes_of_reply maps results back to events", "[cli]") {
 TEST_CASE("MessageBuilder batches object lines and isolates the others", "[cli]") {
   const TempDir dir;
   const std::string path = dir.file("in.jsonl");
-  reflectd::test::write_text_file(path, "{\"id\":\"a\"}\n{\"id\":\"b\"}\n\nnope\n{\"id\":\"c\"}\n"
-                                        "{\"id\":\"d\"}\n{\"id\":\"e\"}\n");
+  reflectd::test::write_text_file(path,
+                                  "{\"id\":\"a\"}\n{\"id\":\"b\"}\n\nnope\n{\"id\":\"c\"}\n"
+                                  "{\"id\":\"d\"}\n{\"id\":\"e\"}\n");
   reflectd::cli::LineReader reader({path});
   reflectd::cli::MessageBuilder builder(reader, {2, 1 << 20});
   std::vector<std::string> payloads;

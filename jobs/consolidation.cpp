@@ -1,0 +1,705 @@
+#include "jobs/consolidation.hpp"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+#include <string_view>
+
+#include "common/sha256.hpp"
+#include "jobs/job_state.hpp"
+#include "store/audit_log.hpp"
+
+namespace reflectd::jobs {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kJob = "consolidate";
+constexpr const char* kActor = "job:consolidate";
+constexpr std::size_t kMaxEvidenceIdsListed = 100;
+constexpr std::size_t kMaxSupportIdsListed = 200;
+
+std::string first_line(std::string_view text, std::size_t max_bytes) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto end = std::min(text.find('\n', start), text.size());
+    auto line = text.substr(start, end - start);
+    const auto a = line.find_first_not_of(" \t\r");
+    if (a != std::string_view::npos) {
+      line = line.substr(a, line.find_last_not_of(" \t\r") - a + 1);
+      std::string out(line.substr(0, max_bytes));
+      // Do not cut a UTF-8 sequence in half.
+      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+      if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80) != 0) out.pop_back();
+      return out;
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
+// The text after "<label>:" at the start of a line, e.g. "Problem:" in libzmq's convention.
+std::string labelled_line(std::string_view text, std::string_view label) {
+  for (std::size_t start = 0; start < text.size();) {
+    const auto end = std::min(text.find('\n', start), text.size());
+    auto line = text.substr(start, end - start);
+    if (line.starts_with(label)) return first_line(line.substr(label.size()), 300);
+    start = end + 1;
+  }
+  return {};
+}
+
+std::string string_field(const json& object, const char* key) {
+  if (!object.is_object()) return {};
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string{};
+}
+
+bool truthy(const json& object, const char* key) {
+  if (!object.is_object()) return false;
+  const auto it = object.find(key);
+  if (it == object.end()) return false;
+  if (it->is_boolean()) return it->get<bool>();
+  if (it->is_number()) return it->get<double>() > 0.7;
+  return false;
+}
+
+std::string conventional_scope(std::string_view content) {
+  static const std::regex kScope(R"(^[A-Za-z]+\(([^)\s]{1,64})\)!?:)");
+  const std::string line = first_line(content, 200);
+  std::smatch match;
+  if (std::regex_search(line, match, kScope)) return match[1].str();
+  return {};
+}
+
+// Most common top-level directory of the event's files (ties: the smallest name).
+std::string module_of_files(const json& context, const json& entities) {
+  std::map<std::string, int> counts;
+  auto add = [&](std::string_view path) {
+    while (path.starts_with("/")) path.remove_prefix(1);
+    const auto slash = path.find('/');
+    if (slash == std::string_view::npos || slash == 0) return;
+    ++counts[std::string(path.substr(0, slash))];
+  };
+  if (context.is_object()) {
+    if (const auto files = context.find("files"); files != context.end() && files->is_array()) {
+      for (const auto& f : *files) {
+        if (f.is_string()) add(f.get<std::string>());
+      }
+    }
+  }
+  if (entities.is_array()) {
+    for (const auto& e : entities) {
+      if (e.is_string() && e.get<std::string>().starts_with("file:")) {
+        add(std::string_view(e.get_ref<const std::string&>()).substr(5));
+      }
+    }
+  }
+  std::string best;
+  int best_count = 0;
+  for (const auto& [module, count] : counts) {
+    if (count > best_count) {
+      best = module;
+      best_count = count;
+    }
+  }
+  return best;
+}
+
+std::string valid_target(std::string target) { return target.size() >= 3 ? target : std::string{}; }
+
+struct Totals {
+  std::int64_t events_processed = 0;
+  std::int64_t observations_created = 0;
+  std::int64_t observations_reinforced = 0;
+  std::int64_t streams_created = 0;
+  std::int64_t streams_reinforced = 0;
+  std::int64_t streams_promoted = 0;
+  std::int64_t proposals_accepted = 0;
+  std::int64_t procedures_distilled = 0;
+  std::int64_t competences = 0;
+};
+
+struct OpenTrajectory {
+  std::string id;
+  std::int64_t last_ts_us = 0;
+  std::string target;
+};
+
+class Consolidator {
+ public:
+  Consolidator(JobContext& ctx, const ConsolidationParams& params)
+      : ctx_(ctx),
+        p_(params),
+        db_(ctx.db),
+        state_(db_, kJob),
+        audit_(db_),
+        read_events_(db_, "SELECT seq, kind, ts_us, content, context, entities, episode_id "
+                          "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
+                          "ORDER BY seq LIMIT ?3"),
+        insert_target_(db_, "INSERT OR REPLACE INTO event_targets (seq, namespace, trajectory_id, "
+                            "target, weight) VALUES (?1, ?2, ?3, ?4, ?5)"),
+        trajectory_target_(db_, "SELECT target FROM event_targets WHERE namespace = ?1 AND "
+                                "trajectory_id = ?2 AND target IS NOT NULL ORDER BY seq DESC LIMIT 1"),
+        add_weight_(db_, "INSERT INTO consolidation_targets (namespace, target, weight, events, "
+                         "commits, errors, successes) VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6) "
+                         "ON CONFLICT (namespace, target) DO UPDATE SET weight = weight + ?3, "
+                         "events = events + 1, commits = commits + ?4, errors = errors + ?5, "
+                         "successes = successes + ?6"),
+        insert_problem_(db_, "INSERT OR IGNORE INTO problem_occurrences (namespace, signature, seq, "
+                             "trajectory_id, target, ts_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)") {}
+
+  json run() {
+    std::vector<std::string> namespaces;
+    if (!ctx_.ns.empty()) {
+      namespaces.push_back(ctx_.ns);
+    } else {
+      SQLite::Statement all(db_, "SELECT DISTINCT namespace FROM events ORDER BY namespace");
+      while (all.executeStep()) namespaces.push_back(all.getColumn(0).getString());
+    }
+    for (const auto& ns : namespaces) {
+      while (consolidate_chunk(ns)) {
+      }
+    }
+    json result = {{"events_processed", totals_.events_processed},
+                   {"observations_created", totals_.observations_created},
+                   {"observations_reinforced", totals_.observations_reinforced},
+                   {"skipped", totals_.events_processed == 0},
+                   {"skip_reason", totals_.events_processed == 0 ? json("no new events") : json()},
+                   {"streams_created", totals_.streams_created},
+                   {"streams_reinforced", totals_.streams_reinforced},
+                   {"streams_promoted", totals_.streams_promoted},
+                   {"proposals_accepted", totals_.proposals_accepted},
+                   {"procedures_distilled", totals_.procedures_distilled},
+                   {"competences", totals_.competences}};
+    return result;
+  }
+
+ private:
+  struct Outcome {
+    std::string trajectory_id;
+    std::string target;
+    bool success = false;
+    std::int64_t final_seq = 0;
+  };
+
+  // One chunk of one namespace in one transaction. Returns false when nothing was left.
+  bool consolidate_chunk(const std::string& ns) {
+    ctx_.cancel.check();
+    SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const std::int64_t watermark = std::stoll(state_.get(ns, "watermark").value_or("0"));
+    OpenTrajectory open;
+    if (auto text = state_.get(ns, "open_trajectory")) {
+      const auto j = json::parse(*text);
+      open = {j.value("id", ""), j.value("last_ts_us", std::int64_t{0}), j.value("target", "")};
+    }
+    read_events_.reset();
+    read_events_.bind(1, ns);
+    read_events_.bind(2, static_cast<std::int64_t>(watermark));
+    read_events_.bind(3, static_cast<std::int64_t>(p_.chunk_events));
+    std::int64_t last_seq = watermark;
+    std::set<std::string> touched_targets;
+    std::set<std::string> touched_signatures;
+    std::vector<Outcome> outcomes;
+    std::map<std::string, std::string> episode_targets;
+    std::int64_t processed = 0;
+    while (read_events_.executeStep()) {
+      const std::int64_t seq = read_events_.getColumn(0).getInt64();
+      const std::string kind = read_events_.getColumn(1).getString();
+      const std::int64_t ts = read_events_.getColumn(2).getInt64();
+      const std::string content = read_events_.getColumn(3).getString();
+      const json context = read_events_.getColumn(4).isNull()
+                               ? json()
+                               : json::parse(read_events_.getColumn(4).getString(), nullptr, false);
+      const json entities = read_events_.getColumn(5).isNull()
+                                ? json()
+                                : json::parse(read_events_.getColumn(5).getString(), nullptr, false);
+      const std::string episode = read_events_.getColumn(6).isNull() ? "" : read_events_.getColumn(6).getString();
+      last_seq = seq;
+      ++processed;
+
+      // 1. Trajectory.
+      std::string trajectory;
+      std::string* trajectory_target = nullptr;
+      if (!episode.empty()) {
+        trajectory = "ep:" + episode;
+        auto [it, inserted] = episode_targets.try_emplace(trajectory);
+        if (inserted) it->second = stored_trajectory_target(ns, trajectory);
+        trajectory_target = &it->second;
+      } else {
+        if (open.id.empty() || kind == "prompt" || kind == "task" || ts - open.last_ts_us > p_.gap_us) {
+          open = {"tr:" + std::to_string(seq), ts, ""};
+        }
+        open.last_ts_us = ts;
+        trajectory = open.id;
+        trajectory_target = &open.target;
+      }
+      // 2. Target.
+      std::string own = valid_target(string_field(context, "target"));
+      if (own.empty()) own = valid_target(conventional_scope(content));
+      if (own.empty()) own = valid_target(module_of_files(context, entities));
+      if (!own.empty()) *trajectory_target = own;
+      const std::string target = own.empty() ? *trajectory_target : own;
+      // 3. Evidence weight.
+      const bool success = kind == "result" && truthy(context, "success");
+      const std::string problem = kind == "error" ? content : labelled_line(content, "Problem:");
+      const bool problem_solution = !labelled_line(content, "Problem:").empty() &&
+                                    !labelled_line(content, "Solution:").empty();
+      const double weight = weight_of(kind, success) + (problem_solution ? p_.weight_problem_solution : 0.0);
+      insert_target_.reset();
+      insert_target_.bind(1, static_cast<std::int64_t>(seq));
+      insert_target_.bind(2, ns);
+      insert_target_.bind(3, trajectory);
+      if (target.empty()) {
+        insert_target_.bind(4);
+      } else {
+        insert_target_.bind(4, target);
+      }
+      insert_target_.bind(5, weight);
+      insert_target_.exec();
+      if (!target.empty() && weight > 0) {
+        add_weight_.reset();
+        add_weight_.bind(1, ns);
+        add_weight_.bind(2, target);
+        add_weight_.bind(3, weight);
+        add_weight_.bind(4, kind == "commit_change" ? 1 : 0);
+        add_weight_.bind(5, kind == "error" ? 1 : 0);
+        add_weight_.bind(6, success ? 1 : 0);
+        add_weight_.exec();
+        touched_targets.insert(target);
+      }
+      // 4. Recurring problems.
+      if (!problem.empty()) {
+        const std::string signature = problem_signature(problem);
+        if (!signature.empty()) {
+          insert_problem_.reset();
+          insert_problem_.bind(1, ns);
+          insert_problem_.bind(2, signature);
+          insert_problem_.bind(3, static_cast<std::int64_t>(seq));
+          insert_problem_.bind(4, trajectory);
+          if (target.empty()) {
+            insert_problem_.bind(5);
+          } else {
+            insert_problem_.bind(5, target);
+          }
+          insert_problem_.bind(6, static_cast<std::int64_t>(ts));
+          insert_problem_.exec();
+          touched_signatures.insert(signature);
+        }
+      }
+      // 5. End of a trajectory.
+      if (kind == "result" && context.is_object() &&
+          (context.contains("exit_status") || context.contains("submission"))) {
+        outcomes.push_back({trajectory, target, truthy(context, "success"), seq});
+      }
+    }
+    read_events_.reset();
+    if (processed == 0) return false;
+
+    for (const Outcome& outcome : outcomes) {
+      record_outcome(ns, outcome);
+      if (!outcome.target.empty()) touched_targets.insert(outcome.target);
+    }
+    for (const auto& target : touched_targets) update_stream(ns, target);
+    for (const auto& signature : touched_signatures) update_pattern(ns, signature);
+
+    state_.set(ns, "watermark", std::to_string(last_seq));
+    state_.set(ns, "open_trajectory",
+               json{{"id", open.id}, {"last_ts_us", open.last_ts_us}, {"target", open.target}}.dump());
+    ctx_.cancel.check();  // A cancelled run must not commit half of its last chunk.
+    transaction.commit();
+    totals_.events_processed += processed;
+    return processed == p_.chunk_events;
+  }
+
+  double weight_of(const std::string& kind, bool success) const {
+    if (kind == "commit_change") return p_.weight_commit_change;
+    if (kind == "decision") return p_.weight_decision;
+    if (kind == "error") return p_.weight_error;
+    if (kind == "result") return success ? p_.weight_result_success : p_.weight_result_other;
+    if (kind == "call") return p_.weight_call;
+    if (kind == "task") return p_.weight_task;
+    if (kind == "prompt") return p_.weight_prompt;
+    return 0.0;
+  }
+
+  std::string stored_trajectory_target(const std::string& ns, const std::string& trajectory) {
+    trajectory_target_.reset();
+    trajectory_target_.bind(1, ns);
+    trajectory_target_.bind(2, trajectory);
+    std::string target;
+    if (trajectory_target_.executeStep()) target = trajectory_target_.getColumn(0).getString();
+    trajectory_target_.reset();
+    return target;
+  }
+
+  // A finished trajectory: its tool sequence, and for a success its procedure (seed 000
+  // ProceduralContent) and competence (seed 002).
+  void record_outcome(const std::string& ns, const Outcome& outcome) {
+    SQLite::Statement steps(db_, "SELECT e.seq, e.kind, e.content, e.context FROM event_targets t "
+                                 "JOIN events e ON e.seq = t.seq WHERE t.namespace = ?1 AND "
+                                 "t.trajectory_id = ?2 AND t.seq <= ?3 ORDER BY t.seq");
+    steps.bind(1, ns);
+    steps.bind(2, outcome.trajectory_id);
+    steps.bind(3, static_cast<std::int64_t>(outcome.final_seq));
+    json procedure_steps = json::array();
+    std::vector<std::string> tools;
+    std::string task;
+    bool awaiting_outcome = false;
+    while (steps.executeStep()) {
+      const std::string kind = steps.getColumn(1).getString();
+      const std::string content = steps.getColumn(2).getString();
+      const json context = steps.getColumn(3).isNull() ? json() : json::parse(steps.getColumn(3).getString(), nullptr, false);
+      if (kind == "task" && task.empty()) task = first_line(content, 200);
+      if (kind == "call") {
+        const std::string tool = string_field(context, "tool");
+        if (!tool.empty() && (tools.empty() || tools.back() != tool)) tools.push_back(tool);
+        procedure_steps.push_back({{"action", first_line(content, 200)},
+                                   {"rationale", first_line(string_field(context, "thought"), 300)},
+                                   {"expected_outcome", nullptr}});
+        awaiting_outcome = true;
+      } else if ((kind == "result" || kind == "error") && awaiting_outcome) {
+        procedure_steps.back()["expected_outcome"] = first_line(content, 200);
+        awaiting_outcome = false;
+      }
+    }
+    std::string sequence;
+    for (const auto& tool : tools) sequence += (sequence.empty() ? "" : ">") + tool;
+    json procedural;
+    if (outcome.success) {
+      procedural = {{"steps", procedure_steps},
+                    {"target_task", task.empty() ? outcome.target : task},
+                    {"success_evidence_ids", json::array({outcome.final_seq})}};
+      ++totals_.procedures_distilled;
+    }
+    SQLite::Statement upsert(db_, "INSERT OR REPLACE INTO trajectory_outcomes (namespace, "
+                                  "trajectory_id, target, success, tool_sequence, procedural, "
+                                  "final_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    upsert.bind(1, ns);
+    upsert.bind(2, outcome.trajectory_id);
+    if (outcome.target.empty()) {
+      upsert.bind(3);
+    } else {
+      upsert.bind(3, outcome.target);
+    }
+    upsert.bind(4, outcome.success ? 1 : 0);
+    upsert.bind(5, sequence);
+    if (procedural.is_null()) {
+      upsert.bind(6);
+    } else {
+      upsert.bind(6, procedural.dump());
+    }
+    upsert.bind(7, static_cast<std::int64_t>(outcome.final_seq));
+    upsert.exec();
+    if (outcome.success && !sequence.empty()) update_competence(ns, sequence);
+  }
+
+  void update_competence(const std::string& ns, const std::string& sequence) {
+    SQLite::Statement runs(db_, "SELECT final_seq, o.target, e.ts_us FROM trajectory_outcomes o "
+                                "JOIN events e ON e.seq = o.final_seq WHERE o.namespace = ?1 AND "
+                                "o.tool_sequence = ?2 AND o.success = 1 ORDER BY e.ts_us, final_seq");
+    runs.bind(1, ns);
+    runs.bind(2, sequence);
+    json ids = json::array();
+    std::vector<std::int64_t> times;
+    std::string target;
+    while (runs.executeStep()) {
+      ids.push_back(runs.getColumn(0).getInt64());
+      if (!runs.getColumn(1).isNull()) target = runs.getColumn(1).getString();
+      times.push_back(runs.getColumn(2).getInt64());
+    }
+    const auto count = static_cast<std::int64_t>(ids.size());
+    if (count < p_.competence_min_successes) return;
+    const std::string id = "competence:" + ns + ":" + sha256_hex(sequence).substr(0, 16);
+    const std::string text = "The tool sequence " + sequence + " succeeded in " +
+                             std::to_string(count) + " trajectories.";
+    upsert_observation(id, ns, "competence", sequence, target, "Competence: " + sequence, text, ids,
+                       count, count, count,
+                       times[static_cast<std::size_t>(p_.competence_min_successes - 1)], times.back());
+    ++totals_.competences;
+  }
+
+  // Recomputes a target's proposal stream from all of its evidence.
+  void update_stream(const std::string& ns, const std::string& target) {
+    SQLite::Statement totals(db_, "SELECT weight, commits, errors, successes, events FROM "
+                                  "consolidation_targets WHERE namespace = ?1 AND target = ?2");
+    totals.bind(1, ns);
+    totals.bind(2, target);
+    if (!totals.executeStep()) return;
+    const double weight = totals.getColumn(0).getDouble();
+    const std::int64_t commits = totals.getColumn(1).getInt64();
+    const std::int64_t errors = totals.getColumn(2).getInt64();
+    const std::int64_t successes = totals.getColumn(3).getInt64();
+    if (weight < p_.stream_weight_threshold && commits < 1) return;
+
+    const std::string id = "proposal:" + ns + ":" + target;
+    const std::int64_t now = ctx_.clock.now_us();
+    SQLite::Statement existing(db_, "SELECT phase, status, scope, hit_count, coalesce(last_hit_us, 0), "
+                                    "json_object('status', status, 'phase', phase, 'vitality', "
+                                    "vitality, 'confidence', confidence) FROM knowledge WHERE decision_id = ?1");
+    existing.bind(1, id);
+    const bool exists = existing.executeStep();
+    Phase phase = Phase::kPattern;
+    std::string status = "draft";
+    Scope scope = Scope::kLocal;
+    StreamUse use;
+    std::string previous;
+    if (exists) {
+      phase = parse_phase(existing.getColumn(0).getString()).value_or(Phase::kPattern);
+      status = existing.getColumn(1).getString();
+      scope = parse_scope(existing.getColumn(2).getString()).value_or(Scope::kLocal);
+      use = {existing.getColumn(3).getInt64(), existing.getColumn(4).getInt64()};
+      previous = existing.getColumn(5).getString();
+    } else {
+      SQLite::Statement create(db_, "INSERT INTO knowledge (decision_id, namespace, kind, target, title, "
+                                    "rationale, status, provenance, keywords, salience_ref_us, "
+                                    "first_seen_us, last_seen_us, updated_us) VALUES (?1, ?2, "
+                                    "'proposal', ?3, ?4, 'pending evidence', 'draft', 'internal', ?5, "
+                                    "?6, ?6, ?6, ?6)");
+      create.bind(1, id);
+      create.bind(2, ns);
+      create.bind(3, target);
+      create.bind(4, "Hypothesis for " + target);
+      create.bind(5, json::array({target}).dump());
+      create.bind(6, static_cast<std::int64_t>(now));
+      create.exec();
+      audit_.append("knowledge", id, "create", kActor, now,
+                    "evidence weight " + std::to_string(weight) + " for target " + target);
+      ++totals_.streams_created;
+    }
+    SQLite::Statement backfill(db_, "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, "
+                                    "ts_us, weight) SELECT ?1, t.seq, e.ts_us, t.weight FROM "
+                                    "event_targets t JOIN events e ON e.seq = t.seq WHERE "
+                                    "t.namespace = ?2 AND t.target = ?3 AND t.weight > 0");
+    backfill.bind(1, id);
+    backfill.bind(2, ns);
+    backfill.bind(3, target);
+    const int added = backfill.exec();
+    if (exists && added > 0) ++totals_.streams_reinforced;
+
+    std::vector<std::int64_t> dates;
+    json recent_ids = json::array();
+    SQLite::Statement evidence(db_, "SELECT ts_us, event_seq FROM knowledge_evidence WHERE "
+                                    "decision_id = ?1 ORDER BY ts_us, event_seq");
+    evidence.bind(1, id);
+    std::vector<std::int64_t> seqs;
+    while (evidence.executeStep()) {
+      dates.push_back(evidence.getColumn(0).getInt64());
+      seqs.push_back(evidence.getColumn(1).getInt64());
+    }
+    if (dates.empty()) return;
+    std::sort(seqs.begin(), seqs.end());
+    for (std::size_t i = seqs.size() > kMaxEvidenceIdsListed ? seqs.size() - kMaxEvidenceIdsListed : 0;
+         i < seqs.size(); ++i) {
+      recent_ids.push_back(seqs[i]);
+    }
+    const std::int64_t last_activity = std::max(dates.back(), use.last_hit_us);
+    const Vitality vitality = vitality_at(last_activity, now, p_.vitality);
+    StreamMetrics m = compute_metrics(dates, use, phase, scope, now, p_.metrics);
+    const Phase next = next_phase(phase, m, vitality, scope);
+    if (next != phase) {
+      m.removal_cost = removal_cost(next, scope, m.stability, m.frequency);
+      audit_.append("knowledge", id, "promote", kActor, now,
+                    std::string(to_string(phase)) + " -> " + to_string(next) + " at frequency " +
+                        std::to_string(m.frequency) + ", confidence " + std::to_string(m.confidence),
+                    previous);
+      ++totals_.streams_promoted;
+    }
+    const double acceptance = acceptance_score(m);
+    if (status == "draft" && next != Phase::kPattern && acceptance >= p_.accept_threshold) {
+      status = "accepted";
+      audit_.append("knowledge", id, "accept", kActor, now,
+                    "acceptance score " + std::to_string(acceptance) + " >= " +
+                        std::to_string(p_.accept_threshold),
+                    previous);
+      ++totals_.proposals_accepted;
+    }
+
+    SQLite::Statement latest(db_, "SELECT e.content FROM knowledge_evidence k JOIN events e ON "
+                                  "e.seq = k.event_seq WHERE k.decision_id = ?1 ORDER BY k.ts_us DESC, "
+                                  "k.event_seq DESC LIMIT 1");
+    latest.bind(1, id);
+    const std::string latest_line = latest.executeStep() ? first_line(latest.getColumn(0).getString(), 120) : "";
+    const std::string rationale =
+        std::to_string(m.frequency) + " events over " + std::to_string(static_cast<std::int64_t>(m.lifetime_days)) +
+        " days point at " + target + " (" + std::to_string(commits) + " commits, " +
+        std::to_string(errors) + " errors, " + std::to_string(successes) +
+        " successful results). Latest: " + latest_line;
+
+    json consequences = json::array();
+    SQLite::Statement solutions(db_, "SELECT e.content FROM knowledge_evidence k JOIN events e ON "
+                                     "e.seq = k.event_seq WHERE k.decision_id = ?1 AND e.content LIKE "
+                                     "'%Solution:%' ORDER BY k.ts_us DESC, k.event_seq DESC LIMIT 5");
+    solutions.bind(1, id);
+    while (solutions.executeStep()) {
+      const std::string line = labelled_line(solutions.getColumn(0).getString(), "Solution:");
+      if (!line.empty()) consequences.push_back(line);
+    }
+    SQLite::Statement contexts(db_, "SELECT count(DISTINCT trajectory_id) FROM event_targets WHERE "
+                                    "namespace = ?1 AND target = ?2 AND weight > 0");
+    contexts.bind(1, ns);
+    contexts.bind(2, target);
+    contexts.executeStep();
+    const std::int64_t unique_contexts = contexts.getColumn(0).getInt64();
+    SQLite::Statement procedure(db_, "SELECT procedural FROM trajectory_outcomes WHERE namespace = ?1 "
+                                     "AND target = ?2 AND success = 1 ORDER BY final_seq DESC LIMIT 1");
+    procedure.bind(1, ns);
+    procedure.bind(2, target);
+    const std::string procedural = procedure.executeStep() ? procedure.getColumn(0).getString() : "";
+
+    SQLite::Statement update(db_, R"sql(
+UPDATE knowledge SET rationale = ?2, status = ?3, phase = ?4, vitality = ?5, evidence_event_ids = ?6,
+  consequences = ?7, procedural = ?8, frequency = ?9, unique_contexts = ?10, confidence = ?11,
+  confidence_base = ?11, stability_score = ?12, reinforcement_density = ?13, coverage = ?14,
+  lifetime_days = ?15, estimated_removal_cost = ?16, estimated_utility = ?17, acceptance_score = ?18,
+  first_seen_us = ?19, last_seen_us = ?20, updated_us = ?21
+WHERE decision_id = ?1)sql");
+    update.bind(1, id);
+    update.bind(2, rationale);
+    update.bind(3, status);
+    update.bind(4, to_string(next));
+    update.bind(5, to_string(vitality));
+    update.bind(6, recent_ids.dump());
+    update.bind(7, consequences.dump());
+    if (procedural.empty()) {
+      update.bind(8);
+    } else {
+      update.bind(8, procedural);
+    }
+    update.bind(9, static_cast<std::int64_t>(m.frequency));
+    update.bind(10, static_cast<std::int64_t>(unique_contexts));
+    update.bind(11, m.confidence);
+    update.bind(12, m.stability);
+    update.bind(13, m.reinforcement_density);
+    update.bind(14, m.coverage);
+    update.bind(15, m.lifetime_days);
+    update.bind(16, m.removal_cost);
+    update.bind(17, m.utility);
+    update.bind(18, acceptance);
+    update.bind(19, static_cast<std::int64_t>(dates.front()));
+    update.bind(20, static_cast<std::int64_t>(dates.back()));
+    update.bind(21, static_cast<std::int64_t>(now));
+    update.exec();
+  }
+
+  void update_pattern(const std::string& ns, const std::string& signature) {
+    SQLite::Statement rows(db_, "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences "
+                                "WHERE namespace = ?1 AND signature = ?2 ORDER BY ts_us, seq");
+    rows.bind(1, ns);
+    rows.bind(2, signature);
+    std::vector<std::int64_t> seqs;
+    std::vector<std::int64_t> times;
+    std::set<std::string> trajectories;
+    std::map<std::string, int> targets;
+    std::int64_t qualified_at = 0;
+    while (rows.executeStep()) {
+      seqs.push_back(rows.getColumn(0).getInt64());
+      trajectories.insert(rows.getColumn(1).getString());
+      times.push_back(rows.getColumn(2).getInt64());
+      if (!rows.getColumn(3).isNull()) ++targets[rows.getColumn(3).getString()];
+      if (qualified_at == 0 && static_cast<std::int64_t>(seqs.size()) >= p_.pattern_min_occurrences &&
+          static_cast<std::int64_t>(trajectories.size()) >= p_.pattern_min_trajectories) {
+        qualified_at = times.back();
+      }
+    }
+    if (qualified_at == 0) return;
+    std::string target;
+    int best = 0;
+    for (const auto& [t, count] : targets) {
+      if (count > best) {
+        target = t;
+        best = count;
+      }
+    }
+    const auto count = static_cast<std::int64_t>(seqs.size());
+    json ids = json::array();
+    std::sort(seqs.begin(), seqs.end());
+    for (std::size_t i = seqs.size() > kMaxSupportIdsListed ? seqs.size() - kMaxSupportIdsListed : 0;
+         i < seqs.size(); ++i) {
+      ids.push_back(seqs[i]);
+    }
+    const std::string id = "pattern:" + ns + ":" + sha256_hex(signature).substr(0, 16);
+    const std::string text = "Seen " + std::to_string(count) + " times in " +
+                             std::to_string(trajectories.size()) + " trajectories" +
+                             (target.empty() ? "" : ", mostly around " + target) + ": " + signature;
+    upsert_observation(id, ns, "pattern", signature, target,
+                       "Recurring problem: " + signature.substr(0, 200), text, ids, count,
+                       static_cast<std::int64_t>(trajectories.size()), 0, qualified_at, times.back());
+  }
+
+  // Creates or reinforces an observation (seed 003 MemoryMetaObservation). Confidence
+  // min(0.95, 0.5 + 0.05 * support) and importance min(1, log10(1 + support) / 2) are ours.
+  void upsert_observation(const std::string& id, const std::string& ns, const std::string& type,
+                          const std::string& signature, const std::string& target,
+                          const std::string& title, const std::string& text, const json& ids,
+                          std::int64_t support, std::int64_t trajectories, std::int64_t successes,
+                          std::int64_t first_us, std::int64_t last_us) {
+    SQLite::Statement before(db_, "SELECT support_count FROM observations WHERE observation_id = ?1");
+    before.bind(1, id);
+    const bool exists = before.executeStep();
+    const std::int64_t previous_support = exists ? before.getColumn(0).getInt64() : 0;
+    if (exists && previous_support == support) return;
+    const std::int64_t threshold =
+        type == "pattern" ? p_.pattern_min_occurrences : p_.competence_min_successes;
+    SQLite::Statement upsert(db_, R"sql(
+INSERT INTO observations (observation_id, namespace, observation_type, signature, target, title, text,
+  supporting_event_ids, support_count, trajectory_count, success_count, confidence, importance,
+  times_reinforced, first_detected_us, last_reinforced_us)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, min(0.95, 0.5 + 0.05 * ?9),
+  min(1.0, log10(1 + ?9) / 2.0), ?12, ?13, ?14)
+ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excluded.text,
+  supporting_event_ids = excluded.supporting_event_ids, support_count = excluded.support_count,
+  trajectory_count = excluded.trajectory_count, success_count = excluded.success_count,
+  confidence = excluded.confidence, importance = excluded.importance,
+  times_reinforced = excluded.times_reinforced, last_reinforced_us = excluded.last_reinforced_us)sql");
+    upsert.bind(1, id);
+    upsert.bind(2, ns);
+    upsert.bind(3, type);
+    upsert.bind(4, signature);
+    if (target.empty()) {
+      upsert.bind(5);
+    } else {
+      upsert.bind(5, target);
+    }
+    upsert.bind(6, title);
+    upsert.bind(7, text);
+    upsert.bind(8, ids.dump());
+    upsert.bind(9, static_cast<std::int64_t>(support));
+    upsert.bind(10, static_cast<std::int64_t>(trajectories));
+    upsert.bind(11, static_cast<std::int64_t>(successes));
+    upsert.bind(12, static_cast<std::int64_t>(support - threshold));
+    upsert.bind(13, static_cast<std::int64_t>(first_us));
+    upsert.bind(14, static_cast<std::int64_t>(last_us));
+    upsert.exec();
+    const std::int64_t now = ctx_.clock.now_us();
+    if (exists) {
+      audit_.append("observation", id, "reinforce", kActor, now,
+                    "support " + std::to_string(previous_support) + " -> " + std::to_string(support));
+      ++totals_.observations_reinforced;
+    } else {
+      audit_.append("observation", id, "create", kActor, now, title);
+      ++totals_.observations_created;
+    }
+  }
+
+  JobContext& ctx_;
+  const ConsolidationParams& p_;
+  SQLite::Database& db_;
+  JobState state_;
+  store::AuditLog audit_;
+  SQLite::Statement read_events_;
+  SQLite::Statement insert_target_;
+  SQLite::Statement trajectory_target_;
+  SQLite::Statement add_weight_;
+  SQLite::Statement insert_problem_;
+  Totals totals_;
+};
+
+}  // namespace
+
+json run_consolidation(JobContext& ctx, const ConsolidationParams& params) {
+  return Consolidator(ctx, params).run();
+}
+
+}  // namespace reflectd::jobs

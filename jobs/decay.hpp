@@ -1,0 +1,26 @@
+#pragma once
+// The vitality decay job (Membrane's decay sweep, LedgerMind's vitality, Arandu's memify),
+// set-based and closed-form, so a sweep every minute and one every day give the same tables:
+//
+// - knowledge: vitality = rd_vitality(last evidence or use, now) and confidence =
+//   rd_confidence(confidence at the last evidence, ...), one UPDATE; every vitality change
+//   gets an audit row (action decay) with the previous state, in the same transaction.
+// - events: rows whose stored archive time (jobs::archive_at_us, fixed at write time from the
+//   resolved decay profile) has passed become `archived` (kept on disk, excluded from jobs),
+//   with an audit row each. manual_only and never policies have no archive time.
+// Nothing is hard-deleted here.
+
+#include <nlohmann/json.hpp>
+
+#include "jobs/formulas.hpp"
+#include "jobs/job.hpp"
+
+namespace reflectd::jobs {
+
+/// Runs one sweep at ctx.clock's now. Returns seed 003 MemifyResult (facts_scored,
+/// facts_marked_stale, edges_reinforced, merges_executed) plus events_archived,
+/// knowledge_decaying, knowledge_dormant and knowledge_reactivated. `params` must be the
+/// VitalityParams registered on ctx.db (register_sql_functions). Throws SQLite::Exception.
+nlohmann::json run_decay(JobContext& ctx, const VitalityParams& params);
+
+}  // namespace reflectd::jobs

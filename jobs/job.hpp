@@ -1,0 +1,78 @@
+#pragma once
+// A job is data: a name, its schedule and a run function. One Scheduler runs them all
+// (jobs/scheduler.hpp). A run function reads what it needs, writes its results together with
+// its progress marker (watermark) in one transaction, and returns a seed 003 result object.
+//
+// Error policy: a run function may throw; the scheduler records the run as failed with the
+// exception's text. It must call `cancel.check()` between steps: that throws JobCancelled once
+// the run timed out or the daemon is stopping, and the open transaction rolls back.
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "common/clock.hpp"
+
+namespace reflectd::jobs {
+
+/// Thrown by CancelToken::check(); never escapes the scheduler.
+class JobCancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Cooperative cancellation of one run. Thread-safe.
+class CancelToken {
+ public:
+  CancelToken(const Clock& clock, std::int64_t deadline_us, const std::atomic<bool>& stopping)
+      : clock_(clock), deadline_us_(deadline_us), stopping_(stopping) {}
+  /// True once the clock's monotonic time passed the run's deadline.
+  bool timed_out() const { return clock_.monotonic_us() >= deadline_us_; }
+  bool stopping() const { return stopping_.load(); }
+  /// Throws JobCancelled when the run must end.
+  void check() const {
+    if (stopping()) throw JobCancelled("interrupted: the daemon is stopping");
+    if (timed_out()) throw JobCancelled("timed out");
+  }
+
+ private:
+  const Clock& clock_;
+  std::int64_t deadline_us_;
+  const std::atomic<bool>& stopping_;
+};
+
+/// What a run function gets.
+struct JobContext {
+  SQLite::Database& db;      ///< The jobs' own connection (write-capable, WAL).
+  const Clock& clock;        ///< All "now" comes from here.
+  const CancelToken& cancel;
+  std::string ns;            ///< Namespace asked for; empty = every namespace.
+  std::string trigger;       ///< interval|events|idle|demand.
+  std::int64_t run_id = 0;   ///< job_runs.run_id.
+};
+
+/// When a job runs (config `jobs.<name>.*`).
+struct JobSchedule {
+  bool enabled = true;
+  std::int64_t interval_s = 3600;
+  std::int64_t jitter_pct = 0;
+  std::int64_t timeout_s = 600;
+  std::int64_t after_events = 0;  ///< 0 = trigger off.
+  std::int64_t idle_s = 0;        ///< 0 = trigger off.
+};
+
+/// A result object with "skipped": true is recorded as status skipped.
+using JobFunction = std::function<nlohmann::json(JobContext&)>;
+
+struct Job {
+  std::string name;
+  JobSchedule schedule;
+  JobFunction run;
+};
+
+}  // namespace reflectd::jobs

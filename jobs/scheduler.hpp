@@ -1,0 +1,126 @@
+#pragma once
+// The one scheduler (osquery's scheduler, Bitcoin Core's scheduleEvery, Redis' serverCron):
+// runs jobs one at a time on its own thread, off the bus thread, so ingestion never waits for
+// a job and no job overlaps itself. The next interval run is scheduled when a run ends, at
+// end + interval + a jitter that is a stable function of the job's name (the same across
+// restarts). Other triggers: N new events in a namespace, the bus idle for T seconds with
+// unprocessed events, and on-demand requests. Each run is a job_runs row written *before*
+// the run starts, so a run the process died in is found and marked interrupted at the next
+// start.
+//
+// Time comes from the injected Clock: tests call run_due() after advancing a FakeClock.
+// Thread-safety: events_committed(), request(), reconfigure() and stop() are
+// thread-safe; run_due() must not run concurrently with itself (start()
+// runs it on the scheduler thread).
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "jobs/job.hpp"
+
+namespace reflectd::jobs {
+
+/// One job_runs row.
+struct RunRecord {
+  std::int64_t run_id = 0;
+  std::string job;
+  std::string ns;
+  std::string trigger;
+  std::string status;  ///< running|ok|failed|timeout|interrupted|skipped.
+  std::int64_t started_us = 0;
+  std::int64_t finished_us = 0;
+  nlohmann::json result;
+  std::string error;
+};
+
+nlohmann::json to_json(const RunRecord& run);
+
+/// The latest job_runs rows, newest first, read on `reader` (any connection not used by the
+/// scheduler thread); `job` empty = every job.
+std::vector<RunRecord> recent_runs(SQLite::Database& reader, int limit, const std::string& job = {});
+
+class Scheduler {
+ public:
+  /// Publishes [topic, payload] on notify (thread-safe callable).
+  using Publish = std::function<void(const std::string& topic, nlohmann::json payload)>;
+  using RunDone = std::function<void(const RunRecord&)>;
+
+  /// `db` is the jobs' connection, used only by the thread that calls run_due().
+  Scheduler(SQLite::Database& db, const Clock& clock, std::vector<Job> jobs, Publish publish);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// Marks runs left `running` by a dead process as interrupted; returns how many.
+  int recover_interrupted();
+  /// Replaces the jobs' schedules and functions (SIGHUP); keeps counters and last run times.
+  void reconfigure(std::vector<Job> jobs);
+  /// The writer committed `count` new events in namespace `ns`; the idle trigger measures
+  /// silence from the last such call.
+  void events_committed(const std::string& ns, std::uint64_t count);
+  /// Queues an on-demand run of `job` for namespace `ns` ("" = all). `done` (may be empty) is
+  /// called when it ends, on the scheduler thread. Returns an error text for an unknown job.
+  std::optional<std::string> request(const std::string& job, const std::string& ns, RunDone done);
+
+  /// Runs every run due now, one after another; returns how many ran.
+  int run_due();
+  /// Monotonic µs when the next run becomes due; nullopt when nothing is scheduled.
+  std::optional<std::int64_t> next_due_us() const;
+
+  /// Starts the scheduler thread; stop() interrupts a running job cooperatively and joins.
+  void start();
+  void stop();
+
+  /// Names of the configured jobs.
+  std::vector<std::string> job_names() const;
+
+  /// Stable jitter of `name`: a fraction in [0, 1) from SHA-256 of the name.
+  static double jitter_fraction(const std::string& name);
+
+ private:
+  struct JobState {
+    Job job;
+    std::int64_t next_interval_us = 0;
+    std::map<std::string, std::uint64_t> new_events;  // per namespace, since the last run
+    std::uint64_t unprocessed = 0;
+  };
+  struct Due {
+    std::size_t index;
+    std::string ns;
+    std::string trigger;
+    RunDone done;
+  };
+
+  std::optional<Due> take_due();
+  void execute(Due due);
+  std::int64_t interval_offset(const Job& job) const;
+
+  SQLite::Database& db_;
+  const Clock& clock_;
+  Publish publish_;
+  SQLite::Statement insert_run_;
+  SQLite::Statement finish_run_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<JobState> jobs_;
+  std::deque<Due> demands_;
+  std::int64_t last_activity_us_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace reflectd::jobs
