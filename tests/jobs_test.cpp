@@ -1,0 +1,335 @@
+// The scheduler under a fake clock, and the consolidation and decay jobs on the real streams.
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "daemon/settings.hpp"
+#include "jobs/consolidation.hpp"
+#include "jobs/decay.hpp"
+#include "jobs/scheduler.hpp"
+#include "jobs/sql_functions.hpp"
+#include "store/database.hpp"
+#include "support/corpus.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace reflectd;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000;
+constexpr std::int64_t kDay = 86'400 * kSecond;
+// 2026-11-21T00:00:00Z: after the last event of both streams.
+constexpr std::int64_t kNow = 1'795'219'200 * kSecond;
+
+SQLite::Database open_writer(const std::string& path) {
+  return store::open_database({path, "normal", 5000}, store::Access::kWriter);
+}
+
+std::string dump(SQLite::Database& db, const std::string& sql) {
+  SQLite::Statement query(db, sql);
+  std::ostringstream out;
+  while (query.executeStep()) {
+    for (int i = 0; i < query.getColumnCount(); ++i) {
+      out << (query.getColumn(i).isNull() ? "NULL" : query.getColumn(i).getString()) << '|';
+    }
+    out << '\n';
+  }
+  return out.str();
+}
+
+// Everything the consolidation job derives, minus bookkeeping times.
+std::string derived_tables(SQLite::Database& db) {
+  return dump(db, "SELECT decision_id, namespace, kind, target, title, rationale, scope, status, phase, "
+                  "vitality, provenance, keywords, evidence_event_ids, consequences, procedural, "
+                  "frequency, unique_contexts, confidence, confidence_base, stability_score, "
+                  "reinforcement_density, coverage, lifetime_days, estimated_removal_cost, "
+                  "estimated_utility, acceptance_score, first_seen_us, last_seen_us FROM knowledge "
+                  "ORDER BY decision_id") +
+         dump(db, "SELECT * FROM knowledge_evidence ORDER BY decision_id, event_seq") +
+         dump(db, "SELECT observation_id, namespace, observation_type, signature, target, title, text, "
+                  "supporting_event_ids, support_count, trajectory_count, success_count, confidence, "
+                  "importance, times_reinforced, first_detected_us, last_reinforced_us "
+                  "FROM observations ORDER BY observation_id") +
+         dump(db, "SELECT * FROM event_targets ORDER BY seq") +
+         dump(db, "SELECT * FROM consolidation_targets ORDER BY namespace, target") +
+         dump(db, "SELECT * FROM problem_occurrences ORDER BY namespace, signature, seq") +
+         dump(db, "SELECT * FROM trajectory_outcomes ORDER BY namespace, trajectory_id") +
+         dump(db, "SELECT * FROM job_state ORDER BY job, namespace, key");
+}
+
+json consolidate(SQLite::Database& db, const Clock& clock, const jobs::ConsolidationParams& params,
+                 const std::string& ns = "") {
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  jobs::JobContext ctx{db, clock, cancel, ns, "demand", 0};
+  return jobs::run_consolidation(ctx, params);
+}
+
+jobs::ConsolidationParams default_params() {
+  return daemon::consolidation_params(config::defaults());
+}
+
+}  // namespace
+
+TEST_CASE("scheduler: interval with a stable jitter, rescheduled when a run ends") {
+  test::TempDir dir;
+  FakeClock clock;
+  auto db = open_writer(dir.file("s.db"));
+  std::vector<std::string> ran;
+  jobs::Job job{"tick", {true, 60, 50, 10, 0, 0}, [&](jobs::JobContext& ctx) {
+                  ran.push_back(ctx.trigger);
+                  clock.advance_us(5 * kSecond);  // the run takes 5 s
+                  return json{{"ticks", 1}};
+                }};
+  const double jitter = jobs::Scheduler::jitter_fraction("tick");
+  CHECK(jitter == jobs::Scheduler::jitter_fraction("tick"));
+  CHECK(jitter >= 0.0);
+  CHECK(jitter < 1.0);
+  const auto offset = static_cast<std::int64_t>(jitter * 0.5 * 60 * kSecond);
+  std::vector<json> published;
+  jobs::Scheduler scheduler(db, clock, {job}, [&](const std::string& topic, json payload) {
+    CHECK(topic == "job.tick");
+    published.push_back(std::move(payload));
+  });
+  CHECK(*scheduler.next_due_us() == offset);
+  if (offset > 0) {
+    clock.advance_us(offset - 1);
+    CHECK(scheduler.run_due() == 0);
+    clock.advance_us(1);
+  }
+  CHECK(scheduler.run_due() == 1);
+  // Next run: end of the run + interval + the same jitter.
+  CHECK(*scheduler.next_due_us() == offset + 5 * kSecond + 60 * kSecond + offset);
+  clock.advance_us(60 * kSecond + offset - 1);
+  CHECK(scheduler.run_due() == 0);
+  clock.advance_us(1);
+  CHECK(scheduler.run_due() == 1);
+  CHECK(ran == std::vector<std::string>{"interval", "interval"});
+  REQUIRE(published.size() == 2);
+  CHECK(published[0]["status"] == "ok");
+  CHECK(published[0]["result"] == json{{"ticks", 1}});
+  CHECK(published[0]["finished_us"].get<std::int64_t>() - published[0]["started_us"].get<std::int64_t>() == 5 * kSecond);
+  const auto runs = jobs::recent_runs(db, 10);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].status == "ok");
+  CHECK(runs[0].trigger == "interval");
+}
+
+TEST_CASE("scheduler: event-count, idle and on-demand triggers") {
+  test::TempDir dir;
+  FakeClock clock;
+  auto db = open_writer(dir.file("s.db"));
+  std::vector<std::string> ran;
+  jobs::Job job{"work", {true, 86400, 0, 10, 100, 30}, [&](jobs::JobContext& ctx) {
+                  ran.push_back(ctx.trigger + ":" + ctx.ns);
+                  return json::object();
+                }};
+  jobs::Scheduler scheduler(db, clock, {job}, {});
+  scheduler.run_due();  // the first interval run (jitter 0)
+  ran.clear();
+  scheduler.events_committed("a", 99);
+  CHECK(scheduler.run_due() == 0);
+  scheduler.events_committed("a", 1);
+  CHECK(scheduler.run_due() == 1);  // 100 new events in namespace a
+  scheduler.events_committed("b", 5);
+  clock.advance_us(29 * kSecond);
+  CHECK(scheduler.run_due() == 0);
+  clock.advance_us(1 * kSecond);
+  CHECK(scheduler.run_due() == 1);  // idle 30 s with unprocessed events
+  CHECK(scheduler.run_due() == 0);  // nothing left unprocessed
+  bool answered = false;
+  CHECK_FALSE(scheduler.request("work", "c", [&](const jobs::RunRecord& run) {
+    answered = run.status == "ok";
+  }));
+  CHECK(scheduler.request("nope", "", {}) == "unknown job 'nope'; known: work");
+  CHECK(scheduler.run_due() == 1);
+  CHECK(answered);
+  CHECK(ran == std::vector<std::string>{"events:a", "idle:", "demand:c"});
+}
+
+TEST_CASE("scheduler: failures, timeouts, skips and interrupted runs are recorded") {
+  test::TempDir dir;
+  FakeClock clock;
+  auto db = open_writer(dir.file("s.db"));
+  jobs::Job failing{"failing", {true, 3600, 0, 10, 0, 0},
+                    [](jobs::JobContext&) -> json { throw std::runtime_error("boom"); }};
+  jobs::Job slow{"slow", {true, 3600, 0, 10, 0, 0}, [&](jobs::JobContext& ctx) -> json {
+                   for (;;) {
+                     clock.advance_us(kSecond);  // each step takes 1 s of fake time
+                     ctx.cancel.check();
+                   }
+                 }};
+  jobs::Job disabled{"disabled", {false, 3600, 0, 10, 0, 0}, [](jobs::JobContext&) { return json::object(); }};
+  jobs::Job empty{"empty", {true, 3600, 0, 10, 0, 0},
+                  [](jobs::JobContext&) { return json{{"skipped", true}, {"skip_reason", "no new events"}}; }};
+  jobs::Scheduler scheduler(db, clock, {failing, slow, disabled, empty}, {});
+  CHECK(scheduler.run_due() == 3);  // disabled jobs are not scheduled
+  CHECK_FALSE(scheduler.request("disabled", "", {}));
+  CHECK(scheduler.run_due() == 1);
+  std::map<std::string, jobs::RunRecord> by_job;
+  for (const auto& run : jobs::recent_runs(db, 10)) by_job[run.job] = run;
+  CHECK(by_job["failing"].status == "failed");
+  CHECK(by_job["failing"].error == "boom");
+  CHECK(by_job["slow"].status == "timeout");
+  CHECK(by_job["slow"].finished_us - by_job["slow"].started_us == 10 * kSecond);
+  CHECK(by_job["empty"].status == "skipped");
+  CHECK(by_job["disabled"].status == "skipped");
+  CHECK(by_job["disabled"].trigger == "demand");
+  // A run the process died in is found at the next start.
+  db.exec("INSERT INTO job_runs (job, trigger, started_us, status) VALUES ('slow', 'interval', 1, 'running')");
+  jobs::Scheduler restarted(db, clock, {}, {});
+  CHECK(restarted.recover_interrupted() == 1);
+  CHECK(jobs::recent_runs(db, 1)[0].status == "interrupted");
+}
+
+TEST_CASE("consolidation on the real streams") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string path = dir.file("c.db");
+  REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock) == 9052);
+  auto db = open_writer(path);
+  const json result = consolidate(db, clock, default_params());
+  INFO(result.dump());
+  CHECK(result["events_processed"] == 9052);
+  CHECK(result["skipped"] == false);
+  CHECK(result["observations_created"].get<int>() > 0);
+  CHECK(result["streams_created"].get<int>() > 0);
+  CHECK(result["procedures_distilled"].get<int>() > 0);
+
+  SECTION("libzmq's most active modules become EMERGENT or CANONICAL streams") {
+    const auto src = dump(db, "SELECT phase, status, frequency > 1000, coverage, target FROM knowledge "
+                              "WHERE decision_id = 'proposal:libzmq:src'");
+    CHECK((src == "canonical|accepted|1|1.0|src|\n" || src == "emergent|accepted|1|1.0|src|\n"));
+    CHECK(db.execAndGet("SELECT count(*) FROM knowledge WHERE namespace = 'libzmq' AND phase != 'pattern'").getInt() >= 3);
+    // Every metric is the documented formula of the stored evidence.
+    std::vector<std::int64_t> dates;
+    SQLite::Statement evidence(db, "SELECT ts_us FROM knowledge_evidence WHERE decision_id = "
+                                   "'proposal:libzmq:src' ORDER BY ts_us, event_seq");
+    while (evidence.executeStep()) dates.push_back(evidence.getColumn(0).getInt64());
+    const auto m = jobs::compute_metrics(dates, {}, jobs::Phase::kEmergent, jobs::Scope::kLocal, kNow, {});
+    CHECK(db.execAndGet("SELECT confidence FROM knowledge WHERE decision_id = 'proposal:libzmq:src'").getDouble() == m.confidence);
+    CHECK(db.execAndGet("SELECT stability_score FROM knowledge WHERE decision_id = 'proposal:libzmq:src'").getDouble() == m.stability);
+    CHECK(db.execAndGet("SELECT frequency FROM knowledge WHERE decision_id = 'proposal:libzmq:src'").getInt64() == m.frequency);
+  }
+  SECTION("recurring problems become pattern observations whose ids are real events") {
+    CHECK(db.execAndGet("SELECT count(*) FROM observations WHERE namespace = 'libzmq' AND observation_type = 'pattern'").getInt() >= 5);
+    CHECK(db.execAndGet("SELECT support_count FROM observations WHERE signature = 'tests without test framework'").getInt() == 17);
+    CHECK(db.execAndGet("SELECT count(*) FROM observations o, json_each(o.supporting_event_ids) j "
+                        "LEFT JOIN events e ON e.seq = j.value WHERE e.seq IS NULL").getInt() == 0);
+    CHECK(db.execAndGet("SELECT min(support_count >= 3 AND trajectory_count >= 2) FROM observations "
+                        "WHERE observation_type = 'pattern'").getInt() == 1);
+  }
+  SECTION("successful SWE-agent runs are distilled into procedures") {
+    const auto procedural = json::parse(db.execAndGet(
+        "SELECT procedural FROM knowledge WHERE namespace = 'swe-agent' AND procedural IS NOT NULL "
+        "ORDER BY decision_id LIMIT 1").getString());
+    CHECK(procedural["steps"].size() > 0);
+    CHECK(procedural["steps"][0]["action"].is_string());
+    CHECK(procedural["success_evidence_ids"].size() == 1);
+    CHECK(db.execAndGet("SELECT count(*) FROM trajectory_outcomes WHERE namespace = 'swe-agent'").getInt() == 19);
+  }
+  SECTION("a rerun with no new events changes nothing") {
+    const std::string before = derived_tables(db);
+    const json again = consolidate(db, clock, default_params());
+    CHECK(again["events_processed"] == 0);
+    CHECK(again["skipped"] == true);
+    CHECK(derived_tables(db) == before);
+  }
+}
+
+TEST_CASE("consolidation does not depend on how events were split into runs and chunks") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string one = dir.file("one.db");
+  const std::string many = dir.file("many.db");
+  REQUIRE(test::load_corpus(one, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock) == 9052);
+  std::filesystem::copy_file(one, many);
+  auto db_one = open_writer(one);
+  auto db_many = open_writer(many);
+  consolidate(db_one, clock, default_params());
+  auto small_chunks = default_params();
+  small_chunks.chunk_events = 777;
+  // Several runs, one per namespace, in small chunks.
+  consolidate(db_many, clock, small_chunks, "swe-agent");
+  consolidate(db_many, clock, small_chunks, "libzmq");
+  CHECK(derived_tables(db_many) == derived_tables(db_one));
+}
+
+TEST_CASE("a run cancelled mid-way and rerun yields the tables of an uninterrupted run") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string a = dir.file("a.db");
+  const std::string b = dir.file("b.db");
+  REQUIRE(test::load_corpus(a, {"libzmq-commits.jsonl"}, clock) == 8604);
+  std::filesystem::copy_file(a, b);
+  auto db_a = open_writer(a);
+  auto db_b = open_writer(b);
+  consolidate(db_a, clock, default_params());
+
+  auto params = default_params();
+  params.chunk_events = 1000;
+  // Cancel at the 4th check: the first chunks commit, the one in flight rolls back.
+  std::atomic<bool> stopping{false};
+  struct CountingClock final : Clock {
+    const Clock& inner;
+    mutable std::atomic<int> calls{0};
+    explicit CountingClock(const Clock& c) : inner(c) {}
+    std::int64_t now_us() const override { return inner.now_us(); }
+    std::int64_t monotonic_us() const override { return ++calls >= 4 ? 1 : 0; }
+  } counting(clock);
+  jobs::CancelToken cancel(counting, 1, stopping);
+  jobs::JobContext ctx{db_b, clock, cancel, "", "interval", 0};
+  CHECK_THROWS_AS(jobs::run_consolidation(ctx, params), jobs::JobCancelled);
+  const auto watermark = db_b.execAndGet("SELECT value FROM job_state WHERE key = 'watermark'").getString();
+  CHECK(watermark != "8604");
+  consolidate(db_b, clock, params);
+  CHECK(derived_tables(db_b) == derived_tables(db_a));
+}
+
+TEST_CASE("decay sweeps are closed-form: many sweeps equal one") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string a = dir.file("a.db");
+  const std::string b = dir.file("b.db");
+  REQUIRE(test::load_corpus(a, {"swe-agent-trajectories.jsonl"}, clock) == 448);
+  {
+    auto db = open_writer(a);
+    consolidate(db, clock, default_params());
+  }
+  std::filesystem::copy_file(a, b);
+  const auto vitality = daemon::vitality_params(config::defaults().decay);
+  auto sweep = [&](const std::string& path, std::int64_t now) {
+    FakeClock at(now);
+    auto db = open_writer(path);
+    jobs::register_sql_functions(db, vitality);
+    std::atomic<bool> stopping{false};
+    jobs::CancelToken cancel(at, std::numeric_limits<std::int64_t>::max(), stopping);
+    jobs::JobContext ctx{db, at, cancel, "", "interval", 0};
+    return jobs::run_decay(ctx, vitality);
+  };
+  // a: one sweep 45 days later. b: a sweep every 6 hours for 45 days.
+  const json once = sweep(a, kNow + 45 * kDay);
+  for (std::int64_t t = kNow + 6 * 3600 * kSecond; t <= kNow + 45 * kDay; t += 6 * 3600 * kSecond) sweep(b, t);
+  auto db_a = open_writer(a);
+  auto db_b = open_writer(b);
+  const std::string knowledge = "SELECT decision_id, vitality, confidence FROM knowledge ORDER BY decision_id";
+  CHECK(dump(db_a, knowledge) == dump(db_b, knowledge));
+  CHECK(dump(db_a, "SELECT seq, status FROM events ORDER BY seq") ==
+        dump(db_b, "SELECT seq, status FROM events ORDER BY seq"));
+  // The SWE-agent streams' last evidence is from 2024: dormant, with the documented loss.
+  CHECK(db_a.execAndGet("SELECT count(*) FROM knowledge WHERE vitality != 'dormant'").getInt() == 0);
+  const double base = db_a.execAndGet("SELECT confidence_base FROM knowledge ORDER BY decision_id LIMIT 1").getDouble();
+  const std::int64_t last = db_a.execAndGet("SELECT last_seen_us FROM knowledge ORDER BY decision_id LIMIT 1").getInt64();
+  CHECK(db_a.execAndGet("SELECT confidence FROM knowledge ORDER BY decision_id LIMIT 1").getDouble() ==
+        jobs::decayed_confidence(base, last, kNow + 45 * kDay, vitality));
+  // Episodic events (max age 30 days, auto_prune) are archived once, each with an audit row.
+  CHECK(once["events_archived"] == 448);
+  CHECK(db_a.execAndGet("SELECT count(*) FROM audit_log WHERE action = 'archive'").getInt() == 448);
+  CHECK(db_b.execAndGet("SELECT count(*) FROM audit_log WHERE action = 'archive'").getInt() == 448);
+  CHECK(once["facts_marked_stale"].get<int>() >= 448);
+}

@@ -1,0 +1,51 @@
+#pragma once
+// Loads the real event streams of ../shared/data into a database through the real decoder and
+// writer, for job tests that need the data but not the sockets.
+
+#include <fstream>
+#include <future>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bus/event_decoder.hpp"
+#include "common/clock.hpp"
+#include "config/config.hpp"
+#include "daemon/settings.hpp"
+#include "store/writer.hpp"
+
+namespace reflectd::test {
+
+/// Stores every line of the named files (in ../shared/data) in `path`; returns events stored.
+inline std::size_t load_corpus(const std::string& path, const std::vector<std::string>& files,
+                               const Clock& clock) {
+  store::WriterOptions options;
+  options.database = {path, "normal", 5000};
+  options.profiles = daemon::decay_profiles(config::defaults().decay);
+  store::Writer writer(options, clock);
+  bus::EventDecoder decoder(clock);
+  std::size_t stored = 0;
+  for (const auto& name : files) {
+    std::ifstream in(std::string(REFLECTD_DATA_DIR) + "/" + name);
+    if (!in) throw std::runtime_error("cannot open " + name);
+    std::string line;
+    store::WriteRequest request;
+    auto flush = [&] {
+      std::promise<store::WriteResult> done;
+      auto future = done.get_future();
+      request.on_done = [&](store::WriteResult&& result) { done.set_value(std::move(result)); };
+      if (!writer.submit(std::move(request), true)) throw std::runtime_error("writer refused");
+      for (const auto& r : future.get().results) stored += r.status == store::EventStatus::kStored;
+      request = {};
+    };
+    while (std::getline(in, line)) {
+      auto message = decoder.decode(line, 1 << 20);
+      request.entries.push_back(std::move(message.events.at(0)));
+      if (request.entries.size() == 1000) flush();
+    }
+    if (!request.entries.empty()) flush();
+  }
+  return stored;
+}
+
+}  // namespace reflectd::test
