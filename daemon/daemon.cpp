@@ -12,11 +12,14 @@
 
 #include "common/version.hpp"
 #include "daemon/settings.hpp"
+#include "jobs/sql_functions.hpp"
+#include "store/reinforcement.hpp"
 
 namespace reflectd::daemon {
 namespace {
 
-constexpr const char* kCommands = "status, run, jobs, knowledge, observations";
+constexpr const char* kCommands =
+    "status, run, jobs, knowledge, observations, reinforce, search, events";
 
 void notify_systemd(const std::string& state) {
   // A no-op returning 0 when $NOTIFY_SOCKET is unset (not run by systemd).
@@ -66,6 +69,8 @@ void Daemon::start() {
                                         config_.store.busy_timeout_ms};
   jobs_db_ = std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kWriter));
   reader_db_ = std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kReader));
+  reader_vitality_ = vitality_params(config_.decay);
+  jobs::register_sql_functions(*reader_db_, reader_vitality_);
   scheduler_ = std::make_unique<jobs::Scheduler>(
       *jobs_db_, clock_, build_jobs(config_), [this](const std::string& topic, nlohmann::json payload) {
         boost::asio::post(io_, [this, topic, payload = std::move(payload)]() mutable {
@@ -158,6 +163,7 @@ void Daemon::reload_now() {
     config_.decay = next.decay;
     writer_->set_profiles(decay_profiles(config_.decay));
     scheduler_->reconfigure(build_jobs(config_));
+    reader_vitality_ = vitality_params(config_.decay);
     spdlog::set_level(spdlog::level::from_str(config_.log.level));
     bus_->set_max_message_bytes(config_.bus.max_message_bytes);
     writer_->set_commit_limits(config_.store.commit_max_events, config_.store.commit_max_delay_ms);
@@ -264,6 +270,9 @@ void Daemon::handle_control(const nlohmann::json& request, bus::ControlReply rep
     if (*cmd == "jobs") return reply(control_jobs(request));
     if (*cmd == "knowledge") return reply(control_knowledge(request));
     if (*cmd == "observations") return reply(control_observations(request));
+    if (*cmd == "reinforce") return control_reinforce(request, std::move(reply));
+    if (*cmd == "search") return reply(control_search(request));
+    if (*cmd == "events") return reply(control_events(request));
   } catch (const std::exception& error) {
     return reply({{"ok", false}, {"error", std::string("request failed: ") + error.what()}});
   }
@@ -374,6 +383,100 @@ LIMIT ?3)sql");
   query.bind(2, text_param(request, "type"));
   query.bind(3, limit_param(request, 50));
   return {{"ok", true}, {"observations", rows(query)}};
+}
+
+}  // namespace reflectd::daemon
+
+namespace reflectd::daemon {
+namespace {
+
+// An FTS5 query that matches every word of `text` (each quoted, so no user text is parsed as
+// FTS5 syntax). Empty when `text` has no word.
+std::string fts_query(const std::string& text) {
+  std::string query;
+  std::string word;
+  auto flush = [&] {
+    if (word.empty()) return;
+    query += (query.empty() ? "\"" : " \"") + word + "\"";
+    word.clear();
+  };
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0 || (static_cast<unsigned char>(c) & 0x80) != 0 ||
+        c == '_') {
+      word.push_back(c);
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return query;
+}
+
+}  // namespace
+
+void Daemon::control_reinforce(const nlohmann::json& request, bus::ControlReply reply) {
+  const std::string id = text_param(request, "id");
+  if (id.empty()) return reply({{"ok", false}, {"error", "reinforce: \"id\" (string) is required"}});
+  const bool useful = request.value("useful", true);
+  const std::string actor = text_param(request, "agent_id").empty() ? "control" : text_param(request, "agent_id");
+  store::WriteRequest write;
+  write.apply = [id, useful, actor, now = clock_.now_us(),
+                 profiles = decay_profiles(config_.decay)](SQLite::Database& db) {
+    return store::reinforce(db, id, useful, actor, now, profiles);
+  };
+  write.on_done = [reply](store::WriteResult&& result) {
+    if (!result.storage_error.empty()) return reply({{"ok", false}, {"error", result.storage_error}});
+    if (!result.apply_error.empty()) return reply({{"ok", false}, {"error", result.apply_error}});
+    reply({{"ok", true}, {"reinforced", nlohmann::json::parse(result.apply_result)}});
+  };
+  if (!writer_->submit(std::move(write))) {
+    reply({{"ok", false}, {"error", "writer busy or stopping: retry"}});
+  }
+}
+
+nlohmann::json Daemon::control_search(const nlohmann::json& request) {
+  const std::string query = fts_query(text_param(request, "text"));
+  if (query.empty()) return {{"ok", false}, {"error", "search: \"text\" must contain a word"}};
+  // score = bm25 relevance (negated: higher is better) x salience weight x vitality weight:
+  // (0.5 + 0.5 * min(1, salience now)) and, for events behind a knowledge row, 1 / 0.75 / 0.5
+  // for ACTIVE / DECAYING / DORMANT. Fields follow seed 000 SearchResultItem.
+  SQLite::Statement search(*reader_db_, R"sql(
+SELECT e.uid AS id, e.seq, e.kind, e.namespace,
+       coalesce(k.status, e.status) AS status,
+       -bm25(events_fts) * (0.5 + 0.5 * min(1.0, rd_salience(e.salience_base, e.salience_ref_us,
+           e.received_us, e.decay_curve, e.half_life_s, e.min_salience, e.max_age_s, e.pinned, ?4)))
+         * CASE k.vitality WHEN 'decaying' THEN 0.75 WHEN 'dormant' THEN 0.5 ELSE 1.0 END AS score,
+       snippet(events_fts, 0, '[', ']', '...', 24) AS preview
+FROM events_fts JOIN events e ON e.seq = events_fts.rowid
+LEFT JOIN knowledge k ON k.source_event_seq = e.seq
+WHERE events_fts MATCH ?1 AND (?2 = '' OR e.namespace = ?2) AND (?3 = '' OR e.kind = ?3)
+ORDER BY score DESC, e.seq DESC
+LIMIT ?5)sql");
+  search.bind(1, query);
+  search.bind(2, text_param(request, "namespace"));
+  search.bind(3, text_param(request, "kind"));
+  search.bind(4, static_cast<std::int64_t>(clock_.now_us()));
+  search.bind(5, limit_param(request, 10));
+  return {{"ok", true}, {"query", query}, {"results", rows(search)}};
+}
+
+nlohmann::json Daemon::control_events(const nlohmann::json& request) {
+  const auto after = request.find("after_seq");
+  const std::int64_t after_seq = after != request.end() && after->is_number_integer() ? after->get<std::int64_t>() : -1;
+  // Without after_seq: the latest `limit` events (newest last); with it: the next ones.
+  SQLite::Statement query(*reader_db_, R"sql(
+SELECT * FROM (
+  SELECT seq, uid AS id, namespace, kind, source, agent_id, ts_us, status, substr(content, 1, 200) AS preview
+  FROM events
+  WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR kind = ?2) AND (?3 < 0 OR seq > ?3)
+  ORDER BY CASE WHEN ?3 < 0 THEN -seq ELSE seq END
+  LIMIT ?4)
+ORDER BY seq)sql");
+  query.bind(1, text_param(request, "namespace"));
+  query.bind(2, text_param(request, "kind"));
+  query.bind(3, static_cast<std::int64_t>(after_seq));
+  query.bind(4, limit_param(request, 20));
+  return {{"ok", true}, {"events", rows(query)}};
 }
 
 }  // namespace reflectd::daemon

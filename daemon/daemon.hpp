@@ -78,6 +78,9 @@ class Daemon {
   nlohmann::json control_jobs(const nlohmann::json& request);
   nlohmann::json control_knowledge(const nlohmann::json& request);
   nlohmann::json control_observations(const nlohmann::json& request);
+  void control_reinforce(const nlohmann::json& request, bus::ControlReply reply);
+  nlohmann::json control_search(const nlohmann::json& request);
+  nlohmann::json control_events(const nlohmann::json& request);
   std::string status_line() const;
 
   config::Config config_;
@@ -99,6 +102,7 @@ class Daemon {
   std::unique_ptr<SQLite::Database> jobs_db_;    // the scheduler thread's connection
   std::unique_ptr<SQLite::Database> reader_db_;  // control queries, on the io thread
   std::unique_ptr<jobs::Scheduler> scheduler_;
+  jobs::VitalityParams reader_vitality_;  // registered on reader_db_ (io thread only)
   std::atomic<bus::Bus*> bus_for_writer_{nullptr};  // read by the writer thread
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<boost::asio::steady_timer> stats_timer_;

@@ -182,6 +182,27 @@ void Writer::commit_group() {
       for (const EventEntry& entry : request.entries) {
         result.results.push_back(write_entry(entry, request, profiles));
       }
+      if (request.apply) {
+        db_.exec("SAVEPOINT apply");
+        try {
+          result.apply_result = request.apply(db_);
+          db_.exec("RELEASE apply");
+        } catch (const SQLite::Exception& error) {
+          // Storage failures fail the whole group like any other write.
+          const int code = error.getErrorCode();
+          if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_READONLY ||
+              code == SQLITE_BUSY) {
+            throw;
+          }
+          db_.exec("ROLLBACK TO apply");
+          db_.exec("RELEASE apply");
+          result.apply_error = error.what();
+        } catch (const std::exception& error) {
+          db_.exec("ROLLBACK TO apply");
+          db_.exec("RELEASE apply");
+          result.apply_error = error.what();
+        }
+      }
       for (const DeadLetter& letter : request.dead_letters) {
         event_store_.insert_dead_letter(letter.payload, letter.endpoint, letter.reason,
                                        letter.received_us);

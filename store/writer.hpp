@@ -62,6 +62,8 @@ struct WriteResult {
   std::vector<EventResult> results;  ///< One per entry, in entry order.
   std::string message_error;         ///< Copied from the request.
   std::string storage_error;         ///< Set when the transaction failed ("storage unavailable: ...").
+  std::string apply_result;          ///< What WriteRequest::apply returned.
+  std::string apply_error;           ///< What it threw (its changes were rolled back).
 };
 
 /// One received message's worth of work.
@@ -78,6 +80,11 @@ struct WriteRequest {
   std::string dead_letter_endpoint;
   std::string raw_payload;
   std::function<void(WriteResult&&)> on_done;  ///< May be empty.
+  /// A change other than events (e.g. a reinforcement reported by an agent), run on the
+  /// writer thread inside the group transaction, under a savepoint: if it throws, only its
+  /// own changes roll back and the text goes to WriteResult::apply_error. Its return value
+  /// goes to WriteResult::apply_result.
+  std::function<std::string(SQLite::Database&)> apply;
 };
 
 /// Counters since start; read with relaxed loads.
