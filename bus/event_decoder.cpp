@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <unordered_set>
 
 #include "bus/kinds.hpp"
 #include "bus/timestamp.hpp"
@@ -52,6 +53,26 @@ const char* type_name(element_type type) {
     case element_type::NULL_VALUE: return "null";
   }
   return "value";
+}
+
+// The first key that appears twice in one object anywhere inside `value` (README: "no
+// duplicate keys" at every depth; nlohmann would silently keep only one of them). Recursion is
+// bounded by the parser's depth limit (1024).
+std::optional<std::string> nested_duplicate_key(element value) {
+  simdjson::dom::array items;
+  object fields;
+  if (value.get_array().get(items) == simdjson::SUCCESS) {
+    for (element item : items) {
+      if (auto found = nested_duplicate_key(item)) return found;
+    }
+  } else if (value.get_object().get(fields) == simdjson::SUCCESS) {
+    std::unordered_set<std::string_view> seen;
+    for (auto field : fields) {
+      if (!seen.insert(field.key).second) return std::string(field.key.substr(0, 64));
+      if (auto found = nested_duplicate_key(field.value)) return found;
+    }
+  }
+  return std::nullopt;
 }
 
 // Collects the first rule violation of an event; later checks are skipped once one failed.
@@ -417,17 +438,20 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
   nlohmann::json unknown = nlohmann::json::object();
   element metadata_value;
   bool have_metadata = false;
-  std::vector<std::string_view> seen;
+  std::unordered_set<std::string_view> seen;  // linear even for 100k fields
 
   for (auto field : fields) {
     if (check.failed()) break;
     const std::string_view key = field.key;
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+    if (!seen.insert(key).second) {
       check.fail(key, "duplicate key");
       break;
     }
-    seen.push_back(key);
     const element value = field.value;
+    if (auto duplicate = nested_duplicate_key(value)) {
+      check.fail(key, "duplicate key '" + *duplicate + "'");
+      break;
+    }
     std::string text;
     if (key == "kind") {
       std::string_view s;

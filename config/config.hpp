@@ -42,6 +42,7 @@ struct StoreConfig {
   std::int64_t commit_max_delay_ms = 0;  ///< Longest a transaction waits for more events, ms.
   std::int64_t writer_queue_events = 0;  ///< Writer queue capacity, events.
   std::int64_t busy_timeout_ms = 0;      ///< sqlite3_busy_timeout, milliseconds.
+  std::int64_t max_pages = 0;            ///< PRAGMA max_page_count of the writer; 0 = unlimited.
 };
 
 /// Scheduling of one job (seed 003 background jobs). Triggers: the interval; `after_events`

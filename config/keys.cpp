@@ -82,6 +82,12 @@ const std::array kKeys{
   KeySpec{"store.busy_timeout_ms", KT::kInteger, "5000", 0, 600000, "", false, "ms",
           "How long a connection waits for another process's lock before failing.",
           +[](Config& c) -> std::int64_t& { return c.store.busy_timeout_ms; }},
+  KeySpec{"store.max_pages", KT::kInteger, "0", 0, 1073741823, "", true, "pages",
+          "Largest database size, in pages (PRAGMA max_page_count on the writer connection; "
+          "0 = unlimited). A write past it fails like a full disk: the whole transaction rolls "
+          "back and each message is answered \"storage unavailable: disk full\"; raising the "
+          "limit (SIGHUP) or deleting data resumes writing.",
+          +[](Config& c) -> std::int64_t& { return c.store.max_pages; }},
 
   KeySpec{"daemon.stats_interval_ms", KT::kInteger, "1000", 100, 3600000, "", true, "ms",
           "Period of the events.stored announcement on notify and of systemd STATUS= lines.",

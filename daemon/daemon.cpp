@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <thread>
 
 #include "common/version.hpp"
 #include "daemon/settings.hpp"
@@ -157,6 +158,7 @@ void Daemon::reload_now() {
     config_.bus.max_message_bytes = next.bus.max_message_bytes;
     config_.store.commit_max_events = next.store.commit_max_events;
     config_.store.commit_max_delay_ms = next.store.commit_max_delay_ms;
+    config_.store.max_pages = next.store.max_pages;
     config_.daemon = next.daemon;
     config_.jobs = next.jobs;
     config_.consolidation = next.consolidation;
@@ -167,6 +169,7 @@ void Daemon::reload_now() {
     spdlog::set_level(spdlog::level::from_str(config_.log.level));
     bus_->set_max_message_bytes(config_.bus.max_message_bytes);
     writer_->set_commit_limits(config_.store.commit_max_events, config_.store.commit_max_delay_ms);
+    writer_->set_max_pages(config_.store.max_pages);
     last_reload_.ok = true;
     last_reload_.message = restart_needed.empty()
                                ? "applied"
@@ -273,6 +276,12 @@ void Daemon::handle_control(const nlohmann::json& request, bus::ControlReply rep
     if (*cmd == "reinforce") return control_reinforce(request, std::move(reply));
     if (*cmd == "search") return reply(control_search(request));
     if (*cmd == "events") return reply(control_events(request));
+    if (options_.test_hooks && *cmd == "test_stall") {
+      // Test hook: a deliberately stuck event loop (the watchdog test).
+      const auto ms = std::clamp<std::int64_t>(request.value("ms", std::int64_t{0}), 0, 60000);
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      return reply({{"ok", true}, {"stalled_ms", ms}});
+    }
   } catch (const std::exception& error) {
     return reply({{"ok", false}, {"error", std::string("request failed: ") + error.what()}});
   }

@@ -34,6 +34,8 @@ struct DaemonOptions {
   std::string config_path;
   /// Install SIGTERM/SIGINT/SIGHUP handlers (the real daemon; tests may leave it off).
   bool handle_signals = false;
+  /// Enables test-only control commands (daemon/test_hooks.hpp); REFLECTD_TEST_HOOKS=1.
+  bool test_hooks = false;
 };
 
 /// Outcome of the last reload, reported by `status`.

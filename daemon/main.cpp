@@ -3,13 +3,16 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "common/clock.hpp"
 #include "common/version.hpp"
 #include "config/config.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/logging.hpp"
+#include "daemon/test_hooks.hpp"
 
 namespace {
 
@@ -85,9 +88,16 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  reflectd::SystemClock clock;
+  reflectd::SystemClock system_clock;
+  const bool test_hooks = reflectd::daemon::test_hooks_from_env();
+  std::optional<reflectd::daemon::PinnedWallClock> pinned;
+  if (const char* now = std::getenv("REFLECTD_TEST_NOW_US"); test_hooks && now != nullptr) {
+    pinned.emplace(std::strtoll(now, nullptr, 10));
+  }
+  const reflectd::Clock& clock = pinned ? static_cast<const reflectd::Clock&>(*pinned) : system_clock;
+  if (test_hooks) spdlog::warn("REFLECTD_TEST_HOOKS=1: test-only control commands are enabled");
   try {
-    reflectd::daemon::Daemon daemon(std::move(config), {config_path, true}, clock);
+    reflectd::daemon::Daemon daemon(std::move(config), {config_path, true, test_hooks}, clock);
     daemon.start();
     return daemon.run();
   } catch (const std::exception& error) {

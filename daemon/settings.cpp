@@ -31,6 +31,7 @@ store::WriterOptions writer_options(const config::Config& config, const std::str
   options.commit_max_events = config.store.commit_max_events;
   options.commit_max_delay_ms = config.store.commit_max_delay_ms;
   options.queue_capacity_events = config.store.writer_queue_events;
+  options.max_pages = config.store.max_pages;
   return options;
 }
 

@@ -47,7 +47,9 @@ Writer::Writer(WriterOptions options, const Clock& clock, std::function<void()> 
       knowledge_(db_),
       max_events_(options_.commit_max_events),
       max_delay_us_(options_.commit_max_delay_ms * 1000),
+      max_pages_(options_.max_pages),
       profiles_(options_.profiles) {
+  unlimited_pages_ = db_.execAndGet("PRAGMA max_page_count").getInt64();
   thread_ = std::thread([this] { run(); });
 }
 
@@ -161,6 +163,11 @@ void Writer::commit_group() {
     profiles = profiles_;
   }
   try {
+    if (const std::int64_t pages = max_pages_.load(); pages != applied_max_pages_) {
+      // SQLite never sets it below the current size; 0 restores the connection's default.
+      db_.execAndGet("PRAGMA max_page_count = " + std::to_string(pages > 0 ? pages : unlimited_pages_));
+      applied_max_pages_ = pages;
+    }
     SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
     for (;;) {
       WriteRequest request;
@@ -176,16 +183,21 @@ void Writer::commit_group() {
           space_freed = true;
         }
       }
+      // Taken before writing: when a statement fails (disk full) this request is answered
+      // or retried with the others of the group instead of vanishing.
+      events += weight(request);
+      taken.push_back(std::move(request));
+      WriteRequest& current = taken.back();
       WriteResult result;
-      result.message_error = request.message_error;
-      result.results.reserve(request.entries.size());
-      for (const EventEntry& entry : request.entries) {
-        result.results.push_back(write_entry(entry, request, profiles));
+      result.message_error = current.message_error;
+      result.results.reserve(current.entries.size());
+      for (const EventEntry& entry : current.entries) {
+        result.results.push_back(write_entry(entry, current, profiles));
       }
-      if (request.apply) {
+      if (current.apply) {
         db_.exec("SAVEPOINT apply");
         try {
-          result.apply_result = request.apply(db_);
+          result.apply_result = current.apply(db_);
           db_.exec("RELEASE apply");
         } catch (const SQLite::Exception& error) {
           // Storage failures fail the whole group like any other write.
@@ -203,12 +215,10 @@ void Writer::commit_group() {
           result.apply_error = error.what();
         }
       }
-      for (const DeadLetter& letter : request.dead_letters) {
+      for (const DeadLetter& letter : current.dead_letters) {
         event_store_.insert_dead_letter(letter.payload, letter.endpoint, letter.reason,
                                        letter.received_us);
       }
-      events += weight(request);
-      taken.push_back(std::move(request));
       results.push_back(std::move(result));
       if (static_cast<std::int64_t>(events) >= max_events_.load() ||
           clock_.monotonic_us() - start_us >= max_delay_us_.load()) {
@@ -218,6 +228,22 @@ void Writer::commit_group() {
     transaction.commit();
   } catch (const SQLite::Exception& error) {
     storage_error = describe_storage_error(error);
+    if (taken.empty()) {
+      // The transaction could not even begin (locked by another process, read-only): answer
+      // what is queued now rather than holding publishers until the fault clears.
+      std::lock_guard lock(mutex_);
+      while (!queue_.empty() && static_cast<std::int64_t>(events) < max_events_.load()) {
+        events += weight(queue_.front());
+        queued_events_ -= weight(queue_.front());
+        taken.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
+      if (refused_ && queued_events_ <= static_cast<std::size_t>(options_.queue_capacity_events) / 2) {
+        refused_ = false;
+        space_freed = true;
+      }
+    }
   }
   if (space_freed && on_space_) on_space_();
 

@@ -104,6 +104,7 @@ struct WriterOptions {
   std::int64_t commit_max_events = 2000;
   std::int64_t commit_max_delay_ms = 2;
   std::int64_t queue_capacity_events = 100000;
+  std::int64_t max_pages = 0;  ///< PRAGMA max_page_count; 0 = unlimited.
 };
 
 class Writer {
@@ -129,6 +130,9 @@ class Writer {
   /// Live settings (SIGHUP).
   void set_commit_limits(std::int64_t max_events, std::int64_t max_delay_ms);
   void set_profiles(const DecayProfiles& profiles);
+  /// PRAGMA max_page_count (0 = unlimited), applied by the writer thread before its next
+  /// transaction.
+  void set_max_pages(std::int64_t pages) { max_pages_ = pages; }
   /// Called on the writer thread after each commit with the events stored per namespace.
   /// Set it before events flow (it is not synchronised with the writer thread).
   void set_commit_listener(std::function<void(const std::map<std::string, std::uint64_t>&)> listener) {
@@ -153,6 +157,9 @@ class Writer {
   WriterStats stats_;
   std::atomic<std::int64_t> max_events_;
   std::atomic<std::int64_t> max_delay_us_;
+  std::atomic<std::int64_t> max_pages_;
+  std::int64_t applied_max_pages_ = -1;  // writer thread only
+  std::int64_t unlimited_pages_ = 0;     // the connection's default max_page_count
 
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -1,0 +1,195 @@
+// Storage faults against the real daemon: a full database (store.max_pages, i.e. PRAGMA
+// max_page_count) and a database locked by another process. The daemon stays up, answers each
+// ingest message "storage unavailable: ...", commits no partial batch, keeps fire-and-forget
+// events queued, and resumes by itself once the fault is gone.
+
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "support/child_daemon.hpp"
+#include "support/daemon_fixture.hpp"
+
+using namespace reflectd;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char* kNoJobs =
+    "jobs:\n  consolidate:\n    enabled: false\n  decay:\n    enabled: false\n";
+
+std::string batch(const std::string& prefix, int events, std::size_t content_bytes,
+                  const std::string& ns = "default") {
+  std::string out = "[";
+  for (int k = 0; k < events; ++k) {
+    if (k) out += ",";
+    out += R"({"id":")" + prefix + std::to_string(k) + R"(","kind":"result","namespace":")" + ns +
+           R"(","content":")" + prefix + std::to_string(k) + " " + std::string(content_bytes, 'x') + R"("})";
+  }
+  return out + "]";
+}
+
+json send(zmq::socket_t& dealer, const std::string& payload) {
+  dealer.send(zmq::buffer(payload));
+  zmq::message_t reply;
+  if (!dealer.recv(reply)) return json();
+  return json::parse(reply.to_string());
+}
+
+std::int64_t count(const std::string& db, const std::string& sql) {
+  SQLite::Database conn(db, SQLite::OPEN_READONLY);
+  conn.setBusyTimeout(5000);
+  return conn.execAndGet(sql).getInt64();
+}
+
+bool all_rejected_with(const json& reply, const std::string& error) {
+  if (!reply.is_object() || reply["results"].empty()) return false;
+  for (const auto& r : reply["results"]) {
+    if (r["status"] != "rejected" || r.value("error", std::string()) != error) return false;
+  }
+  return reply["ok"] == false;
+}
+
+bool all_stored(const json& reply) {
+  if (!reply.is_object() || reply["results"].empty()) return false;
+  for (const auto& r : reply["results"]) {
+    if (r["status"] != "stored" && r["status"] != "duplicate") return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("disk full (store.max_pages): clear rejection, no partial batch, resumes by itself",
+          "[faults][e2e]") {
+  test::TempDir dir;
+  const std::string db = dir.file("reflectd.db");
+  const std::string config = dir.file("reflectd.yaml");
+  const auto write_config = [&](int max_pages) {
+    test::write_text_file(config, test::child_config(dir, db, kNoJobs,
+                                                     "  max_pages: " + std::to_string(max_pages) + "\n"));
+  };
+  write_config(200);  // 200 pages of 4 KiB: full after a few hundred events
+  test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});
+  zmq::context_t context;
+  const std::string control = test::ipc_endpoint(dir, "c");
+  REQUIRE(test::wait_ready(context, control, 20s));
+  auto dealer = test::make_client(context, zmq::socket_type::dealer, test::ipc_endpoint(dir, "i"));
+  const std::string full = "storage unavailable: disk full";
+
+  // Fill it up: every reply is either all stored or all refused (never half a batch).
+  int filled = 0;
+  json reply;
+  for (; filled < 1000; ++filled) {
+    reply = send(dealer, batch("fill-" + std::to_string(filled) + "-", 20, 1000, "filler"));
+    if (!all_stored(reply)) break;
+  }
+  REQUIRE(filled < 1000);
+  CHECK(all_rejected_with(reply, full));
+  const std::int64_t stored_before = count(db, "SELECT count(*) FROM events");
+  CHECK(stored_before == filled * 20);
+
+  // A batch that cannot fit: refused as a whole, nothing of it committed.
+  reply = send(dealer, batch("big-", 200, 2000));
+  CHECK(all_rejected_with(reply, full));
+  CHECK(count(db, "SELECT count(*) FROM events WHERE uid LIKE 'big-%'") == 0);
+  CHECK(count(db, "SELECT count(*) FROM events") == stored_before);
+  // Fire-and-forget events wait in the writer (nobody would resend them).
+  auto push = test::make_client(context, zmq::socket_type::push, test::ipc_endpoint(dir, "p"));
+  push.send(zmq::str_buffer(R"({"id":"push-while-full","kind":"result","content":"kept until space returns"})"));
+  // The daemon is up and says why.
+  const json status = test::control_request(context, control, {{"cmd", "status"}});
+  CHECK(status.value("ok", false));
+  CHECK(status.value("storage_errors", 0) > 0);
+
+  SECTION("space returns: raise the limit with SIGHUP") {
+    write_config(0);
+    daemon.send_signal(SIGHUP);
+    REQUIRE(test::wait_until([&] { return all_stored(send(dealer, batch("big-", 200, 2000))); }, 20s, 100ms));
+    CHECK(count(db, "SELECT count(*) FROM events WHERE uid LIKE 'big-%'") == 200);
+    CHECK(test::wait_until([&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-full'") == 1; },
+                           10s));
+  }
+  SECTION("space returns: data deleted by an operator") {
+    {
+      SQLite::Database writer(db, SQLite::OPEN_READWRITE);
+      writer.setBusyTimeout(5000);
+      writer.exec("DELETE FROM events WHERE namespace = 'filler'");
+    }
+    REQUIRE(test::wait_until([&] { return all_stored(send(dealer, batch("small-", 20, 1000))); }, 20s, 100ms));
+    CHECK(test::wait_until([&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-full'") == 1; },
+                           10s));
+  }
+  daemon.send_signal(SIGTERM);
+  const auto exit_status = daemon.wait_for(30s);
+  REQUIRE(exit_status);
+  CHECK(exit_status->code == 0);
+  SQLite::Database check(db, SQLite::OPEN_READWRITE);
+  CHECK(check.execAndGet("PRAGMA integrity_check").getString() == "ok");
+  std::cout << "disk full: " << stored_before << " events fit in 200 pages; the rest was refused "
+            << "with \"" << full << "\" and stored once space returned" << std::endl;
+}
+
+TEST_CASE("a database locked by another process: clear rejection, then recovery", "[faults][e2e]") {
+  test::TempDir dir;
+  config::Config config = test::loopback_config(dir);
+  config.store.busy_timeout_ms = 100;
+  config.jobs.consolidate.enabled = false;
+  config.jobs.decay.enabled = false;
+  test::RunningDaemon running(std::move(config));
+  const std::string db = dir.file("reflectd.db");
+  zmq::context_t context;
+  auto dealer = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
+  CHECK(all_stored(send(dealer, batch("before-", 5, 10))));
+
+  // Another process (the sqlite3 shell) takes the write lock and keeps it until told.
+  const std::string fifo = dir.file("shell.in");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const int feed = ::open(fifo.c_str(), O_RDWR);  // a writer exists, so the child's open never blocks
+  REQUIRE(feed >= 0);
+  test::ChildProcess shell({"/usr/bin/sqlite3", db}, {fifo, dir.file("shell.out"), dir.file("shell.err")});
+  const std::string begin = "BEGIN IMMEDIATE;\nINSERT INTO dead_letters (received_us, endpoint, reason, payload) "
+                            "VALUES (0, 'test', 'lock holder', x'00');\n";
+  REQUIRE(::write(feed, begin.data(), begin.size()) == static_cast<ssize_t>(begin.size()));
+  // Locked once our own attempt to take the write lock fails.
+  REQUIRE(test::wait_until(
+      [&] {
+        SQLite::Database probe(db, SQLite::OPEN_READWRITE);
+        try {
+          probe.exec("BEGIN IMMEDIATE");
+          probe.exec("ROLLBACK");
+          return false;
+        } catch (const SQLite::Exception&) {
+          return true;
+        }
+      },
+      10s));
+
+  const json reply = send(dealer, batch("locked-", 10, 10));
+  CHECK(all_rejected_with(reply, "storage unavailable: database is locked by another process"));
+  auto push = test::make_client(context, zmq::socket_type::push, running.endpoints().push.at(0));
+  push.send(zmq::str_buffer(R"({"id":"push-while-locked","kind":"result","content":"kept until the lock is gone"})"));
+  auto control = test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
+  CHECK(test::control(control, {{"cmd", "status"}}).value("ok", false));
+
+  const std::string commit = "COMMIT;\n.quit\n";
+  REQUIRE(::write(feed, commit.data(), commit.size()) == static_cast<ssize_t>(commit.size()));
+  ::close(feed);
+  REQUIRE(shell.wait_for(10s));
+  // The publisher resends with the same ids: stored now.
+  CHECK(all_stored(send(dealer, batch("locked-", 10, 10))));
+  CHECK(count(db, "SELECT count(*) FROM events WHERE uid LIKE 'locked-%'") == 10);
+  CHECK(test::wait_until([&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-locked'") == 1; },
+                         10s));
+  CHECK(count(db, "SELECT count(*) FROM dead_letters WHERE reason = 'lock holder'") == 1);
+}

@@ -1,0 +1,72 @@
+#pragma once
+// The real reflectd binary as a child process on ipc:// endpoints in a temp dir (fixed across
+// restarts, unlike tcp wildcard ports), with helpers to wait for readiness and to talk to it.
+// For tests that kill, signal or measure the process (crash campaign, storage faults, RSS,
+// watchdog). Error policy: helpers return empty/false on timeouts; setup failures throw.
+
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include <chrono>
+#include <string>
+
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace reflectd::test {
+
+/// ipc:// endpoint named `name` inside `dir`.
+inline std::string ipc_endpoint(const TempDir& dir, const std::string& name) {
+  return "ipc://" + dir.path().string() + "/" + name;
+}
+
+/// YAML for a daemon with ingest "i", push "p", notify "n", control "c" in `dir`, the
+/// database at `db`, and `extra` YAML appended (top-level sections other than bus/store/log).
+inline std::string child_config(const TempDir& dir, const std::string& db, const std::string& extra = "",
+                                const std::string& store_extra = "") {
+  return "log:\n  level: warn\n"
+         "bus:\n  ingest: [\"" + ipc_endpoint(dir, "i") + "\"]\n  push: [\"" + ipc_endpoint(dir, "p") +
+         "\"]\n  notify: [\"" + ipc_endpoint(dir, "n") + "\"]\n  control: [\"" + ipc_endpoint(dir, "c") +
+         "\"]\n"
+         "store:\n  path: \"" + db + "\"\n" + store_extra + extra;
+}
+
+/// Waits until the daemon answers {"cmd":"status"} on `control`.
+inline bool wait_ready(zmq::context_t& context, const std::string& control,
+                       std::chrono::milliseconds timeout) {
+  return wait_until(
+      [&] {
+        zmq::socket_t socket(context, zmq::socket_type::dealer);
+        socket.set(zmq::sockopt::linger, 0);
+        socket.set(zmq::sockopt::rcvtimeo, 200);
+        socket.connect(control);
+        socket.send(zmq::str_buffer(R"({"cmd":"status"})"));
+        zmq::message_t reply;
+        return socket.recv(reply).has_value() &&
+               nlohmann::json::parse(reply.to_string()).value("ok", false);
+      },
+      timeout, std::chrono::milliseconds(50));
+}
+
+/// One control request on a fresh DEALER; null JSON on timeout.
+inline nlohmann::json control_request(zmq::context_t& context, const std::string& control,
+                                      const nlohmann::json& request, int timeout_ms = 120000) {
+  zmq::socket_t socket(context, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, 0);
+  socket.set(zmq::sockopt::rcvtimeo, timeout_ms);
+  socket.connect(control);
+  socket.send(zmq::buffer(request.dump()));
+  zmq::message_t reply;
+  if (!socket.recv(reply)) return nlohmann::json();
+  return nlohmann::json::parse(reply.to_string());
+}
+
+/// VmRSS of `pid` in KiB (0 when unreadable).
+inline long rss_kib(int pid) {
+  const std::string status = read_text_file("/proc/" + std::to_string(pid) + "/status");
+  const auto at = status.find("VmRSS:");
+  return at == std::string::npos ? 0 : std::strtol(status.c_str() + at + 6, nullptr, 10);
+}
+
+}  // namespace reflectd::test
