@@ -60,6 +60,38 @@ struct JobConfig {
 struct JobsConfig {
   JobConfig consolidate;
   JobConfig decay;
+  JobConfig cluster;     ///< Entities pass, clustering and communities (issue 4).
+  JobConfig importance;  ///< Entity importance (issue 4).
+};
+
+/// Entity extraction and the entity graph (jobs/entities.hpp).
+struct EntitiesConfig {
+  double hebbian_rate = 0;              ///< eta of s += eta (1 - s) per co-mention.
+  double edge_half_life_days = 0;       ///< Half-life of edge strength, days.
+  std::int64_t max_co_mentions = 0;     ///< Entities per event that get co_occurs edges.
+};
+
+/// Lexical clustering and communities (jobs/clustering.hpp, jobs/communities.hpp).
+struct ClusteringConfig {
+  double similarity_threshold = 0;      ///< Cosine needed to join a cluster.
+  double duplicate_threshold = 0;       ///< Cosine to the medoid that makes a near-duplicate.
+  std::int64_t vector_terms = 0;        ///< Terms kept per event vector.
+  std::int64_t centroid_terms = 0;      ///< Terms kept per centroid.
+  std::int64_t index_terms = 0;         ///< Centroid terms a cluster is indexed under.
+  std::int64_t query_terms = 0;         ///< Event terms used to look up candidates.
+  std::int64_t candidates_per_term = 0; ///< Most recently touched clusters read per term.
+  double community_resolution = 0;      ///< Louvain resolution.
+  std::int64_t community_min_entities = 0;
+};
+
+/// Entity importance (jobs/importance.hpp).
+struct ImportanceConfig {
+  double half_life_days = 0;            ///< Recency half-life of mentions, days.
+  double damping = 0;                   ///< PageRank damping factor.
+  std::int64_t max_iterations = 0;
+  double tolerance = 0;                 ///< L1 change that ends the power iteration.
+  double weight_pagerank = 0, weight_mentions = 0, weight_recency = 0;
+  std::int64_t top_entities = 0;        ///< Entities listed per namespace in the result.
 };
 
 /// Consolidation (LedgerMind reflection, Arandu L2/L3); defaults are the anchors' values.
@@ -107,6 +139,9 @@ struct Config {
   JobsConfig jobs;
   ConsolidationConfig consolidation;
   DecayConfig decay;
+  EntitiesConfig entities;
+  ClusteringConfig clustering;
+  ImportanceConfig importance;
 };
 
 /// A configuration error. `what()` reads "FILE:LINE:COL: KEY: problem" when the position

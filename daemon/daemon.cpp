@@ -20,7 +20,7 @@ namespace reflectd::daemon {
 namespace {
 
 constexpr const char* kCommands =
-    "status, run, jobs, knowledge, observations, reinforce, search, events";
+    "status, run, jobs, knowledge, observations, reinforce, search, events, entities, clusters";
 
 void notify_systemd(const std::string& state) {
   // A no-op returning 0 when $NOTIFY_SOCKET is unset (not run by systemd).
@@ -273,6 +273,8 @@ void Daemon::handle_control(const nlohmann::json& request, bus::ControlReply rep
     if (*cmd == "jobs") return reply(control_jobs(request));
     if (*cmd == "knowledge") return reply(control_knowledge(request));
     if (*cmd == "observations") return reply(control_observations(request));
+    if (*cmd == "entities") return reply(control_entities(request));
+    if (*cmd == "clusters") return reply(control_clusters(request));
     if (*cmd == "reinforce") return control_reinforce(request, std::move(reply));
     if (*cmd == "search") return reply(control_search(request));
     if (*cmd == "events") return reply(control_events(request));
@@ -392,6 +394,41 @@ LIMIT ?3)sql");
   query.bind(2, text_param(request, "type"));
   query.bind(3, limit_param(request, 50));
   return {{"ok", true}, {"observations", rows(query)}};
+}
+
+// {"cmd":"entities","namespace":NS,"top":K,"type":T}: the most important entities.
+nlohmann::json Daemon::control_entities(const nlohmann::json& request) {
+  int top = 20;
+  if (const auto it = request.find("top"); it != request.end() && it->is_number_integer()) {
+    top = std::clamp(it->get<int>(), 1, 10000);
+  } else {
+    top = limit_param(request, 20);
+  }
+  SQLite::Statement query(*reader_db_, R"sql(
+SELECT namespace, canonical_key, display_name, entity_type, importance_score, mention_count,
+       first_seen_us, last_seen_us, summary_text
+FROM entities
+WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR entity_type = ?2) AND is_active = 1
+ORDER BY importance_score DESC, mention_count DESC, namespace, canonical_key
+LIMIT ?3)sql");
+  query.bind(1, text_param(request, "namespace"));
+  query.bind(2, text_param(request, "type"));
+  query.bind(3, top);
+  return {{"ok", true}, {"entities", rows(query)}};
+}
+
+// {"cmd":"clusters","namespace":NS,"limit":N}: the largest clusters.
+nlohmann::json Daemon::control_clusters(const nlohmann::json& request) {
+  SQLite::Statement query(*reader_db_, R"sql(
+SELECT cluster_id, namespace, label, summary_text, member_count, duplicate_count, medoid_seq,
+       first_seq, last_seq, first_seen_us, last_seen_us
+FROM clusters
+WHERE (?1 = '' OR namespace = ?1) AND is_active = 1
+ORDER BY member_count + duplicate_count DESC, cluster_id
+LIMIT ?2)sql");
+  query.bind(1, text_param(request, "namespace"));
+  query.bind(2, limit_param(request, 20));
+  return {{"ok", true}, {"clusters", rows(query)}};
 }
 
 }  // namespace reflectd::daemon

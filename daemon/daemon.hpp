@@ -80,6 +80,8 @@ class Daemon {
   nlohmann::json control_jobs(const nlohmann::json& request);
   nlohmann::json control_knowledge(const nlohmann::json& request);
   nlohmann::json control_observations(const nlohmann::json& request);
+  nlohmann::json control_entities(const nlohmann::json& request);
+  nlohmann::json control_clusters(const nlohmann::json& request);
   void control_reinforce(const nlohmann::json& request, bus::ControlReply reply);
   nlohmann::json control_search(const nlohmann::json& request);
   nlohmann::json control_events(const nlohmann::json& request);

@@ -63,6 +63,40 @@ jobs::ConsolidationParams consolidation_params(const config::Config& config) {
   return p;
 }
 
+jobs::ClusterParams cluster_params(const config::Config& config) {
+  jobs::ClusterParams p;
+  const auto& e = config.entities;
+  const auto& c = config.clustering;
+  p.entities.hebbian_rate = e.hebbian_rate;
+  p.entities.edge_half_life_s = static_cast<std::int64_t>(e.edge_half_life_days * 86400.0);
+  p.entities.max_co_mentions = e.max_co_mentions;
+  p.similarity_threshold = c.similarity_threshold;
+  p.duplicate_threshold = c.duplicate_threshold;
+  p.vector_terms = c.vector_terms;
+  p.centroid_terms = c.centroid_terms;
+  p.index_terms = c.index_terms;
+  p.query_terms = c.query_terms;
+  p.candidates_per_term = c.candidates_per_term;
+  p.communities.resolution = c.community_resolution;
+  p.communities.min_entities = c.community_min_entities;
+  return p;
+}
+
+jobs::ImportanceParams importance_params(const config::Config& config) {
+  jobs::ImportanceParams p;
+  const auto& i = config.importance;
+  p.half_life_days = i.half_life_days;
+  p.damping = i.damping;
+  p.max_iterations = i.max_iterations;
+  p.tolerance = i.tolerance;
+  p.weight_pagerank = i.weight_pagerank;
+  p.weight_mentions = i.weight_mentions;
+  p.weight_recency = i.weight_recency;
+  p.top_entities = i.top_entities;
+  p.edge_half_life_s = static_cast<std::int64_t>(config.entities.edge_half_life_days * 86400.0);
+  return p;
+}
+
 namespace {
 
 jobs::JobSchedule schedule(const config::JobConfig& c) {
@@ -77,11 +111,20 @@ std::vector<jobs::Job> build_jobs(const config::Config& config) {
                  [params = consolidation_params(config)](jobs::JobContext& ctx) {
                    return jobs::run_consolidation(ctx, params);
                  }});
+  out.push_back({"cluster", schedule(config.jobs.cluster),
+                 [params = cluster_params(config)](jobs::JobContext& ctx) {
+                   return jobs::run_clustering(ctx, params);
+                 }});
+  out.push_back({"importance", schedule(config.jobs.importance),
+                 [params = importance_params(config)](jobs::JobContext& ctx) {
+                   return jobs::run_importance(ctx, params);
+                 }});
   out.push_back({"decay", schedule(config.jobs.decay),
-                 [params = vitality_params(config.decay)](jobs::JobContext& ctx) {
+                 [params = vitality_params(config.decay),
+                  edge_half_life_s = cluster_params(config).entities.edge_half_life_s](jobs::JobContext& ctx) {
                    // The SQL functions point at this closure's copy, alive for the whole run.
                    jobs::register_sql_functions(ctx.db, params);
-                   return jobs::run_decay(ctx, params);
+                   return jobs::run_decay(ctx, params, edge_half_life_s);
                  }});
   return out;
 }

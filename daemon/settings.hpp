@@ -6,6 +6,8 @@
 
 #include "config/config.hpp"
 #include "jobs/consolidation.hpp"
+#include "jobs/clustering.hpp"
+#include "jobs/importance.hpp"
 #include "jobs/job.hpp"
 #include "store/lifecycle.hpp"
 #include "store/writer.hpp"
@@ -23,6 +25,12 @@ jobs::VitalityParams vitality_params(const config::DecayConfig& decay);
 
 /// `consolidation.*` (and the vitality thresholds used for phase promotion).
 jobs::ConsolidationParams consolidation_params(const config::Config& config);
+
+/// `entities.*`, `clustering.*` and the community settings of the `cluster` job.
+jobs::ClusterParams cluster_params(const config::Config& config);
+
+/// `importance.*` (and entities.edge_half_life_days for edge strength).
+jobs::ImportanceParams importance_params(const config::Config& config);
 
 /// The scheduled jobs with their schedules (`jobs.<name>.*`) and run functions.
 std::vector<jobs::Job> build_jobs(const config::Config& config);

@@ -1,5 +1,7 @@
 #include "jobs/decay.hpp"
 
+#include <algorithm>
+
 namespace reflectd::jobs {
 namespace {
 
@@ -17,7 +19,7 @@ std::int64_t count(SQLite::Database& db, const std::string& sql, std::int64_t no
 
 }  // namespace
 
-nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/) {
+nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/, std::int64_t edge_half_life_s) {
   SQLite::Database& db = ctx.db;
   const std::int64_t now = ctx.clock.now_us();
   const std::string ns = ctx.ns;
@@ -72,11 +74,23 @@ nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/) {
   const int archived = archive.exec();
   (void)archived_audited;
   ctx.cancel.check();
+
+  // Entity edges: closed-form strength from (strength_base, strength_ref_us).
+  const std::int64_t edges_reinforced = count(
+      db, "SELECT count(*) FROM entity_relationships WHERE ?1 = ?1 AND unswept = 1 AND " + in_scope, now, ns);
+  SQLite::Statement edges(db,
+      "UPDATE entity_relationships SET strength = rd_salience(strength_base, strength_ref_us, "
+      "strength_ref_us, 'exponential', ?3, 0, 0, 0, ?1), unswept = 0 WHERE " + in_scope);
+  edges.bind(1, static_cast<std::int64_t>(now));
+  edges.bind(2, ns);
+  edges.bind(3, static_cast<std::int64_t>(std::max<std::int64_t>(1, edge_half_life_s)));
+  edges.exec();
+  ctx.cancel.check();
   transaction.commit();
 
   return {{"facts_scored", scored},
           {"facts_marked_stale", decaying + dormant + archived},
-          {"edges_reinforced", 0},
+          {"edges_reinforced", edges_reinforced},
           {"merges_executed", 0},
           {"events_archived", archived},
           {"knowledge_decaying", decaying},

@@ -7,6 +7,7 @@ packages=(
   cppzmq-dev libzmq3-dev libsqlite3-dev libsqlitecpp-dev sqlite3
   libboost-dev libyaml-cpp-dev libspdlog-dev catch2 libsystemd-dev
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libhowardhinnant-date-dev libssl-dev
+  libutf8proc-dev libstemmer-dev libigraph-dev
   systemd
 )
 missing=()

@@ -10,7 +10,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 3> kMigrations{
+constexpr std::array<const char*, 4> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -248,6 +248,122 @@ CREATE TABLE trajectory_outcomes (
   PRIMARY KEY (namespace, trajectory_id)
 ) WITHOUT ROWID;
 CREATE INDEX trajectory_outcomes_tools ON trajectory_outcomes (namespace, tool_sequence, success);
+)sql",
+    // 4: entities, aliases, event links and relationships (seed 003 MemoryEntity,
+    //    MemoryEntityAlias, MemoryFactEntityLink, MemoryEntityRelationship), lexical clusters
+    //    (seed 003 MemoryCluster) with their incremental TF-IDF state and inverted index, and
+    //    the members of community observations.
+    R"sql(
+CREATE TABLE entities (
+  entity_id        INTEGER PRIMARY KEY,
+  namespace        TEXT    NOT NULL,
+  canonical_key    TEXT    NOT NULL,
+  display_name     TEXT    NOT NULL,
+  entity_type      TEXT    NOT NULL,
+  mention_count    INTEGER NOT NULL DEFAULT 0,
+  first_seen_us    INTEGER NOT NULL,
+  last_seen_us     INTEGER NOT NULL,
+  importance_score REAL    NOT NULL DEFAULT 0,
+  summary_text     TEXT,
+  is_active        INTEGER NOT NULL DEFAULT 1,
+  UNIQUE (namespace, canonical_key)
+);
+CREATE INDEX entities_importance ON entities (namespace, importance_score DESC);
+
+CREATE TABLE entity_aliases (
+  namespace     TEXT NOT NULL,
+  alias         TEXT NOT NULL,
+  canonical_key TEXT NOT NULL,
+  origin        TEXT NOT NULL CHECK (origin IN ('path', 'declared')),
+  first_seq     INTEGER NOT NULL REFERENCES events (seq),
+  PRIMARY KEY (namespace, alias)
+) WITHOUT ROWID;
+
+CREATE TABLE event_entities (
+  seq        INTEGER NOT NULL REFERENCES events (seq),
+  entity_id  INTEGER NOT NULL REFERENCES entities (entity_id),
+  is_primary INTEGER NOT NULL CHECK (is_primary IN (0, 1)),
+  source     TEXT    NOT NULL,
+  PRIMARY KEY (seq, entity_id)
+) WITHOUT ROWID;
+CREATE INDEX event_entities_entity ON event_entities (entity_id, seq);
+
+CREATE TABLE entity_relationships (
+  relationship_id   INTEGER PRIMARY KEY,
+  namespace         TEXT    NOT NULL,
+  source_id         INTEGER NOT NULL REFERENCES entities (entity_id),
+  target_id         INTEGER NOT NULL REFERENCES entities (entity_id),
+  rel_type          TEXT    NOT NULL,
+  strength          REAL    NOT NULL,
+  strength_base     REAL    NOT NULL,
+  strength_ref_us   INTEGER NOT NULL,
+  mention_count     INTEGER NOT NULL,
+  evidence_seq      INTEGER NOT NULL REFERENCES events (seq),
+  last_evidence_seq INTEGER NOT NULL REFERENCES events (seq),
+  valid_from_us     INTEGER NOT NULL,
+  valid_to_us       INTEGER,
+  unswept           INTEGER NOT NULL DEFAULT 1,
+  UNIQUE (namespace, source_id, target_id, rel_type)
+);
+CREATE INDEX entity_relationships_target ON entity_relationships (target_id);
+CREATE INDEX entity_relationships_unswept ON entity_relationships (namespace) WHERE unswept = 1;
+
+CREATE TABLE clusters (
+  cluster_id      INTEGER PRIMARY KEY,
+  namespace       TEXT    NOT NULL,
+  label           TEXT    NOT NULL,
+  summary_text    TEXT    NOT NULL,
+  medoid_seq      INTEGER NOT NULL REFERENCES events (seq),
+  medoid_vector   BLOB    NOT NULL,
+  centroid        BLOB    NOT NULL,
+  member_count    INTEGER NOT NULL,
+  duplicate_count INTEGER NOT NULL DEFAULT 0,
+  first_seq       INTEGER NOT NULL REFERENCES events (seq),
+  last_seq        INTEGER NOT NULL REFERENCES events (seq),
+  first_seen_us   INTEGER NOT NULL,
+  last_seen_us    INTEGER NOT NULL,
+  is_active       INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX clusters_namespace ON clusters (namespace, member_count DESC);
+
+CREATE TABLE event_clusters (
+  seq        INTEGER PRIMARY KEY REFERENCES events (seq),
+  cluster_id INTEGER NOT NULL REFERENCES clusters (cluster_id),
+  role       TEXT    NOT NULL CHECK (role IN ('member', 'duplicate')),
+  similarity REAL    NOT NULL
+);
+CREATE INDEX event_clusters_cluster ON event_clusters (cluster_id, seq);
+
+CREATE TABLE cluster_terms (
+  namespace TEXT    NOT NULL,
+  term      TEXT    NOT NULL,
+  df        INTEGER NOT NULL,
+  surface   TEXT    NOT NULL,
+  PRIMARY KEY (namespace, term)
+) WITHOUT ROWID;
+
+CREATE TABLE cluster_postings (
+  namespace   TEXT    NOT NULL,
+  term        TEXT    NOT NULL,
+  cluster_id  INTEGER NOT NULL REFERENCES clusters (cluster_id),
+  touched_seq INTEGER NOT NULL,
+  PRIMARY KEY (namespace, term, cluster_id)
+) WITHOUT ROWID;
+CREATE INDEX cluster_postings_recent ON cluster_postings (namespace, term, touched_seq);
+
+CREATE TABLE cluster_entities (
+  cluster_id INTEGER NOT NULL REFERENCES clusters (cluster_id),
+  entity_id  INTEGER NOT NULL REFERENCES entities (entity_id),
+  mentions   INTEGER NOT NULL,
+  PRIMARY KEY (cluster_id, entity_id)
+) WITHOUT ROWID;
+
+CREATE TABLE community_members (
+  observation_id TEXT    NOT NULL REFERENCES observations (observation_id),
+  member_type    TEXT    NOT NULL CHECK (member_type IN ('entity', 'cluster')),
+  member_id      INTEGER NOT NULL,
+  PRIMARY KEY (observation_id, member_type, member_id)
+) WITHOUT ROWID;
 )sql",
 };
 

@@ -1,0 +1,295 @@
+#include "jobs/communities.hpp"
+
+#include <igraph/igraph.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "common/sha256.hpp"
+#include "jobs/entities.hpp"
+#include "store/audit_log.hpp"
+
+namespace reflectd::jobs {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kActor = "job:cluster";
+constexpr igraph_uint_t kSeed = 20090729;  // libzmq's first commit date; any constant works.
+constexpr std::size_t kMaxSupportIds = 200;
+
+void check(igraph_error_t code, const char* what) {
+  if (code != IGRAPH_SUCCESS) {
+    throw std::runtime_error(std::string("igraph: ") + what + " failed: " + igraph_strerror(code));
+  }
+}
+
+// RAII for the igraph objects used here.
+struct Graph {
+  igraph_t g{};
+  bool made = false;
+  ~Graph() {
+    if (made) igraph_destroy(&g);
+  }
+};
+struct IntVector {
+  igraph_vector_int_t v{};
+  explicit IntVector(igraph_integer_t n) { check(igraph_vector_int_init(&v, n), "vector init"); }
+  ~IntVector() { igraph_vector_int_destroy(&v); }
+};
+struct RealVector {
+  igraph_vector_t v{};
+  explicit RealVector(igraph_integer_t n) { check(igraph_vector_init(&v, n), "vector init"); }
+  ~RealVector() { igraph_vector_destroy(&v); }
+};
+
+struct Node {
+  std::int64_t id;
+  std::string key;
+  std::string display;
+  std::int64_t first_us;
+  std::int64_t last_us;
+};
+
+}  // namespace
+
+json detect_communities(SQLite::Database& db, const std::string& ns, const CommunityParams& params,
+                        std::int64_t edge_half_life_s, std::int64_t graph_time_us, std::int64_t now_us,
+                        const CancelToken& cancel) {
+  // Vertices: entities with at least one edge, by canonical key.
+  std::vector<Node> nodes;
+  {
+    SQLite::Statement q(db, "SELECT entity_id, canonical_key, display_name, first_seen_us, last_seen_us "
+                            "FROM entities e WHERE namespace = ?1 AND is_active = 1 AND (EXISTS (SELECT 1 "
+                            "FROM entity_relationships r WHERE r.source_id = e.entity_id) OR EXISTS (SELECT 1 "
+                            "FROM entity_relationships r WHERE r.target_id = e.entity_id)) ORDER BY canonical_key");
+    q.bind(1, ns);
+    while (q.executeStep()) {
+      nodes.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getString(),
+                       q.getColumn(3).getInt64(), q.getColumn(4).getInt64()});
+    }
+  }
+  if (nodes.size() < static_cast<std::size_t>(std::max<std::int64_t>(params.min_entities, 2))) {
+    return {{"communities_created", 0}, {"communities_reinforced", 0}, {"communities_retired", 0},
+            {"clusters_in_communities", 0}, {"communities", 0}, {"skipped", true},
+            {"skip_reason", "fewer entities with edges than communities.min_entities"}};
+  }
+  std::unordered_map<std::int64_t, igraph_integer_t> index;
+  for (std::size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = static_cast<igraph_integer_t>(i);
+  std::map<std::pair<igraph_integer_t, igraph_integer_t>, double> weights;
+  {
+    SQLite::Statement q(db, "SELECT source_id, target_id, strength_base, strength_ref_us FROM "
+                            "entity_relationships WHERE namespace = ?1");
+    q.bind(1, ns);
+    while (q.executeStep()) {
+      const auto a = index.find(q.getColumn(0).getInt64());
+      const auto b = index.find(q.getColumn(1).getInt64());
+      if (a == index.end() || b == index.end() || a->second == b->second) continue;
+      const double w = edge_strength_at(q.getColumn(2).getDouble(), q.getColumn(3).getInt64(), graph_time_us, edge_half_life_s);
+      if (!(w > 0)) continue;
+      weights[std::minmax(a->second, b->second)] += w;
+    }
+  }
+  cancel.check();
+  const auto n = static_cast<igraph_integer_t>(nodes.size());
+  std::vector<double> degree(nodes.size(), 0.0);
+  IntVector membership(0);
+  {
+    IntVector edges(static_cast<igraph_integer_t>(2 * weights.size()));
+    RealVector w(static_cast<igraph_integer_t>(weights.size()));
+    igraph_integer_t e = 0;
+    for (const auto& [pair, weight] : weights) {
+      VECTOR(edges.v)[2 * e] = pair.first;
+      VECTOR(edges.v)[2 * e + 1] = pair.second;
+      VECTOR(w.v)[e] = weight;
+      degree[static_cast<std::size_t>(pair.first)] += weight;
+      degree[static_cast<std::size_t>(pair.second)] += weight;
+      ++e;
+    }
+    igraph_error_handler_t* previous = igraph_set_error_handler(igraph_error_handler_ignore);
+    Graph graph;
+    igraph_error_t rc = igraph_create(&graph.g, &edges.v, n, IGRAPH_UNDIRECTED);
+    graph.made = rc == IGRAPH_SUCCESS;
+    if (rc == IGRAPH_SUCCESS) rc = igraph_rng_seed(igraph_rng_default(), kSeed);
+    if (rc == IGRAPH_SUCCESS) rc = igraph_community_multilevel(&graph.g, &w.v, params.resolution, &membership.v, nullptr, nullptr);
+    igraph_set_error_handler(previous);
+    check(rc, "community_multilevel");
+  }
+  cancel.check();
+
+  // Groups, anchors and observation ids.
+  std::map<igraph_integer_t, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < nodes.size(); ++i) groups[VECTOR(membership.v)[static_cast<igraph_integer_t>(i)]].push_back(i);
+  struct Community {
+    std::string id;
+    std::size_t anchor;
+    std::vector<std::size_t> members;  // by weighted degree, descending
+    std::vector<std::pair<std::int64_t, std::int64_t>> clusters;  // (member_count, cluster_id)
+  };
+  std::vector<Community> communities;
+  std::vector<std::int64_t> community_of(nodes.size(), -1);
+  for (auto& [label, members] : groups) {
+    if (static_cast<std::int64_t>(members.size()) < params.min_entities) continue;
+    std::sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+      return degree[a] != degree[b] ? degree[a] > degree[b] : nodes[a].key < nodes[b].key;
+    });
+    Community c;
+    c.anchor = members.front();
+    c.members = members;
+    c.id = "community:" + ns + ":" + sha256_hex(nodes[c.anchor].key).substr(0, 16);
+    for (std::size_t m : members) community_of[m] = static_cast<std::int64_t>(communities.size());
+    communities.push_back(std::move(c));
+  }
+  // Clusters: the community of their dominant entity.
+  std::int64_t clustered = 0;
+  {
+    std::unordered_map<std::int64_t, std::size_t> node_of;
+    for (std::size_t i = 0; i < nodes.size(); ++i) node_of[nodes[i].id] = i;
+    SQLite::Statement q(db, "SELECT ce.cluster_id, ce.entity_id, ce.mentions, c.member_count, e.canonical_key "
+                            "FROM clusters c JOIN cluster_entities ce ON ce.cluster_id = c.cluster_id "
+                            "JOIN entities e ON e.entity_id = ce.entity_id WHERE c.namespace = ?1 "
+                            "ORDER BY ce.cluster_id, ce.mentions DESC, e.canonical_key");
+    q.bind(1, ns);
+    std::int64_t last = -1;
+    while (q.executeStep()) {
+      const std::int64_t cluster = q.getColumn(0).getInt64();
+      if (cluster == last) continue;  // only the dominant entity of each cluster
+      last = cluster;
+      const auto it = node_of.find(q.getColumn(1).getInt64());
+      if (it == node_of.end() || community_of[it->second] < 0) continue;
+      communities[static_cast<std::size_t>(community_of[it->second])].clusters.emplace_back(q.getColumn(3).getInt64(), cluster);
+      ++clustered;
+    }
+  }
+  cancel.check();
+
+  store::AuditLog audit(db);
+  std::int64_t created = 0;
+  std::int64_t reinforced = 0;
+  std::set<std::string> current;
+  for (auto& c : communities) {
+    current.insert(c.id);
+    std::sort(c.clusters.begin(), c.clusters.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    // Members as stored.
+    std::set<std::pair<std::string, std::int64_t>> members;
+    for (std::size_t m : c.members) members.emplace("entity", nodes[m].id);
+    for (const auto& [size, id] : c.clusters) members.emplace("cluster", id);
+    std::set<std::pair<std::string, std::int64_t>> stored;
+    {
+      SQLite::Statement q(db, "SELECT member_type, member_id FROM community_members WHERE observation_id = ?1");
+      q.bind(1, c.id);
+      while (q.executeStep()) stored.emplace(q.getColumn(0).getString(), q.getColumn(1).getInt64());
+    }
+    SQLite::Statement existing(db, "SELECT is_active FROM observations WHERE observation_id = ?1");
+    existing.bind(1, c.id);
+    const bool exists = existing.executeStep();
+    const bool active = exists && existing.getColumn(0).getInt() == 1;
+    if (exists && active && stored == members) continue;
+
+    std::string text = "Entities: ";
+    std::int64_t first_us = 0;
+    std::int64_t last_us = 0;
+    for (std::size_t i = 0; i < c.members.size(); ++i) {
+      const Node& node = nodes[c.members[i]];
+      first_us = std::max(first_us, node.first_us);
+      last_us = std::max(last_us, node.last_us);
+      if (static_cast<std::int64_t>(i) < params.max_listed) text += (i > 0 ? ", " : "") + node.key;
+    }
+    if (static_cast<std::int64_t>(c.members.size()) > params.max_listed) {
+      text += " and " + std::to_string(c.members.size() - static_cast<std::size_t>(params.max_listed)) + " more";
+    }
+    json support = json::array();
+    if (!c.clusters.empty()) {
+      text += ". Clusters: ";
+      SQLite::Statement q(db, "SELECT label, medoid_seq FROM clusters WHERE cluster_id = ?1");
+      std::vector<std::int64_t> medoids;
+      for (std::size_t i = 0; i < c.clusters.size(); ++i) {
+        q.reset();
+        q.bind(1, static_cast<std::int64_t>(c.clusters[i].second));
+        if (!q.executeStep()) continue;
+        if (static_cast<std::int64_t>(i) < params.max_listed) {
+          text += (i > 0 ? "; " : "") + q.getColumn(0).getString() + " (" + std::to_string(c.clusters[i].first) + ")";
+        }
+        if (medoids.size() < kMaxSupportIds) medoids.push_back(q.getColumn(1).getInt64());
+      }
+      std::sort(medoids.begin(), medoids.end());
+      for (auto m : medoids) support.push_back(m);
+    }
+    const Node& anchor = nodes[c.anchor];
+    const std::string title = "Community of " + anchor.key + " (" + std::to_string(c.members.size()) +
+                              " entities, " + std::to_string(c.clusters.size()) + " clusters)";
+    const auto support_count = static_cast<std::int64_t>(c.members.size());
+    SQLite::Statement upsert(db, R"sql(
+INSERT INTO observations (observation_id, namespace, observation_type, signature, target, title, text,
+  supporting_event_ids, support_count, trajectory_count, success_count, confidence, importance,
+  times_reinforced, is_active, first_detected_us, last_reinforced_us)
+VALUES (?1, ?2, 'community', ?3, ?3, ?4, ?5, ?6, ?7, ?8, 0, min(0.95, 0.5 + 0.05 * ?7),
+  min(1.0, log10(1 + ?7) / 2.0), 0, 1, ?9, ?10)
+ON CONFLICT (observation_id) DO UPDATE SET title = excluded.title, text = excluded.text,
+  supporting_event_ids = excluded.supporting_event_ids, support_count = excluded.support_count,
+  trajectory_count = excluded.trajectory_count, confidence = excluded.confidence,
+  importance = excluded.importance, times_reinforced = times_reinforced + 1, is_active = 1,
+  first_detected_us = excluded.first_detected_us, last_reinforced_us = excluded.last_reinforced_us)sql");
+    upsert.bind(1, c.id);
+    upsert.bind(2, ns);
+    upsert.bind(3, anchor.key);
+    upsert.bind(4, title);
+    upsert.bind(5, text);
+    upsert.bind(6, support.dump());
+    upsert.bind(7, static_cast<std::int64_t>(support_count));
+    upsert.bind(8, static_cast<std::int64_t>(c.clusters.size()));
+    upsert.bind(9, static_cast<std::int64_t>(first_us));
+    upsert.bind(10, static_cast<std::int64_t>(last_us));
+    upsert.exec();
+    SQLite::Statement clear(db, "DELETE FROM community_members WHERE observation_id = ?1");
+    clear.bind(1, c.id);
+    clear.exec();
+    SQLite::Statement add(db, "INSERT INTO community_members (observation_id, member_type, member_id) VALUES (?1, ?2, ?3)");
+    for (const auto& [type, id] : members) {
+      add.reset();
+      add.bind(1, c.id);
+      add.bind(2, type);
+      add.bind(3, static_cast<std::int64_t>(id));
+      add.exec();
+    }
+    if (exists) {
+      audit.append("observation", c.id, "reinforce", kActor, now_us,
+                   "members " + std::to_string(stored.size()) + " -> " + std::to_string(members.size()));
+      ++reinforced;
+    } else {
+      audit.append("observation", c.id, "create", kActor, now_us, title);
+      ++created;
+    }
+  }
+  // Communities no longer found are retired (kept, with an audit row).
+  std::int64_t retired = 0;
+  {
+    SQLite::Statement q(db, "SELECT observation_id FROM observations WHERE namespace = ?1 AND "
+                            "observation_type = 'community' AND is_active = 1 ORDER BY observation_id");
+    q.bind(1, ns);
+    std::vector<std::string> gone;
+    while (q.executeStep()) {
+      if (!current.contains(q.getColumn(0).getString())) gone.push_back(q.getColumn(0).getString());
+    }
+    SQLite::Statement retire(db, "UPDATE observations SET is_active = 0 WHERE observation_id = ?1");
+    for (const auto& id : gone) {
+      retire.reset();
+      retire.bind(1, id);
+      retire.exec();
+      audit.append("observation", id, "deprecate", kActor, now_us, "community no longer detected",
+                   json{{"is_active", 1}}.dump());
+      ++retired;
+    }
+  }
+  return {{"communities_created", created},   {"communities_reinforced", reinforced},
+          {"communities_retired", retired},   {"clusters_in_communities", clustered},
+          {"communities", static_cast<std::int64_t>(communities.size())},
+          {"skipped", false},                 {"skip_reason", nullptr}};
+}
+
+}  // namespace reflectd::jobs

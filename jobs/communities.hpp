@@ -1,0 +1,50 @@
+#pragma once
+// Entity communities (seed 003 CommunityDetectionResult): Louvain modularity optimisation
+// (Blondel et al. 2008, igraph_community_multilevel from Debian's libigraph) over one
+// namespace's entity graph, stored as `community` observations (migration 2) whose entities
+// and clusters are listed in community_members (migration 4).
+//
+// Graph: vertices are the namespace's entities with at least one edge, sorted by canonical
+// key; one undirected edge per entity pair whose weight is the sum over its relationships
+// of their strength at the namespace's latest event time (closed form, jobs/entities.hpp), so
+// the result depends on the data only, never on the clock. igraph's RNG is seeded with a
+// fixed value before each call, so the same graph gives the same membership, bit for bit.
+//
+// A community of at least `min_entities` entities is identified by its anchor: the member
+// with the largest weighted degree (ties: smaller key); its observation id is
+// "community:<ns>:<first 16 hex of sha256(anchor key)>". A cluster belongs to the community of
+// its dominant entity (most mentions among its events; ties: smaller key). Existing
+// observations whose membership changed are reinforced; ones no longer found become
+// is_active = 0 (kept, with an audit row). first_detected_us / last_reinforced_us are the
+// newest first_seen_us / last_seen_us of the members (data time).
+//
+// Thread-safety: uses igraph's process-wide RNG and error handler; call from one thread at a
+// time (the scheduler runs one job at a time). Errors: SQLite::Exception, std::runtime_error
+// when igraph fails.
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "jobs/job.hpp"
+
+namespace reflectd::jobs {
+
+struct CommunityParams {
+  double resolution = 1.0;          ///< Louvain resolution (1 = classic modularity).
+  std::int64_t min_entities = 3;    ///< Smaller communities are not stored.
+  std::int64_t max_listed = 10;     ///< Entities and clusters named in an observation's text.
+};
+
+/// Detects and stores the communities of `ns` in the caller's transaction. Returns
+/// {communities_created, communities_reinforced, communities_retired,
+///  clusters_in_communities, communities, skipped, skip_reason}.
+/// `graph_time_us` is the time edge strengths are evaluated at (the namespace's latest event);
+/// `now_us` stamps the audit rows.
+nlohmann::json detect_communities(SQLite::Database& db, const std::string& ns, const CommunityParams& params,
+                                  std::int64_t edge_half_life_s, std::int64_t graph_time_us, std::int64_t now_us,
+                                  const CancelToken& cancel);
+
+}  // namespace reflectd::jobs

@@ -1,0 +1,263 @@
+#include "jobs/entities.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+namespace reflectd::jobs {
+
+double edge_strength_at(double base, std::int64_t ref_us, std::int64_t now_us, std::int64_t half_life_s) {
+  if (now_us <= ref_us || half_life_s <= 0) return base;
+  const double dt_s = static_cast<double>(now_us - ref_us) / 1'000'000.0;
+  return base * std::exp2(-dt_s / static_cast<double>(half_life_s));
+}
+
+double hebbian_step(double base, std::int64_t ref_us, std::int64_t t_us, double eta, double step,
+                    std::int64_t half_life_s) {
+  const double s = edge_strength_at(base, ref_us, t_us, half_life_s);
+  return std::clamp(s + eta * step * (1.0 - s), 0.0, 1.0);
+}
+
+EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
+    : db_(db),
+      p_(params),
+      find_entity_(db, "SELECT entity_id, mention_count, first_seen_us, last_seen_us FROM entities "
+                       "WHERE namespace = ?1 AND canonical_key = ?2"),
+      insert_entity_(db, "INSERT INTO entities (namespace, canonical_key, display_name, entity_type, "
+                         "mention_count, first_seen_us, last_seen_us) VALUES (?1, ?2, ?3, ?4, 0, ?5, ?5)"),
+      update_entity_(db, "UPDATE entities SET mention_count = ?2, first_seen_us = ?3, last_seen_us = ?4 "
+                         "WHERE entity_id = ?1"),
+      find_alias_(db, "SELECT canonical_key FROM entity_aliases WHERE namespace = ?1 AND alias = ?2"),
+      insert_alias_(db, "INSERT OR IGNORE INTO entity_aliases (namespace, alias, canonical_key, origin, "
+                        "first_seq) VALUES (?1, ?2, ?3, ?4, ?5)"),
+      insert_link_(db, "INSERT OR IGNORE INTO event_entities (seq, entity_id, is_primary, source) "
+                       "VALUES (?1, ?2, ?3, ?4)"),
+      find_edge_(db, "SELECT relationship_id, strength_base, strength_ref_us, mention_count, evidence_seq, "
+                     "last_evidence_seq, valid_from_us FROM entity_relationships WHERE namespace = ?1 AND "
+                     "source_id = ?2 AND target_id = ?3 AND rel_type = ?4"),
+      insert_edge_(db, "INSERT INTO entity_relationships (namespace, source_id, target_id, rel_type, "
+                       "strength, strength_base, strength_ref_us, mention_count, evidence_seq, "
+                       "last_evidence_seq, valid_from_us, unswept) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, "
+                       "?8, ?9, ?10, 1)"),
+      update_edge_(db, "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
+                       "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5, unswept = 1 "
+                       "WHERE relationship_id = ?1") {}
+
+std::string EntityStore::resolve(const std::string& ns, const std::string& key) {
+  std::string current = key;
+  for (int hop = 0; hop < 4; ++hop) {
+    const std::string cache_key = ns + '\n' + current;
+    auto it = aliases_.find(cache_key);
+    if (it == aliases_.end()) {
+      find_alias_.reset();
+      find_alias_.bind(1, ns);
+      find_alias_.bind(2, current);
+      std::string target;
+      if (find_alias_.executeStep()) target = find_alias_.getColumn(0).getString();
+      find_alias_.reset();
+      it = aliases_.emplace(cache_key, target).first;
+    }
+    if (it->second.empty() || it->second == key) break;
+    current = it->second;
+  }
+  return current;
+}
+
+EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& mention, std::int64_t ts_us) {
+  const std::string cache_key = ns + '\n' + mention.key;
+  auto it = entities_.find(cache_key);
+  if (it != entities_.end()) return it->second;
+  Entity e;
+  find_entity_.reset();
+  find_entity_.bind(1, ns);
+  find_entity_.bind(2, mention.key);
+  if (find_entity_.executeStep()) {
+    e.id = find_entity_.getColumn(0).getInt64();
+    e.mentions = find_entity_.getColumn(1).getInt64();
+    e.first_us = find_entity_.getColumn(2).getInt64();
+    e.last_us = find_entity_.getColumn(3).getInt64();
+    find_entity_.reset();
+  } else {
+    find_entity_.reset();
+    insert_entity_.reset();
+    insert_entity_.bind(1, ns);
+    insert_entity_.bind(2, mention.key);
+    insert_entity_.bind(3, mention.display.empty() ? mention.key.substr(mention.key.find(':') + 1) : mention.display);
+    insert_entity_.bind(4, mention.type);
+    insert_entity_.bind(5, static_cast<std::int64_t>(ts_us));
+    insert_entity_.exec();
+    e.id = db_.getLastInsertRowid();
+    e.first_us = ts_us;
+    e.last_us = ts_us;
+    ++entities_created_;
+  }
+  return entities_.emplace(cache_key, e).first->second;
+}
+
+void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int64_t target,
+                            const std::string& type, double step, std::int64_t seq, std::int64_t ts_us) {
+  EdgeKey key{ns, source, target, type};
+  auto it = edges_.find(key);
+  if (it == edges_.end()) {
+    Edge e;
+    find_edge_.reset();
+    find_edge_.bind(1, ns);
+    find_edge_.bind(2, static_cast<std::int64_t>(source));
+    find_edge_.bind(3, static_cast<std::int64_t>(target));
+    find_edge_.bind(4, type);
+    if (find_edge_.executeStep()) {
+      e.id = find_edge_.getColumn(0).getInt64();
+      e.base = find_edge_.getColumn(1).getDouble();
+      e.ref_us = find_edge_.getColumn(2).getInt64();
+      e.mentions = find_edge_.getColumn(3).getInt64();
+      e.evidence_seq = find_edge_.getColumn(4).getInt64();
+      e.last_evidence_seq = find_edge_.getColumn(5).getInt64();
+      e.valid_from_us = find_edge_.getColumn(6).getInt64();
+    } else {
+      e.ref_us = ts_us;
+      e.evidence_seq = seq;
+      e.valid_from_us = ts_us;
+    }
+    find_edge_.reset();
+    it = edges_.emplace(std::move(key), e).first;
+  }
+  Edge& e = it->second;
+  if (e.mentions == 0) {
+    ++edges_created_;
+  } else {
+    ++edges_reinforced_;
+  }
+  e.base = hebbian_step(e.base, e.ref_us, ts_us, p_.hebbian_rate, step, p_.edge_half_life_s);
+  e.ref_us = std::max(e.ref_us, ts_us);
+  ++e.mentions;
+  e.last_evidence_seq = seq;
+  e.dirty = true;
+}
+
+std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int64_t seq, std::int64_t ts_us,
+                                                 const Extraction& extraction) {
+  // Aliases this event teaches, before its own mentions resolve.
+  for (const auto& alias : extraction.aliases) {
+    const std::string canonical = resolve(ns, alias.canonical_key);
+    if (canonical == alias.alias || resolve(ns, alias.alias) != alias.alias) continue;
+    insert_alias_.reset();
+    insert_alias_.bind(1, ns);
+    insert_alias_.bind(2, alias.alias);
+    insert_alias_.bind(3, canonical);
+    insert_alias_.bind(4, alias.alias.starts_with("file:") ? "path" : "declared");
+    insert_alias_.bind(5, static_cast<std::int64_t>(seq));
+    insert_alias_.exec();
+    aliases_[ns + '\n' + alias.alias] = canonical;
+  }
+
+  // Resolved mentions, unique by key, plus relation endpoints not mentioned otherwise.
+  std::vector<Mention> mentions;
+  std::unordered_set<std::string> seen;
+  auto add = [&](Mention m) {
+    m.key = resolve(ns, m.key);
+    m.type = m.key.substr(0, m.key.find(':'));
+    if (seen.insert(m.key).second) mentions.push_back(std::move(m));
+  };
+  for (const auto& m : extraction.mentions) add(m);
+  std::vector<std::tuple<std::string, std::string, std::string, double>> relations;
+  for (const auto& r : extraction.relations) {
+    const std::string a = resolve(ns, r.source_key);
+    const std::string b = resolve(ns, r.target_key);
+    if (a == b) continue;
+    for (const auto& k : {a, b}) {
+      if (!seen.contains(k)) {
+        Mention m;
+        m.key = k;
+        m.display = k.substr(k.find(':') + 1);
+        m.source = Source::kExplicit;
+        add(std::move(m));
+      }
+    }
+    relations.emplace_back(a, b, r.rel_type, r.weight);
+  }
+
+  std::vector<std::int64_t> ids;
+  std::unordered_map<std::string, std::int64_t> id_of;
+  for (const auto& m : mentions) {
+    Entity& e = entity(ns, m, ts_us);
+    ++e.mentions;
+    e.first_us = std::min(e.first_us, ts_us);
+    e.last_us = std::max(e.last_us, ts_us);
+    e.dirty = true;
+    id_of[m.key] = e.id;
+    insert_link_.reset();
+    insert_link_.bind(1, static_cast<std::int64_t>(seq));
+    insert_link_.bind(2, static_cast<std::int64_t>(e.id));
+    insert_link_.bind(3, m.primary ? 1 : 0);
+    insert_link_.bind(4, to_string(m.source));
+    insert_link_.exec();
+    ++mentions_stored_;
+    if (static_cast<std::int64_t>(ids.size()) < p_.max_co_mentions) ids.push_back(e.id);
+  }
+  // co_occurs: undirected, stored from the smaller canonical key to the larger; none for
+  // events naming more than max_co_mentions entities (sweeping changes say little about
+  // which entities belong together, and a prefix would favour alphabetically early files).
+  const std::size_t n = mentions.size() <= static_cast<std::size_t>(p_.max_co_mentions) ? mentions.size() : 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const auto& a = mentions[i].key;
+      const auto& b = mentions[j].key;
+      const auto& [lo, hi] = a < b ? std::pair(a, b) : std::pair(b, a);
+      reinforce(ns, id_of[lo], id_of[hi], "co_occurs", 1.0, seq, ts_us);
+    }
+  }
+  for (const auto& [a, b, type, weight] : relations) {
+    const auto ia = id_of.find(a);
+    const auto ib = id_of.find(b);
+    if (weight > 0 && ia != id_of.end() && ib != id_of.end()) reinforce(ns, ia->second, ib->second, type, weight, seq, ts_us);
+  }
+  return ids;
+}
+
+void EntityStore::flush() {
+  for (auto& [key, e] : entities_) {
+    if (!e.dirty) continue;
+    update_entity_.reset();
+    update_entity_.bind(1, static_cast<std::int64_t>(e.id));
+    update_entity_.bind(2, static_cast<std::int64_t>(e.mentions));
+    update_entity_.bind(3, static_cast<std::int64_t>(e.first_us));
+    update_entity_.bind(4, static_cast<std::int64_t>(e.last_us));
+    update_entity_.exec();
+    e.dirty = false;
+  }
+  for (auto& [key, e] : edges_) {
+    if (!e.dirty) continue;
+    if (e.id == 0) {
+      insert_edge_.reset();
+      insert_edge_.bind(1, std::get<0>(key));
+      insert_edge_.bind(2, static_cast<std::int64_t>(std::get<1>(key)));
+      insert_edge_.bind(3, static_cast<std::int64_t>(std::get<2>(key)));
+      insert_edge_.bind(4, std::get<3>(key));
+      insert_edge_.bind(5, e.base);
+      insert_edge_.bind(6, static_cast<std::int64_t>(e.ref_us));
+      insert_edge_.bind(7, static_cast<std::int64_t>(e.mentions));
+      insert_edge_.bind(8, static_cast<std::int64_t>(e.evidence_seq));
+      insert_edge_.bind(9, static_cast<std::int64_t>(e.last_evidence_seq));
+      insert_edge_.bind(10, static_cast<std::int64_t>(e.valid_from_us));
+      insert_edge_.exec();
+      e.id = db_.getLastInsertRowid();
+    } else {
+      update_edge_.reset();
+      update_edge_.bind(1, static_cast<std::int64_t>(e.id));
+      update_edge_.bind(2, e.base);
+      update_edge_.bind(3, static_cast<std::int64_t>(e.ref_us));
+      update_edge_.bind(4, static_cast<std::int64_t>(e.mentions));
+      update_edge_.bind(5, static_cast<std::int64_t>(e.last_evidence_seq));
+      update_edge_.exec();
+    }
+    e.dirty = false;
+  }
+}
+
+void EntityStore::trim(std::size_t max_entries) {
+  if (entities_.size() > max_entries) entities_.clear();
+  if (edges_.size() > max_entries) edges_.clear();
+  if (aliases_.size() > max_entries) aliases_.clear();
+}
+
+}  // namespace reflectd::jobs
