@@ -9,10 +9,11 @@
 //   ctest --test-dir build -R bench_jobs_smoke      # 5,000 events: proves it still runs
 //
 // Events: event i is the real event (i mod n) of the streams in --data (libzmq-commits.jsonl,
-// then swe-agent-trajectories.jsonl; n = 9,052) with the id "bench:<i>", its timestamp moved
-// (i div n) days later, and the first line of real event (7919 i + 13) mod n appended to its
-// content, so the documents are distinct (no run degenerates into near-duplicates) while their
-// words, entities and namespaces stay real. Every run builds byte-identical input. The events
+// then swe-agent-trajectories.jsonl; n = 9,052) with the id "bench:<i>" and its timestamp moved
+// (i div n) days later. From the second pass on, its content becomes its own first line plus
+// the first lines of real events (7919 i + 13) mod n and (104729 i + 7) mod n, so documents
+// stay distinct (no run degenerates into near-duplicates) while their words, entities and
+// namespaces stay real. Every run builds byte-identical input. The events
 // are stored with store::EventStore (not timed), then in a fresh database per size:
 //   cluster      jobs::run_clustering over everything (one run, default configuration)
 //   communities  jobs::detect_communities of the largest namespace, run once more on the final
@@ -96,7 +97,14 @@ void build_database(const std::string& path, const std::vector<nlohmann::json>& 
       nlohmann::json e = corpus[i % n];
       const auto& other = corpus[(7919 * i + 13) % n];
       e["id"] = "bench:" + std::to_string(i);
-      e["content"] = e["content"].get<std::string>() + "\n" + first_line(other["content"].get<std::string>());
+      if (i >= n) {
+        // Later passes: the subject of this event and of two others, so documents stay
+        // distinct and clusters keep growing instead of collapsing into duplicates.
+        const auto& third = corpus[(104729 * i + 7) % n];
+        e["content"] = first_line(e["content"].get<std::string>()) + "\n" +
+                       first_line(other["content"].get<std::string>()) + "\n" +
+                       first_line(third["content"].get<std::string>());
+      }
       auto decoded = decoder.decode(e.dump(), 1 << 22);
       if (decoded.events.size() != 1 || !decoded.events[0].event) {
         throw std::runtime_error("event " + std::to_string(i) + " rejected");

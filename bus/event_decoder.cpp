@@ -8,7 +8,7 @@
 #include <unordered_set>
 
 #include "bus/kinds.hpp"
-#include "bus/timestamp.hpp"
+#include "common/timestamp.hpp"
 #include "common/sha256.hpp"
 
 namespace reflectd::bus {

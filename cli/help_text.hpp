@@ -6,7 +6,8 @@ namespace reflectd::cli {
 inline constexpr const char* kMainDescription =
     "reflectctl - command-line client of reflectd, the AI-agent event daemon.\n\n"
     "Publishes JSON Lines files of wire events to a running reflectd and reports what it did\n"
-    "with each event, or shows the daemon's status. Endpoints come from --ingest,\n"
+    "with each event, shows the daemon's status, runs its reflection jobs on demand and lists\n"
+    "their runs and what they derived (knowledge, observations). Endpoints come from --ingest,\n"
     "--push-endpoint and --control, else from the daemon's configuration file (--config),\n"
     "else from reflectd's built-in defaults.\n";
 
@@ -14,6 +15,10 @@ inline constexpr const char* kMainFooter = R"(
 COMMANDS
   publish [FILE...|-]   send events, wait for every acknowledgement, print a summary
   status                show the daemon's counters, database and endpoints
+  run JOB               run a job (e.g. consolidate, decay) now; --wait for its outcome
+  jobs                  list the latest job runs and their results
+  knowledge             list knowledge streams (phase, status, vitality, confidence)
+  observations          list recurring patterns and competences found by consolidation
   Run `reflectctl COMMAND --help` for the options of a command. Global options may be given
   before or after the command; --push EP (an alias of --push-endpoint) only before `publish`,
   where --push is publish's mode flag.
@@ -31,10 +36,16 @@ EXAMPLES
   zcat events.jsonl.gz | reflectctl publish --batch 500 -
   reflectctl status
   reflectctl --control tcp://10.0.0.5:7704 status --json
+  reflectctl run consolidate --namespace libzmq --wait
+  reflectctl jobs --job consolidate --limit 5
+  reflectctl knowledge --namespace libzmq --phase canonical
+  reflectctl observations --type pattern --json | jq '.observations[].title'
 
 EXIT STATUS
-  0  publish: every event stored or duplicate; status: the daemon answered
-  1  publish: some event rejected or unacknowledged; status: the daemon answered an error
+  0  publish: every event stored or duplicate; run --wait: the run ended ok or skipped;
+     other commands: the daemon answered
+  1  publish: some event rejected or unacknowledged; run --wait: the run failed, timed out
+     or was interrupted; any command: the daemon answered an error (printed on stderr)
   2  invalid command line, configuration file, endpoint or input file
   3  the daemon could not be reached (no connection or no reply within --timeout-ms))";
 
@@ -105,6 +116,108 @@ EXAMPLES
 
 EXIT STATUS
   0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kRunDescription =
+    "Run one of reflectd's jobs now, for one namespace or for all of them.\n";
+
+inline constexpr const char* kRunFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"run","job":JOB,"namespace":NS,"wait":...} to the control socket. Jobs run
+  one at a time on the daemon's scheduler thread, so a requested run starts after the one in
+  progress (if any). Jobs include consolidate (trajectories, targets, knowledge streams,
+  patterns, procedures, competences from new events) and decay (vitality and confidence of
+  knowledge, archiving of expired events); `reflectctl jobs` lists the configured ones.
+
+  Without --wait, prints "queued JOB" and the namespace once the daemon has queued the run.
+  With --wait, waits for the run to end and prints its run id, job, namespace, trigger,
+  status (ok, skipped, failed, timeout, interrupted), start, duration, error, and each field
+  of its result object on its own line (consolidate: events_processed,
+  observations_created, observations_reinforced, streams_created, ...). A run with no new
+  events to process is "skipped" (skipped true, events_processed 0).
+
+  The reply timeout is 3000 ms, or 660000 ms with --wait (longer than the default job
+  timeout, jobs.<name>.timeout_s 600): raise it with --timeout-ms for longer job timeouts.
+  --json prints the daemon's reply: {"ok","queued","namespace"}, or with --wait
+  {"ok","run":{"run_id","job","namespace","trigger","status","started_us","finished_us",
+  "result",["error"]}}.
+
+EXAMPLES
+  reflectctl run consolidate
+  reflectctl run consolidate --namespace libzmq --wait
+  reflectctl run decay --wait --json | jq .run.result
+
+EXIT STATUS
+  0  the run was queued; with --wait: it ended with status ok or skipped
+  1  the daemon refused the request (unknown job: the known ones are listed) or, with
+     --wait, the run failed, timed out or was interrupted
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kJobsDescription = "List the latest job runs of reflectd.\n";
+
+inline constexpr const char* kJobsFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"jobs","job":J,"limit":N} and prints the runs, newest first, one per line:
+  RUN (run id), JOB, NAMESPACE (* = every namespace), TRIGGER (interval, events, idle,
+  demand), STATUS (running, ok, skipped, failed, timeout, interrupted), STARTED (RFC 3339,
+  UTC), DURATION_MS, RESULT (the result's non-zero counters as key=value, or
+  "skipped: REASON"; cut at 56 characters) and, when some run has one, ERROR. The configured
+  job names follow the table. --json prints the full reply, results included.
+
+EXAMPLES
+  reflectctl jobs
+  reflectctl jobs --job consolidate --limit 5
+  reflectctl jobs --json | jq '.runs[0].result'
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kKnowledgeDescription =
+    "List reflectd's knowledge: decisions, constraints, assumptions and proposal streams.\n";
+
+inline constexpr const char* kKnowledgeFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"knowledge","namespace":NS,"phase":P,"status":S,"limit":N} and prints the
+  rows, canonical first, then emergent, then pattern, most frequent first: DECISION_ID,
+  PHASE (pattern, emergent, canonical), STATUS, VITALITY (active, decaying, dormant),
+  CONFIDENCE (3 decimals), FREQUENCY (evidence events), TARGET and TITLE (long ids, targets
+  and titles are cut with "…"). --json prints every column of every row: rationale,
+  evidence event ids, procedural steps, metrics, timestamps.
+
+EXAMPLES
+  reflectctl knowledge --namespace libzmq
+  reflectctl knowledge --phase canonical --status active --limit 10
+  reflectctl knowledge --json | jq '.knowledge[] | {target, phase, confidence}'
+
+EXIT STATUS
+  0  the daemon answered (possibly with no rows)
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kObservationsDescription =
+    "List the recurring patterns and competences reflectd's consolidation found.\n";
+
+inline constexpr const char* kObservationsFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"observations","namespace":NS,"type":T,"limit":N} and prints the active
+  observations, best supported first: TYPE (pattern: a problem seen again and again across
+  trajectories; competence: a tool sequence that keeps succeeding), SUPPORT (supporting
+  events), TRAJECTORIES, TARGET and TITLE. --json prints every column: text, supporting
+  event ids, success count, confidence, importance, reinforcement times.
+
+EXAMPLES
+  reflectctl observations --namespace libzmq --type pattern
+  reflectctl observations --type competence --json | jq '.observations[].title'
+
+EXIT STATUS
+  0  the daemon answered (possibly with no rows)
   1  the daemon answered with an error
   2  invalid command line, configuration file or endpoint
   3  no reply within --timeout-ms)";

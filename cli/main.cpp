@@ -1,6 +1,7 @@
 // reflectctl: thin entry point. Flags -> endpoints -> one command; the work lives in the
 // reflectctl_core library.
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -9,7 +10,11 @@
 #include "cli/endpoints.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_text.hpp"
+#include "cli/jobs.hpp"
+#include "cli/knowledge.hpp"
+#include "cli/observations.hpp"
 #include "cli/publish.hpp"
+#include "cli/run_job.hpp"
 #include "cli/status.hpp"
 #include "common/version.hpp"
 
@@ -27,7 +32,35 @@ struct Commands {
   CLI::App* status = nullptr;
   StatusOptions status_options;
   int status_timeout_ms = 3000;
+  CLI::App* run = nullptr;
+  RunJobOptions run_options;
+  int run_timeout_ms = 3000;  // kRunWaitTimeout with --wait unless given.
+  CLI::App* jobs = nullptr;
+  JobsOptions jobs_options;
+  int jobs_timeout_ms = 3000;
+  CLI::App* knowledge = nullptr;
+  KnowledgeOptions knowledge_options;
+  int knowledge_timeout_ms = 3000;
+  CLI::App* observations = nullptr;
+  ObservationsOptions observations_options;
+  int observations_timeout_ms = 3000;
 };
+
+// --timeout-ms and --json, shared by every control command.
+void add_control_options(CLI::App& cmd, int& timeout_ms, bool& json) {
+  cmd.add_option("-t,--timeout-ms", timeout_ms,
+                 "wait this long for the connection and the reply together")
+      ->check(CLI::Range(1, 86400000))
+      ->type_name("MS");
+  cmd.add_flag("--json", json,
+               "print the daemon's JSON reply (pretty-printed) instead of the table");
+}
+
+CLI::Option* add_limit(CLI::App& cmd, int& limit) {
+  return cmd.add_option("-n,--limit", limit, "rows to show, at most")
+      ->check(CLI::Range(1, 10000))
+      ->type_name("N");
+}
 
 void add_global_options(CLI::App& app, Commands& c) {
   app.add_option("-c,--config", c.endpoints.config_path,
@@ -93,13 +126,84 @@ void add_status(CLI::App& app, Commands& c) {
   CLI::App* cmd = app.add_subcommand("status", kStatusDescription);
   cmd->footer(kStatusFooter);
   cmd->option_defaults()->always_capture_default();
-  cmd->add_option("-t,--timeout-ms", c.status_timeout_ms,
-                  "wait this long for the connection and the reply together")
-      ->check(CLI::Range(1, 3600000))
-      ->type_name("MS");
-  cmd->add_flag("--json", c.status_options.json,
-                "print the daemon's JSON reply (pretty-printed) instead of the table");
+  add_control_options(*cmd, c.status_timeout_ms, c.status_options.json);
   c.status = cmd;
+}
+
+void add_run(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("run", kRunDescription);
+  cmd->footer(kRunFooter);
+  RunJobOptions& o = c.run_options;
+  cmd->add_option("JOB", o.job,
+                  "the job to run, e.g. consolidate or decay (`reflectctl jobs` lists them)")
+      ->required();
+  cmd->add_option("-N,--namespace", o.ns, "run for this namespace only (default: every one)")
+      ->type_name("NS");
+  cmd->add_flag("-w,--wait", o.wait,
+                "wait for the run to end and print its outcome (exit 1 unless ok or skipped)");
+  add_control_options(*cmd, c.run_timeout_ms, o.control.json);
+  cmd->get_option("--timeout-ms")
+      ->default_str(fmt::format("3000; {} with --wait", kRunWaitTimeout.count()));
+  c.run = cmd;
+}
+
+void add_jobs(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("jobs", kJobsDescription);
+  cmd->footer(kJobsFooter);
+  cmd->option_defaults()->always_capture_default();
+  JobsOptions& o = c.jobs_options;
+  cmd->add_option("-j,--job", o.job, "runs of this job only (default: every job)")
+      ->type_name("JOB")
+      ->default_str("");
+  add_limit(*cmd, o.limit);
+  add_control_options(*cmd, c.jobs_timeout_ms, o.control.json);
+  c.jobs = cmd;
+}
+
+void add_knowledge(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("knowledge", kKnowledgeDescription);
+  cmd->footer(kKnowledgeFooter);
+  cmd->option_defaults()->always_capture_default();
+  KnowledgeOptions& o = c.knowledge_options;
+  cmd->add_option("-N,--namespace", o.ns, "rows of this namespace only (default: every one)")
+      ->type_name("NS")
+      ->default_str("");
+  cmd->add_option("-p,--phase", o.phase, "rows in this lifecycle phase only")
+      ->check(CLI::IsMember({"pattern", "emergent", "canonical"}))
+      ->type_name("PHASE")
+      ->default_str("");
+  cmd->add_option("-s,--status", o.status, "rows with this status only")
+      ->check(CLI::IsMember(
+          {"active", "deprecated", "superseded", "draft", "accepted", "rejected", "falsified"}))
+      ->type_name("STATUS")
+      ->default_str("");
+  add_limit(*cmd, o.limit);
+  add_control_options(*cmd, c.knowledge_timeout_ms, o.control.json);
+  c.knowledge = cmd;
+}
+
+void add_observations(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("observations", kObservationsDescription);
+  cmd->footer(kObservationsFooter);
+  cmd->option_defaults()->always_capture_default();
+  ObservationsOptions& o = c.observations_options;
+  cmd->add_option("-N,--namespace", o.ns, "rows of this namespace only (default: every one)")
+      ->type_name("NS")
+      ->default_str("");
+  cmd->add_option("-T,--type", o.type, "observations of this type only")
+      ->check(CLI::IsMember({"pattern", "competence"}))
+      ->type_name("TYPE")
+      ->default_str("");
+  add_limit(*cmd, o.limit);
+  add_control_options(*cmd, c.observations_timeout_ms, o.control.json);
+  c.observations = cmd;
+}
+
+// Fills a control command's endpoint and timeout.
+void resolve_control(ControlOptions& options, const Commands& c,
+                     const reflectd::config::Config& config, int timeout_ms) {
+  options.endpoint = resolve_endpoint(c.endpoints, config, Role::kControl);
+  options.timeout = std::chrono::milliseconds(timeout_ms);
 }
 
 // Resolves endpoints and limits; throws std::runtime_error (or config::ConfigError).
@@ -112,10 +216,30 @@ void resolve(Commands& c) {
     o.batch.max_events = c.batch_events;
     o.batch.max_bytes = static_cast<std::size_t>(
         c.max_message_bytes > 0 ? c.max_message_bytes : config.bus.max_message_bytes);
+  } else if (*c.status) {
+    resolve_control(c.status_options, c, config, c.status_timeout_ms);
+  } else if (*c.run) {
+    const bool timeout_given = c.run->count("--timeout-ms") > 0;
+    const int timeout_ms = timeout_given || !c.run_options.wait
+                               ? c.run_timeout_ms
+                               : static_cast<int>(kRunWaitTimeout.count());
+    resolve_control(c.run_options.control, c, config, timeout_ms);
+  } else if (*c.jobs) {
+    resolve_control(c.jobs_options.control, c, config, c.jobs_timeout_ms);
+  } else if (*c.knowledge) {
+    resolve_control(c.knowledge_options.control, c, config, c.knowledge_timeout_ms);
   } else {
-    c.status_options.endpoint = resolve_endpoint(c.endpoints, config, Role::kControl);
-    c.status_options.timeout = std::chrono::milliseconds(c.status_timeout_ms);
+    resolve_control(c.observations_options.control, c, config, c.observations_timeout_ms);
   }
+}
+
+int dispatch(const Commands& c) {
+  if (*c.publish) return run_publish(c.publish_options);
+  if (*c.status) return run_status(c.status_options);
+  if (*c.run) return run_job(c.run_options);
+  if (*c.jobs) return run_jobs(c.jobs_options);
+  if (*c.knowledge) return run_knowledge(c.knowledge_options);
+  return run_observations(c.observations_options);
 }
 
 int run(int argc, char** argv) {
@@ -127,6 +251,10 @@ int run(int argc, char** argv) {
   add_global_options(app, commands);
   add_publish(app, commands);
   add_status(app, commands);
+  add_run(app, commands);
+  add_jobs(app, commands);
+  add_knowledge(app, commands);
+  add_observations(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -140,8 +268,7 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
   try {
-    return *commands.publish ? run_publish(commands.publish_options)
-                             : run_status(commands.status_options);
+    return dispatch(commands);
   } catch (const std::exception& error) {
     std::cerr << "reflectctl: " << error.what() << '\n';
     return kExitFailed;

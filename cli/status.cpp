@@ -1,20 +1,13 @@
 #include "cli/status.hpp"
 
 #include <fmt/format.h>
-#include <zmq_addon.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <ctime>
-#include <iostream>
-#include <iterator>
-#include <stdexcept>
 #include <utility>
 #include <vector>
-
-#include "cli/exit_codes.hpp"
-#include "cli/socket.hpp"
 
 namespace reflectd::cli {
 namespace {
@@ -113,31 +106,6 @@ Rows status_rows(const json& s) {
 
 }  // namespace
 
-std::optional<json> control_request(const std::string& endpoint, const json& request,
-                                    std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  const auto remaining = [&deadline] {
-    return std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(
-                                                      deadline - std::chrono::steady_clock::now()));
-  };
-  zmq::context_t context(1);
-  zmq::socket_t socket = connect_socket(context, zmq::socket_type::dealer, endpoint, {});
-  if (!wait_writable(socket, remaining())) return std::nullopt;
-  const std::string body = request.dump();
-  socket.send(zmq::str_buffer("1"), zmq::send_flags::sndmore);
-  socket.send(zmq::buffer(body), zmq::send_flags::none);
-  while (wait_readable(socket, remaining())) {
-    std::vector<zmq::message_t> frames;
-    if (!zmq::recv_multipart(socket, std::back_inserter(frames), zmq::recv_flags::dontwait))
-      continue;
-    if (frames.size() != 2 || frames[0].to_string_view() != "1") continue;
-    json reply = json::parse(frames[1].to_string_view(), nullptr, false);
-    if (reply.is_discarded()) return json(frames[1].to_string());
-    return reply;
-  }
-  return std::nullopt;
-}
-
 std::string format_status_table(const json& status) {
   const Rows rows = status_rows(status);
   std::size_t width = 0;
@@ -148,29 +116,7 @@ std::string format_status_table(const json& status) {
 }
 
 int run_status(const StatusOptions& options) {
-  std::optional<json> reply;
-  try {
-    reply = control_request(options.endpoint, {{"cmd", "status"}}, options.timeout);
-  } catch (const std::runtime_error& error) {
-    std::cerr << "reflectctl status: " << error.what() << '\n';
-    return kExitUsage;
-  }
-  if (!reply) {
-    std::cerr << "reflectctl status: no reply from " << options.endpoint << " within "
-              << options.timeout.count() << " ms; is reflectd running there?\n";
-    return kExitUnreachable;
-  }
-  const bool ok = reply->is_object() && reply->value("ok", false);
-  if (options.json) {
-    std::cout << (reply->is_string() ? reply->get<std::string>() : reply->dump(2)) << '\n';
-  } else if (ok) {
-    std::cout << format_status_table(*reply);
-  } else {
-    std::cerr << "reflectctl status: the daemon answered with an error: "
-              << (reply->is_object() ? reply->value("error", reply->dump()) : reply->dump())
-              << '\n';
-  }
-  return ok ? kExitOk : kExitFailed;
+  return run_control_command({"status", format_status_table, {}}, options, {{"cmd", "status"}});
 }
 
 }  // namespace reflectd::cli

@@ -62,6 +62,14 @@ struct JobsConfig {
   JobConfig decay;
   JobConfig cluster;     ///< Entities pass, clustering and communities (issue 4).
   JobConfig importance;  ///< Entity importance (issue 4).
+  JobConfig medallion;
+};
+
+/// Medallion refresh (seed 001).
+struct MedallionConfig {
+  /// Configured scopes, "name=<id>;namespace=<ns>;nodes=<a>,<b>;tags=<t>" each (every
+  /// namespace also gets one automatically).
+  std::vector<std::string> scopes;
 };
 
 /// Entity extraction and the entity graph (jobs/entities.hpp).
@@ -142,6 +150,7 @@ struct Config {
   EntitiesConfig entities;
   ClusteringConfig clustering;
   ImportanceConfig importance;
+  MedallionConfig medallion;
 };
 
 /// A configuration error. `what()` reads "FILE:LINE:COL: KEY: problem" when the position

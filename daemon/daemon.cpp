@@ -20,7 +20,8 @@ namespace reflectd::daemon {
 namespace {
 
 constexpr const char* kCommands =
-    "status, run, jobs, knowledge, observations, reinforce, search, events, entities, clusters";
+    "status, run, jobs, knowledge, observations, reinforce, search, events, medallion, entities, "
+    "clusters";
 
 void notify_systemd(const std::string& state) {
   // A no-op returning 0 when $NOTIFY_SOCKET is unset (not run by systemd).
@@ -146,6 +147,8 @@ void Daemon::reload_now() {
   try {
     config::Config next =
         options_.config_path.empty() ? config::defaults() : config::load_file(options_.config_path);
+    // Everything that can fail is built before anything is applied.
+    std::vector<jobs::Job> next_jobs = build_jobs(next);
     std::vector<std::string> restart_needed;
     for (std::string_view key : config::changed_keys(config_, next)) {
       const auto table = config::key_table();
@@ -163,8 +166,9 @@ void Daemon::reload_now() {
     config_.jobs = next.jobs;
     config_.consolidation = next.consolidation;
     config_.decay = next.decay;
+    config_.medallion = next.medallion;
     writer_->set_profiles(decay_profiles(config_.decay));
-    scheduler_->reconfigure(build_jobs(config_));
+    scheduler_->reconfigure(std::move(next_jobs));
     reader_vitality_ = vitality_params(config_.decay);
     spdlog::set_level(spdlog::level::from_str(config_.log.level));
     bus_->set_max_message_bytes(config_.bus.max_message_bytes);
@@ -278,8 +282,9 @@ void Daemon::handle_control(const nlohmann::json& request, bus::ControlReply rep
     if (*cmd == "reinforce") return control_reinforce(request, std::move(reply));
     if (*cmd == "search") return reply(control_search(request));
     if (*cmd == "events") return reply(control_events(request));
+    if (*cmd == "medallion") return reply(control_medallion(request));
     if (options_.test_hooks && *cmd == "test_stall") {
-      // Test hook: a deliberately stuck event loop (the watchdog test).
+      // Test hook (daemon/test_hooks.hpp): a deliberately stuck event loop for the watchdog test.
       const auto ms = std::clamp<std::int64_t>(request.value("ms", std::int64_t{0}), 0, 60000);
       std::this_thread::sleep_for(std::chrono::milliseconds(ms));
       return reply({{"ok", true}, {"stalled_ms", ms}});
@@ -523,6 +528,89 @@ ORDER BY seq)sql");
   query.bind(3, static_cast<std::int64_t>(after_seq));
   query.bind(4, limit_param(request, 20));
   return {{"ok", true}, {"events", rows(query)}};
+}
+
+}  // namespace reflectd::daemon
+
+namespace reflectd::daemon {
+namespace {
+
+std::vector<std::string> string_list(const nlohmann::json& request, const char* key) {
+  std::vector<std::string> out;
+  const auto it = request.find(key);
+  if (it == request.end() || !it->is_array()) return out;
+  for (const auto& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json Daemon::control_medallion(const nlohmann::json& request) {
+  const std::string action = text_param(request, "action");
+  const std::string id = text_param(request, "id");
+  if (action == "get") {
+    SQLite::Statement query(*reader_db_, "SELECT content_json, status FROM medallions WHERE id = ?1");
+    query.bind(1, id);
+    if (!query.executeStep()) return {{"ok", false}, {"error", "no medallion '" + id + "'"}};
+    auto medallion = nlohmann::json::parse(query.getColumn(0).getString());
+    medallion["meta"]["status"] = query.getColumn(1).getString();  // stale is marked in place
+    return {{"ok", true}, {"medallion", std::move(medallion)}};
+  }
+  if (action == "history") {
+    SQLite::Statement query(*reader_db_, "SELECT version, updated_at, content_json FROM medallion_history "
+                                         "WHERE medallion_id = ?1 ORDER BY version DESC LIMIT ?2");
+    query.bind(1, id);
+    query.bind(2, limit_param(request, 20));
+    nlohmann::json versions = nlohmann::json::array();
+    while (query.executeStep()) {
+      versions.push_back({{"version", query.getColumn(0).getInt64()},
+                          {"updated_at", query.getColumn(1).getString()},
+                          {"medallion", nlohmann::json::parse(query.getColumn(2).getString())}});
+    }
+    return {{"ok", true}, {"id", id}, {"versions", std::move(versions)}};
+  }
+  if (action == "query") {
+    // Seed 001 semantics in SQL: every query node is a node of the medallion, and the tags
+    // overlap (no tag filter when the query has none).
+    const auto nodes = string_list(request, "nodes");
+    const auto tags = string_list(request, "tags");
+    SQLite::Statement query(*reader_db_, R"sql(
+SELECT m.id, m.status, m.updated_at, m.scope_graph_nodes, m.scope_tags,
+       json_extract(m.content_json, '$.summary.high_level') AS high_level
+FROM medallions m
+WHERE (SELECT count(*) FROM medallion_nodes n, json_each(?1) q
+       WHERE n.medallion_id = m.id AND n.node = q.value) = json_array_length(?1)
+  AND (json_array_length(?2) = 0 OR EXISTS (SELECT 1 FROM medallion_tags t, json_each(?2) q
+       WHERE t.medallion_id = m.id AND t.tag = q.value))
+ORDER BY m.updated_at DESC, m.id
+LIMIT ?3)sql");
+    std::vector<std::string> unique_nodes = nodes;
+    std::sort(unique_nodes.begin(), unique_nodes.end());
+    unique_nodes.erase(std::unique(unique_nodes.begin(), unique_nodes.end()), unique_nodes.end());
+    query.bind(1, nlohmann::json(unique_nodes).dump());
+    query.bind(2, nlohmann::json(tags).dump());
+    query.bind(3, limit_param(request, 50));
+    nlohmann::json found = nlohmann::json::array();
+    while (query.executeStep()) {
+      found.push_back({{"id", query.getColumn(0).getString()},
+                       {"status", query.getColumn(1).getString()},
+                       {"updated_at", query.getColumn(2).getString()},
+                       {"scope", {{"graph_nodes", nlohmann::json::parse(query.getColumn(3).getString())},
+                                  {"tags", nlohmann::json::parse(query.getColumn(4).getString())}}},
+                       {"high_level", query.getColumn(5).getString()}});
+    }
+    return {{"ok", true}, {"medallions", std::move(found)}};
+  }
+  if (action == "list" || action.empty()) {
+    SQLite::Statement query(*reader_db_, "SELECT id, status, updated_at, json_extract(content_json, "
+                                         "'$.summary.high_level') AS high_level FROM medallions ORDER BY id "
+                                         "LIMIT ?1");
+    query.bind(1, limit_param(request, 100));
+    return {{"ok", true}, {"medallions", rows(query)}};
+  }
+  return {{"ok", false}, {"error", "medallion: \"action\" must be get, query, history or list"}};
 }
 
 }  // namespace reflectd::daemon

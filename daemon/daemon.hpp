@@ -85,6 +85,7 @@ class Daemon {
   void control_reinforce(const nlohmann::json& request, bus::ControlReply reply);
   nlohmann::json control_search(const nlohmann::json& request);
   nlohmann::json control_events(const nlohmann::json& request);
+  nlohmann::json control_medallion(const nlohmann::json& request);
   std::string status_line() const;
 
   config::Config config_;

@@ -13,6 +13,7 @@
 #include "daemon/daemon.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/test_hooks.hpp"
+#include "daemon/settings.hpp"
 
 namespace {
 
@@ -83,6 +84,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (check_config) {
+    try {
+      reflectd::daemon::build_jobs(config);  // validates what the key table cannot (scopes)
+    } catch (const std::exception& error) {
+      std::cerr << "reflectd: " << (config_path.empty() ? "built-in defaults" : config_path) << ": "
+                << error.what() << '\n';
+      return 1;
+    }
     std::cout << (config_path.empty() ? std::string("built-in defaults") : config_path)
               << ": configuration OK\n";
     return 0;

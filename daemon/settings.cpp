@@ -1,6 +1,7 @@
 #include "daemon/settings.hpp"
 
 #include "jobs/decay.hpp"
+#include "jobs/medallion.hpp"
 #include "jobs/sql_functions.hpp"
 
 namespace reflectd::daemon {
@@ -63,6 +64,19 @@ jobs::ConsolidationParams consolidation_params(const config::Config& config) {
   return p;
 }
 
+jobs::MedallionParams medallion_params(const config::Config& config) {
+  jobs::MedallionParams params;
+  for (const auto& text : config.medallion.scopes) {
+    try {
+      params.scopes.push_back(jobs::parse_medallion_scope(text));
+    } catch (const std::invalid_argument& error) {
+      throw config::ConfigError("medallion.scopes: '" + text + "': " + error.what());
+    }
+  }
+  params.vitality = vitality_params(config.decay);
+  return params;
+}
+
 jobs::ClusterParams cluster_params(const config::Config& config) {
   jobs::ClusterParams p;
   const auto& e = config.entities;
@@ -110,6 +124,10 @@ std::vector<jobs::Job> build_jobs(const config::Config& config) {
   out.push_back({"consolidate", schedule(config.jobs.consolidate),
                  [params = consolidation_params(config)](jobs::JobContext& ctx) {
                    return jobs::run_consolidation(ctx, params);
+                 }});
+  out.push_back({"medallion", schedule(config.jobs.medallion),
+                 [params = medallion_params(config)](jobs::JobContext& ctx) {
+                   return jobs::run_medallion_refresh(ctx, params);
                  }});
   out.push_back({"cluster", schedule(config.jobs.cluster),
                  [params = cluster_params(config)](jobs::JobContext& ctx) {

@@ -9,6 +9,7 @@
 #include "jobs/clustering.hpp"
 #include "jobs/importance.hpp"
 #include "jobs/job.hpp"
+#include "jobs/medallion.hpp"
 #include "store/lifecycle.hpp"
 #include "store/writer.hpp"
 
@@ -25,6 +26,9 @@ jobs::VitalityParams vitality_params(const config::DecayConfig& decay);
 
 /// `consolidation.*` (and the vitality thresholds used for phase promotion).
 jobs::ConsolidationParams consolidation_params(const config::Config& config);
+
+/// `medallion.scopes` parsed; throws config::ConfigError naming a malformed scope.
+jobs::MedallionParams medallion_params(const config::Config& config);
 
 /// `entities.*`, `clustering.*` and the community settings of the `cluster` job.
 jobs::ClusterParams cluster_params(const config::Config& config);

@@ -59,15 +59,38 @@ struct Node {
 json detect_communities(SQLite::Database& db, const std::string& ns, const CommunityParams& params,
                         std::int64_t edge_half_life_s, std::int64_t graph_time_us, std::int64_t now_us,
                         const CancelToken& cancel) {
-  // Vertices: entities with at least one edge, by canonical key.
+  // Edges first (one pass over the namespace's relationships), then the vertices: entities
+  // with at least one edge, by canonical key.
+  struct RawEdge {
+    std::int64_t a, b;
+    double w;
+  };
+  std::vector<RawEdge> raw;
+  std::set<std::int64_t> linked;
+  {
+    // In key order, so sums over parallel edges add up in the same order whatever the ids.
+    SQLite::Statement q(db, "SELECT r.source_id, r.target_id, r.strength_base, r.strength_ref_us FROM "
+                            "entity_relationships r JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
+                            "ON t.entity_id = r.target_id WHERE r.namespace = ?1 ORDER BY s.canonical_key, "
+                            "t.canonical_key, r.rel_type");
+    q.bind(1, ns);
+    while (q.executeStep()) {
+      const std::int64_t a = q.getColumn(0).getInt64();
+      const std::int64_t b = q.getColumn(1).getInt64();
+      const double w = edge_strength_at(q.getColumn(2).getDouble(), q.getColumn(3).getInt64(), graph_time_us, edge_half_life_s);
+      if (a == b || !(w > 0)) continue;
+      raw.push_back({a, b, w});
+      linked.insert(a);
+      linked.insert(b);
+    }
+  }
   std::vector<Node> nodes;
   {
     SQLite::Statement q(db, "SELECT entity_id, canonical_key, display_name, first_seen_us, last_seen_us "
-                            "FROM entities e WHERE namespace = ?1 AND is_active = 1 AND (EXISTS (SELECT 1 "
-                            "FROM entity_relationships r WHERE r.source_id = e.entity_id) OR EXISTS (SELECT 1 "
-                            "FROM entity_relationships r WHERE r.target_id = e.entity_id)) ORDER BY canonical_key");
+                            "FROM entities WHERE namespace = ?1 AND is_active = 1 ORDER BY canonical_key");
     q.bind(1, ns);
     while (q.executeStep()) {
+      if (!linked.contains(q.getColumn(0).getInt64())) continue;
       nodes.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getString(),
                        q.getColumn(3).getInt64(), q.getColumn(4).getInt64()});
     }
@@ -79,19 +102,13 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
   }
   std::unordered_map<std::int64_t, igraph_integer_t> index;
   for (std::size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = static_cast<igraph_integer_t>(i);
+  // Summed in relationship order per pair: the same rows give the same bits.
   std::map<std::pair<igraph_integer_t, igraph_integer_t>, double> weights;
-  {
-    SQLite::Statement q(db, "SELECT source_id, target_id, strength_base, strength_ref_us FROM "
-                            "entity_relationships WHERE namespace = ?1");
-    q.bind(1, ns);
-    while (q.executeStep()) {
-      const auto a = index.find(q.getColumn(0).getInt64());
-      const auto b = index.find(q.getColumn(1).getInt64());
-      if (a == index.end() || b == index.end() || a->second == b->second) continue;
-      const double w = edge_strength_at(q.getColumn(2).getDouble(), q.getColumn(3).getInt64(), graph_time_us, edge_half_life_s);
-      if (!(w > 0)) continue;
-      weights[std::minmax(a->second, b->second)] += w;
-    }
+  for (const auto& e : raw) {
+    const auto a = index.find(e.a);
+    const auto b = index.find(e.b);
+    if (a == index.end() || b == index.end()) continue;
+    weights[std::minmax(a->second, b->second)] += e.w;
   }
   cancel.check();
   const auto n = static_cast<igraph_integer_t>(nodes.size());

@@ -110,7 +110,8 @@ const std::unordered_set<std::string_view>& stop_words() {
       "Simplified", "Introduce", "Introduced", "Introduces", "Delete", "Deleted", "Deletes",
       "Prevent", "Prevents", "Handle", "Handles", "Handled", "Define", "Defined", "Defines",
       "Document", "Documented", "Mention", "Mentions", "Describe", "Explain", "Although",
-      "Though", "Unless", "Until", "Whether", "Once", "Whenever", "Anyway", "Besides"};
+      "Though", "Unless", "Until", "Whether", "Once", "Whenever", "Anyway", "Besides", "I've", "I'm",
+      "I'd", "I'll", "We've", "We're", "It's", "That's", "There's", "Let's"};
   return words;
 }
 
@@ -119,7 +120,7 @@ bool is_stop_word(std::string_view word) { return stop_words().contains(word); }
 // A capitalised word: an upper-case ASCII letter, then letters/digits with at least one
 // lower-case letter ("ZeroMQ", "Windows"; not "ZMQ" or "I").
 bool capitalised_word(std::string_view word) {
-  if (word.size() < 2 || !is_upper(word.front())) return false;
+  if (word.size() < 2 || word.size() > 24 || !is_upper(word.front())) return false;
   bool lower = false;
   for (char c : word) {
     if (!is_ascii_alnum(c) && c != '\'' && c != '-') return false;
@@ -286,7 +287,8 @@ void typed_tokens(std::string_view text, Collector& c) {
 void mentions(std::string_view text, Collector& c) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '@') continue;
-    if (i > 0 && (is_ascii_alnum(text[i - 1]) || std::string_view("_.-+").find(text[i - 1]) != std::string_view::npos)) continue;
+    // Not inside an e-mail address or a URL ("ipc://@abstract").
+    if (i > 0 && (is_ascii_alnum(text[i - 1]) || std::string_view("_.-+/:").find(text[i - 1]) != std::string_view::npos)) continue;
     std::size_t j = i + 1;
     while (j < text.size() && (is_ascii_alnum(text[j]) || std::string_view("_.-").find(text[j]) != std::string_view::npos)) ++j;
     std::string_view name = trim_punctuation(text.substr(i + 1, j - i - 1));
@@ -296,7 +298,8 @@ void mentions(std::string_view text, Collector& c) {
     static const std::unordered_set<std::string_view> kTags{
         "param", "return", "returns", "brief", "see", "note", "throws", "property", "staticmethod",
         "classmethod", "dataclass", "pytest", "ref", "file", "author", "since", "deprecated",
-        "todo", "example", "code", "endcode", "retval", "tparam", "defgroup", "ingroup", "internal"};
+        "todo", "example", "code", "endcode", "retval", "tparam", "defgroup", "ingroup", "internal",
+        "rpath", "loader_path", "executable_path"};
     if (!name.empty() && is_alpha(name.front()) && !kTags.contains(name) && name.size() <= 39 &&
         !looks_like_file_path(name)) {
       c.add(Source::kMention, "person:" + std::string(name), text.substr(i, j - i), false);
@@ -426,8 +429,9 @@ void capitalised_runs(std::string_view text, Collector& c) {
       bool inner_capital = false;
       for (std::size_t p = 1; p < words[a].text.size(); ++p) inner_capital = inner_capital || is_upper(words[a].text[p]);
       if (!lone_initial || inner_capital) {
-        const std::string_view run(words[a].text.data(),
-                                   static_cast<std::size_t>(words[b - 1].text.data() + words[b - 1].text.size() - words[a].text.data()));
+        std::string_view run(words[a].text.data(),
+                             static_cast<std::size_t>(words[b - 1].text.data() + words[b - 1].text.size() - words[a].text.data()));
+        if (run.ends_with("'s")) run.remove_suffix(2);  // possessive: "Martin Lucina's"
         // Already known as a person (speaker, trailer, @mention): not a second entity.
         const auto person = canonical_key("person:" + std::string(run));
         if (!person || !c.has(*person)) c.add(Source::kCapitalised, "name:" + std::string(run), run, false);
@@ -641,7 +645,9 @@ Extraction extract_entities(const EventView& event) {
   typed_tokens(event.content, c);
   mentions(event.content, c);
   speakers(event, c);
-  capitalised_runs(event.content, c);
+  // Tool output (result, error) is machine text: its capitalised words are column headers and
+  // log levels, not names.
+  if (event.kind != "result" && event.kind != "error") capitalised_runs(event.content, c);
 
   Extraction& out = c.out();
   for (const auto& [alias, canonical] : c.aliases()) out.aliases.push_back({alias, canonical});

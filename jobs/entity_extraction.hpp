@@ -22,9 +22,11 @@
 //                    trailer lines "Signed-off-by: Name <mail>" (and Co-authored-by,
 //                    Reviewed-by, Acked-by, Reported-by, Tested-by) -> "person:<name>"
 //   9. kCapitalised  runs of capitalised words (an upper-case letter followed by letters with
-//                    at least one lower-case one, e.g. "Martin Sustrik", "ZeroMQ", "Windows")
-//                    with stop words (articles, pronouns, commit verbs, labels) trimmed from
-//                    both ends -> "name:<run>"
+//                    at least one lower-case one, at most 24 characters, e.g. "Martin Sustrik",
+//                    "ZeroMQ", "Windows") with stop words (articles, pronouns, commit verbs,
+//                    labels) trimmed from both ends and a possessive "'s" dropped; a lone
+//                    sentence-initial word only with an inner capital ("ZeroMQ") -> "name:<run>".
+//                    Not applied to result and error events (tool output: headers, log levels).
 //
 // Canonical keys are "type:name". The type is ASCII lower case. Names are Unicode NFC
 // (utf8proc); they are also case-folded (utf8proc CASEFOLD) except for file and module

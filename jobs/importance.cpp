@@ -69,8 +69,12 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   std::vector<std::map<std::size_t, double>> out(n);
   std::int64_t edge_rows = 0;
   {
-    SQLite::Statement q(db, "SELECT source_id, target_id, rel_type, strength_base, strength_ref_us FROM "
-                            "entity_relationships WHERE namespace = ?1 ORDER BY relationship_id");
+    // In key order (ids depend on the order namespaces were processed in), so parallel edges
+    // add up in the same order: same tables, same bits.
+    SQLite::Statement q(db, "SELECT r.source_id, r.target_id, r.rel_type, r.strength_base, r.strength_ref_us FROM "
+                            "entity_relationships r JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
+                            "ON t.entity_id = r.target_id WHERE r.namespace = ?1 ORDER BY s.canonical_key, "
+                            "t.canonical_key, r.rel_type");
     q.bind(1, ns);
     while (q.executeStep()) {
       const auto a = index.find(q.getColumn(0).getInt64());

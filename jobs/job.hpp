@@ -54,6 +54,8 @@ struct JobContext {
   std::string ns;            ///< Namespace asked for; empty = every namespace.
   std::string trigger;       ///< interval|events|idle|demand.
   std::int64_t run_id = 0;   ///< job_runs.run_id.
+  /// Publishes [topic, payload] on the notify socket (may be empty in tests).
+  std::function<void(const std::string& topic, nlohmann::json payload)> publish;
 };
 
 /// When a job runs (config `jobs.<name>.*`).

@@ -234,7 +234,7 @@ void Scheduler::execute(Due due) {
   } else {
     const CancelToken cancel(clock_, clock_.monotonic_us() + job.schedule.timeout_s * kUsPerS,
                              stopping_);
-    JobContext context{db_, clock_, cancel, run.ns, run.trigger, run.run_id};
+    JobContext context{db_, clock_, cancel, run.ns, run.trigger, run.run_id, publish_};
     try {
       run.result = job.run(context);
       run.status = run.result.value("skipped", false) ? "skipped" : "ok";

@@ -34,6 +34,10 @@ class EventStore {
   /// Row id of the event with this uid, if stored.
   std::optional<std::int64_t> find(const std::string& uid);
 
+  /// Marks the medallions covering namespace `ns` stale (their refresh job rebuilds them).
+  /// Cheap: an indexed UPDATE that touches at most the scopes of one namespace.
+  void mark_medallions_stale(const std::string& ns);
+
   /// Keeps a rejected message with its reason (raw bytes, endpoint, µs since the epoch).
   void insert_dead_letter(std::string_view payload, std::string_view endpoint,
                           std::string_view reason, std::int64_t received_us);
@@ -43,6 +47,7 @@ class EventStore {
   SQLite::Statement insert_event_;
   SQLite::Statement find_uid_;
   SQLite::Statement insert_dead_letter_;
+  SQLite::Statement mark_stale_;
 };
 
 }  // namespace reflectd::store

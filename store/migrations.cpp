@@ -10,7 +10,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 4> kMigrations{
+constexpr std::array<const char*, 5> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -363,6 +363,59 @@ CREATE TABLE community_members (
   member_type    TEXT    NOT NULL CHECK (member_type IN ('entity', 'cluster')),
   member_id      INTEGER NOT NULL,
   PRIMARY KEY (observation_id, member_type, member_id)
+) WITHOUT ROWID;
+)sql",
+    // 5: medallions (seed 001: the exact `medallions` table), their scopes in join tables so
+    //    scope queries run in SQL, stable item ids, and the history of previous versions.
+    R"sql(
+CREATE TABLE medallions (
+    id TEXT PRIMARY KEY,
+    content_json TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    status TEXT NOT NULL,
+    scope_graph_nodes TEXT NOT NULL,
+    scope_tags TEXT NOT NULL,
+    knowledge_min_ts TEXT,
+    knowledge_max_ts TEXT,
+    schema_version TEXT NOT NULL DEFAULT 'medallion.v1'
+);
+CREATE INDEX idx_medallions_status ON medallions(status);
+CREATE INDEX idx_medallions_updated_at ON medallions(updated_at DESC);
+CREATE INDEX idx_medallions_scope_nodes ON medallions(scope_graph_nodes);
+CREATE INDEX idx_medallions_scope_tags ON medallions(scope_tags);
+
+CREATE TABLE medallion_scopes (
+  medallion_id TEXT PRIMARY KEY REFERENCES medallions (id),
+  namespace    TEXT NOT NULL,
+  config_hash  TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX medallion_scopes_namespace ON medallion_scopes (namespace);
+CREATE TABLE medallion_nodes (
+  medallion_id TEXT NOT NULL REFERENCES medallions (id),
+  node         TEXT NOT NULL,
+  PRIMARY KEY (medallion_id, node)
+) WITHOUT ROWID;
+CREATE INDEX medallion_nodes_node ON medallion_nodes (node);
+CREATE TABLE medallion_tags (
+  medallion_id TEXT NOT NULL REFERENCES medallions (id),
+  tag          TEXT NOT NULL,
+  PRIMARY KEY (medallion_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX medallion_tags_tag ON medallion_tags (tag);
+CREATE TABLE medallion_items (
+  medallion_id TEXT NOT NULL,
+  item_kind    TEXT NOT NULL CHECK (item_kind IN ('D', 'Q')),
+  source_id    TEXT NOT NULL,
+  item_id      TEXT NOT NULL,
+  PRIMARY KEY (medallion_id, item_kind, source_id)
+) WITHOUT ROWID;
+CREATE TABLE medallion_history (
+  medallion_id TEXT    NOT NULL,
+  version      INTEGER NOT NULL,
+  updated_at   TEXT    NOT NULL,
+  content_json TEXT    NOT NULL,
+  PRIMARY KEY (medallion_id, version)
 ) WITHOUT ROWID;
 )sql",
 };

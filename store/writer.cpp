@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "store/event_store.hpp"
 
@@ -103,6 +104,7 @@ EventResult Writer::write_entry(const EventEntry& entry, const WriteRequest& req
     return r;
   }
   const EventRecord& event = *entry.event;
+  r.ns = event.ns;
   if (event.storage_class == StorageClass::kEpisodic) {
     const InsertOutcome outcome = event_store_.insert(event, resolve_lifecycle(event, profiles));
     r.status = outcome.duplicate ? EventStatus::kDuplicate : EventStatus::kStored;
@@ -155,6 +157,7 @@ void Writer::commit_group() {
   std::vector<WriteResult> results;
   std::string storage_error;
   std::size_t events = 0;
+  std::set<std::string> stored_namespaces;
   const std::int64_t start_us = clock_.monotonic_us();
   bool space_freed = false;
   DecayProfiles profiles;
@@ -225,6 +228,12 @@ void Writer::commit_group() {
         break;
       }
     }
+    for (const WriteResult& result : results) {
+      for (const EventResult& r : result.results) {
+        if (r.status == EventStatus::kStored) stored_namespaces.insert(r.ns);
+      }
+    }
+    for (const auto& ns : stored_namespaces) event_store_.mark_medallions_stale(ns);
     transaction.commit();
   } catch (const SQLite::Exception& error) {
     storage_error = describe_storage_error(error);

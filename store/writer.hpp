@@ -41,6 +41,7 @@ struct EventResult {
   EventStatus status = EventStatus::kRejected;
   std::int64_t seq = 0;  ///< events.seq when stored or duplicate.
   std::string error;     ///< Why it was rejected.
+  std::string ns;        ///< The event's namespace (empty when it could not be decoded).
   // Routing (seed 000 MemoryDecision): set for semantic events and write-time refusals.
   bool semantic = false;
   std::string decision_id;                   ///< knowledge.decision_id of a semantic event.

@@ -183,8 +183,8 @@ TEST_CASE("control: status reports counts; bad requests get errors") {
   CHECK(status["writer_queue_events"] == 0);
   CHECK(status["db_bytes"].get<std::uint64_t>() > 0);
   CHECK(status["endpoints"]["ingest"] == json(running.endpoints().ingest));
-  CHECK(test::control(control, {{"cmd", "fly"}})["error"] ==
-        "unknown command 'fly'; known: status, run, jobs, knowledge, observations");
+  CHECK_THAT(test::control(control, {{"cmd", "fly"}})["error"].get<std::string>(),
+             Catch::StartsWith("unknown command 'fly'; known: status, run, jobs"));
   CHECK(test::control(control, {{"nocmd", 1}})["ok"] == false);
   const auto frames = round_trip(control, {"not json"});
   CHECK(json::parse(frames.back())["ok"] == false);

@@ -8,7 +8,7 @@
 
 #include "bus/event_decoder.hpp"
 #include "bus/kinds.hpp"
-#include "bus/timestamp.hpp"
+#include "common/timestamp.hpp"
 #include "common/sha256.hpp"
 
 using reflectd::FakeClock;
@@ -301,7 +301,7 @@ TEST_CASE("optional fields are kept; unknown fields go to metadata, never droppe
 }
 
 TEST_CASE("timestamps: RFC 3339 with offset or epoch milliseconds") {
-  using reflectd::bus::parse_rfc3339_us;
+  using reflectd::parse_rfc3339_us;
   CHECK(*parse_rfc3339_us("1970-01-01T00:00:00Z") == 0);
   CHECK(*parse_rfc3339_us("1970-01-01T00:00:00.000001Z") == 1);
   CHECK(*parse_rfc3339_us("1970-01-01t01:00:00+01:00") == 0);
@@ -310,7 +310,7 @@ TEST_CASE("timestamps: RFC 3339 with offset or epoch milliseconds") {
   CHECK_FALSE(parse_rfc3339_us("2024-13-01T09:00:00Z"));
   CHECK_FALSE(parse_rfc3339_us("2024-12-01T09:00:00+0100"));
   CHECK_FALSE(parse_rfc3339_us("2024-12-01T09:00:00Zjunk"));
-  CHECK(reflectd::bus::format_rfc3339_us(1248862074000000) == "2009-07-29T10:07:54.000000Z");
+  CHECK(reflectd::format_rfc3339_us(1248862074000000) == "2009-07-29T10:07:54.000000Z");
   const auto message = decode(R"({"kind":"task","content":"x","timestamp":1248862074123})");
   CHECK(message.events.at(0).event->timestamp_us == 1248862074123000);
 }

@@ -66,7 +66,7 @@ json consolidate(SQLite::Database& db, const Clock& clock, const jobs::Consolida
                  const std::string& ns = "") {
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
-  jobs::JobContext ctx{db, clock, cancel, ns, "demand", 0};
+  jobs::JobContext ctx{db, clock, cancel, ns, "demand", 0, {}};
   return jobs::run_consolidation(ctx, params);
 }
 
@@ -283,7 +283,7 @@ TEST_CASE("a run cancelled mid-way and rerun yields the tables of an uninterrupt
     std::int64_t monotonic_us() const override { return ++calls >= 4 ? 1 : 0; }
   } counting(clock);
   jobs::CancelToken cancel(counting, 1, stopping);
-  jobs::JobContext ctx{db_b, clock, cancel, "", "interval", 0};
+  jobs::JobContext ctx{db_b, clock, cancel, "", "interval", 0, {}};
   CHECK_THROWS_AS(jobs::run_consolidation(ctx, params), jobs::JobCancelled);
   const auto watermark = db_b.execAndGet("SELECT value FROM job_state WHERE key = 'watermark'").getString();
   CHECK(watermark != "8604");
@@ -309,7 +309,7 @@ TEST_CASE("decay sweeps are closed-form: many sweeps equal one") {
     jobs::register_sql_functions(db, vitality);
     std::atomic<bool> stopping{false};
     jobs::CancelToken cancel(at, std::numeric_limits<std::int64_t>::max(), stopping);
-    jobs::JobContext ctx{db, at, cancel, "", "interval", 0};
+    jobs::JobContext ctx{db, at, cancel, "", "interval", 0, {}};
     return jobs::run_decay(ctx, vitality);
   };
   // a: one sweep 45 days later. b: a sweep every 6 hours for 45 days.

@@ -1,4 +1,4 @@
-#include "bus/timestamp.hpp"
+#include "common/timestamp.hpp"
 
 // date.h trips g++ 12's -Wmaybe-uninitialized inside its own parser.
 #pragma GCC diagnostic push
@@ -8,7 +8,7 @@
 
 #include <sstream>
 
-namespace reflectd::bus {
+namespace reflectd {
 
 std::optional<std::int64_t> parse_rfc3339_us(std::string_view text) {
   // RFC 3339 §5.6: date "T" time, with "Z" or a numeric offset; 't'/'z' are allowed too.
@@ -41,4 +41,4 @@ std::string format_rfc3339_us(std::int64_t us) {
   return date::format("%FT%TZ", tp);
 }
 
-}  // namespace reflectd::bus
+}  // namespace reflectd

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace reflectd::bus {
+namespace reflectd {
 
 /// Parses an RFC 3339 date-time with a mandatory offset ("2009-07-29T12:07:54+02:00",
 /// "2024-12-01T09:00:00.123456Z"); fractions beyond microseconds are truncated.
@@ -17,4 +17,4 @@ std::optional<std::int64_t> parse_rfc3339_us(std::string_view text);
 /// Formats µs since the epoch as RFC 3339 UTC with microseconds ("...T09:00:00.000000Z").
 std::string format_rfc3339_us(std::int64_t us);
 
-}  // namespace reflectd::bus
+}  // namespace reflectd

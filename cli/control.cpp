@@ -1,0 +1,82 @@
+#include "cli/control.hpp"
+
+#include <zmq_addon.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <iterator>
+#include <stdexcept>
+#include <vector>
+
+#include "cli/exit_codes.hpp"
+#include "cli/socket.hpp"
+
+namespace reflectd::cli {
+
+using json = nlohmann::json;
+
+std::optional<json> control_request(const std::string& endpoint, const json& request,
+                                    std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto remaining = [&deadline] {
+    return std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(
+                                                      deadline - std::chrono::steady_clock::now()));
+  };
+  zmq::context_t context(1);
+  zmq::socket_t socket = connect_socket(context, zmq::socket_type::dealer, endpoint, {});
+  if (!wait_writable(socket, remaining())) return std::nullopt;
+  const std::string body = request.dump();
+  socket.send(zmq::str_buffer("1"), zmq::send_flags::sndmore);
+  socket.send(zmq::buffer(body), zmq::send_flags::none);
+  while (wait_readable(socket, remaining())) {
+    std::vector<zmq::message_t> frames;
+    if (!zmq::recv_multipart(socket, std::back_inserter(frames), zmq::recv_flags::dontwait))
+      continue;
+    if (frames.size() != 2 || frames[0].to_string_view() != "1") continue;
+    json reply = json::parse(frames[1].to_string_view(), nullptr, false);
+    if (reply.is_discarded()) return json(frames[1].to_string());
+    return reply;
+  }
+  return std::nullopt;
+}
+
+int run_control_command(const ControlCommand& command, const ControlOptions& options,
+                        const json& request) {
+  const std::string prefix = "reflectctl " + std::string(command.name) + ": ";
+  std::optional<json> reply;
+  try {
+    reply = control_request(options.endpoint, request, options.timeout);
+  } catch (const std::runtime_error& error) {
+    std::cerr << prefix << error.what() << '\n';
+    return kExitUsage;
+  }
+  if (!reply) {
+    std::cerr << prefix << "no reply from " << options.endpoint << " within "
+              << options.timeout.count() << " ms; is reflectd running there?\n";
+    return kExitUnreachable;
+  }
+  const bool ok = reply->is_object() && reply->value("ok", false);
+  if (options.json) {
+    std::cout << (reply->is_string() ? reply->get<std::string>() : reply->dump(2)) << '\n';
+  } else if (ok) {
+    std::cout << command.format(*reply);
+  } else if (reply->is_object() && command.format_failure) {
+    std::cout << command.format_failure(*reply);
+  }
+  if (!ok) {
+    const json* error = nullptr;
+    if (reply->is_object()) {
+      const auto it = reply->find("error");
+      if (it != reply->end()) error = &*it;
+    }
+    std::cerr << prefix << "the daemon answered with an error: "
+              << (error == nullptr
+                      ? (reply->is_string() ? reply->get<std::string>() : reply->dump())
+                  : error->is_string() ? error->get<std::string>()
+                                       : error->dump())
+              << '\n';
+  }
+  return ok ? kExitOk : kExitFailed;
+}
+
+}  // namespace reflectd::cli

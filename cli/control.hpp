@@ -1,0 +1,53 @@
+#pragma once
+// One request/reply exchange with the daemon's control socket, and the behaviour every
+// control command of reflectctl shares: the raw reply with --json, a table otherwise, the
+// daemon's error on stderr, and the same exit statuses.
+//
+// Error policy: control_request() throws std::runtime_error for an endpoint that cannot be
+// used; run_control_command() prints every problem to stderr and returns an exit status.
+// Thread-safety: call from one thread at a time.
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace reflectd::cli {
+
+/// What every control command needs.
+struct ControlOptions {
+  std::string endpoint;                     ///< The control endpoint.
+  std::chrono::milliseconds timeout{3000};  ///< For connecting and the reply together.
+  bool json = false;                        ///< Print the daemon's JSON reply instead of a table.
+};
+
+/// Sends `request` as [request id, JSON] on a DEALER connected to `endpoint` and returns the
+/// parsed reply, or nullopt when none arrived within `timeout`. A reply that is not JSON is
+/// returned as a string value. Throws std::runtime_error for an endpoint that cannot be used.
+std::optional<nlohmann::json> control_request(const std::string& endpoint,
+                                              const nlohmann::json& request,
+                                              std::chrono::milliseconds timeout);
+
+/// Turns a reply into the text printed on stdout.
+using ReplyFormatter = std::function<std::string(const nlohmann::json& reply)>;
+
+/// How one command presents its reply.
+struct ControlCommand {
+  std::string_view name;  ///< "status", "jobs"...: prefixes messages on stderr.
+  ReplyFormatter format;  ///< The table for a reply with "ok": true.
+  /// Also formats (to stdout) a reply with "ok": false, ahead of its error on stderr; for
+  /// replies that carry details besides the error (run --wait: the failed run).
+  ReplyFormatter format_failure;
+};
+
+/// Sends `request` and prints the reply: with options.json the reply verbatim (pretty JSON),
+/// else `command.format`'s text; an "ok": false reply's "error" goes to stderr. Returns
+/// kExitOk, kExitFailed (the daemon answered "ok": false), kExitUsage (bad endpoint) or
+/// kExitUnreachable (no reply within options.timeout).
+int run_control_command(const ControlCommand& command, const ControlOptions& options,
+                        const nlohmann::json& request);
+
+}  // namespace reflectd::cli

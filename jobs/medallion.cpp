@@ -1,0 +1,677 @@
+#include "jobs/medallion.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/sha256.hpp"
+#include "common/timestamp.hpp"
+#include "store/audit_log.hpp"
+
+namespace reflectd::jobs {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kUsPerDay = 86'400'000'000;
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, separator)) {
+    const auto a = item.find_first_not_of(' ');
+    if (a == std::string::npos) continue;
+    out.push_back(item.substr(a, item.find_last_not_of(' ') - a + 1));
+  }
+  return out;
+}
+
+std::size_t utf8_chars(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+// Cuts at a word boundary to at most `max_chars` code points, adding "..." when cut.
+std::string clip(const std::string& text, std::size_t max_chars) {
+  if (utf8_chars(text) <= max_chars) return text;
+  std::string out;
+  std::size_t chars = 0;
+  for (const char c : text) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80 && ++chars > max_chars - 3) break;
+    out.push_back(c);
+  }
+  if (const auto space = out.find_last_of(' '); space != std::string::npos && space > out.size() / 2) {
+    out.resize(space);
+  }
+  return out + "...";
+}
+
+std::string day(std::int64_t us) { return format_rfc3339_us(us).substr(0, 10); }
+
+json parse_or_null(const SQLite::Column& column) {
+  return column.isNull() ? json() : json::parse(column.getString(), nullptr, false);
+}
+
+bool has_table(SQLite::Database& db, const char* name) {
+  SQLite::Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  query.bind(1, name);
+  return query.executeStep();
+}
+
+// The scope's event filter: its namespace, or every namespace.
+struct Span {
+  std::int64_t count = 0;
+  std::int64_t min_ts = 0;
+  std::int64_t max_ts = 0;
+};
+
+class Refresher {
+ public:
+  Refresher(JobContext& ctx, const MedallionParams& params) : ctx_(ctx), p_(params), db_(ctx.db) {}
+
+  json run() {
+    std::vector<MedallionScope> scopes;
+    {
+      SQLite::Statement all(db_, "SELECT DISTINCT namespace FROM events ORDER BY namespace");
+      while (all.executeStep()) {
+        const std::string ns = all.getColumn(0).getString();
+        if (!ctx_.ns.empty() && ns != ctx_.ns) continue;
+        scopes.push_back({ns, ns, {}, {ns}, true});
+      }
+    }
+    for (const auto& scope : p_.scopes) {
+      if (ctx_.ns.empty() || scope.ns == ctx_.ns) scopes.push_back(scope);
+    }
+    std::int64_t refreshed = 0;
+    std::int64_t skipped = 0;
+    json ids = json::array();
+    for (const auto& scope : scopes) {
+      ctx_.cancel.check();
+      SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+      if (refresh(scope)) {
+        ++refreshed;
+      } else {
+        ++skipped;
+      }
+      ctx_.cancel.check();
+      transaction.commit();
+      ids.push_back("med:" + scope.name);
+    }
+    for (const auto& [id, payload] : published_) {
+      if (ctx_.publish) ctx_.publish("medallion.updated", payload);
+    }
+    return {{"medallions_refreshed", refreshed},
+            {"medallions_skipped", skipped},
+            {"scopes", ids},
+            {"skipped", refreshed == 0},
+            {"skip_reason", refreshed == 0 ? json("every medallion is fresh") : json()}};
+  }
+
+ private:
+  Span span(const MedallionScope& scope) {
+    SQLite::Statement query(db_, "SELECT count(*), min(ts_us), max(ts_us) FROM events WHERE "
+                                 "status = 'active' AND (?1 = '' OR namespace = ?1)");
+    query.bind(1, scope.ns);
+    query.executeStep();
+    return {query.getColumn(0).getInt64(), query.getColumn(1).isNull() ? 0 : query.getColumn(1).getInt64(),
+            query.getColumn(2).isNull() ? 0 : query.getColumn(2).getInt64()};
+  }
+
+  static std::string config_hash(const MedallionScope& scope) {
+    json j = {{"ns", scope.ns}, {"nodes", scope.graph_nodes}, {"tags", scope.tags}};
+    return sha256_hex(j.dump()).substr(0, 16);
+  }
+
+  // Why a medallion must be rebuilt, or empty when it is fresh.
+  std::string staleness(const std::string& id, const MedallionScope& scope, const Span& s) {
+    SQLite::Statement row(db_, "SELECT m.status, m.content_json, sc.config_hash FROM medallions m "
+                               "LEFT JOIN medallion_scopes sc ON sc.medallion_id = m.id WHERE m.id = ?1");
+    row.bind(1, id);
+    if (!row.executeStep()) return "new scope";
+    if (row.getColumn(0).getString() == "stale") return "marked stale by new events";
+    if (row.getColumn(2).isNull() || row.getColumn(2).getString() != config_hash(scope)) {
+      return "scope configuration changed";
+    }
+    const json content = json::parse(row.getColumn(1).getString(), nullptr, false);
+    const auto covered = content["meta"].value("x_reflectd", json::object()).value("events", std::int64_t{-1});
+    if (covered != s.count) return "events in scope changed";
+    const auto max_ts = content["meta"].value("knowledge_max_ts", json());
+    if (s.max_ts != 0 && (!max_ts.is_string() || parse_rfc3339_us(max_ts.get<std::string>()).value_or(0) < s.max_ts)) {
+      return "newer events in scope";
+    }
+    for (const auto& d : content.value("decisions", json::array())) {
+      const std::string source = d.value("x_reflectd", json::object()).value("source_id", "");
+      SQLite::Statement status(db_, "SELECT status FROM knowledge WHERE decision_id = ?1");
+      status.bind(1, source);
+      if (!status.executeStep()) return "a listed decision disappeared";
+      const std::string st = status.getColumn(0).getString();
+      if (st == "superseded" || st == "deprecated") return "a listed decision was " + st;
+    }
+    return {};
+  }
+
+  // Stable D-<n>/Q-<n> ids: once assigned to a source record, kept across refreshes.
+  std::string item_id(const std::string& medallion, const char* kind, const std::string& source) {
+    SQLite::Statement find(db_, "SELECT item_id FROM medallion_items WHERE medallion_id = ?1 AND "
+                                "item_kind = ?2 AND source_id = ?3");
+    find.bind(1, medallion);
+    find.bind(2, kind);
+    find.bind(3, source);
+    if (find.executeStep()) return find.getColumn(0).getString();
+    SQLite::Statement next(db_, "SELECT count(*) + 1 FROM medallion_items WHERE medallion_id = ?1 "
+                                "AND item_kind = ?2");
+    next.bind(1, medallion);
+    next.bind(2, kind);
+    next.executeStep();
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%s-%03lld", kind, static_cast<long long>(next.getColumn(0).getInt64()));
+    SQLite::Statement insert(db_, "INSERT INTO medallion_items (medallion_id, item_kind, source_id, "
+                                  "item_id) VALUES (?1, ?2, ?3, ?4)");
+    insert.bind(1, medallion);
+    insert.bind(2, kind);
+    insert.bind(3, source);
+    insert.bind(4, std::string(buffer));
+    insert.exec();
+    return buffer;
+  }
+
+  // Knowledge rows of the scope: its namespace, and when graph nodes are given, targets that
+  // name one of them ("module:src" names target "src").
+  std::string knowledge_filter(const MedallionScope& scope) const {
+    std::string filter = "(?1 = '' OR namespace = ?1)";
+    if (!scope.graph_nodes.empty()) {
+      filter += " AND target IN (";
+      for (std::size_t i = 0; i < scope.graph_nodes.size(); ++i) {
+        const auto& node = scope.graph_nodes[i];
+        const auto colon = node.find(':');
+        const std::string name = colon == std::string::npos ? node : node.substr(colon + 1);
+        std::string quoted;
+        for (char c : name) {
+          quoted += c;
+          if (c == '\'') quoted += '\'';
+        }
+        filter += (i ? ", '" : "'") + quoted + "'";
+      }
+      filter += ")";
+    }
+    return filter;
+  }
+
+  std::vector<std::string> top_entities(const MedallionScope& scope, std::size_t limit) {
+    std::vector<std::string> out;
+    if (has_table(db_, "entities")) {
+      try {
+        SQLite::Statement query(db_, "SELECT canonical_key FROM entities WHERE (?1 = '' OR namespace = ?1) "
+                                     "AND is_active = 1 ORDER BY importance_score DESC, canonical_key LIMIT ?2");
+        query.bind(1, scope.ns);
+        query.bind(2, static_cast<std::int64_t>(limit));
+        while (query.executeStep()) out.push_back(query.getColumn(0).getString());
+      } catch (const SQLite::Exception&) {
+        out.clear();  // An entities table without these columns: fall back to stream targets.
+      }
+    }
+    if (out.empty()) {
+      SQLite::Statement query(db_, "SELECT target FROM knowledge WHERE " + knowledge_filter(scope) +
+                                       " AND provenance = 'internal' ORDER BY frequency DESC, target LIMIT ?2");
+      query.bind(1, scope.ns);
+      query.bind(2, static_cast<std::int64_t>(limit));
+      while (query.executeStep()) out.push_back("module:" + query.getColumn(0).getString());
+    }
+    return out;
+  }
+
+  bool refresh(const MedallionScope& scope) {
+    const std::string id = "med:" + scope.name;
+    const Span s = span(scope);
+    const std::string why = staleness(id, scope, s);
+    if (why.empty()) return false;
+    const std::int64_t now = ctx_.clock.now_us();
+    const std::string filter = knowledge_filter(scope);
+
+    // Streams and decisions.
+    struct Stream {
+      std::string id, target, title, rationale, kind, status, phase, vitality;
+      double confidence;
+      std::int64_t frequency, last_seen;
+      json evidence;
+    };
+    std::vector<Stream> streams;
+    SQLite::Statement knowledge(db_, "SELECT decision_id, target, title, rationale, kind, status, phase, "
+                                     "vitality, confidence, frequency, last_seen_us, evidence_event_ids "
+                                     "FROM knowledge WHERE " + filter + " ORDER BY decision_id");
+    knowledge.bind(1, scope.ns);
+    while (knowledge.executeStep()) {
+      streams.push_back({knowledge.getColumn(0).getString(), knowledge.getColumn(1).getString(),
+                         knowledge.getColumn(2).getString(), knowledge.getColumn(3).getString(),
+                         knowledge.getColumn(4).getString(), knowledge.getColumn(5).getString(),
+                         knowledge.getColumn(6).getString(), knowledge.getColumn(7).getString(),
+                         knowledge.getColumn(8).getDouble(), knowledge.getColumn(9).getInt64(),
+                         knowledge.getColumn(10).getInt64(), parse_or_null(knowledge.getColumn(11))});
+    }
+    struct Pattern {
+      std::string id, target, signature;
+      std::int64_t support, last;
+      json ids;
+    };
+    std::vector<Pattern> patterns;
+    SQLite::Statement observations(db_, "SELECT observation_id, coalesce(target, ''), signature, support_count, "
+                                        "last_reinforced_us, supporting_event_ids FROM observations WHERE "
+                                        "observation_type = 'pattern' AND is_active = 1 AND (?1 = '' OR namespace = ?1) "
+                                        "ORDER BY support_count DESC, observation_id");
+    observations.bind(1, scope.ns);
+    while (observations.executeStep()) {
+      Pattern pattern{observations.getColumn(0).getString(), observations.getColumn(1).getString(),
+                      observations.getColumn(2).getString(), observations.getColumn(3).getInt64(),
+                      observations.getColumn(4).getInt64(), parse_or_null(observations.getColumn(5))};
+      if (!scope.graph_nodes.empty() &&
+          std::none_of(scope.graph_nodes.begin(), scope.graph_nodes.end(), [&](const std::string& n) {
+            return n.size() > pattern.target.size() && n.ends_with(":" + pattern.target);
+          })) {
+        continue;
+      }
+      patterns.push_back(std::move(pattern));
+    }
+    auto last_ids = [](const json& ids, std::size_t n) {
+      json out = json::array();
+      if (!ids.is_array()) return out;
+      for (std::size_t i = ids.size() > n ? ids.size() - n : 0; i < ids.size(); ++i) out.push_back(ids[i]);
+      return out;
+    };
+    auto days_since = [&](std::int64_t us) { return static_cast<double>(now - us) / static_cast<double>(kUsPerDay); };
+
+    // decisions: agents' active decisions, and accepted proposals (EMERGENT/CANONICAL streams).
+    std::vector<const Stream*> chosen;
+    for (const auto& st : streams) {
+      const bool decision = st.kind == "decision" && st.status == "active";
+      const bool accepted = st.kind == "proposal" && st.status == "accepted" && st.phase != "pattern";
+      if (decision || accepted) chosen.push_back(&st);
+    }
+    std::stable_sort(chosen.begin(), chosen.end(), [](const Stream* a, const Stream* b) {
+      return a->confidence != b->confidence ? a->confidence > b->confidence : a->id < b->id;
+    });
+    if (chosen.size() > p_.max_items) chosen.resize(p_.max_items);
+    json decisions = json::array();
+    for (const Stream* st : chosen) {
+      const std::string statement = st->kind == "proposal"
+                                        ? st->target + " is an established area of work (" + st->phase + ")"
+                                        : st->title;
+      decisions.push_back({{"id", item_id(id, "D", st->id)},
+                           {"statement", clip(statement, 200)},
+                           {"rationale", clip(st->rationale, 300)},
+                           {"confidence", std::clamp(st->confidence, 0.0, 1.0)},
+                           {"x_reflectd", {{"source_id", st->id}, {"phase", st->phase},
+                                           {"evidence_event_ids", last_ids(st->evidence, 10)}}}});
+    }
+
+    // open_questions: draft proposals, assumptions, unresolved recurring problems.
+    struct Question {
+      std::string source, text, priority;
+      json blocked_on, ids;
+      std::int64_t support;
+    };
+    std::vector<Question> questions;
+    for (const auto& st : streams) {
+      if (st.kind == "proposal" && st.status == "draft") {
+        questions.push_back({st.id, "Should the hypothesis for " + st.target + " become a decision? (confidence " +
+                                        std::to_string(st.confidence).substr(0, 4) + ")",
+                             question_priority(st.frequency, days_since(st.last_seen)),
+                             json::array({st.target}), last_ids(st.evidence, 10), st.frequency});
+      } else if (st.kind == "assumption" && st.status == "active") {
+        questions.push_back({st.id, "Does the assumption hold: " + clip(st.title, 200) + "?",
+                             question_priority(st.frequency, days_since(st.last_seen)),
+                             json::array({st.target}), last_ids(st.evidence, 10), st.frequency});
+      }
+    }
+    for (const auto& pattern : patterns) {
+      questions.push_back({pattern.id,
+                           "How can the recurring problem \"" + clip(pattern.signature, 160) + "\" (seen " +
+                               std::to_string(pattern.support) + " times) be prevented?",
+                           question_priority(pattern.support, days_since(pattern.last)),
+                           pattern.target.empty() ? json::array() : json::array({pattern.target}),
+                           last_ids(pattern.ids, 10), pattern.support});
+    }
+    auto rank = [](const std::string& priority) { return priority == "high" ? 0 : priority == "medium" ? 1 : 2; };
+    std::stable_sort(questions.begin(), questions.end(), [&](const Question& a, const Question& b) {
+      if (rank(a.priority) != rank(b.priority)) return rank(a.priority) < rank(b.priority);
+      if (a.support != b.support) return a.support > b.support;
+      return a.source < b.source;
+    });
+    if (questions.size() > p_.max_items) questions.resize(p_.max_items);
+    json open_questions = json::array();
+    for (const auto& q : questions) {
+      open_questions.push_back({{"id", item_id(id, "Q", q.source)},
+                                {"question", q.text},
+                                {"blocked_on", q.blocked_on},
+                                {"priority", q.priority},
+                                {"x_reflectd", {{"source_id", q.source}, {"evidence_event_ids", q.ids}}}});
+    }
+
+    // subsystems: the scope's areas of work (internal streams), with a status.
+    std::map<std::string, std::string> decision_state;  // target -> active|retired
+    for (const auto& st : streams) {
+      if (st.kind != "decision") continue;
+      if (st.status == "active") decision_state[st.target] = "active";
+      else if (!decision_state.count(st.target)) decision_state[st.target] = "retired";
+    }
+    std::set<std::string> recurring_recent;
+    for (const auto& pattern : patterns) {
+      if (days_since(pattern.last) <= p_.vitality.decaying_after_days) recurring_recent.insert(pattern.target);
+    }
+    std::vector<const Stream*> areas;
+    for (const auto& st : streams) {
+      if (st.kind == "proposal") areas.push_back(&st);
+    }
+    std::stable_sort(areas.begin(), areas.end(), [](const Stream* a, const Stream* b) {
+      return a->frequency != b->frequency ? a->frequency > b->frequency : a->target < b->target;
+    });
+    if (areas.size() > p_.max_items) areas.resize(p_.max_items);
+    json subsystems = json::array();
+    for (const Stream* st : areas) {
+      std::string status = "unknown";
+      const auto d = decision_state.find(st->target);
+      if (d != decision_state.end() && d->second == "retired") {
+        status = "deprecated";
+      } else if (st->vitality == "active" || st->status == "draft") {
+        status = "in_progress";
+      } else if ((st->phase == "canonical" || st->status == "accepted" ||
+                  (d != decision_state.end() && d->second == "active")) &&
+                 !recurring_recent.count(st->target)) {
+        status = "stable";
+      }
+      subsystems.push_back({{"name", st->target},
+                            {"status", status},
+                            {"notes", std::to_string(st->frequency) + " events, phase " + st->phase +
+                                          ", last " + day(st->last_seen)},
+                            {"x_reflectd", {{"source_id", st->id}}}});
+    }
+
+    // affordances.
+    const auto entities = top_entities(scope, 5);
+    json entry_points = json::array();
+    for (const auto& e : entities) entry_points.push_back("Start from " + e);
+    json avoid = json::array();
+    for (std::size_t i = 0; i < patterns.size() && i < 5; ++i) {
+      avoid.push_back("Avoid repeating: " + clip(patterns[i].signature, 160) + " (seen " +
+                      std::to_string(patterns[i].support) + " times)");
+    }
+    json invariants = json::array();
+    for (const auto& st : streams) {
+      if (st.kind == "constraint" && st.status == "active") invariants.push_back(clip(st.title + ": " + st.rationale, 300));
+    }
+
+    // summary.high_level.
+    std::string high = (scope.automatic ? "Namespace " : "Scope ") + scope.name + ": " +
+                       std::to_string(s.count) + " events";
+    if (s.count > 0) high += " from " + day(s.min_ts) + " to " + day(s.max_ts);
+    high += ".";
+    if (!entities.empty()) {
+      high += " Key:";
+      for (std::size_t i = 0; i < entities.size() && i < 3; ++i) high += (i ? ", " : " ") + entities[i];
+      high += ".";
+    }
+    if (!areas.empty()) {
+      high += " Most active:";
+      for (std::size_t i = 0; i < areas.size() && i < 3; ++i) {
+        high += (i ? ", " : " ") + areas[i]->target + " (" + areas[i]->phase + ")";
+      }
+      high += ".";
+    }
+    high += " " + std::to_string(decisions.size()) + " decisions, " + std::to_string(open_questions.size()) +
+            " open questions.";
+
+    // meta: id stable, created_at kept, updated_at strictly increasing.
+    std::int64_t created_us = now;
+    std::int64_t previous_updated = 0;
+    std::string previous_content;
+    {
+      SQLite::Statement prev(db_, "SELECT created_at, updated_at, content_json FROM medallions WHERE id = ?1");
+      prev.bind(1, id);
+      if (prev.executeStep()) {
+        created_us = parse_rfc3339_us(prev.getColumn(0).getString()).value_or(now);
+        previous_updated = parse_rfc3339_us(prev.getColumn(1).getString()).value_or(0);
+        previous_content = prev.getColumn(2).getString();
+      }
+    }
+    const std::int64_t updated_us = std::max(now, previous_updated + 1);
+    json meta = {{"medallion_id", id},
+                 {"schema_version", "medallion.v1"},
+                 {"model", kMedallionModel},
+                 {"created_at", format_rfc3339_us(created_us)},
+                 {"updated_at", format_rfc3339_us(updated_us)},
+                 {"knowledge_min_ts", s.count ? json(format_rfc3339_us(s.min_ts)) : json()},
+                 {"knowledge_max_ts", s.count ? json(format_rfc3339_us(s.max_ts)) : json()},
+                 {"status", "active"},
+                 {"x_reflectd", {{"namespace", scope.ns}, {"events", s.count}, {"refresh_reason", why}}}};
+    json medallion = {{"meta", meta},
+                      {"scope", {{"graph_nodes", scope.graph_nodes}, {"tags", scope.tags}}},
+                      {"summary", {{"high_level", clip(high, kHighLevelMaxChars)}, {"subsystems", subsystems}}},
+                      {"decisions", decisions},
+                      {"open_questions", open_questions},
+                      {"affordances", {{"recommended_entry_points", entry_points},
+                                       {"avoid_repeating", avoid},
+                                       {"invariants", invariants.empty() ? json() : invariants}}}};
+    if (const auto errors = validate_medallion(medallion); !errors.empty()) {
+      throw std::runtime_error("medallion " + id + " is invalid: " + errors.front());
+    }
+    store(id, scope, medallion, previous_content, updated_us);
+    published_.emplace_back(id, json{{"id", id},
+                                     {"scope", medallion["scope"]},
+                                     {"updated_at", meta["updated_at"]},
+                                     {"reason", why}});
+    return true;
+  }
+
+  void store(const std::string& id, const MedallionScope& scope, const json& medallion,
+             const std::string& previous_content, std::int64_t updated_us) {
+    const json& meta = medallion["meta"];
+    if (!previous_content.empty()) {
+      SQLite::Statement history(db_, "INSERT INTO medallion_history (medallion_id, version, updated_at, "
+                                     "content_json) SELECT ?1, coalesce(max(version), 0) + 1, ?2, ?3 FROM "
+                                     "medallion_history WHERE medallion_id = ?1");
+      history.bind(1, id);
+      history.bind(2, json::parse(previous_content)["meta"].value("updated_at", ""));
+      history.bind(3, previous_content);
+      history.exec();
+    }
+    SQLite::Statement upsert(db_, R"sql(
+INSERT INTO medallions (id, content_json, created_at, updated_at, status, scope_graph_nodes, scope_tags,
+                        knowledge_min_ts, knowledge_max_ts, schema_version)
+VALUES (?1, ?2, ?3, ?4, 'active', ?5, ?6, ?7, ?8, 'medallion.v1')
+ON CONFLICT (id) DO UPDATE SET content_json = excluded.content_json, updated_at = excluded.updated_at,
+  status = 'active', scope_graph_nodes = excluded.scope_graph_nodes, scope_tags = excluded.scope_tags,
+  knowledge_min_ts = excluded.knowledge_min_ts, knowledge_max_ts = excluded.knowledge_max_ts)sql");
+    upsert.bind(1, id);
+    upsert.bind(2, medallion.dump());
+    upsert.bind(3, meta["created_at"].get<std::string>());
+    upsert.bind(4, meta["updated_at"].get<std::string>());
+    upsert.bind(5, json(scope.graph_nodes).dump());
+    upsert.bind(6, json(scope.tags).dump());
+    if (meta["knowledge_min_ts"].is_string()) {
+      upsert.bind(7, meta["knowledge_min_ts"].get<std::string>());
+      upsert.bind(8, meta["knowledge_max_ts"].get<std::string>());
+    } else {
+      upsert.bind(7);
+      upsert.bind(8);
+    }
+    upsert.exec();
+    SQLite::Statement scope_row(db_, "INSERT INTO medallion_scopes (medallion_id, namespace, config_hash) "
+                                     "VALUES (?1, ?2, ?3) ON CONFLICT (medallion_id) DO UPDATE SET "
+                                     "namespace = excluded.namespace, config_hash = excluded.config_hash");
+    scope_row.bind(1, id);
+    scope_row.bind(2, scope.ns);
+    scope_row.bind(3, config_hash(scope));
+    scope_row.exec();
+    for (const char* table : {"medallion_nodes", "medallion_tags"}) {
+      SQLite::Statement clear(db_, std::string("DELETE FROM ") + table + " WHERE medallion_id = ?1");
+      clear.bind(1, id);
+      clear.exec();
+    }
+    for (const auto& node : scope.graph_nodes) {
+      SQLite::Statement insert(db_, "INSERT OR IGNORE INTO medallion_nodes (medallion_id, node) VALUES (?1, ?2)");
+      insert.bind(1, id);
+      insert.bind(2, node);
+      insert.exec();
+    }
+    for (const auto& tag : scope.tags) {
+      SQLite::Statement insert(db_, "INSERT OR IGNORE INTO medallion_tags (medallion_id, tag) VALUES (?1, ?2)");
+      insert.bind(1, id);
+      insert.bind(2, tag);
+      insert.exec();
+    }
+    store::AuditLog(db_).append("medallion", id, previous_content.empty() ? "create" : "revise",
+                                "job:medallion", updated_us, meta["x_reflectd"]["refresh_reason"].get<std::string>());
+  }
+
+  JobContext& ctx_;
+  const MedallionParams& p_;
+  SQLite::Database& db_;
+  std::vector<std::pair<std::string, json>> published_;
+};
+
+void require_string(const json& object, const char* key, const std::string& where,
+                    std::vector<std::string>& errors) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_string()) {
+    errors.push_back(where + "." + key + ": required string");
+  }
+}
+
+void require_string_list(const json& object, const char* key, const std::string& where,
+                         std::vector<std::string>& errors, bool optional = false) {
+  if (!object.is_object() || !object.contains(key) || (optional && object[key].is_null())) {
+    if (!optional) errors.push_back(where + "." + key + ": required array of strings");
+    return;
+  }
+  const json& list = object[key];
+  if (!list.is_array() || !std::all_of(list.begin(), list.end(), [](const json& v) { return v.is_string(); })) {
+    errors.push_back(where + "." + key + ": must be an array of strings");
+  }
+}
+
+}  // namespace
+
+MedallionScope parse_medallion_scope(const std::string& text) {
+  MedallionScope scope;
+  for (const auto& part : split(text, ';')) {
+    const auto equals = part.find('=');
+    if (equals == std::string::npos) throw std::invalid_argument("'" + part + "': expected key=value");
+    const std::string key = part.substr(0, equals);
+    const std::string value = part.substr(equals + 1);
+    if (key == "name") {
+      scope.name = value;
+    } else if (key == "namespace") {
+      scope.ns = value;
+    } else if (key == "nodes") {
+      scope.graph_nodes = split(value, ',');
+    } else if (key == "tags") {
+      scope.tags = split(value, ',');
+    } else {
+      throw std::invalid_argument("unknown scope field '" + key + "' (name, namespace, nodes, tags)");
+    }
+  }
+  if (scope.name.empty()) throw std::invalid_argument("a scope needs name=<id>");
+  if (scope.graph_nodes.empty() && scope.tags.empty()) {
+    throw std::invalid_argument("scope " + scope.name + " needs nodes= or tags=");
+  }
+  return scope;
+}
+
+std::vector<std::string> validate_medallion(const json& m) {
+  std::vector<std::string> errors;
+  if (!m.is_object()) return {"medallion: must be an object"};
+  const json meta = m.value("meta", json());
+  for (const char* key : {"medallion_id", "schema_version", "model", "created_at", "updated_at", "status"}) {
+    require_string(meta, key, "meta", errors);
+  }
+  if (errors.empty()) {
+    const auto status = meta["status"].get<std::string>();
+    if (status != "active" && status != "stale" && status != "superseded") {
+      errors.push_back("meta.status: must be active, stale or superseded");
+    }
+    const auto created = parse_rfc3339_us(meta["created_at"].get<std::string>());
+    const auto updated = parse_rfc3339_us(meta["updated_at"].get<std::string>());
+    if (!created || !updated) {
+      errors.push_back("meta.created_at/updated_at: must be ISO 8601 timestamps");
+    } else if (*updated < *created) {
+      errors.push_back("meta.updated_at: must be >= created_at");
+    }
+    for (const char* key : {"knowledge_min_ts", "knowledge_max_ts"}) {
+      if (meta.contains(key) && !meta[key].is_null() &&
+          (!meta[key].is_string() || !parse_rfc3339_us(meta[key].get<std::string>()))) {
+        errors.push_back(std::string("meta.") + key + ": must be an ISO 8601 timestamp or null");
+      }
+    }
+  }
+  const json scope = m.value("scope", json());
+  require_string_list(scope, "graph_nodes", "scope", errors);
+  require_string_list(scope, "tags", "scope", errors);
+  const json summary = m.value("summary", json());
+  require_string(summary, "high_level", "summary", errors);
+  if (summary.is_object() && summary.contains("high_level") && summary["high_level"].is_string() &&
+      utf8_chars(summary["high_level"].get<std::string>()) > kHighLevelMaxChars) {
+    errors.push_back("summary.high_level: at most 300 characters");
+  }
+  if (summary.is_object() && summary.contains("subsystems")) {
+    for (const auto& sub : summary["subsystems"]) {
+      require_string(sub, "name", "summary.subsystems[]", errors);
+      require_string(sub, "notes", "summary.subsystems[]", errors);
+      const std::string status = sub.is_object() ? sub.value("status", "") : "";
+      if (status != "unknown" && status != "stable" && status != "in_progress" && status != "deprecated") {
+        errors.push_back("summary.subsystems[].status: must be unknown, stable, in_progress or deprecated");
+      }
+    }
+  }
+  for (const auto& d : m.value("decisions", json::array())) {
+    for (const char* key : {"id", "statement", "rationale"}) require_string(d, key, "decisions[]", errors);
+    if (!d.is_object() || !d.contains("confidence") || !d["confidence"].is_number() ||
+        d["confidence"].get<double>() < 0.0 || d["confidence"].get<double>() > 1.0) {
+      errors.push_back("decisions[].confidence: must be between 0.0 and 1.0");
+    }
+  }
+  for (const auto& q : m.value("open_questions", json::array())) {
+    for (const char* key : {"id", "question"}) require_string(q, key, "open_questions[]", errors);
+    require_string_list(q, "blocked_on", "open_questions[]", errors);
+    const std::string priority = q.is_object() ? q.value("priority", "") : "";
+    if (priority != "low" && priority != "medium" && priority != "high") {
+      errors.push_back("open_questions[].priority: must be low, medium or high");
+    }
+  }
+  const json affordances = m.value("affordances", json());
+  if (!affordances.is_object()) {
+    errors.push_back("affordances: required object");
+  } else {
+    require_string_list(affordances, "recommended_entry_points", "affordances", errors);
+    require_string_list(affordances, "avoid_repeating", "affordances", errors);
+    require_string_list(affordances, "invariants", "affordances", errors, true);
+  }
+  return errors;
+}
+
+bool scope_matches(const std::vector<std::string>& query_nodes,
+                   const std::vector<std::string>& query_tags,
+                   const std::vector<std::string>& medallion_nodes,
+                   const std::vector<std::string>& medallion_tags) {
+  const bool nodes = std::all_of(query_nodes.begin(), query_nodes.end(), [&](const std::string& n) {
+    return std::find(medallion_nodes.begin(), medallion_nodes.end(), n) != medallion_nodes.end();
+  });
+  const bool tags = query_tags.empty() ||
+                    std::any_of(query_tags.begin(), query_tags.end(), [&](const std::string& t) {
+                      return std::find(medallion_tags.begin(), medallion_tags.end(), t) != medallion_tags.end();
+                    });
+  return nodes && tags;
+}
+
+const char* question_priority(std::int64_t support, double days_since_seen) {
+  if (support >= 10 && days_since_seen <= 30) return "high";
+  if (support < 3 || days_since_seen > 365) return "low";
+  return "medium";
+}
+
+json run_medallion_refresh(JobContext& ctx, const MedallionParams& params) {
+  return Refresher(ctx, params).run();
+}
+
+}  // namespace reflectd::jobs

@@ -1,0 +1,299 @@
+// Medallions (seed 001): validation, scope queries (ANCHORS §4 cases), the refresh job on the
+// real streams, and the read surface agents use (search, reinforce, events) over real sockets.
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <tuple>
+
+#include "common/timestamp.hpp"
+#include "daemon/settings.hpp"
+#include "jobs/consolidation.hpp"
+#include "jobs/medallion.hpp"
+#include "store/database.hpp"
+#include "support/corpus.hpp"
+#include "support/daemon_fixture.hpp"
+
+using namespace reflectd;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000;
+constexpr std::int64_t kNow = 1'795'219'200 * kSecond;  // 2026-11-21T00:00:00Z
+
+json valid_medallion() {
+  return json::parse(R"({
+    "meta": {"medallion_id": "med-001", "schema_version": "medallion.v1", "model": "gpt-4",
+             "created_at": "2025-01-01T12:00:00Z", "updated_at": "2025-01-01T12:00:00Z", "status": "active"},
+    "scope": {"graph_nodes": ["repo:muse"], "tags": ["project_state"]},
+    "summary": {"high_level": "Project Muse is a semantic checkpointing system...",
+                "subsystems": [{"name": "Store", "status": "stable", "notes": "SQLite backend implemented"}]},
+    "decisions": [{"id": "D-001", "statement": "Use Python 3.11+", "rationale": "Modern type hints", "confidence": 0.9}],
+    "open_questions": [{"id": "Q-001", "question": "Should we add vector search?", "blocked_on": ["benchmark"], "priority": "medium"}],
+    "affordances": {"recommended_entry_points": ["Start from types.py"], "avoid_repeating": [], "invariants": null}})");
+}
+
+json run_job(SQLite::Database& db, const Clock& clock, const jobs::MedallionParams& params,
+             std::vector<json>* published = nullptr) {
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0,
+                       [&](const std::string& topic, json payload) {
+                         if (published != nullptr && topic == "medallion.updated") published->push_back(payload);
+                       }};
+  return jobs::run_medallion_refresh(ctx, params);
+}
+
+json consolidate(SQLite::Database& db, const Clock& clock) {
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}};
+  return jobs::run_consolidation(ctx, daemon::consolidation_params(config::defaults()));
+}
+
+json stored(SQLite::Database& db, const std::string& id) {
+  SQLite::Statement query(db, "SELECT content_json FROM medallions WHERE id = ?1");
+  query.bind(1, id);
+  REQUIRE(query.executeStep());
+  return json::parse(query.getColumn(0).getString());
+}
+
+}  // namespace
+
+TEST_CASE("seed 001 validation rules") {
+  CHECK(jobs::validate_medallion(valid_medallion()).empty());
+  struct Case {
+    const char* pointer;
+    json value;
+    const char* error;
+  };
+  const std::vector<Case> cases{
+      {"/decisions/0/confidence", 1.5, "decisions[].confidence: must be between 0.0 and 1.0"},
+      {"/decisions/0/confidence", -0.1, "decisions[].confidence: must be between 0.0 and 1.0"},
+      {"/open_questions/0/priority", "urgent", "open_questions[].priority: must be low, medium or high"},
+      {"/meta/updated_at", "2024-12-31T12:00:00Z", "meta.updated_at: must be >= created_at"},
+      {"/meta/status", "archived", "meta.status: must be active, stale or superseded"},
+      {"/summary/high_level", std::string(301, 'x'), "summary.high_level: at most 300 characters"},
+      {"/summary/subsystems/0/status", "done", "summary.subsystems[].status: must be unknown, stable, in_progress or deprecated"},
+      {"/scope/tags", "project_state", "scope.tags: must be an array of strings"},
+      {"/decisions/0/statement", nullptr, "decisions[].statement: required string"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.pointer);
+    json m = valid_medallion();
+    m[json::json_pointer(c.pointer)] = c.value;
+    const auto errors = jobs::validate_medallion(m);
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0] == c.error);
+  }
+  CHECK(jobs::validate_medallion(json::parse(R"({"meta": {}})")).size() > 3);
+}
+
+TEST_CASE("configured scopes parse or fail precisely") {
+  const auto scope = jobs::parse_medallion_scope("name=core;namespace=libzmq;nodes=module:src, file:src/ctx.cpp;tags=core");
+  CHECK(scope.name == "core");
+  CHECK(scope.ns == "libzmq");
+  CHECK(scope.graph_nodes == std::vector<std::string>{"module:src", "file:src/ctx.cpp"});
+  CHECK(scope.tags == std::vector<std::string>{"core"});
+  CHECK_THROWS_WITH(jobs::parse_medallion_scope("namespace=x;tags=a"), "a scope needs name=<id>");
+  CHECK_THROWS_WITH(jobs::parse_medallion_scope("name=x"), "scope x needs nodes= or tags=");
+  CHECK_THROWS_WITH(jobs::parse_medallion_scope("name=x;colour=red"), "unknown scope field 'colour' (name, namespace, nodes, tags)");
+}
+
+TEST_CASE("scope queries: the anchors' cases, in C++ and through the control socket's SQL") {
+  const std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>> stored_scopes{
+      {"med-1", {"muse", "cli"}, {"project_state"}},
+      {"med-2", {"muse", "cli", "store"}, {"project_state", "refactor"}},
+      {"med-3", {"other", "api"}, {"project_state"}},
+      {"med-4", {"muse"}, {"project_state"}},
+      {"med-5", {"muse", "cli", "store", "api"}, {"refactor"}}};
+  const std::vector<std::tuple<std::vector<std::string>, std::vector<std::string>, std::set<std::string>>> queries{
+      {{"muse"}, {"project_state"}, {"med-1", "med-2", "med-4"}},
+      {{"muse", "cli"}, {"project_state"}, {"med-1", "med-2"}},
+      {{}, {"refactor"}, {"med-2", "med-5"}},
+      {{"muse", "cli", "store"}, {"project_state"}, {"med-2"}},
+      {{"unknown"}, {"project_state"}, {}}};
+  for (const auto& [nodes, tags, expected] : queries) {
+    std::set<std::string> found;
+    for (const auto& [id, m_nodes, m_tags] : stored_scopes) {
+      if (jobs::scope_matches(nodes, tags, m_nodes, m_tags)) found.insert(id);
+    }
+    CHECK(found == expected);
+  }
+
+  test::TempDir dir;
+  auto config = test::loopback_config(dir);
+  {
+    auto db = store::open_database({config.store.path, "full", 5000}, store::Access::kWriter);
+    for (const auto& [id, nodes, tags] : stored_scopes) {
+      json m = valid_medallion();
+      m["meta"]["medallion_id"] = id;
+      m["scope"] = {{"graph_nodes", nodes}, {"tags", tags}};
+      SQLite::Statement insert(db, "INSERT INTO medallions (id, content_json, created_at, updated_at, status, "
+                                   "scope_graph_nodes, scope_tags) VALUES (?1, ?2, 'x', 'x', 'active', ?3, ?4)");
+      insert.bind(1, id);
+      insert.bind(2, m.dump());
+      insert.bind(3, json(nodes).dump());
+      insert.bind(4, json(tags).dump());
+      insert.exec();
+      for (const auto& node : nodes) {
+        db.exec("INSERT INTO medallion_nodes VALUES ('" + id + "', '" + node + "')");
+      }
+      for (const auto& tag : tags) db.exec("INSERT INTO medallion_tags VALUES ('" + id + "', '" + tag + "')");
+    }
+  }
+  config.jobs.medallion.enabled = false;
+  test::RunningDaemon running(config);
+  zmq::context_t context;
+  auto control = test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
+  for (const auto& [nodes, tags, expected] : queries) {
+    const auto reply = test::control(control, {{"cmd", "medallion"}, {"action", "query"}, {"nodes", nodes}, {"tags", tags}});
+    REQUIRE(reply["ok"] == true);
+    std::set<std::string> found;
+    for (const auto& m : reply["medallions"]) found.insert(m["id"].get<std::string>());
+    CHECK(found == expected);
+  }
+  // Old matches are never missed (the seed's store fetched only the latest limit x 5 rows).
+  const auto reply = test::control(control, {{"cmd", "medallion"}, {"action", "query"}, {"nodes", {"muse"}}, {"tags", json::array()}, {"limit", 1000}});
+  CHECK(reply["medallions"].size() == 4);
+}
+
+TEST_CASE("medallion refresh on the real streams") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string path = dir.file("m.db");
+  REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock) == 9052);
+  auto db = store::open_database({path, "normal", 5000}, store::Access::kWriter);
+  consolidate(db, clock);
+  jobs::MedallionParams params;
+  params.scopes.push_back(jobs::parse_medallion_scope("name=libzmq-core;namespace=libzmq;nodes=module:src,module:tests;tags=core"));
+  std::vector<json> published;
+  const json result = run_job(db, clock, params, &published);
+  CHECK(result["medallions_refreshed"] == 3);
+  REQUIRE(published.size() == 3);
+  CHECK(published[0]["id"] == "med:libzmq");
+
+  const json m = stored(db, "med:libzmq");
+  INFO(m.dump(2).substr(0, 3000));
+  CHECK(jobs::validate_medallion(m).empty());
+  CHECK(m["meta"]["model"] == "reflectd-extractive/1");
+  CHECK(m["meta"]["knowledge_min_ts"] == "2009-07-29T10:07:54.000000Z");
+  CHECK(m["scope"]["tags"] == json::array({"libzmq"}));
+  const std::string high = m["summary"]["high_level"];
+  CHECK(high.size() <= 300);
+  CHECK(high.starts_with("Namespace libzmq: 8604 events from 2009-07-29 to 2026-07-20."));
+  // Real decisions and open questions whose ids resolve to real events.
+  REQUIRE(m["decisions"].size() > 0);
+  CHECK(m["decisions"][0]["id"] == "D-001");
+  CHECK(m["decisions"][0]["x_reflectd"]["source_id"] == "proposal:libzmq:src");
+  REQUIRE(m["open_questions"].size() > 0);
+  for (const auto& item : {m["decisions"], m["open_questions"]}) {
+    for (const auto& entry : item) {
+      for (const auto& seq : entry["x_reflectd"]["evidence_event_ids"]) {
+        CHECK(db.execAndGet("SELECT count(*) FROM events WHERE seq = " + std::to_string(seq.get<std::int64_t>())).getInt() == 1);
+      }
+    }
+  }
+  CHECK(m["affordances"]["avoid_repeating"][0] == "Avoid repeating: tests without test framework (seen 17 times)");
+  // The configured scope holds only its nodes' knowledge.
+  const json core = stored(db, "med:libzmq-core");
+  for (const auto& d : core["decisions"]) {
+    const std::string source = d["x_reflectd"]["source_id"];
+    CHECK((source == "proposal:libzmq:src" || source == "proposal:libzmq:tests"));
+  }
+
+  SECTION("a refresh with no new events changes nothing") {
+    const std::string before = stored(db, "med:libzmq").dump();
+    clock.advance_us(3600 * kSecond);
+    CHECK(run_job(db, clock, params)["medallions_refreshed"] == 0);
+    CHECK(stored(db, "med:libzmq").dump() == before);
+  }
+  SECTION("new events: same id, same created_at, later updated_at, stable item ids, history kept") {
+    const json before = stored(db, "med:libzmq");
+    clock.advance_us(60 * kSecond);
+    db.exec("UPDATE medallions SET status = 'stale' WHERE id = 'med:libzmq'");  // what the writer does
+    CHECK(run_job(db, clock, params)["medallions_refreshed"] == 1);
+    const json after = stored(db, "med:libzmq");
+    CHECK(after["meta"]["medallion_id"] == before["meta"]["medallion_id"]);
+    CHECK(after["meta"]["created_at"] == before["meta"]["created_at"]);
+    CHECK(*parse_rfc3339_us(after["meta"]["updated_at"].get<std::string>()) >
+          *parse_rfc3339_us(before["meta"]["updated_at"].get<std::string>()));
+    CHECK(after["decisions"][0]["id"] == before["decisions"][0]["id"]);
+    CHECK(after["decisions"] == before["decisions"]);
+    CHECK(db.execAndGet("SELECT count(*) FROM medallion_history WHERE medallion_id = 'med:libzmq'").getInt() == 1);
+    // Re-checkpointing three times keeps one id and strictly increasing updated_at, even when
+    // the clock does not move.
+    std::string last = after["meta"]["updated_at"];
+    for (int i = 0; i < 3; ++i) {
+      db.exec("UPDATE medallions SET status = 'stale' WHERE id = 'med:libzmq'");
+      run_job(db, clock, params);
+      const std::string next = stored(db, "med:libzmq")["meta"]["updated_at"];
+      CHECK(*parse_rfc3339_us(next) > *parse_rfc3339_us(last));
+      last = next;
+    }
+    CHECK(db.execAndGet("SELECT count(*) FROM medallions WHERE id = 'med:libzmq'").getInt() == 1);
+  }
+}
+
+TEST_CASE("the read surface over the control socket: search, reinforce, events, stale marking") {
+  test::TempDir dir;
+  auto config = test::loopback_config(dir);
+  config.jobs.consolidate.enabled = false;
+  config.jobs.medallion.interval_s = 604800;  // runs only when asked below
+  config.jobs.medallion.idle_s = 0;
+  config.jobs.decay.enabled = false;
+  test::RunningDaemon running(config);
+  zmq::context_t context;
+  auto dealer = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
+  auto control = test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
+  REQUIRE(test::ingest(dealer, R"([{"id":"a","kind":"error","namespace":"n","content":"socket reconnect fails after timeout"},
+                                   {"id":"b","kind":"result","namespace":"n","content":"reconnect works with a longer interval"},
+                                   {"id":"d","kind":"decision","namespace":"n","content":"retry reconnects",
+                                    "context":{"title":"Retry","target":"socket","rationale":"transient failures are common"}}])")["ok"] == true);
+
+  auto search = test::control(control, {{"cmd", "search"}, {"text", "reconnect"}, {"namespace", "n"}});
+  REQUIRE(search["ok"] == true);
+  REQUIRE(search["results"].size() == 2);  // "reconnects" is another token (no stemming)
+  for (const auto& r : search["results"]) {
+    CHECK(r.contains("id"));
+    CHECK(r.contains("score"));
+    CHECK(r.contains("status"));
+    CHECK(r.contains("preview"));
+    CHECK(r.contains("kind"));
+  }
+  // User text is never parsed as FTS5 syntax.
+  CHECK(test::control(control, {{"cmd", "search"}, {"text", "\"*) ("}})["error"] ==
+        "search: \"text\" must contain a word");
+  CHECK(test::control(control, {{"cmd", "search"}, {"text", "\"*) OR NEAR("}})["ok"] == true);
+  CHECK(test::control(control, {{"cmd", "search"}, {"text", "socket AND NOT"}})["ok"] == true);
+
+  // A hit reinforces; a misleading report penalises; unknown ids are errors.
+  auto hit = test::control(control, {{"cmd", "reinforce"}, {"id", "d"}, {"useful", true}});
+  REQUIRE(hit["ok"] == true);
+  CHECK(hit["reinforced"]["record_type"] == "knowledge");
+  CHECK(hit["reinforced"]["hit_count"] == 1);
+  auto event_hit = test::control(control, {{"cmd", "reinforce"}, {"id", "a"}, {"useful", false}});
+  CHECK(event_hit["reinforced"]["record_type"] == "event");
+  CHECK(event_hit["reinforced"]["hit_count"] == 0);
+  CHECK(test::control(control, {{"cmd", "reinforce"}, {"id", "zzz"}})["error"] ==
+        "no knowledge row or event has the id 'zzz'");
+
+  auto events = test::control(control, {{"cmd", "events"}, {"limit", 2}});
+  REQUIRE(events["events"].size() == 2);
+  CHECK(events["events"][1]["id"] == "d");
+  events = test::control(control, {{"cmd", "events"}, {"after_seq", 1}});
+  CHECK(events["events"].size() == 2);
+
+  // The refresh job writes the medallion; a new event marks it stale at once.
+  REQUIRE(test::control(control, {{"cmd", "run"}, {"job", "medallion"}, {"wait", true}})["ok"] == true);
+  auto m = test::control(control, {{"cmd", "medallion"}, {"action", "get"}, {"id", "med:n"}});
+  REQUIRE(m["ok"] == true);
+  CHECK(m["medallion"]["meta"]["status"] == "active");
+  test::ingest(dealer, R"({"id":"c","kind":"task","namespace":"n","content":"new work"})");
+  m = test::control(control, {{"cmd", "medallion"}, {"action", "get"}, {"id", "med:n"}});
+  CHECK(m["medallion"]["meta"]["status"] == "stale");
+  running.stop();
+  auto db = store::open_database({config.store.path, "full", 5000}, store::Access::kReader);
+  CHECK(db.execAndGet("SELECT count(*) FROM audit_log WHERE action IN ('reinforce', 'decay')").getInt() == 2);
+}
