@@ -19,6 +19,12 @@ COMMANDS
   jobs                  list the latest job runs and their results
   knowledge             list knowledge streams (phase, status, vitality, confidence)
   observations          list recurring patterns and competences found by consolidation
+  search TEXT           full-text search of the events, best match first
+  reinforce ID          mark an event or knowledge record useful (or --misleading)
+  events tail           print the latest events; -f follows new ones
+  medallion ACTION      get, query, history or list the medallions (project summaries)
+  entities              list the most important entities
+  clusters              list the largest clusters of similar events
   Run `reflectctl COMMAND --help` for the options of a command. Global options may be given
   before or after the command; --push EP (an alias of --push-endpoint) only before `publish`,
   where --push is publish's mode flag.
@@ -40,6 +46,12 @@ EXAMPLES
   reflectctl jobs --job consolidate --limit 5
   reflectctl knowledge --namespace libzmq --phase canonical
   reflectctl observations --type pattern --json | jq '.observations[].title'
+  reflectctl search "socket timeout" --namespace libzmq --limit 5
+  reflectctl reinforce 7f3c9a --misleading
+  reflectctl events tail --namespace libzmq -n 50 -f
+  reflectctl medallion get libzmq
+  reflectctl entities --namespace libzmq --top 10
+  reflectctl clusters --limit 5
 
 EXIT STATUS
   0  publish: every event stored or duplicate; run --wait: the run ended ok or skipped;
@@ -218,6 +230,117 @@ EXAMPLES
 
 EXIT STATUS
   0  the daemon answered (possibly with no rows)
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kSearchDescription =
+    "Full-text search of the events stored by reflectd, best match first.\n";
+
+inline constexpr const char* kSearchFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"search","text":TEXT,"namespace":NS,"kind":K,"limit":N}. Every word of TEXT
+  must match. Prints SCORE (relevance x salience x vitality, 2 decimals), KIND, STATUS, ID
+  and PREVIEW (matches in [brackets], one line, cut). --json prints the reply.
+
+EXAMPLES
+  reflectctl search "socket timeout" --namespace libzmq --limit 5
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kReinforceDescription =
+    "Tell reflectd an event or knowledge record was useful, or misleading.\n";
+
+inline constexpr const char* kReinforceFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"reinforce","id":ID,"useful":true|false} (--useful is the default) and prints
+  the reinforced record's fields: record_type, id, hit_count, salience (and confidence,
+  vitality for knowledge). An unknown id is the daemon's error (exit 1).
+
+EXAMPLES
+  reflectctl reinforce 7f3c9a --misleading
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kEventsDescription = "Print the latest events, or follow new ones.\n";
+
+inline constexpr const char* kEventsFooter = R"(
+DESCRIPTION
+  `events tail` sends {"cmd":"events","limit":N,"namespace":NS,"kind":K} and prints the
+  latest N events (default 20), oldest first, one per line: SEQ, TIME (RFC 3339, UTC),
+  NAMESPACE, KIND, ID and a one-line PREVIEW. With -f it then polls
+  {"cmd":"events","after_seq":LAST} every 500 ms and prints new events until SIGINT or
+  SIGTERM, then exits 0. --json prints the reply (with -f: one JSON object per event).
+
+EXAMPLES
+  reflectctl events tail --namespace libzmq -n 50 -f
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kMedallionDescription =
+    "Get, query, list the medallions (per-scope project summaries) and their history.\n";
+
+inline constexpr const char* kMedallionFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"medallion","action":ACTION,...}:
+    get ID                  the medallion: meta line, high-level summary, subsystems,
+                            decisions (D-..., confidence), open questions (Q-..., priority),
+                            affordances; --json prints it raw
+    query [--node N]... [--tag T]...   medallions covering every node and one of the tags
+    history ID [--limit N]  earlier versions, newest first
+    list                    every medallion: ID, STATUS, UPDATED, HIGH_LEVEL
+  Medallions are built by the medallion job: `reflectctl run medallion --wait`.
+
+EXAMPLES
+  reflectctl medallion get libzmq
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kEntitiesDescription = "List reflectd's most important entities.\n";
+
+inline constexpr const char* kEntitiesFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"entities","namespace":NS,"top":K,"type":T} and prints NAMESPACE, TYPE, NAME,
+  IMPORTANCE (3 decimals), MENTIONS, LAST_SEEN and SUMMARY, most important first.
+
+EXAMPLES
+  reflectctl entities --namespace libzmq --top 10
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kClustersDescription =
+    "List the largest clusters of similar events reflectd found.\n";
+
+inline constexpr const char* kClustersFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"clusters","namespace":NS,"limit":N} and prints CLUSTER, NAMESPACE, MEMBERS,
+  DUPLICATES, LABEL and SUMMARY, largest first.
+
+EXAMPLES
+  reflectctl clusters --limit 5
+
+EXIT STATUS
+  0  the daemon answered
   1  the daemon answered with an error
   2  invalid command line, configuration file or endpoint
   3  no reply within --timeout-ms)";

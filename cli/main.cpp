@@ -8,13 +8,18 @@
 #include <iostream>
 
 #include "cli/endpoints.hpp"
+#include "cli/entities.hpp"
+#include "cli/events.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_text.hpp"
 #include "cli/jobs.hpp"
 #include "cli/knowledge.hpp"
+#include "cli/medallion.hpp"
 #include "cli/observations.hpp"
 #include "cli/publish.hpp"
+#include "cli/reinforce.hpp"
 #include "cli/run_job.hpp"
+#include "cli/search.hpp"
 #include "cli/status.hpp"
 #include "common/version.hpp"
 
@@ -44,6 +49,21 @@ struct Commands {
   CLI::App* observations = nullptr;
   ObservationsOptions observations_options;
   int observations_timeout_ms = 3000;
+  CLI::App* search = nullptr;
+  SearchOptions search_options;
+  CLI::App* reinforce = nullptr;
+  ReinforceOptions reinforce_options;
+  bool misleading = false;
+  bool useful_flag = false;
+  CLI::App* events = nullptr;
+  EventsOptions events_options;
+  CLI::App* medallion = nullptr;
+  MedallionOptions medallion_options;
+  CLI::App* entities = nullptr;
+  EntitiesOptions entities_options;
+  CLI::App* clusters = nullptr;
+  ClustersOptions clusters_options;
+  int other_timeout_ms = 3000;  // search, reinforce, events, medallion, entities, clusters.
 };
 
 // --timeout-ms and --json, shared by every control command.
@@ -199,6 +219,103 @@ void add_observations(CLI::App& app, Commands& c) {
   c.observations = cmd;
 }
 
+void add_namespace(CLI::App& cmd, std::string& ns) {
+  cmd.add_option("-N,--namespace", ns, "rows of this namespace only (default: every one)")
+      ->type_name("NS")
+      ->default_str("");
+}
+
+void add_search(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("search", kSearchDescription);
+  cmd->footer(kSearchFooter);
+  cmd->option_defaults()->always_capture_default();
+  SearchOptions& o = c.search_options;
+  cmd->add_option("TEXT", o.text, "words to look for (every word must match)")->required();
+  add_namespace(*cmd, o.ns);
+  cmd->add_option("-k,--kind", o.kind, "events of this kind only")->type_name("K")->default_str("");
+  add_limit(*cmd, o.limit);
+  add_control_options(*cmd, c.other_timeout_ms, o.control.json);
+  c.search = cmd;
+}
+
+void add_reinforce(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("reinforce", kReinforceDescription);
+  cmd->footer(kReinforceFooter);
+  cmd->option_defaults()->always_capture_default();
+  ReinforceOptions& o = c.reinforce_options;
+  cmd->add_option("ID", o.id, "the event or knowledge id")->required();
+  CLI::Option* useful =
+      cmd->add_flag("--useful", c.useful_flag, "the record helped (the default)");
+  cmd->add_flag("--misleading", c.misleading, "the record misled")->excludes(useful);
+  add_control_options(*cmd, c.other_timeout_ms, o.control.json);
+  c.reinforce = cmd;
+}
+
+void add_events(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("events", kEventsDescription);
+  cmd->footer(kEventsFooter);
+  cmd->require_subcommand(1);
+  CLI::App* tail = cmd->add_subcommand("tail", "print the latest events; -f: follow new ones");
+  tail->option_defaults()->always_capture_default();
+  EventsOptions& o = c.events_options;
+  add_namespace(*tail, o.ns);
+  tail->add_option("-k,--kind", o.kind, "events of this kind only")->type_name("K")->default_str("");
+  tail->add_option("-n,--lines", o.limit, "latest events to print (and per poll with -f)")
+      ->check(CLI::Range(1, 10000))
+      ->type_name("N");
+  tail->add_flag("-f,--follow", o.follow,
+                 "keep polling every 500 ms for new events until interrupted (exit 0)");
+  add_control_options(*tail, c.other_timeout_ms, o.control.json);
+  c.events = cmd;
+}
+
+void add_medallion(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("medallion", kMedallionDescription);
+  cmd->footer(kMedallionFooter);
+  cmd->require_subcommand(1);
+  MedallionOptions& o = c.medallion_options;
+  CLI::App* get = cmd->add_subcommand("get", "print one medallion");
+  get->add_option("ID", o.id, "the medallion id")->required();
+  add_control_options(*get, c.other_timeout_ms, o.control.json);
+  CLI::App* query = cmd->add_subcommand("query", "medallions covering every node and some tag");
+  query->add_option("--node", o.nodes, "a graph node the medallion must cover (repeatable)")
+      ->type_name("N");
+  query->add_option("--tag", o.tags, "a tag the medallion may carry (repeatable)")->type_name("T");
+  add_control_options(*query, c.other_timeout_ms, o.control.json);
+  CLI::App* history = cmd->add_subcommand("history", "earlier versions of a medallion");
+  history->add_option("ID", o.id, "the medallion id")->required();
+  add_limit(*history, o.limit);
+  add_control_options(*history, c.other_timeout_ms, o.control.json);
+  CLI::App* list = cmd->add_subcommand("list", "every medallion: id, status, summary");
+  add_control_options(*list, c.other_timeout_ms, o.control.json);
+  c.medallion = cmd;
+}
+
+void add_entities(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("entities", kEntitiesDescription);
+  cmd->footer(kEntitiesFooter);
+  cmd->option_defaults()->always_capture_default();
+  EntitiesOptions& o = c.entities_options;
+  add_namespace(*cmd, o.ns);
+  cmd->add_option("--top", o.top, "entities to show, most important first")
+      ->check(CLI::Range(1, 10000))
+      ->type_name("K");
+  cmd->add_option("-T,--type", o.type, "entities of this type only")->type_name("T")->default_str("");
+  add_control_options(*cmd, c.other_timeout_ms, o.control.json);
+  c.entities = cmd;
+}
+
+void add_clusters(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("clusters", kClustersDescription);
+  cmd->footer(kClustersFooter);
+  cmd->option_defaults()->always_capture_default();
+  ClustersOptions& o = c.clusters_options;
+  add_namespace(*cmd, o.ns);
+  add_limit(*cmd, o.limit);
+  add_control_options(*cmd, c.other_timeout_ms, o.control.json);
+  c.clusters = cmd;
+}
+
 // Fills a control command's endpoint and timeout.
 void resolve_control(ControlOptions& options, const Commands& c,
                      const reflectd::config::Config& config, int timeout_ms) {
@@ -228,8 +345,24 @@ void resolve(Commands& c) {
     resolve_control(c.jobs_options.control, c, config, c.jobs_timeout_ms);
   } else if (*c.knowledge) {
     resolve_control(c.knowledge_options.control, c, config, c.knowledge_timeout_ms);
-  } else {
+  } else if (*c.observations) {
     resolve_control(c.observations_options.control, c, config, c.observations_timeout_ms);
+  } else if (*c.search) {
+    resolve_control(c.search_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.reinforce) {
+    c.reinforce_options.useful = !c.misleading;
+    resolve_control(c.reinforce_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.events) {
+    resolve_control(c.events_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.medallion) {
+    MedallionOptions& o = c.medallion_options;
+    for (CLI::App* sub : c.medallion->get_subcommands()) o.action = sub->get_name();
+    o.limit_given = o.action == "history";
+    resolve_control(o.control, c, config, c.other_timeout_ms);
+  } else if (*c.entities) {
+    resolve_control(c.entities_options.control, c, config, c.other_timeout_ms);
+  } else {
+    resolve_control(c.clusters_options.control, c, config, c.other_timeout_ms);
   }
 }
 
@@ -239,7 +372,13 @@ int dispatch(const Commands& c) {
   if (*c.run) return run_job(c.run_options);
   if (*c.jobs) return run_jobs(c.jobs_options);
   if (*c.knowledge) return run_knowledge(c.knowledge_options);
-  return run_observations(c.observations_options);
+  if (*c.observations) return run_observations(c.observations_options);
+  if (*c.search) return run_search(c.search_options);
+  if (*c.reinforce) return run_reinforce(c.reinforce_options);
+  if (*c.events) return run_events_tail(c.events_options);
+  if (*c.medallion) return run_medallion(c.medallion_options);
+  if (*c.entities) return run_entities(c.entities_options);
+  return run_clusters(c.clusters_options);
 }
 
 int run(int argc, char** argv) {
@@ -255,6 +394,12 @@ int run(int argc, char** argv) {
   add_jobs(app, commands);
   add_knowledge(app, commands);
   add_observations(app, commands);
+  add_search(app, commands);
+  add_reinforce(app, commands);
+  add_events(app, commands);
+  add_medallion(app, commands);
+  add_entities(app, commands);
+  add_clusters(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -186,7 +186,7 @@ std::string config_text(const TempDir& dir, const std::string& log_level) {
     const std::string on_demand_only = "{interval_s: " + std::to_string(kJobIntervalS) +
                                        ", jitter_pct: 100, after_events: 0, idle_s: 0}";
     text +=
-        "  " + name + ": " + (name == "consolidate" ? on_demand_only : "{enabled: false}") + "\n";
+        "  " + name + ": " + (name == "consolidate" || name == "medallion" ? on_demand_only : "{enabled: false}") + "\n";
   }
   return text;
 }
@@ -575,6 +575,7 @@ TEST_CASE("job commands end to end: consolidate libzmq, list what it found, reru
           "[lifecycle][e2e][jobs]") {
   // Scheduled runs must stay out of the way (see kJobIntervalS).
   REQUIRE(reflectd::jobs::Scheduler::jitter_fraction("consolidate") * kJobIntervalS > 86400);
+  REQUIRE(reflectd::jobs::Scheduler::jitter_fraction("medallion") * kJobIntervalS > 86400);
   Lifecycle daemon;
   const json published = daemon.ctl_json({"publish", "--json", kLibzmq});
   REQUIRE(published["stored"] == kLibzmqEvents);
@@ -664,6 +665,55 @@ TEST_CASE("job commands end to end: consolidate libzmq, list what it found, reru
   const RunResult queued = daemon.ctl({"run", "decay"});
   CHECK(queued.status.code == 0);
   CHECK_THAT(queued.out, Catch::StartsWith("queued decay"));
+
+  // search, reinforce, events tail and medallion on a handful of fresh events.
+  const std::string fresh = daemon.file("fresh.jsonl");
+  std::string lines;
+  for (int i = 0; i < 4; ++i) {
+    lines += json{{"id", "cli-e2e-" + std::to_string(i)},
+                  {"source", "agent"},
+                  {"kind", "observation"},
+                  {"namespace", "clie2e"},
+                  {"content", "the quokkaflux valve number " + std::to_string(i) + " leaks"}}
+                 .dump() +
+             "\n";
+  }
+  reflectd::test::write_text_file(fresh, lines);
+  CHECK(daemon.ctl_json({"publish", "--json", fresh})["stored"] == 4);
+  const json found = daemon.ctl_json({"search", "quokkaflux", "--json"});
+  REQUIRE(found["results"].size() == 4);
+  CHECK(found["results"][0]["namespace"] == "clie2e");
+  const RunResult search_table = daemon.ctl({"search", "quokkaflux valve", "--limit", "2"});
+  CHECK(search_table.status.code == 0);
+  CHECK_THAT(search_table.out, Catch::StartsWith("SCORE") && Catch::Contains("cli-e2e-"));
+  const RunResult reinforced = daemon.ctl({"reinforce", "cli-e2e-1"});
+  CHECK(reinforced.status.code == 0);
+  CHECK_THAT(reinforced.out, Catch::Contains("hit_count"));
+  CHECK(daemon.ctl({"reinforce", "cli-e2e-2", "--misleading"}).status.code == 0);
+  const RunResult unknown_id = daemon.ctl({"reinforce", "no-such-record"});
+  CHECK(unknown_id.status.code == 1);
+  const RunResult tail = daemon.ctl({"events", "tail", "--namespace", "clie2e", "-n", "2"});
+  CHECK(tail.status.code == 0);
+  CHECK(std::count(tail.out.begin(), tail.out.end(), '\n') == 2);
+  CHECK_THAT(tail.out, Catch::Contains("cli-e2e-3") && Catch::Contains("clie2e"));
+
+  const RunResult medallion_run = daemon.ctl({"run", "medallion", "--wait"});
+  CHECK(medallion_run.status.code == 0);
+  const json medallions = daemon.ctl_json({"medallion", "list", "--json"});
+  INFO("medallions: " << medallions.dump() << "\nrun medallion: " << medallion_run.out << medallion_run.err);
+  REQUIRE_FALSE(medallions["medallions"].empty());
+  const std::string medallion_id = "med:libzmq";
+  CHECK(std::any_of(medallions["medallions"].begin(), medallions["medallions"].end(),
+                    [&](const json& row) { return row["id"] == medallion_id; }));
+  const RunResult medallion = daemon.ctl({"medallion", "get", medallion_id});
+  CHECK(medallion.status.code == 0);
+  CHECK_THAT(medallion.out, Catch::Contains("libzmq") && Catch::Contains("DECISIONS") && Catch::Contains("D-"));
+  CHECK(daemon.ctl_json({"medallion", "get", medallion_id, "--json"})["medallion"].is_object());
+  CHECK(daemon.ctl({"medallion", "get", "no-such-medallion"}).status.code == 1);
+  CHECK(daemon.ctl({"medallion", "history", medallion_id}).status.code == 0);
+  CHECK(daemon.ctl({"medallion", "query", "--tag", "none"}).status.code == 0);
+  CHECK(daemon.ctl({"entities", "--top", "3"}).status.code == 0);
+  CHECK(daemon.ctl({"clusters", "--limit", "3"}).status.code == 0);
 
   daemon.stop();
 }

@@ -1,0 +1,129 @@
+#include "cli/medallion.hpp"
+
+#include <fmt/format.h>
+
+#include "cli/table.hpp"
+
+namespace reflectd::cli {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kIdWidth = 40;
+constexpr std::size_t kTextWidth = 64;
+
+std::string text_of(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return "-";
+  return value.dump();
+}
+
+std::string str(const json& object, const char* key) {
+  return object.is_object() ? cell(object, key) : std::string("-");
+}
+
+std::string format_list_table(const json& reply) {
+  Table table({{"ID", Align::kLeft, kIdWidth},
+               {"STATUS"},
+               {"UPDATED"},
+               {"HIGH_LEVEL", Align::kLeft, kTextWidth}});
+  for (const json& row : reply.value("medallions", json::array())) {
+    table.add({cell(row, "id"), cell(row, "status"), cell(row, "updated_at"),
+               cell(row, "high_level")});
+  }
+  return table.empty() ? "no medallions\n" : table.render();
+}
+
+std::string format_history_table(const json& reply) {
+  Table table({{"VERSION", Align::kRight}, {"UPDATED"}, {"HIGH_LEVEL", Align::kLeft, kTextWidth}});
+  for (const json& row : reply.value("versions", json::array())) {
+    const json medallion = row.value("medallion", json::object());
+    const json summary = medallion.is_object() ? medallion.value("summary", json::object())
+                                               : json::object();
+    table.add({cell(row, "version"), cell(row, "updated_at"), str(summary, "high_level")});
+  }
+  return table.empty() ? "no earlier versions of " + cell(reply, "id") + "\n" : table.render();
+}
+
+void section(std::string& out, const char* title) { out += fmt::format("\n{}\n", title); }
+
+}  // namespace
+
+json medallion_request(const MedallionOptions& options) {
+  json request = {{"cmd", "medallion"}, {"action", options.action}};
+  if (options.action == "get" || options.action == "history") request["id"] = options.id;
+  if (options.action == "query") {
+    request["nodes"] = options.nodes;
+    request["tags"] = options.tags;
+  }
+  if (options.action == "history" || options.limit_given) request["limit"] = options.limit;
+  return request;
+}
+
+std::string format_medallion(const json& reply) {
+  const json m = reply.value("medallion", json::object());
+  if (!m.is_object()) return text_of(m) + '\n';
+  const json meta = m.value("meta", json::object());
+  const json x = meta.is_object() ? meta.value("x_reflectd", json::object()) : json::object();
+  std::string out = fmt::format("{}  status {}  namespace {}  updated {}  events {}\n",
+                                str(meta, "medallion_id"), str(meta, "status"),
+                                str(x, "namespace"), str(meta, "updated_at"), str(x, "events"));
+  const json scope = m.value("scope", json::object());
+  if (scope.is_object()) {
+    out += fmt::format("scope: nodes {}  tags {}\n", str(scope, "graph_nodes"), str(scope, "tags"));
+  }
+  const json summary = m.value("summary", json::object());
+  section(out, "HIGH LEVEL");
+  out += "  " + str(summary, "high_level") + '\n';
+  const json subsystems = summary.is_object() ? summary.value("subsystems", json::array()) : json::array();
+  if (subsystems.is_array() && !subsystems.empty()) {
+    section(out, "SUBSYSTEMS");
+    for (const json& s : subsystems) {
+      out += fmt::format("  {}  [{}]  {}\n", str(s, "name"), str(s, "status"), str(s, "notes"));
+    }
+  }
+  const json decisions = m.value("decisions", json::array());
+  if (decisions.is_array() && !decisions.empty()) {
+    section(out, "DECISIONS");
+    for (const json& d : decisions) {
+      out += fmt::format("  {}  (confidence {})  {}\n", str(d, "id"), fixed(d, "confidence", 2),
+                         str(d, "statement"));
+      if (d.is_object() && d.contains("rationale") && d["rationale"].is_string() &&
+          !d["rationale"].get<std::string>().empty()) {
+        out += "      because: " + clip(d["rationale"].get<std::string>(), 200) + '\n';
+      }
+    }
+  }
+  const json questions = m.value("open_questions", json::array());
+  if (questions.is_array() && !questions.empty()) {
+    section(out, "OPEN QUESTIONS");
+    for (const json& q : questions) {
+      out += fmt::format("  {}  (priority {})  {}\n", str(q, "id"), str(q, "priority"),
+                         str(q, "question"));
+    }
+  }
+  const json affordances = m.value("affordances", json::object());
+  if (affordances.is_object() && !affordances.empty()) {
+    section(out, "AFFORDANCES");
+    for (const auto& [key, value] : affordances.items()) {
+      if (value.is_null()) continue;
+      out += "  " + key + ":\n";
+      if (value.is_array()) {
+        for (const json& item : value) out += "    - " + clip(text_of(item), 160) + '\n';
+      } else {
+        out += "    " + clip(text_of(value), 160) + '\n';
+      }
+    }
+  }
+  return out;
+}
+
+int run_medallion(const MedallionOptions& options) {
+  ReplyFormatter format = format_list_table;
+  if (options.action == "get") format = format_medallion;
+  if (options.action == "history") format = format_history_table;
+  return run_control_command({"medallion", format, {}}, options.control,
+                             medallion_request(options));
+}
+
+}  // namespace reflectd::cli

@@ -1,0 +1,41 @@
+#include "cli/search.hpp"
+
+#include "cli/table.hpp"
+
+namespace reflectd::cli {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kIdWidth = 40;
+constexpr std::size_t kPreviewWidth = 72;
+
+}  // namespace
+
+json search_request(const SearchOptions& options) {
+  return {{"cmd", "search"},
+          {"text", options.text},
+          {"namespace", options.ns},
+          {"kind", options.kind},
+          {"limit", options.limit}};
+}
+
+std::string format_search_table(const json& reply) {
+  Table table({{"SCORE", Align::kRight},
+               {"KIND"},
+               {"STATUS"},
+               {"ID", Align::kLeft, kIdWidth},
+               {"PREVIEW", Align::kLeft, kPreviewWidth}});
+  for (const json& row : reply.value("results", json::array())) {
+    table.add({fixed(row, "score", 2), cell(row, "kind"), cell(row, "status"), cell(row, "id"),
+               cell(row, "preview")});
+  }
+  return table.empty() ? "no events match\n" : table.render();
+}
+
+int run_search(const SearchOptions& options) {
+  return run_control_command({"search", format_search_table, {}}, options.control,
+                             search_request(options));
+}
+
+}  // namespace reflectd::cli
