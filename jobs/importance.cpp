@@ -115,31 +115,14 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
     scores[i] = blend_importance(pr, m, decay(vertices[i].last_us, now, p.half_life_days), p);
   }
 
-  // Strongest links for the summary (out and in weights together).
-  std::vector<std::map<std::size_t, double>> links(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (const auto& [j, w] : out[i]) {
-      links[i][j] += w;
-      links[j][i] += w;
-    }
-  }
-  SQLite::Statement update(db, "UPDATE entities SET importance_score = ?2, summary_text = ?3 WHERE entity_id = ?1");
+  // Summaries are the medallion job's (jobs/entity_summaries.hpp): only scores change here.
+  SQLite::Statement update(db, "UPDATE entities SET importance_score = ?2 WHERE entity_id = ?1");
   std::int64_t updated = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    std::vector<std::pair<double, std::size_t>> strongest;
-    for (const auto& [j, w] : links[i]) strongest.emplace_back(w, j);
-    std::sort(strongest.begin(), strongest.end(), [&](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : vertices[a.second].key < vertices[b.second].key;
-    });
-    std::string summary = vertices[i].key + ": " + std::to_string(vertices[i].mentions) + " mentions";
-    for (std::size_t k = 0; k < strongest.size() && k < 3; ++k) {
-      summary += (k == 0 ? "; strongest links: " : ", ") + vertices[strongest[k].second].key;
-    }
-    if (scores[i] == vertices[i].score_before && summary == vertices[i].summary_before) continue;
+    if (scores[i] == vertices[i].score_before) continue;
     update.reset();
     update.bind(1, static_cast<std::int64_t>(vertices[i].id));
     update.bind(2, scores[i]);
-    update.bind(3, summary);
     update.exec();
     ++updated;
   }

@@ -8,6 +8,7 @@
 
 #include "common/sha256.hpp"
 #include "common/timestamp.hpp"
+#include "jobs/entity_summaries.hpp"
 #include "store/audit_log.hpp"
 
 namespace reflectd::jobs {
@@ -86,6 +87,12 @@ class Refresher {
     for (const auto& scope : p_.scopes) {
       if (ctx_.ns.empty() || scope.ns == ctx_.ns) scopes.push_back(scope);
     }
+    json summaries;
+    {
+      SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+      summaries = refresh_entity_summaries(ctx_);
+      transaction.commit();
+    }
     std::int64_t refreshed = 0;
     std::int64_t skipped = 0;
     json ids = json::array();
@@ -106,8 +113,10 @@ class Refresher {
     }
     return {{"medallions_refreshed", refreshed},
             {"medallions_skipped", skipped},
+            {"summaries_refreshed", summaries["summaries_refreshed"]},
+            {"summaries_skipped", summaries["summaries_skipped"]},
             {"scopes", ids},
-            {"skipped", refreshed == 0},
+            {"skipped", refreshed == 0 && summaries["summaries_refreshed"] == 0},
             {"skip_reason", refreshed == 0 ? json("every medallion is fresh") : json()}};
   }
 

@@ -68,8 +68,10 @@ struct MedallionParams {
 /// scope configuration — builds, validates and stores the new version (previous one kept in
 /// medallion_history) and publishes `medallion.updated` {id, scope, updated_at}. The id is
 /// stable per scope, created_at never changes and updated_at strictly increases; D-<n> and
-/// Q-<n> item ids are stable across refreshes. Result: {"medallions_refreshed",
-/// "medallions_skipped", "scopes"}. Throws SQLite::Exception or JobCancelled.
+/// Q-<n> item ids are stable across refreshes. Entity summaries are refreshed first
+/// (jobs/entity_summaries.hpp). Result: {"medallions_refreshed", "medallions_skipped",
+/// "scopes", "summaries_refreshed", "summaries_skipped"}. Throws SQLite::Exception or
+/// JobCancelled.
 nlohmann::json run_medallion_refresh(JobContext& ctx, const MedallionParams& params);
 
 }  // namespace reflectd::jobs

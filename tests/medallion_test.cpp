@@ -203,6 +203,25 @@ TEST_CASE("medallion refresh on the real streams") {
     CHECK((source == "proposal:libzmq:src" || source == "proposal:libzmq:tests"));
   }
 
+  SECTION("entity summaries are extractive and refreshed only when their entity changed") {
+    std::atomic<bool> stopping{false};
+    jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+    for (auto& job : daemon::build_jobs(config::defaults())) {
+      if (job.name != "cluster" && job.name != "importance") continue;
+      jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}};
+      job.run(ctx);
+    }
+    db.exec("UPDATE medallions SET status = 'stale'");
+    const json first = run_job(db, clock, params);
+    CHECK(first["summaries_refreshed"].get<int>() > 100);
+    const std::string src = db.execAndGet("SELECT summary_text FROM entities WHERE namespace = 'libzmq' AND "
+                                          "canonical_key = 'module:src'").getString();
+    CHECK_THAT(src, Catch::StartsWith("src (module): ") && Catch::Contains("Most salient: \"") &&
+                        Catch::Contains("Strongest links: "));
+    const json second = run_job(db, clock, params);
+    CHECK(second["summaries_refreshed"] == 0);
+    CHECK(second["summaries_skipped"] == first["summaries_refreshed"].get<int>() + first["summaries_skipped"].get<int>());
+  }
   SECTION("a refresh with no new events changes nothing") {
     const std::string before = stored(db, "med:libzmq").dump();
     clock.advance_us(3600 * kSecond);
