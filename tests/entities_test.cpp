@@ -18,6 +18,7 @@
 #include "jobs/sql_functions.hpp"
 #include "store/database.hpp"
 #include "support/corpus.hpp"
+#include "support/db_dump.hpp"
 #include "support/temp_dir.hpp"
 
 // JobContext is an aggregate that gains optional members (callbacks) over time; the jobs here
@@ -26,6 +27,8 @@
 
 using namespace reflectd;
 using nlohmann::json;
+using test::dump;
+using test::open_writer;
 
 namespace {
 
@@ -33,22 +36,6 @@ constexpr std::int64_t kSecond = 1'000'000;
 constexpr std::int64_t kDay = 86'400 * kSecond;
 // 2026-11-21T00:00:00Z: after the last event of both streams.
 constexpr std::int64_t kNow = 1'795'219'200 * kSecond;
-
-SQLite::Database open_writer(const std::string& path) {
-  return store::open_database({path, "normal", 5000}, store::Access::kWriter);
-}
-
-std::string dump(SQLite::Database& db, const std::string& sql) {
-  SQLite::Statement query(db, sql);
-  std::ostringstream out;
-  while (query.executeStep()) {
-    for (int i = 0; i < query.getColumnCount(); ++i) {
-      out << (query.getColumn(i).isNull() ? "NULL" : query.getColumn(i).getString()) << '|';
-    }
-    out << '\n';
-  }
-  return out.str();
-}
 
 // Everything the cluster and importance jobs derive, by keys (entity and cluster ids depend on
 // the order namespaces were processed in; clusters are named by their first event).

@@ -14,10 +14,13 @@
 #include "jobs/sql_functions.hpp"
 #include "store/database.hpp"
 #include "support/corpus.hpp"
+#include "support/db_dump.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace reflectd;
 using nlohmann::json;
+using test::dump;
+using test::open_writer;
 
 namespace {
 
@@ -26,41 +29,7 @@ constexpr std::int64_t kDay = 86'400 * kSecond;
 // 2026-11-21T00:00:00Z: after the last event of both streams.
 constexpr std::int64_t kNow = 1'795'219'200 * kSecond;
 
-SQLite::Database open_writer(const std::string& path) {
-  return store::open_database({path, "normal", 5000}, store::Access::kWriter);
-}
-
-std::string dump(SQLite::Database& db, const std::string& sql) {
-  SQLite::Statement query(db, sql);
-  std::ostringstream out;
-  while (query.executeStep()) {
-    for (int i = 0; i < query.getColumnCount(); ++i) {
-      out << (query.getColumn(i).isNull() ? "NULL" : query.getColumn(i).getString()) << '|';
-    }
-    out << '\n';
-  }
-  return out.str();
-}
-
-// Everything the consolidation job derives, minus bookkeeping times.
-std::string derived_tables(SQLite::Database& db) {
-  return dump(db, "SELECT decision_id, namespace, kind, target, title, rationale, scope, status, phase, "
-                  "vitality, provenance, keywords, evidence_event_ids, consequences, procedural, "
-                  "frequency, unique_contexts, confidence, confidence_base, stability_score, "
-                  "reinforcement_density, coverage, lifetime_days, estimated_removal_cost, "
-                  "estimated_utility, acceptance_score, first_seen_us, last_seen_us FROM knowledge "
-                  "ORDER BY decision_id") +
-         dump(db, "SELECT * FROM knowledge_evidence ORDER BY decision_id, event_seq") +
-         dump(db, "SELECT observation_id, namespace, observation_type, signature, target, title, text, "
-                  "supporting_event_ids, support_count, trajectory_count, success_count, confidence, "
-                  "importance, times_reinforced, first_detected_us, last_reinforced_us "
-                  "FROM observations ORDER BY observation_id") +
-         dump(db, "SELECT * FROM event_targets ORDER BY seq") +
-         dump(db, "SELECT * FROM consolidation_targets ORDER BY namespace, target") +
-         dump(db, "SELECT * FROM problem_occurrences ORDER BY namespace, signature, seq") +
-         dump(db, "SELECT * FROM trajectory_outcomes ORDER BY namespace, trajectory_id") +
-         dump(db, "SELECT * FROM job_state ORDER BY job, namespace, key");
-}
+std::string derived_tables(SQLite::Database& db) { return test::consolidation_tables(db); }
 
 json consolidate(SQLite::Database& db, const Clock& clock, const jobs::ConsolidationParams& params,
                  const std::string& ns = "") {

@@ -1,0 +1,52 @@
+#pragma once
+// Table dumps for tests that compare what jobs derived: two databases hold the same derived
+// state exactly when their dumps are equal.
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <sstream>
+#include <string>
+
+#include "store/database.hpp"
+
+namespace reflectd::test {
+
+/// A writer connection with the settings job tests use.
+inline SQLite::Database open_writer(const std::string& path) {
+  return store::open_database({path, "normal", 5000}, store::Access::kWriter);
+}
+
+/// Every row of `sql`, columns separated by '|', NULL spelled out, one row per line.
+inline std::string dump(SQLite::Database& db, const std::string& sql) {
+  SQLite::Statement query(db, sql);
+  std::ostringstream out;
+  while (query.executeStep()) {
+    for (int i = 0; i < query.getColumnCount(); ++i) {
+      out << (query.getColumn(i).isNull() ? "NULL" : query.getColumn(i).getString()) << '|';
+    }
+    out << '\n';
+  }
+  return out.str();
+}
+
+/// Everything the consolidation job derives, minus bookkeeping times (updated_us).
+inline std::string consolidation_tables(SQLite::Database& db) {
+  return dump(db, "SELECT decision_id, namespace, kind, target, title, rationale, scope, status, phase, "
+                  "vitality, provenance, keywords, evidence_event_ids, consequences, procedural, "
+                  "frequency, unique_contexts, confidence, confidence_base, stability_score, "
+                  "reinforcement_density, coverage, lifetime_days, estimated_removal_cost, "
+                  "estimated_utility, acceptance_score, first_seen_us, last_seen_us FROM knowledge "
+                  "ORDER BY decision_id") +
+         dump(db, "SELECT * FROM knowledge_evidence ORDER BY decision_id, event_seq") +
+         dump(db, "SELECT observation_id, namespace, observation_type, signature, target, title, text, "
+                  "supporting_event_ids, support_count, trajectory_count, success_count, confidence, "
+                  "importance, times_reinforced, first_detected_us, last_reinforced_us "
+                  "FROM observations ORDER BY observation_id") +
+         dump(db, "SELECT * FROM event_targets ORDER BY seq") +
+         dump(db, "SELECT * FROM consolidation_targets ORDER BY namespace, target") +
+         dump(db, "SELECT * FROM problem_occurrences ORDER BY namespace, signature, seq") +
+         dump(db, "SELECT * FROM trajectory_outcomes ORDER BY namespace, trajectory_id") +
+         dump(db, "SELECT * FROM job_state ORDER BY job, namespace, key");
+}
+
+}  // namespace reflectd::test
