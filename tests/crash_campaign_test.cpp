@@ -295,7 +295,8 @@ TEST_CASE("crash campaign: SIGKILL during consolidation, then a rerun, equals an
   // Only on-demand consolidation runs; the wall clock is pinned so both runs see the same now.
   const std::string jobs_yaml =
       "jobs:\n  consolidate:\n    interval_s: 604800\n    after_events: 0\n    idle_s: 0\n"
-      "  decay:\n    enabled: false\n";
+      "  decay:\n    enabled: false\n  cluster:\n    enabled: false\n"
+      "  importance:\n    enabled: false\n  medallion:\n    enabled: false\n";
   ::setenv("REFLECTD_TEST_HOOKS", "1", 1);
   ::setenv("REFLECTD_TEST_NOW_US", std::to_string(kNowUs).c_str(), 1);
   zmq::context_t context;

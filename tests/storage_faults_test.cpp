@@ -26,7 +26,8 @@ using namespace std::chrono_literals;
 namespace {
 
 const char* kNoJobs =
-    "jobs:\n  consolidate:\n    enabled: false\n  decay:\n    enabled: false\n";
+    "jobs:\n  consolidate:\n    enabled: false\n  decay:\n    enabled: false\n  cluster:\n    enabled: false\n"
+    "  importance:\n    enabled: false\n  medallion:\n    enabled: false\n";
 
 std::string batch(const std::string& prefix, int events, std::size_t content_bytes,
                   const std::string& ns = "default") {
@@ -146,6 +147,9 @@ TEST_CASE("a database locked by another process: clear rejection, then recovery"
   config.store.busy_timeout_ms = 100;
   config.jobs.consolidate.enabled = false;
   config.jobs.decay.enabled = false;
+  config.jobs.cluster.enabled = false;
+  config.jobs.importance.enabled = false;
+  config.jobs.medallion.enabled = false;
   test::RunningDaemon running(std::move(config));
   const std::string db = dir.file("reflectd.db");
   zmq::context_t context;
