@@ -43,8 +43,10 @@ const std::array kKeys{
           "drops the connection of a peer sending more than 4 times this (ZMQ_MAXMSGSIZE; "
           "applies to new connections on reload).",
           +[](Config& c) -> std::int64_t& { return c.bus.max_message_bytes; }},
-  KeySpec{"bus.receive_hwm", KT::kInteger, "10000", 1, 10000000, "", false, "messages",
-          "ZMQ_RCVHWM: messages queued per connection before libzmq pushes back on the peer.",
+  KeySpec{"bus.receive_hwm", KT::kInteger, "1000", 1, 10000000, "", false, "messages",
+          "ZMQ_RCVHWM: messages queued per connection before libzmq pushes back on the peer. "
+          "libzmq counts messages, not bytes: while the writer is saturated each connection "
+          "can hold about receive_hwm x its message size in memory.",
           +[](Config& c) -> std::int64_t& { return c.bus.receive_hwm; }},
   KeySpec{"bus.send_hwm", KT::kInteger, "10000", 1, 10000000, "", false, "messages",
           "ZMQ_SNDHWM: replies and announcements queued per peer.",

@@ -255,6 +255,7 @@ nlohmann::json Daemon::status() const {
       {"storage_errors", stats.storage_errors.load()},
       {"messages", bus_stats.messages.load()},
       {"replies_dropped", bus_stats.replies_dropped.load()},
+      {"reads_paused", bus_stats.paused.load()},
       {"db_bytes", file_size(store_path_) + file_size(store_path_ + "-wal")},
       {"database", store_path_},
       {"endpoints",

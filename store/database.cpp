@@ -1,8 +1,15 @@
 #include "store/database.hpp"
 
+#include <sqlite3.h>
+
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 
@@ -30,6 +37,24 @@ std::string synchronous_pragma(const std::string& mode) {
   return "PRAGMA synchronous = " + upper;
 }
 
+// Why the writer could not open `path`, in the operator's terms: SQLite's own message ("unable
+// to open database file") does not say which file or what is wrong with its directory.
+std::string diagnose_open_failure(const std::string& path, const std::string& sqlite_message) {
+  std::string message = "cannot open the database " + path + " for writing: " + sqlite_message;
+  std::filesystem::path directory = std::filesystem::absolute(path).parent_path();
+  struct statvfs fs {};
+  if (!std::filesystem::is_directory(directory)) {
+    message += " (directory " + directory.string() + " does not exist)";
+  } else if (::statvfs(directory.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0) {
+    message += " (directory " + directory.string() + " is on a read-only filesystem)";
+  } else if (::access(directory.c_str(), W_OK | X_OK) != 0) {
+    message += " (directory " + directory.string() + ": " + std::strerror(errno) + ")";
+  } else if (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), R_OK | W_OK) != 0) {
+    message += " (" + std::string(std::strerror(errno)) + ")";
+  }
+  return message;
+}
+
 }  // namespace
 
 SQLite::Database open_database(const DatabaseOptions& options, Access access) {
@@ -40,14 +65,26 @@ SQLite::Database open_database(const DatabaseOptions& options, Access access) {
     return db;
   }
   UmaskGuard guard(0077);
-  SQLite::Database db(options.path,
-                      SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_NOMUTEX,
-                      static_cast<int>(options.busy_timeout_ms));
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec(synchronous_pragma(options.synchronous));
-  db.exec("PRAGMA foreign_keys = ON");
-  migrate(db);
-  return db;
+  try {
+    SQLite::Database db(options.path,
+                        SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_NOMUTEX,
+                        static_cast<int>(options.busy_timeout_ms));
+    // SQLite opens a read-only file read-only without complaint; the writer must be able to write.
+    if (sqlite3_db_readonly(db.getHandle(), "main") == 1) {
+      throw SQLite::Exception("attempt to write a readonly database", SQLITE_READONLY);
+    }
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec(synchronous_pragma(options.synchronous));
+    db.exec("PRAGMA foreign_keys = ON");
+    migrate(db);
+    return db;
+  } catch (const SQLite::Exception& error) {
+    const int code = error.getErrorCode() & 0xff;
+    if (code == SQLITE_CANTOPEN || code == SQLITE_READONLY || code == SQLITE_PERM || code == SQLITE_IOERR) {
+      throw std::runtime_error(diagnose_open_failure(options.path, error.what()));
+    }
+    throw;
+  }
 }
 
 }  // namespace reflectd::store

@@ -23,6 +23,9 @@ struct DatabaseOptions {
 
 /// Opens a connection in WAL mode with foreign keys on. A writer also creates the file
 /// (mode 0600) and applies pending migrations. Readers open read-only.
+/// Throws std::runtime_error naming the file and what is wrong with it or its directory
+/// (missing, read-only filesystem, permission) when a writer cannot open it for writing;
+/// SQLite::Exception for other SQLite failures (e.g. a corrupt file).
 SQLite::Database open_database(const DatabaseOptions& options, Access access);
 
 /// Highest schema version this build knows (the number of migrations).

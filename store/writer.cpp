@@ -22,7 +22,7 @@ std::string describe_storage_error(const SQLite::Exception& error) {
     case SQLITE_READONLY: return "storage unavailable: database is read-only";
     case SQLITE_BUSY:
     case SQLITE_LOCKED: return "storage unavailable: database is locked by another process";
-    case SQLITE_CANTOPEN: return "storage unavailable: cannot open the database file";
+    case SQLITE_CANTOPEN: return std::string("storage unavailable: ") + error.what();
     case SQLITE_IOERR: return std::string("storage unavailable: I/O error: ") + error.what();
     default: return std::string("storage unavailable: ") + error.what();
   }
@@ -166,6 +166,13 @@ void Writer::commit_group() {
     profiles = profiles_;
   }
   try {
+    // A deleted or replaced database file would still accept writes through the open
+    // descriptor and lose them at the next start: refuse until the file is back.
+    if (int moved = 0;
+        sqlite3_file_control(db_.getHandle(), "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved) {
+      throw SQLite::Exception("the database file was deleted or moved (" + db_.getFilename() + ")",
+                              SQLITE_CANTOPEN);
+    }
     if (const std::int64_t pages = max_pages_.load(); pages != applied_max_pages_) {
       // SQLite never sets it below the current size; 0 restores the connection's default.
       db_.execAndGet("PRAGMA max_page_count = " + std::to_string(pages > 0 ? pages : unlimited_pages_));

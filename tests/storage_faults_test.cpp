@@ -7,11 +7,15 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -196,4 +200,128 @@ TEST_CASE("a database locked by another process: clear rejection, then recovery"
   CHECK(test::wait_until([&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-locked'") == 1; },
                          10s));
   CHECK(count(db, "SELECT count(*) FROM dead_letters WHERE reason = 'lock holder'") == 1);
+}
+
+TEST_CASE("a deleted or moved database directory: clear rejection, resumes when it is back",
+          "[faults][e2e]") {
+  test::TempDir dir;
+  const std::string state = dir.file("state");
+  const std::string moved = dir.file("state.moved");
+  std::filesystem::create_directory(state);
+  const std::string db = state + "/reflectd.db";
+  const std::string config = dir.file("reflectd.yaml");
+  test::write_text_file(config, test::child_config(dir, db, kNoJobs));
+  test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});
+  zmq::context_t context;
+  const std::string control = test::ipc_endpoint(dir, "c");
+  REQUIRE(test::wait_ready(context, control, 20s));
+  auto dealer = test::make_client(context, zmq::socket_type::dealer, test::ipc_endpoint(dir, "i"));
+  auto push = test::make_client(context, zmq::socket_type::push, test::ipc_endpoint(dir, "p"));
+  REQUIRE(all_stored(send(dealer, batch("before-", 5, 10))));
+  const std::string gone = "storage unavailable: the database file was deleted or moved (" + db + ")";
+
+  // Moved away (an operator's mv, a backup tool): nothing is written into the file that is no
+  // longer at its path, and the publisher is told so.
+  std::filesystem::rename(state, moved);
+  CHECK(all_rejected_with(send(dealer, batch("moved-", 5, 10)), gone));
+  push.send(zmq::str_buffer(R"({"id":"push-while-moved","kind":"result","content":"kept until the file is back"})"));
+  CHECK(test::control_request(context, control, {{"cmd", "status"}}).value("ok", false));
+  // Back at its path: the resend is stored, and the queued push event with it.
+  std::filesystem::rename(moved, state);
+  REQUIRE(test::wait_until([&] { return all_stored(send(dealer, batch("moved-", 5, 10))); }, 20s, 100ms));
+  CHECK(test::wait_until([&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-moved'") == 1; },
+                         10s));
+  CHECK(count(db, "SELECT count(*) FROM events") == 11);
+
+  // Deleted: refused the same way; the daemon stays up and stops cleanly.
+  std::filesystem::remove_all(state);
+  CHECK(all_rejected_with(send(dealer, batch("deleted-", 5, 10)), gone));
+  CHECK(test::control_request(context, control, {{"cmd", "status"}}).value("ok", false));
+  daemon.send_signal(SIGTERM);
+  const auto exit_status = daemon.wait_for(30s);
+  REQUIRE(exit_status);
+  CHECK(exit_status->code == 0);
+  std::cout << "deleted/moved database: rejected with \"" << gone << "\"; resumed after the move back"
+            << std::endl;
+}
+
+namespace {
+
+// A tmpfs mounted on a directory for one test, unmounted (lazily) at the end. The tests run as
+// root, which ignores file modes, so a read-only filesystem is the honest way to deny writes.
+class TmpfsMount {
+ public:
+  explicit TmpfsMount(std::string path) : path_(std::move(path)) {
+    std::filesystem::create_directories(path_);
+    mounted_ = ::mount("reflectd-test", path_.c_str(), "tmpfs", 0, "size=64m,mode=0700") == 0;
+    error_ = mounted_ ? 0 : errno;
+  }
+  ~TmpfsMount() {
+    if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
+  }
+  TmpfsMount(const TmpfsMount&) = delete;
+  TmpfsMount& operator=(const TmpfsMount&) = delete;
+  bool mounted() const { return mounted_; }
+  int error() const { return error_; }
+  /// Remounts read-only (true) or read-write (false); false when the kernel refused.
+  bool set_read_only(bool read_only) {
+    const unsigned long flags = read_only ? (MS_REMOUNT | MS_RDONLY) : static_cast<unsigned long>(MS_REMOUNT);
+    return ::mount(nullptr, path_.c_str(), nullptr, flags, "size=64m,mode=0700") == 0;
+  }
+
+ private:
+  std::string path_;
+  bool mounted_ = false;
+  int error_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a read-only database directory: refused at startup with the reason, fine once writable",
+          "[faults][e2e]") {
+  test::TempDir dir;
+  TmpfsMount state(dir.file("state"));
+  if (!state.mounted()) {
+    // Only where the test may not mount (no CAP_SYS_ADMIN); CI and the dev machines can.
+    WARN("cannot mount a tmpfs here (" << std::strerror(state.error()) << "): read-only case not run");
+    return;
+  }
+  const std::string db = dir.file("state") + "/reflectd.db";
+  const std::string config = dir.file("reflectd.yaml");
+  test::write_text_file(config, test::child_config(dir, db, kNoJobs));
+  zmq::context_t context;
+  const std::string control = test::ipc_endpoint(dir, "c");
+  {
+    test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr-1.log")});
+    REQUIRE(test::wait_ready(context, control, 20s));
+    auto dealer = test::make_client(context, zmq::socket_type::dealer, test::ipc_endpoint(dir, "i"));
+    REQUIRE(all_stored(send(dealer, batch("before-", 7, 10))));
+    daemon.send_signal(SIGTERM);
+    REQUIRE(daemon.wait_for(30s));
+  }
+  // A remount needs no file open for writing, so the filesystem turns read-only between runs
+  // (as after an I/O error makes the kernel remount it, or a mistaken ReadOnlyPaths=).
+  REQUIRE(state.set_read_only(true));
+  {
+    test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr-2.log")});
+    const auto exit_status = daemon.wait_for(30s);
+    REQUIRE(exit_status);
+    CHECK(exit_status->code != 0);  // systemd's Restart=on-failure retries it
+    const std::string said = test::read_text_file(dir.file("stderr-2.log"));
+    INFO(said);
+    CHECK(said.find(db) != std::string::npos);
+    CHECK(said.find("is on a read-only filesystem") != std::string::npos);
+  }
+  REQUIRE(state.set_read_only(false));
+  {
+    test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr-3.log")});
+    REQUIRE(test::wait_ready(context, control, 20s));
+    auto dealer = test::make_client(context, zmq::socket_type::dealer, test::ipc_endpoint(dir, "i"));
+    CHECK(all_stored(send(dealer, batch("after-", 3, 10))));
+    daemon.send_signal(SIGTERM);
+    REQUIRE(daemon.wait_for(30s));
+  }
+  CHECK(count(db, "SELECT count(*) FROM events") == 10);
+  std::cout << "read-only database directory: startup refused with \""
+            << test::read_text_file(dir.file("stderr-2.log")).substr(0, 300) << "\"" << std::endl;
 }

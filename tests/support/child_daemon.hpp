@@ -62,11 +62,17 @@ inline nlohmann::json control_request(zmq::context_t& context, const std::string
   return nlohmann::json::parse(reply.to_string());
 }
 
-/// VmRSS of `pid` in KiB (0 when unreadable).
-inline long rss_kib(int pid) {
+/// A "VmXxx:" field of /proc/<pid>/status in KiB (0 when unreadable).
+inline long proc_status_kib(int pid, const std::string& field) {
   const std::string status = read_text_file("/proc/" + std::to_string(pid) + "/status");
-  const auto at = status.find("VmRSS:");
-  return at == std::string::npos ? 0 : std::strtol(status.c_str() + at + 6, nullptr, 10);
+  const auto at = status.find(field + ":");
+  return at == std::string::npos ? 0 : std::strtol(status.c_str() + at + field.size() + 1, nullptr, 10);
 }
+
+/// VmRSS of `pid` in KiB (0 when unreadable).
+inline long rss_kib(int pid) { return proc_status_kib(pid, "VmRSS"); }
+
+/// VmHWM (peak resident set since start) of `pid` in KiB (0 when unreadable).
+inline long peak_rss_kib(int pid) { return proc_status_kib(pid, "VmHWM"); }
 
 }  // namespace reflectd::test
