@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A longer crash campaign than CI's: ROUNDS SIGKILL rounds during an ingest flood and KILLS
-# kills during consolidation, seeded (SEED, default random; printed so a failure replays).
+# kills during each job (consolidate, cluster, importance, decay, medallion), seeded (SEED, default random; printed so a failure replays).
 #   bash scripts/crash-campaign.sh [ROUNDS] [KILLS] [SEED]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -193,9 +193,35 @@ class Publisher {
   std::vector<std::string> unexpected_errors_;
 };
 
+// Every table a job writes, whole: all tables but the events and their FTS index, the dead
+// letters and the job run log (its durations and interrupted rows differ by design).
 std::string derived_tables(const std::string& path) {
   SQLite::Database db(path, SQLite::OPEN_READWRITE);
-  return test::consolidation_tables(db);
+  std::vector<std::string> tables;
+  SQLite::Statement list(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
+                             "('events', 'dead_letters', 'job_runs', 'sqlite_sequence') AND name NOT LIKE "
+                             "'events_fts%' ORDER BY name");
+  while (list.executeStep()) tables.push_back(list.getColumn(0).getString());
+  std::string out;
+  for (const auto& table : tables) {
+    const int columns = db.execAndGet("SELECT count(*) FROM pragma_table_info('" + table + "')").getInt();
+    std::string order;
+    for (int c = 1; c <= columns; ++c) order += (c > 1 ? "," : "") + std::to_string(c);
+    out += "== " + table + "\n" + test::dump(db, "SELECT * FROM " + table + " ORDER BY " + order);
+  }
+  return out;
+}
+
+// The first line where two dumps differ, for the failure message.
+std::string first_difference(const std::string& a, const std::string& b) {
+  std::istringstream sa(a), sb(b);
+  std::string la, lb, table;
+  while (true) {
+    const bool ga = static_cast<bool>(std::getline(sa, la)), gb = static_cast<bool>(std::getline(sb, lb));
+    if (!ga && !gb) return "";
+    if (ga && la.rfind("== ", 0) == 0) table = la;
+    if (!ga || !gb || la != lb) return table + "\n  undisturbed: " + (ga ? la : "<end>") + "\n  crashed:     " + (gb ? lb : "<end>");
+  }
 }
 
 }  // namespace
@@ -278,10 +304,10 @@ TEST_CASE("crash campaign: SIGKILL during an ingest flood loses no acknowledged 
   CHECK(lost_total == 0);
 }
 
-TEST_CASE("crash campaign: SIGKILL during consolidation, then a rerun, equals an undisturbed run",
+TEST_CASE("crash campaign: SIGKILL during each job, then a rerun, equals an undisturbed run",
           "[crash][e2e]") {
   const std::uint64_t seed = env_number("REFLECTD_CRASH_SEED", std::random_device{}());
-  const std::uint64_t kills = env_number("REFLECTD_CRASH_JOB_KILLS", 5);
+  const std::uint64_t kills = env_number("REFLECTD_CRASH_JOB_KILLS", 3);
   std::mt19937_64 rng(seed);
   test::TempDir dir;
   FakeClock clock(kNowUs);
@@ -292,11 +318,11 @@ TEST_CASE("crash campaign: SIGKILL during consolidation, then a rerun, equals an
   const std::string base_db = dir.file("base.db"), crash_db = dir.file("crash.db");
   std::filesystem::copy_file(seed_db, base_db);
   std::filesystem::copy_file(seed_db, crash_db);
-  // Only on-demand consolidation runs; the wall clock is pinned so both runs see the same now.
-  const std::string jobs_yaml =
-      "jobs:\n  consolidate:\n    interval_s: 604800\n    after_events: 0\n    idle_s: 0\n"
-      "  decay:\n    enabled: false\n  cluster:\n    enabled: false\n"
-      "  importance:\n    enabled: false\n  medallion:\n    enabled: false\n";
+  // The daemon's job order; each runs only on demand, and the wall clock is pinned so both
+  // runs see the same now.
+  const std::vector<std::string> jobs{"consolidate", "cluster", "importance", "decay", "medallion"};
+  std::string jobs_yaml = "jobs:\n";
+  for (const auto& job : jobs) jobs_yaml += "  " + job + ":\n    interval_s: 604800\n    after_events: 0\n    idle_s: 0\n";
   ::setenv("REFLECTD_TEST_HOOKS", "1", 1);
   ::setenv("REFLECTD_TEST_NOW_US", std::to_string(kNowUs).c_str(), 1);
   zmq::context_t context;
@@ -306,58 +332,69 @@ TEST_CASE("crash campaign: SIGKILL during consolidation, then a rerun, equals an
     test::write_text_file(config, daemon_config(dir, db, jobs_yaml));
     return test::ChildProcess({REFLECTD_BIN, "--config", config}, {"", "", dir.file(name + ".log")});
   };
+  const auto run_to_end = [&](const std::string& job) {
+    const json reply = control_request(context, control, {{"cmd", "run"}, {"job", job}, {"wait", true}});
+    INFO(job << ": " << reply.dump());
+    REQUIRE(reply.value("ok", false));
+  };
 
-  std::chrono::milliseconds undisturbed{0};
+  std::map<std::string, std::chrono::milliseconds> undisturbed;
   {
     auto daemon = start_daemon(base_db, "base");
     REQUIRE(wait_ready(context, control, 20s));
-    const auto start = std::chrono::steady_clock::now();
-    const json reply = control_request(context, control, {{"cmd", "run"}, {"job", "consolidate"}, {"wait", true}});
-    undisturbed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-    REQUIRE(reply.value("ok", false));
+    for (const auto& job : jobs) {
+      const auto start = std::chrono::steady_clock::now();
+      run_to_end(job);
+      undisturbed[job] =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    }
     daemon.send_signal(SIGTERM);
     REQUIRE(daemon.wait_for(30s));
   }
-  // Kill moments inside the span an undisturbed run takes (measured above).
-  std::uniform_int_distribution<std::int64_t> kill_after(
-      0, std::max<std::int64_t>(1, undisturbed.count() * 4 / 5));
-  for (std::uint64_t k = 0; k < kills; ++k) {
+  std::map<std::string, std::int64_t> interrupted;
+  for (const auto& job : jobs) {
+    // Kill moments inside the span an undisturbed run of this job takes (measured above).
+    std::uniform_int_distribution<std::int64_t> kill_after(
+        0, std::max<std::int64_t>(1, undisturbed[job].count() * 4 / 5));
+    for (std::uint64_t k = 0; k < kills; ++k) {
+      auto daemon = start_daemon(crash_db, "crash");
+      REQUIRE(wait_ready(context, control, 20s));
+      const json queued = control_request(context, control, {{"cmd", "run"}, {"job", job}});
+      REQUIRE(queued.value("ok", false));
+      std::this_thread::sleep_for(std::chrono::milliseconds(kill_after(rng)));
+      daemon.send_signal(SIGKILL);
+      REQUIRE(daemon.wait_for(10s));
+      const DbCheck check = check_database(crash_db);
+      CHECK(check.integrity_ok);
+      CHECK(check.fts_ok);
+      CHECK(check.rows == static_cast<std::int64_t>(events));
+    }
     auto daemon = start_daemon(crash_db, "crash");
     REQUIRE(wait_ready(context, control, 20s));
-    const json queued = control_request(context, control, {{"cmd", "run"}, {"job", "consolidate"}});
-    REQUIRE(queued.value("ok", false));
-    std::this_thread::sleep_for(std::chrono::milliseconds(kill_after(rng)));
-    daemon.send_signal(SIGKILL);
-    const auto status = daemon.wait_for(10s);
-    REQUIRE(status);
-    const DbCheck check = check_database(crash_db);
-    CHECK(check.integrity_ok);
-    CHECK(check.fts_ok);
-    CHECK(check.rows == static_cast<std::int64_t>(events));
-  }
-  {
-    auto daemon = start_daemon(crash_db, "crash");
-    REQUIRE(wait_ready(context, control, 20s));
-    const json reply = control_request(context, control, {{"cmd", "run"}, {"job", "consolidate"}, {"wait", true}});
-    REQUIRE(reply.value("ok", false));
+    run_to_end(job);
     daemon.send_signal(SIGTERM);
     REQUIRE(daemon.wait_for(30s));
+    SQLite::Database db(crash_db, SQLite::OPEN_READONLY);
+    SQLite::Statement query(db, "SELECT count(*) FROM job_runs WHERE job = ? AND status = 'interrupted'");
+    query.bind(1, job);
+    REQUIRE(query.executeStep());
+    interrupted[job] = query.getColumn(0).getInt64();
   }
   ::unsetenv("REFLECTD_TEST_NOW_US");
   ::unsetenv("REFLECTD_TEST_HOOKS");
-  std::int64_t interrupted = 0;
-  {
-    SQLite::Database db(crash_db, SQLite::OPEN_READONLY);
-    interrupted = db.execAndGet("SELECT count(*) FROM job_runs WHERE job = 'consolidate' AND "
-                                "status = 'interrupted'").getInt64();
-  }
-  CHECK(interrupted >= 1);  // at least one kill landed inside a running job
+  std::int64_t kills_inside = 0;
+  for (const auto& [job, count] : interrupted) kills_inside += count;
+  CHECK(kills_inside >= 1);  // kills landed inside running jobs
   const std::string expected = derived_tables(base_db);
-  CHECK(expected.size() > 1000);
-  CHECK(derived_tables(crash_db) == expected);
-  std::cout << "consolidation crash campaign: seed " << seed << ", " << events << " events, "
-            << kills << " kills within the " << undisturbed.count()
-            << " ms of an undisturbed run, " << interrupted
-            << " of them inside a running job; derived tables equal: "
-            << (derived_tables(crash_db) == expected ? "yes" : "NO") << std::endl;
+  const std::string crashed = derived_tables(crash_db);
+  CHECK(expected.size() > 100000);
+  INFO(first_difference(expected, crashed));
+  CHECK(crashed == expected);
+  std::cout << "job crash campaign: seed " << seed << " (REFLECTD_CRASH_SEED), " << events << " events, "
+            << kills << " kills per job (REFLECTD_CRASH_JOB_KILLS) within 80% of an undisturbed run;";
+  for (const auto& job : jobs) {
+    std::cout << " " << job << " " << undisturbed[job].count() << " ms/" << interrupted[job] << " interrupted;";
+  }
+  std::cout << " derived tables (" << expected.size() << " bytes of dump) equal: "
+            << (crashed == expected ? "yes" : "NO") << std::endl;
 }
