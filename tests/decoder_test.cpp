@@ -300,6 +300,27 @@ TEST_CASE("optional fields are kept; unknown fields go to metadata, never droppe
   CHECK(metadata["_unknown_fields"]["type"] == "Decision");
 }
 
+TEST_CASE("unknown fields merge into a client's own metadata._unknown_fields, never replace it") {
+  // Found while writing fuzz/event_decoder_fuzz.cpp's "nothing dropped" invariant: the client's
+  // metadata._unknown_fields used to be overwritten by the event's unknown fields.
+  auto message = decode(
+      R"({"kind":"task","content":"x","metadata":{"_unknown_fields":{"a":1},"b":2},"c":3})");
+  REQUIRE(message.events.at(0).event);
+  const auto metadata = nlohmann::json::parse(message.events[0].event->metadata_json);
+  CHECK(metadata == nlohmann::json::parse(R"({"_unknown_fields":{"a":1,"c":3},"b":2})"));
+
+  message = decode(R"({"kind":"task","content":"x","metadata":{"_unknown_fields":{"c":1}},"c":3})");
+  CHECK(message.events.at(0).error ==
+        "metadata._unknown_fields.c: also sent as a top-level field; one of the two would be lost");
+  message = decode(R"({"kind":"task","content":"x","metadata":{"_unknown_fields":[1]},"c":3})");
+  CHECK(message.events.at(0).error ==
+        "metadata._unknown_fields: must be an object when the event has unknown fields (they are "
+        "stored there)");
+  // Without unknown fields the client's metadata is kept as sent, whatever its shape.
+  message = decode(R"({"kind":"task","content":"x","metadata":{"_unknown_fields":[1]}})");
+  CHECK(message.events.at(0).event->metadata_json == R"({"_unknown_fields":[1]})");
+}
+
 TEST_CASE("timestamps: RFC 3339 with offset or epoch milliseconds") {
   using reflectd::parse_rfc3339_us;
   CHECK(*parse_rfc3339_us("1970-01-01T00:00:00Z") == 0);
