@@ -59,7 +59,12 @@ class DaemonProcess {
                                         "store: {path: \"" +
                                         dir_.file("reflectd.db") +
                                         "\"}\n"
-                                        "daemon: {stats_interval_ms: 100}\n");
+                                        "daemon: {stats_interval_ms: 100}\n"
+                                        // No background job: a slow (sanitized) cluster run
+                                        // holds the write lock past busy_timeout_ms.
+                                        "jobs: {consolidate: {enabled: false}, decay: {enabled: "
+                                        "false}, cluster: {enabled: false}, importance: "
+                                        "{enabled: false}, medallion: {enabled: false}}\n");
     child_.emplace(std::vector<std::string>{REFLECTD_BIN, "--config", config_},
                    reflectd::test::SpawnOptions{"", "", dir_.file("daemon.log")});
     const bool ready = reflectd::test::wait_until(
