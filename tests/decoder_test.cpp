@@ -331,6 +331,12 @@ TEST_CASE("timestamps: RFC 3339 with offset or epoch milliseconds") {
   CHECK_FALSE(parse_rfc3339_us("2024-13-01T09:00:00Z"));
   CHECK_FALSE(parse_rfc3339_us("2024-12-01T09:00:00+0100"));
   CHECK_FALSE(parse_rfc3339_us("2024-12-01T09:00:00Zjunk"));
+  CHECK_FALSE(parse_rfc3339_us("2024-12-01T9:00:00Z"));
+  CHECK_FALSE(parse_rfc3339_us("2024-12-01T09:00:00.Z"));
+  CHECK_FALSE(parse_rfc3339_us("+024-12-01T09:00:00Z"));
+  // Found by fuzz/event_decoder_fuzz.cpp: date::parse turned these into a NaN duration (UB).
+  CHECK_FALSE(parse_rfc3339_us("2016-05-13T04:0\xc3\x83\xc2\xa9-07:00"));
+  CHECK_FALSE(parse_rfc3339_us("2016-12-16T17:-922337203685477580932:27+01:00"));
   CHECK(reflectd::format_rfc3339_us(1248862074000000) == "2009-07-29T10:07:54.000000Z");
   const auto message = decode(R"({"kind":"task","content":"x","timestamp":1248862074123})");
   CHECK(message.events.at(0).event->timestamp_us == 1248862074123000);
