@@ -79,6 +79,9 @@ class DaemonProcess {
 
   /// Runs reflectctl against this daemon: REFLECTCTL_BIN --config <config> args...
   RunResult ctl(std::vector<std::string> args, const std::string& stdin_path = "") const {
+    // A reply waits behind the whole window; sanitized builds on a busy machine take
+    // longer than publish's 5 s default, and a resend would change the counts checked.
+    if (args.front() == "publish") args.insert(args.begin() + 1, {"--timeout-ms", "60000"});
     args.insert(args.begin(), {REFLECTCTL_BIN, "--config", config_});
     return reflectd::test::run_process(args, 120s, stdin_path);
   }
