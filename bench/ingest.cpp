@@ -255,6 +255,12 @@ config::Config daemon_config(const fs::path& dir, const std::string& mode) {
   cfg.bus.notify = {ipc("notify.sock")};
   cfg.bus.control = {ipc("control.sock")};
   cfg.store.path = (dir / (mode + ".db")).string();
+  // Ingest alone is measured: a background job would share the write lock (and, slow enough,
+  // hold it past busy_timeout_ms so that ingest is refused).
+  for (config::JobConfig* job : {&cfg.jobs.consolidate, &cfg.jobs.decay, &cfg.jobs.cluster,
+                                 &cfg.jobs.importance, &cfg.jobs.medallion}) {
+    job->enabled = false;
+  }
   return cfg;
 }
 

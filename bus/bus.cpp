@@ -1,5 +1,7 @@
 #include "bus/bus.hpp"
 
+#include "bus/control_request.hpp"
+
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -131,7 +133,7 @@ Bus::Inlet& Bus::add_inlet(Role role, zmq::socket_type type, const std::string& 
 }
 
 void Bus::start() {
-  const auto bind_all = [this](Inlet& inlet, const std::vector<std::string>& endpoints,
+  const auto bind_all = [](Inlet& inlet, const std::vector<std::string>& endpoints,
                                std::vector<std::string>& bound) {
     for (const auto& endpoint : endpoints) {
       try {
@@ -309,21 +311,13 @@ void Bus::handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames) {
       }
     });
   };
-  const auto payload = view(frames.back());
-  if (frames.size() < 2) {
-    reply({{"ok", false}, {"error", "request: expected [routing id, JSON]"}});
+  auto parsed = parse_control_request(frames.size(), view(frames.back()),
+                                      static_cast<std::size_t>(max_message_bytes_));
+  if (!parsed.error.empty()) {
+    reply({{"ok", false}, {"error", std::move(parsed.error)}});
     return;
   }
-  if (payload.size() > static_cast<std::size_t>(max_message_bytes_)) {
-    reply({{"ok", false}, {"error", "request: larger than bus.max_message_bytes"}});
-    return;
-  }
-  const auto request = nlohmann::json::parse(payload, nullptr, false);
-  if (request.is_discarded() || !request.is_object()) {
-    reply({{"ok", false},
-           {"error", "request: must be a JSON object such as {\"cmd\":\"status\"}"}});
-    return;
-  }
+  const nlohmann::json& request = parsed.request;
   try {
     control_(request, reply);
   } catch (const std::exception& error) {

@@ -598,6 +598,28 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
       }
     }
   }
+  // Unknown fields join a client's own metadata._unknown_fields (an event re-published from
+  // a store already has one); a clash would drop one of the two values, so it is refused.
+  element prior_unknown;
+  const bool have_prior_unknown =
+      have_metadata && !unknown.empty() &&
+      metadata_value.get_object().value_unsafe()["_unknown_fields"].get(prior_unknown) ==
+          simdjson::SUCCESS;
+  if (!check.failed() && have_prior_unknown) {
+    object prior;
+    if (prior_unknown.get_object().get(prior) != simdjson::SUCCESS) {
+      check.fail("metadata._unknown_fields",
+                 "must be an object when the event has unknown fields (they are stored there)");
+    } else {
+      for (auto field : prior) {
+        if (unknown.contains(std::string(field.key))) {
+          check.fail("metadata._unknown_fields." + std::string(field.key.substr(0, 64)),
+                     "also sent as a top-level field; one of the two would be lost");
+          break;
+        }
+      }
+    }
+  }
   if (check.failed()) {
     result.error = check.error();
     return result;
@@ -607,7 +629,7 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
   if (!unknown.empty()) {
     nlohmann::json metadata = have_metadata ? nlohmann::json::parse(json_of(metadata_value))
                                             : nlohmann::json::object();
-    metadata["_unknown_fields"] = std::move(unknown);
+    metadata["_unknown_fields"].update(unknown);  // creates it, or merges into the client's
     event.metadata_json = metadata.dump();
   } else if (have_metadata) {
     event.metadata_json = json_of(metadata_value);

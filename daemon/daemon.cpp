@@ -11,12 +11,20 @@
 #include <filesystem>
 #include <thread>
 
+#include "bus/control_request.hpp"
 #include "common/version.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/sql_functions.hpp"
 #include "store/reinforcement.hpp"
 
 namespace reflectd::daemon {
+
+// Control parameters are read by the same pure helpers the control fuzz target drives.
+using bus::fts_query;
+using bus::limit_param;
+using bus::string_list;
+using bus::text_param;
+
 namespace {
 
 constexpr const char* kCommands =
@@ -299,17 +307,6 @@ void Daemon::handle_control(const nlohmann::json& request, bus::ControlReply rep
 
 namespace {
 
-std::string text_param(const nlohmann::json& request, const char* key) {
-  const auto it = request.find(key);
-  return it != request.end() && it->is_string() ? it->get<std::string>() : std::string{};
-}
-
-int limit_param(const nlohmann::json& request, int fallback) {
-  const auto it = request.find("limit");
-  if (it == request.end() || !it->is_number_integer()) return fallback;
-  return std::clamp(it->get<int>(), 1, 10000);
-}
-
 nlohmann::json column_value(const SQLite::Column& column) {
   if (column.isNull()) return nullptr;
   if (column.isInteger()) return column.getInt64();
@@ -404,12 +401,7 @@ LIMIT ?3)sql");
 
 // {"cmd":"entities","namespace":NS,"top":K,"type":T}: the most important entities.
 nlohmann::json Daemon::control_entities(const nlohmann::json& request) {
-  int top = 20;
-  if (const auto it = request.find("top"); it != request.end() && it->is_number_integer()) {
-    top = std::clamp(it->get<int>(), 1, 10000);
-  } else {
-    top = limit_param(request, 20);
-  }
+  const int top = limit_param(request, limit_param(request, 20), "top");
   SQLite::Statement query(*reader_db_, R"sql(
 SELECT namespace, canonical_key, display_name, entity_type, importance_score, mention_count,
        first_seen_us, last_seen_us, summary_text
@@ -440,31 +432,6 @@ LIMIT ?2)sql");
 }  // namespace reflectd::daemon
 
 namespace reflectd::daemon {
-namespace {
-
-// An FTS5 query that matches every word of `text` (each quoted, so no user text is parsed as
-// FTS5 syntax). Empty when `text` has no word.
-std::string fts_query(const std::string& text) {
-  std::string query;
-  std::string word;
-  auto flush = [&] {
-    if (word.empty()) return;
-    query += (query.empty() ? "\"" : " \"") + word + "\"";
-    word.clear();
-  };
-  for (const char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c)) != 0 || (static_cast<unsigned char>(c) & 0x80) != 0 ||
-        c == '_') {
-      word.push_back(c);
-    } else {
-      flush();
-    }
-  }
-  flush();
-  return query;
-}
-
-}  // namespace
 
 void Daemon::control_reinforce(const nlohmann::json& request, bus::ControlReply reply) {
   const std::string id = text_param(request, "id");
@@ -534,19 +501,6 @@ ORDER BY seq)sql");
 }  // namespace reflectd::daemon
 
 namespace reflectd::daemon {
-namespace {
-
-std::vector<std::string> string_list(const nlohmann::json& request, const char* key) {
-  std::vector<std::string> out;
-  const auto it = request.find(key);
-  if (it == request.end() || !it->is_array()) return out;
-  for (const auto& v : *it) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
-}  // namespace
 
 nlohmann::json Daemon::control_medallion(const nlohmann::json& request) {
   const std::string action = text_param(request, "action");

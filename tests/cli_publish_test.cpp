@@ -59,7 +59,12 @@ class DaemonProcess {
                                         "store: {path: \"" +
                                         dir_.file("reflectd.db") +
                                         "\"}\n"
-                                        "daemon: {stats_interval_ms: 100}\n");
+                                        "daemon: {stats_interval_ms: 100}\n"
+                                        // No background job: a slow (sanitized) cluster run
+                                        // holds the write lock past busy_timeout_ms.
+                                        "jobs: {consolidate: {enabled: false}, decay: {enabled: "
+                                        "false}, cluster: {enabled: false}, importance: "
+                                        "{enabled: false}, medallion: {enabled: false}}\n");
     child_.emplace(std::vector<std::string>{REFLECTD_BIN, "--config", config_},
                    reflectd::test::SpawnOptions{"", "", dir_.file("daemon.log")});
     const bool ready = reflectd::test::wait_until(
@@ -74,6 +79,9 @@ class DaemonProcess {
 
   /// Runs reflectctl against this daemon: REFLECTCTL_BIN --config <config> args...
   RunResult ctl(std::vector<std::string> args, const std::string& stdin_path = "") const {
+    // A reply waits behind the whole window; sanitized builds on a busy machine take
+    // longer than publish's 5 s default, and a resend would change the counts checked.
+    if (args.front() == "publish") args.insert(args.begin() + 1, {"--timeout-ms", "60000"});
     args.insert(args.begin(), {REFLECTCTL_BIN, "--config", config_});
     return reflectd::test::run_process(args, 120s, stdin_path);
   }

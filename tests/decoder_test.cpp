@@ -300,6 +300,27 @@ TEST_CASE("optional fields are kept; unknown fields go to metadata, never droppe
   CHECK(metadata["_unknown_fields"]["type"] == "Decision");
 }
 
+TEST_CASE("unknown fields merge into a client's own metadata._unknown_fields, never replace it") {
+  // Found while writing fuzz/event_decoder_fuzz.cpp's "nothing dropped" invariant: the client's
+  // metadata._unknown_fields used to be overwritten by the event's unknown fields.
+  auto message = decode(
+      R"({"kind":"task","content":"x","metadata":{"_unknown_fields":{"a":1},"b":2},"c":3})");
+  REQUIRE(message.events.at(0).event);
+  const auto metadata = nlohmann::json::parse(message.events[0].event->metadata_json);
+  CHECK(metadata == nlohmann::json::parse(R"({"_unknown_fields":{"a":1,"c":3},"b":2})"));
+
+  message = decode(R"({"kind":"task","content":"x","metadata":{"_unknown_fields":{"c":1}},"c":3})");
+  CHECK(message.events.at(0).error ==
+        "metadata._unknown_fields.c: also sent as a top-level field; one of the two would be lost");
+  message = decode(R"({"kind":"task","content":"x","metadata":{"_unknown_fields":[1]},"c":3})");
+  CHECK(message.events.at(0).error ==
+        "metadata._unknown_fields: must be an object when the event has unknown fields (they are "
+        "stored there)");
+  // Without unknown fields the client's metadata is kept as sent, whatever its shape.
+  message = decode(R"({"kind":"task","content":"x","metadata":{"_unknown_fields":[1]}})");
+  CHECK(message.events.at(0).event->metadata_json == R"({"_unknown_fields":[1]})");
+}
+
 TEST_CASE("timestamps: RFC 3339 with offset or epoch milliseconds") {
   using reflectd::parse_rfc3339_us;
   CHECK(*parse_rfc3339_us("1970-01-01T00:00:00Z") == 0);
@@ -310,6 +331,12 @@ TEST_CASE("timestamps: RFC 3339 with offset or epoch milliseconds") {
   CHECK_FALSE(parse_rfc3339_us("2024-13-01T09:00:00Z"));
   CHECK_FALSE(parse_rfc3339_us("2024-12-01T09:00:00+0100"));
   CHECK_FALSE(parse_rfc3339_us("2024-12-01T09:00:00Zjunk"));
+  CHECK_FALSE(parse_rfc3339_us("2024-12-01T9:00:00Z"));
+  CHECK_FALSE(parse_rfc3339_us("2024-12-01T09:00:00.Z"));
+  CHECK_FALSE(parse_rfc3339_us("+024-12-01T09:00:00Z"));
+  // Found by fuzz/event_decoder_fuzz.cpp: date::parse turned these into a NaN duration (UB).
+  CHECK_FALSE(parse_rfc3339_us("2016-05-13T04:0\xc3\x83\xc2\xa9-07:00"));
+  CHECK_FALSE(parse_rfc3339_us("2016-12-16T17:-922337203685477580932:27+01:00"));
   CHECK(reflectd::format_rfc3339_us(1248862074000000) == "2009-07-29T10:07:54.000000Z");
   const auto message = decode(R"({"kind":"task","content":"x","timestamp":1248862074123})");
   CHECK(message.events.at(0).event->timestamp_us == 1248862074123000);
