@@ -11,6 +11,9 @@
 //   build/bench/bench_jobs --incremental 10000 --starts 5   # the defaults
 //   build/bench/bench_jobs --dir /var/tmp                   # databases on another disk
 //   ctest --test-dir build -R bench_jobs_smoke              # 5,000 + 1,000 events: still runs
+// Profiling (docs/PERFORMANCE.md): store once, then profile one cycle on a copy:
+//   build/bench/bench_jobs --build /var/tmp/p.db --events 100000
+//   perf record -g -- build/bench/bench_jobs --cycle /var/tmp/p.db
 //
 // Events: event i is the real event (i mod n) of the streams in --data (libzmq-commits.jsonl,
 // then swe-agent-trajectories.jsonl; n = 9,052) with the id "bench:<i>" and its timestamp moved
@@ -349,6 +352,7 @@ int main(int argc, char** argv) {
   std::string data_dir = REFLECTD_DATA_DIR;
   std::string dir;
   std::string cycle_db;
+  std::string build_db;
   app.add_option("--events", sizes, "Event counts to measure (one or more)")->check(CLI::Range(1000ULL, 100'000'000ULL));
   app.add_option("--incremental", incremental, "New events before the incremental cycle")
       ->check(CLI::Range(1ULL, 10'000'000ULL));
@@ -357,10 +361,17 @@ int main(int argc, char** argv) {
   app.add_option("--dir", dir, "Directory for the temporary databases (default: $TMPDIR)");
   app.add_option("--cycle", cycle_db, "Internal: run one cycle over this database and print its timings")
       ->group("");
+  app.add_option("--build", build_db, "For profiling: store the first --events size into this database and exit")
+      ->group("");
   CLI11_PARSE(app, argc, argv);
   try {
     if (!cycle_db.empty()) return run_cycle(cycle_db);
     const auto corpus = read_corpus(data_dir);
+    if (!build_db.empty()) {
+      SystemClock clock;
+      store_events(build_db, corpus, 0, sizes.front(), clock);
+      return 0;
+    }
     fs::path base = dir.empty() ? fs::temp_directory_path() : fs::path(dir);
     std::string pattern = (base / "bench_jobs-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed in " + base.string());

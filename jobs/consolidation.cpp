@@ -155,8 +155,7 @@ class Consolidator {
     if (!ctx_.ns.empty()) {
       namespaces.push_back(ctx_.ns);
     } else {
-      SQLite::Statement all(db_, "SELECT DISTINCT namespace FROM events ORDER BY namespace");
-      while (all.executeStep()) namespaces.push_back(all.getColumn(0).getString());
+      namespaces = event_namespaces(db_);
     }
     for (const auto& ns : namespaces) {
       while (consolidate_chunk(ns)) {
