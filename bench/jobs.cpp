@@ -35,7 +35,7 @@
 // Each cycle runs in a child process (this program re-executed with --cycle), so its peak RSS
 // (getrusage ru_maxrss = VmHWM) is the jobs' own memory on top of a bare process: the parent's
 // copy of the corpus is not in it.
-// Columns: seconds per job and in total, µs per event (full: per stored event; incremental:
+// Columns: wall-clock seconds per job and in total (then the same as CPU seconds), µs per event (full: per stored event; incremental:
 // per new event), peak RSS in MiB, and "growth" = (full-cycle cost per event at this size) /
 // (cost per event at the first size): about 1 is linear, about the size ratio is quadratic.
 // For the incremental cycle "growth" is its total relative to the first size's: about 1
@@ -56,6 +56,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,6 +164,14 @@ void store_events(const std::string& path, const std::vector<json>& corpus, std:
   }
 }
 
+// User + system CPU seconds of this process: on a machine shared with other work the wall
+// time of a job varies with the load, its CPU time much less.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 // --cycle: runs every job once over `path` and prints {"<job>": seconds, ...,
 // "<job>_result": result} on one line. Runs in its own process (see the header).
 int run_cycle(const std::string& path) {
@@ -180,6 +189,7 @@ int run_cycle(const std::string& path) {
   for (const char* job : kJobs) {
     jobs::JobContext ctx{db, clock, cancel, "", "demand", 0};
     const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = cpu_seconds();
     json result;
     const std::string name = job;
     if (name == "consolidate") {
@@ -195,6 +205,7 @@ int run_cycle(const std::string& path) {
       result = jobs::run_medallion_refresh(ctx, medallion);
     }
     out[name] = Seconds(std::chrono::steady_clock::now() - start).count();
+    out[name + "_cpu"] = cpu_seconds() - cpu_start;
     out[name + "_result"] = std::move(result);
   }
   std::cout << out.dump() << "\n";
@@ -237,7 +248,9 @@ std::string read_file(const std::string& path) {
 
 struct Cycle {
   double seconds[kJobCount] = {};
+  double cpu[kJobCount] = {};
   double total = 0;
+  double cpu_total = 0;
   double peak_rss_mib = 0;
   json results;
 };
@@ -255,6 +268,8 @@ Cycle cycle_in_child(const fs::path& work, const std::string& db_path) {
   for (std::size_t j = 0; j < kJobCount; ++j) {
     c.seconds[j] = c.results.at(kJobs[j]).get<double>();
     c.total += c.seconds[j];
+    c.cpu[j] = c.results.at(std::string(kJobs[j]) + "_cpu").get<double>();
+    c.cpu_total += c.cpu[j];
   }
   c.peak_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
   return c;
@@ -419,6 +434,15 @@ int main(int argc, char** argv) {
       print("full", r.events, r.full, r.full.total * 1e6 / ev, r.full.total / ev / first_full);
       print("+incr", incremental, r.incr, r.incr.total * 1e6 / static_cast<double>(incremental),
             r.incr.total / first_incr);
+    }
+    std::printf("CPU seconds (user + system) of the same runs:\n");
+    for (const auto& r : rows) {
+      for (const auto* c : {&r.full, &r.incr}) {
+        std::printf("%-8s %10llu", c == &r.full ? "full" : "+incr",
+                    static_cast<unsigned long long>(c == &r.full ? r.events : incremental));
+        for (double s : c->cpu) std::printf(" %9.3f", s);
+        std::printf(" %9.3f\n", c->cpu_total);
+      }
     }
     std::printf("growth: full = seconds per event relative to the first size (~1 is linear); "
                 "+incr = total relative to the first size's incremental cycle (~1: independent of the stored events)\n");
