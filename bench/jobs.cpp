@@ -178,8 +178,10 @@ int run_cycle(const std::string& path) {
   SystemClock clock;
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
-  auto db = store::open_database({path, "normal", 5000}, store::Access::kWriter);
   const auto cfg = config::defaults();
+  // The daemon's jobs connection: the configured synchronous mode (default full).
+  auto db = store::open_database({path, cfg.store.synchronous, 5000}, store::Access::kWriter);
+  jobs::configure_jobs_connection(db);
   const auto consolidation = daemon::consolidation_params(cfg);
   const auto cluster = daemon::cluster_params(cfg);
   const auto vitality = daemon::vitality_params(cfg.decay);
