@@ -417,6 +417,10 @@ int main(int argc, char** argv) {
         std::cerr << "daemon starts...\n";
         row.startup = measure_startup(work, path, starts);
       }
+      // Partial results survive an interrupted multi-size run.
+      std::cerr << count << " events: full " << row.full.total << " s (CPU " << row.full.cpu_total << " s), +"
+                << incremental << " " << row.incr.total << " s (CPU " << row.incr.cpu_total << " s), peak RSS "
+                << std::max(row.full.peak_rss_mib, row.incr.peak_rss_mib) << " MiB\n";
       rows.push_back(std::move(row));
       remove_database(path);
     }
