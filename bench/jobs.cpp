@@ -1,42 +1,76 @@
-// bench_jobs: how the cost of the cluster job (entities + clustering + communities) and of the
-// importance job grows with the number of events. It must grow roughly linearly.
+// bench_jobs: the cost of a full reflection cycle (every job, in the daemon's order) and of an
+// incremental one as the number of stored events grows, the memory the jobs need, and the
+// daemon's startup time on the resulting database. docs/PERFORMANCE.md ("Jobs") holds the
+// figures and the targets (issue 7): full cycle over 1M events <= 60 s, incremental cycle
+// after 10,000 new events <= 1 s, linear growth, RSS <= 300 MB, startup <= 500 ms.
 //
 // Usage
-//   ninja -C build bench_jobs
-//   build/bench/bench_jobs                          # 100,000 and 300,000 events
-//   build/bench/bench_jobs --events 100000 1000000  # the issue's sizes
-//   build/bench/bench_jobs --dir /var/tmp           # put the databases on another disk
-//   ctest --test-dir build -R bench_jobs_smoke      # 5,000 events: proves it still runs
+//   ninja -C build bench_jobs reflectd
+//   build/bench/bench_jobs                                  # 100,000, 300,000, 1,000,000 events
+//   build/bench/bench_jobs --events 100000 300000           # other sizes
+//   build/bench/bench_jobs --incremental 10000 --starts 5   # the defaults
+//   build/bench/bench_jobs --dir /var/tmp                   # databases on another disk
+//   ctest --test-dir build -R bench_jobs_smoke              # 5,000 + 1,000 events: still runs
+// Profiling (docs/PERFORMANCE.md): store once, then profile one cycle on a copy:
+//   build/bench/bench_jobs --build /var/tmp/p.db --events 100000
+//   perf record -g -- build/bench/bench_jobs --cycle /var/tmp/p.db
 //
 // Events: event i is the real event (i mod n) of the streams in --data (libzmq-commits.jsonl,
 // then swe-agent-trajectories.jsonl; n = 9,052) with the id "bench:<i>" and its timestamp moved
 // (i div n) days later. From the second pass on, its content becomes its own first line plus
 // the first lines of real events (7919 i + 13) mod n and (104729 i + 7) mod n, so documents
 // stay distinct (no run degenerates into near-duplicates) while their words, entities and
-// namespaces stay real. Every run builds byte-identical input. The events
-// are stored with store::EventStore (not timed), then in a fresh database per size:
-//   cluster      jobs::run_clustering over everything (one run, default configuration)
-//   communities  jobs::detect_communities of the largest namespace, run once more on the final
-//                graph (its share of the cluster time)
-//   importance   jobs::run_importance (PageRank etc.) over every namespace
-// Columns: seconds, µs per event; "growth" = (cost per event at this size) / (cost per event at
-// the first size): about 1 means linear, about size ratio means quadratic.
+// namespaces stay real. Every run builds byte-identical input; storing it is not timed.
 //
-// Exit status: 0 on success, 1 on any error.
+// Per size N, in a fresh database:
+//   full         events 0..N-1 stored, then one cycle: consolidate, cluster (entities,
+//                clustering, communities), decay, importance, medallion (entity summaries and
+//                medallions) -- the order of daemon::build_jobs -- each run to completion over
+//                every namespace, as `reflectctl run JOB` would.
+//   incremental  events N..N+I-1 appended (I = --incremental), then the same cycle again.
+//   startup      the real reflectd binary started --starts times on that database (every job
+//                disabled, sockets on ipc:// in the work directory); time from spawn to the
+//                READY=1 datagram on a NOTIFY_SOCKET this program owns; the daemon's VmHWM
+//                at READY=1.
+// Each cycle runs in a child process (this program re-executed with --cycle), so its peak RSS
+// (getrusage ru_maxrss = VmHWM) is the jobs' own memory on top of a bare process: the parent's
+// copy of the corpus is not in it.
+// Columns: wall-clock seconds per job and in total (then the same as CPU seconds), µs per event (full: per stored event; incremental:
+// per new event), peak RSS in MiB, and "growth" = (full-cycle cost per event at this size) /
+// (cost per event at the first size): about 1 is linear, about the size ratio is quadratic.
+// For the incremental cycle "growth" is its total relative to the first size's: about 1
+// means it does not depend on how much was stored before.
+//
+// Exit status: 0 on success, 1 on any error (a job failing, an event rejected, a daemon that
+// never became ready).
 
 #include <CLI/CLI.hpp>
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,10 +80,15 @@
 #include "config/config.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/clustering.hpp"
-#include "jobs/communities.hpp"
+#include "jobs/consolidation.hpp"
+#include "jobs/decay.hpp"
 #include "jobs/importance.hpp"
+#include "jobs/medallion.hpp"
+#include "jobs/sql_functions.hpp"
 #include "store/database.hpp"
 #include "store/event_store.hpp"
+
+extern char** environ;
 
 // JobContext is an aggregate that gains optional members (callbacks) over time; the jobs here
 // need none of them, so leave them value-initialised without a warning.
@@ -60,21 +99,28 @@ namespace {
 namespace fs = std::filesystem;
 using namespace reflectd;
 using Seconds = std::chrono::duration<double>;
+using nlohmann::json;
 
 #ifndef REFLECTD_DATA_DIR
 #define REFLECTD_DATA_DIR "."
 #endif
+#ifndef REFLECTD_BIN
+#define REFLECTD_BIN "reflectd"
+#endif
 
 constexpr const char* kDataFiles[] = {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"};
 constexpr std::int64_t kDayUs = 86'400'000'000;
+// The daemon's order (daemon::build_jobs).
+constexpr const char* kJobs[] = {"consolidate", "cluster", "decay", "importance", "medallion"};
+constexpr std::size_t kJobCount = std::size(kJobs);
 
-std::vector<nlohmann::json> read_corpus(const std::string& dir) {
-  std::vector<nlohmann::json> events;
+std::vector<json> read_corpus(const std::string& dir) {
+  std::vector<json> events;
   for (const char* name : kDataFiles) {
     std::ifstream in(dir + "/" + name);
     if (!in) throw std::runtime_error("cannot open " + dir + "/" + name);
     std::string line;
-    while (std::getline(in, line)) events.push_back(nlohmann::json::parse(line));
+    while (std::getline(in, line)) events.push_back(json::parse(line));
   }
   if (events.empty()) throw std::runtime_error("no events in " + dir);
   return events;
@@ -82,19 +128,20 @@ std::vector<nlohmann::json> read_corpus(const std::string& dir) {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-// Stores `count` synthetic events built from `corpus` (see the header) in `path`.
-void build_database(const std::string& path, const std::vector<nlohmann::json>& corpus, std::uint64_t count,
-                    const Clock& clock) {
+// Appends synthetic events first .. first+count-1 built from `corpus` (see the header) to `path`.
+void store_events(const std::string& path, const std::vector<json>& corpus, std::uint64_t first,
+                  std::uint64_t count, const Clock& clock) {
   auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
   store::EventStore events(db);
   bus::EventDecoder decoder(clock);
   const auto profiles = daemon::decay_profiles(config::defaults().decay);
   const std::uint64_t n = corpus.size();
+  const std::uint64_t end = first + count;
   constexpr std::uint64_t kChunk = 5000;
-  for (std::uint64_t first = 0; first < count; first += kChunk) {
+  for (std::uint64_t begin = first; begin < end; begin += kChunk) {
     SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-    for (std::uint64_t i = first; i < std::min(count, first + kChunk); ++i) {
-      nlohmann::json e = corpus[i % n];
+    for (std::uint64_t i = begin; i < std::min(end, begin + kChunk); ++i) {
+      json e = corpus[i % n];
       const auto& other = corpus[(7919 * i + 13) % n];
       e["id"] = "bench:" + std::to_string(i);
       if (i >= n) {
@@ -117,87 +164,303 @@ void build_database(const std::string& path, const std::vector<nlohmann::json>& 
   }
 }
 
-struct Row {
-  std::uint64_t events = 0;
-  double cluster_s = 0, communities_s = 0, importance_s = 0;
-  std::int64_t clusters = 0, entities = 0, edges = 0;
-};
+// User + system CPU seconds of this process: on a machine shared with other work the wall
+// time of a job varies with the load, its CPU time much less.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
-Row measure(const std::string& path, std::uint64_t count) {
-  Row row;
-  row.events = count;
+// --cycle: runs every job once over `path` and prints {"<job>": seconds, ...,
+// "<job>_result": result} on one line. Runs in its own process (see the header).
+int run_cycle(const std::string& path) {
   SystemClock clock;
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
-  auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
   const auto cfg = config::defaults();
-  const auto cluster_params = daemon::cluster_params(cfg);
-  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0};
-  auto start = std::chrono::steady_clock::now();
-  const auto clustered = jobs::run_clustering(ctx, cluster_params);
-  row.cluster_s = Seconds(std::chrono::steady_clock::now() - start).count();
-  if (clustered["events_processed"].get<std::uint64_t>() != count) throw std::runtime_error("not every event was processed");
-  {
-    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-    const std::int64_t latest = db.execAndGet("SELECT max(last_seen_us) FROM entities WHERE namespace = 'libzmq'").getInt64();
-    start = std::chrono::steady_clock::now();
-    jobs::detect_communities(db, "libzmq", cluster_params.communities, cluster_params.entities.edge_half_life_s, latest,
-                             clock.now_us(), cancel);
-    row.communities_s = Seconds(std::chrono::steady_clock::now() - start).count();
-    transaction.commit();
+  // The daemon's jobs connection: the configured synchronous mode (default full).
+  auto db = store::open_database({path, cfg.store.synchronous, 5000}, store::Access::kWriter);
+  jobs::configure_jobs_connection(db);
+  const auto consolidation = daemon::consolidation_params(cfg);
+  const auto cluster = daemon::cluster_params(cfg);
+  const auto vitality = daemon::vitality_params(cfg.decay);
+  const auto importance = daemon::importance_params(cfg);
+  const auto medallion = daemon::medallion_params(cfg);
+  json out = json::object();
+  for (const char* job : kJobs) {
+    jobs::JobContext ctx{db, clock, cancel, "", "demand", 0};
+    const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = cpu_seconds();
+    json result;
+    const std::string name = job;
+    if (name == "consolidate") {
+      result = jobs::run_consolidation(ctx, consolidation);
+    } else if (name == "cluster") {
+      result = jobs::run_clustering(ctx, cluster);
+    } else if (name == "decay") {
+      jobs::register_sql_functions(db, vitality);
+      result = jobs::run_decay(ctx, vitality, cluster.entities.edge_half_life_s);
+    } else if (name == "importance") {
+      result = jobs::run_importance(ctx, importance);
+    } else {
+      result = jobs::run_medallion_refresh(ctx, medallion);
+    }
+    out[name] = Seconds(std::chrono::steady_clock::now() - start).count();
+    out[name + "_cpu"] = cpu_seconds() - cpu_start;
+    out[name + "_result"] = std::move(result);
   }
-  start = std::chrono::steady_clock::now();
-  jobs::run_importance(ctx, daemon::importance_params(cfg));
-  row.importance_s = Seconds(std::chrono::steady_clock::now() - start).count();
-  row.clusters = db.execAndGet("SELECT count(*) FROM clusters").getInt64();
-  row.entities = db.execAndGet("SELECT count(*) FROM entities").getInt64();
-  row.edges = db.execAndGet("SELECT count(*) FROM entity_relationships").getInt64();
-  return row;
+  std::cout << out.dump() << "\n";
+  return 0;
+}
+
+// posix_spawn with stdout (and stderr when given) redirected to files.
+pid_t spawn(const std::vector<std::string>& args, const std::vector<std::string>& env_extra,
+            const std::string& out_path, const std::string& err_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!err_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  }
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings(env_extra);
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "NOTIFY_SOCKET=", 14) != 0) env_strings.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct Cycle {
+  double seconds[kJobCount] = {};
+  double cpu[kJobCount] = {};
+  double total = 0;
+  double cpu_total = 0;
+  double peak_rss_mib = 0;
+  json results;
+};
+
+// One cycle over `db_path` in a child process; its ru_maxrss is the jobs' peak RSS.
+Cycle cycle_in_child(const fs::path& work, const std::string& db_path) {
+  const std::string out = (work / "cycle.out").string();
+  const pid_t pid = spawn({"/proc/self/exe", "--cycle", db_path}, {}, out, "");
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) != pid) throw std::runtime_error("wait4 failed");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("the cycle failed: " + read_file(out));
+  Cycle c;
+  c.results = json::parse(read_file(out));
+  for (std::size_t j = 0; j < kJobCount; ++j) {
+    c.seconds[j] = c.results.at(kJobs[j]).get<double>();
+    c.total += c.seconds[j];
+    c.cpu[j] = c.results.at(std::string(kJobs[j]) + "_cpu").get<double>();
+    c.cpu_total += c.cpu[j];
+  }
+  c.peak_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
+  return c;
+}
+
+void expect_processed(const Cycle& c, std::uint64_t count) {
+  for (const char* job : {"consolidate", "cluster"}) {
+    const auto processed = c.results.at(std::string(job) + "_result").at("events_processed").get<std::uint64_t>();
+    if (processed != count) {
+      throw std::runtime_error(std::string(job) + " processed " + std::to_string(processed) + " events, not " +
+                               std::to_string(count));
+    }
+  }
+}
+
+// kB value of `field` in /proc/<pid>/status.
+double proc_status_mib(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with(field + ":")) return std::stod(line.substr(field.size() + 1)) / 1024.0;
+  }
+  return 0;
+}
+
+struct Startup {
+  std::vector<double> ms;
+  double vmhwm_mib = 0;
+};
+
+// Starts the real daemon `starts` times on `db_path`; see the header.
+Startup measure_startup(const fs::path& work, const std::string& db_path, int starts) {
+  const std::string notify_path = (work / "notify.sock").string();
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("socket(AF_UNIX) failed");
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (notify_path.size() >= sizeof address.sun_path) throw std::runtime_error("work directory path too long");
+  std::memcpy(address.sun_path, notify_path.c_str(), notify_path.size() + 1);
+  fs::remove(notify_path);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot bind " + notify_path);
+  }
+  std::string config = "log:\n  level: warn\nbus:\n";
+  for (const std::string socket : {"ingest", "push", "notify", "control"}) {
+    config += "  " + socket + ": [\"ipc://" + (work / socket).string() + "\"]\n";
+  }
+  config += "store:\n  path: \"" + db_path + "\"\njobs:\n";
+  for (const char* job : kJobs) config += std::string("  ") + job + ": {enabled: false}\n";
+  const std::string config_path = (work / "reflectd.yaml").string();
+  std::ofstream(config_path) << config;
+  Startup result;
+  for (int i = 0; i < starts; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const pid_t pid = spawn({REFLECTD_BIN, "--config", config_path}, {"NOTIFY_SOCKET=" + notify_path},
+                            (work / "daemon.out").string(), (work / "daemon.log").string());
+    bool ready = false;
+    while (!ready) {
+      pollfd item{fd, POLLIN, 0};
+      if (::poll(&item, 1, 120'000) <= 0) break;
+      char buffer[4096];
+      const ssize_t size = ::recv(fd, buffer, sizeof buffer, 0);
+      if (size > 0 && ("\n" + std::string(buffer, static_cast<std::size_t>(size)) + "\n").find("\nREADY=1\n") !=
+                          std::string::npos) {
+        ready = true;
+      }
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (ready) result.vmhwm_mib = std::max(result.vmhwm_mib, proc_status_mib(pid, "VmHWM"));
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!ready) {
+      ::close(fd);
+      throw std::runtime_error("reflectd never sent READY=1: " + read_file((work / "daemon.log").string()));
+    }
+    result.ms.push_back(ms);
+  }
+  ::close(fd);
+  return result;
+}
+
+void remove_database(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Times the cluster (entities, clustering, communities) and importance jobs as events grow."};
-  std::vector<std::uint64_t> sizes{100'000, 300'000};
+  CLI::App app{"Times a full and an incremental reflection cycle, the jobs' memory and the daemon's startup as events grow."};
+  std::vector<std::uint64_t> sizes{100'000, 300'000, 1'000'000};
+  std::uint64_t incremental = 10'000;
+  int starts = 5;
   std::string data_dir = REFLECTD_DATA_DIR;
   std::string dir;
+  std::string cycle_db;
+  std::string build_db;
   app.add_option("--events", sizes, "Event counts to measure (one or more)")->check(CLI::Range(1000ULL, 100'000'000ULL));
+  app.add_option("--incremental", incremental, "New events before the incremental cycle")
+      ->check(CLI::Range(1ULL, 10'000'000ULL));
+  app.add_option("--starts", starts, "Daemon starts timed per size (0 = none)")->check(CLI::Range(0, 1000));
   app.add_option("--data", data_dir, "Directory of the real streams");
   app.add_option("--dir", dir, "Directory for the temporary databases (default: $TMPDIR)");
+  app.add_option("--cycle", cycle_db, "Internal: run one cycle over this database and print its timings")
+      ->group("");
+  app.add_option("--build", build_db, "For profiling: store the first --events size into this database and exit")
+      ->group("");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!cycle_db.empty()) return run_cycle(cycle_db);
     const auto corpus = read_corpus(data_dir);
+    if (!build_db.empty()) {
+      SystemClock clock;
+      store_events(build_db, corpus, 0, sizes.front(), clock);
+      return 0;
+    }
     fs::path base = dir.empty() ? fs::temp_directory_path() : fs::path(dir);
     std::string pattern = (base / "bench_jobs-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed in " + base.string());
     const fs::path work(pattern);
-    std::vector<Row> rows;
     SystemClock clock;
+    struct Row {
+      std::uint64_t events;
+      Cycle full, incr;
+      Startup startup;
+    };
+    std::vector<Row> rows;
     for (const std::uint64_t count : sizes) {
       const std::string path = (work / ("jobs-" + std::to_string(count) + ".db")).string();
-      std::cerr << "building " << count << " events...\n";
-      build_database(path, corpus, count, clock);
-      std::cerr << "running the jobs...\n";
-      rows.push_back(measure(path, count));
-      fs::remove(path);
-      fs::remove(path + "-wal");
-      fs::remove(path + "-shm");
+      std::cerr << "storing " << count << " events...\n";
+      store_events(path, corpus, 0, count, clock);
+      Row row{count, {}, {}, {}};
+      std::cerr << "full cycle...\n";
+      row.full = cycle_in_child(work, path);
+      expect_processed(row.full, count);
+      std::cerr << "storing " << incremental << " more events...\n";
+      store_events(path, corpus, count, incremental, clock);
+      std::cerr << "incremental cycle...\n";
+      row.incr = cycle_in_child(work, path);
+      expect_processed(row.incr, incremental);
+      if (starts > 0) {
+        std::cerr << "daemon starts...\n";
+        row.startup = measure_startup(work, path, starts);
+      }
+      // Partial results survive an interrupted multi-size run.
+      std::cerr << count << " events: full " << row.full.total << " s (CPU " << row.full.cpu_total << " s), +"
+                << incremental << " " << row.incr.total << " s (CPU " << row.incr.cpu_total << " s), peak RSS "
+                << std::max(row.full.peak_rss_mib, row.incr.peak_rss_mib) << " MiB\n";
+      rows.push_back(std::move(row));
+      remove_database(path);
     }
     fs::remove_all(work);
-    std::printf("%10s %9s %8s %9s %8s %9s %8s %9s %8s %8s %8s\n", "events", "cluster_s", "us/ev", "commun_s",
-                "us/ev", "import_s", "us/ev", "clusters", "entities", "edges", "growth");
-    const double first_cost = (rows.front().cluster_s + rows.front().importance_s) / static_cast<double>(rows.front().events);
+
+    std::printf("%-8s %10s %9s %9s %9s %9s %9s %9s %8s %8s %7s\n", "cycle", "events", "consol_s", "cluster_s",
+                "decay_s", "import_s", "medal_s", "total_s", "us/ev", "rss_MiB", "growth");
+    const double first_full = rows.front().full.total / static_cast<double>(rows.front().events);
+    const double first_incr = rows.front().incr.total;
+    auto print = [&](const char* name, std::uint64_t events, const Cycle& c, double per_event, double growth) {
+      std::printf("%-8s %10llu", name, static_cast<unsigned long long>(events));
+      for (double s : c.seconds) std::printf(" %9.3f", s);
+      std::printf(" %9.3f %8.2f %8.1f %7.2f\n", c.total, per_event, c.peak_rss_mib, growth);
+    };
     for (const auto& r : rows) {
       const double ev = static_cast<double>(r.events);
-      const double cost = (r.cluster_s + r.importance_s) / ev;
-      std::printf("%10llu %9.2f %8.1f %9.3f %8.2f %9.3f %8.2f %9lld %8lld %8lld %8.2f\n",
-                  static_cast<unsigned long long>(r.events), r.cluster_s, r.cluster_s * 1e6 / ev, r.communities_s,
-                  r.communities_s * 1e6 / ev, r.importance_s, r.importance_s * 1e6 / ev,
-                  static_cast<long long>(r.clusters), static_cast<long long>(r.entities),
-                  static_cast<long long>(r.edges), cost / first_cost);
+      print("full", r.events, r.full, r.full.total * 1e6 / ev, r.full.total / ev / first_full);
+      print("+incr", incremental, r.incr, r.incr.total * 1e6 / static_cast<double>(incremental),
+            r.incr.total / first_incr);
     }
-    std::printf("growth = (cluster + importance seconds per event) relative to the first size; ~1 is linear\n");
+    std::printf("CPU seconds (user + system) of the same runs:\n");
+    for (const auto& r : rows) {
+      for (const auto* c : {&r.full, &r.incr}) {
+        std::printf("%-8s %10llu", c == &r.full ? "full" : "+incr",
+                    static_cast<unsigned long long>(c == &r.full ? r.events : incremental));
+        for (double s : c->cpu) std::printf(" %9.3f", s);
+        std::printf(" %9.3f\n", c->cpu_total);
+      }
+    }
+    std::printf("growth: full = seconds per event relative to the first size (~1 is linear); "
+                "+incr = total relative to the first size's incremental cycle (~1: independent of the stored events)\n");
+    for (const auto& r : rows) {
+      if (r.startup.ms.empty()) continue;
+      auto ms = r.startup.ms;
+      std::sort(ms.begin(), ms.end());
+      std::printf("startup to READY=1 on %llu events (%zu starts): min %.1f ms, median %.1f ms, max %.1f ms; "
+                  "daemon VmHWM %.1f MiB\n",
+                  static_cast<unsigned long long>(r.events + incremental), ms.size(), ms.front(), ms[ms.size() / 2],
+                  ms.back(), r.startup.vmhwm_mib);
+    }
     return 0;
   } catch (const std::exception& error) {
     std::cerr << "bench_jobs: " << error.what() << "\n";

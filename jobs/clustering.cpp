@@ -280,8 +280,7 @@ class Clusterer {
     if (!ctx_.ns.empty()) {
       namespaces.push_back(ctx_.ns);
     } else {
-      SQLite::Statement all(db_, "SELECT DISTINCT namespace FROM events ORDER BY namespace");
-      while (all.executeStep()) namespaces.push_back(all.getColumn(0).getString());
+      namespaces = event_namespaces(db_);
     }
     json communities = totals_.communities;
     for (const auto& ns : namespaces) {

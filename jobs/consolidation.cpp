@@ -5,6 +5,8 @@
 #include <regex>
 #include <set>
 #include <string_view>
+#include <unordered_map>
+#include <functional>
 
 #include "common/sha256.hpp"
 #include "jobs/job_state.hpp"
@@ -19,6 +21,11 @@ constexpr const char* kJob = "consolidate";
 constexpr const char* kActor = "job:consolidate";
 constexpr std::size_t kMaxEvidenceIdsListed = 100;
 constexpr std::size_t kMaxSupportIdsListed = 200;
+// Every weighted event of a target becomes evidence of its stream.
+constexpr const char* kBackfill =
+    "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, ts_us, weight) SELECT ?1, t.seq, "
+    "e.ts_us, t.weight FROM event_targets t JOIN events e ON e.seq = t.seq WHERE t.namespace = ?2 AND "
+    "t.target = ?3 AND t.weight > 0";
 
 std::string first_line(std::string_view text, std::size_t max_bytes) {
   std::size_t start = 0;
@@ -148,15 +155,49 @@ class Consolidator {
                          "events = events + 1, commits = commits + ?4, errors = errors + ?5, "
                          "successes = successes + ?6"),
         insert_problem_(db_, "INSERT OR IGNORE INTO problem_occurrences (namespace, signature, seq, "
-                             "trajectory_id, target, ts_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)") {}
+                             "trajectory_id, target, ts_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+        stream_totals_(db_, "SELECT weight, commits, errors, successes, events FROM consolidation_targets "
+                            "WHERE namespace = ?1 AND target = ?2"),
+        stream_existing_(db_, "SELECT phase, status, scope, hit_count, coalesce(last_hit_us, 0), "
+                              "json_object('status', status, 'phase', phase, 'vitality', vitality, "
+                              "'confidence', confidence), provenance FROM knowledge WHERE decision_id = ?1"),
+        stream_create_(db_, "INSERT INTO knowledge (decision_id, namespace, kind, target, title, rationale, "
+                            "status, provenance, keywords, salience_ref_us, first_seen_us, last_seen_us, "
+                            "updated_us) VALUES (?1, ?2, 'proposal', ?3, ?4, 'pending evidence', 'draft', "
+                            "'internal', ?5, ?6, ?6, ?6, ?6)"),
+        stream_backfill_all_(db_, std::string(kBackfill)),
+        stream_backfill_since_(db_, std::string(kBackfill) + " AND t.seq > ?4"),
+        stream_evidence_all_(db_, "SELECT ts_us, event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
+                                  "ORDER BY ts_us, event_seq"),
+        stream_evidence_since_(db_, "SELECT ts_us, event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
+                                    "AND event_seq > ?2"),
+        stream_solutions_latest_(db_, "SELECT k.ts_us, k.event_seq FROM knowledge_evidence k JOIN events e ON "
+                                      "e.seq = k.event_seq WHERE k.decision_id = ?1 AND e.content LIKE "
+                                      "'%Solution:%' ORDER BY k.ts_us DESC, k.event_seq DESC LIMIT 5"),
+        stream_solutions_since_(db_, "SELECT k.ts_us, k.event_seq FROM knowledge_evidence k JOIN events e ON "
+                                     "e.seq = k.event_seq WHERE k.decision_id = ?1 AND k.event_seq > ?2 AND "
+                                     "e.content LIKE '%Solution:%'"),
+        stream_contexts_(db_, "SELECT count(DISTINCT trajectory_id) FROM event_targets WHERE namespace = ?1 "
+                              "AND target = ?2 AND weight > 0"),
+        stream_context_seen_(db_, "SELECT 1 FROM event_targets WHERE namespace = ?1 AND target = ?2 AND "
+                                  "trajectory_id = ?3 AND weight > 0 AND seq <= ?4 LIMIT 1"),
+        stream_procedure_(db_, "SELECT procedural FROM trajectory_outcomes WHERE namespace = ?1 AND target = ?2 "
+                               "AND success = 1 ORDER BY final_seq DESC LIMIT 1"),
+        stream_update_(db_, R"sql(
+UPDATE knowledge SET rationale = ?2, status = ?3, phase = ?4, vitality = ?5, evidence_event_ids = ?6,
+  consequences = ?7, procedural = ?8, frequency = ?9, unique_contexts = ?10, confidence = ?11,
+  confidence_base = ?11, stability_score = ?12, reinforcement_density = ?13, coverage = ?14,
+  lifetime_days = ?15, estimated_removal_cost = ?16, estimated_utility = ?17, acceptance_score = ?18,
+  first_seen_us = ?19, last_seen_us = ?20, updated_us = ?21
+WHERE decision_id = ?1)sql"),
+        event_content_(db_, "SELECT content FROM events WHERE seq = ?1") {}
 
   json run() {
     std::vector<std::string> namespaces;
     if (!ctx_.ns.empty()) {
       namespaces.push_back(ctx_.ns);
     } else {
-      SQLite::Statement all(db_, "SELECT DISTINCT namespace FROM events ORDER BY namespace");
-      while (all.executeStep()) namespaces.push_back(all.getColumn(0).getString());
+      namespaces = event_namespaces(db_);
     }
     for (const auto& ns : namespaces) {
       while (consolidate_chunk(ns)) {
@@ -200,6 +241,8 @@ class Consolidator {
     read_events_.bind(3, static_cast<std::int64_t>(p_.chunk_events));
     std::int64_t last_seq = watermark;
     std::set<std::string> touched_targets;
+    // Trajectories of this chunk's weighted events, per target (for unique_contexts).
+    std::map<std::string, std::set<std::string>> chunk_trajectories;
     std::set<std::string> touched_signatures;
     std::vector<Outcome> outcomes;
     std::map<std::string, std::string> episode_targets;
@@ -268,6 +311,7 @@ class Consolidator {
         add_weight_.bind(6, success ? 1 : 0);
         add_weight_.exec();
         touched_targets.insert(target);
+        chunk_trajectories[target].insert(trajectory);
       }
       // 4. Recurring problems.
       if (!problem.empty()) {
@@ -301,7 +345,7 @@ class Consolidator {
       record_outcome(ns, outcome);
       if (!outcome.target.empty()) touched_targets.insert(outcome.target);
     }
-    for (const auto& target : touched_targets) update_stream(ns, target);
+    for (const auto& target : touched_targets) update_stream(ns, target, watermark, chunk_trajectories[target]);
     for (const auto& signature : touched_signatures) update_pattern(ns, signature);
 
     state_.set(ns, "watermark", std::to_string(last_seq));
@@ -420,10 +464,33 @@ class Consolidator {
     ++totals_.competences;
   }
 
-  // Recomputes a target's proposal stream from all of its evidence.
-  void update_stream(const std::string& ns, const std::string& target) {
-    SQLite::Statement totals(db_, "SELECT weight, commits, errors, successes, events FROM "
-                                  "consolidation_targets WHERE namespace = ?1 AND target = ?2");
+  // What update_stream() knows about a stream from earlier chunks of this run, so that a chunk
+  // costs what it adds, not what the stream holds (a run over 1M events would otherwise reread
+  // each large stream's evidence in every chunk: quadratic). Filled from the tables at the
+  // stream's first chunk in a run and kept equal to them (the tables are the truth; the run
+  // object dies with a failed or cancelled transaction).
+  struct StreamCache {
+    std::vector<std::pair<std::int64_t, std::int64_t>> evidence;  // (ts_us, event_seq), sorted
+    std::int64_t max_seq = 0;                                     // largest event_seq in evidence
+    std::vector<std::pair<std::int64_t, std::int64_t>> solutions;  // the latest <= 5 "Solution:" ones, newest first
+    std::int64_t unique_contexts = 0;
+  };
+  static constexpr std::size_t kSolutions = 5;
+
+  // Merges (ts_us, seq) rows of `query` into the newest-first top kSolutions of `top`.
+  static void merge_solutions(std::vector<std::pair<std::int64_t, std::int64_t>>& top, SQLite::Statement& query) {
+    while (query.executeStep()) top.emplace_back(query.getColumn(0).getInt64(), query.getColumn(1).getInt64());
+    query.reset();
+    std::sort(top.begin(), top.end(), std::greater<>());
+    if (top.size() > kSolutions) top.resize(kSolutions);
+  }
+
+  // Recomputes a target's proposal stream from all of its evidence. `watermark` is the last
+  // seq before this chunk; `trajectories` those of the chunk's weighted events of the target.
+  void update_stream(const std::string& ns, const std::string& target, std::int64_t watermark,
+                     const std::set<std::string>& trajectories) {
+    SQLite::Statement& totals = stream_totals_;
+    totals.reset();
     totals.bind(1, ns);
     totals.bind(2, target);
     if (!totals.executeStep()) return;
@@ -431,13 +498,13 @@ class Consolidator {
     const std::int64_t commits = totals.getColumn(1).getInt64();
     const std::int64_t errors = totals.getColumn(2).getInt64();
     const std::int64_t successes = totals.getColumn(3).getInt64();
+    totals.reset();
     if (weight < p_.stream_weight_threshold && commits < 1) return;
 
     const std::string id = "proposal:" + ns + ":" + target;
     const std::int64_t now = ctx_.clock.now_us();
-    SQLite::Statement existing(db_, "SELECT phase, status, scope, hit_count, coalesce(last_hit_us, 0), "
-                                    "json_object('status', status, 'phase', phase, 'vitality', "
-                                    "vitality, 'confidence', confidence) FROM knowledge WHERE decision_id = ?1");
+    SQLite::Statement& existing = stream_existing_;
+    existing.reset();
     existing.bind(1, id);
     const bool exists = existing.executeStep();
     Phase phase = Phase::kPattern;
@@ -445,18 +512,19 @@ class Consolidator {
     Scope scope = Scope::kLocal;
     StreamUse use;
     std::string previous;
+    bool internal = false;
     if (exists) {
       phase = parse_phase(existing.getColumn(0).getString()).value_or(Phase::kPattern);
       status = existing.getColumn(1).getString();
       scope = parse_scope(existing.getColumn(2).getString()).value_or(Scope::kLocal);
       use = {existing.getColumn(3).getInt64(), existing.getColumn(4).getInt64()};
       previous = existing.getColumn(5).getString();
-    } else {
-      SQLite::Statement create(db_, "INSERT INTO knowledge (decision_id, namespace, kind, target, title, "
-                                    "rationale, status, provenance, keywords, salience_ref_us, "
-                                    "first_seen_us, last_seen_us, updated_us) VALUES (?1, ?2, "
-                                    "'proposal', ?3, ?4, 'pending evidence', 'draft', 'internal', ?5, "
-                                    "?6, ?6, ?6, ?6)");
+      internal = existing.getColumn(6).getString() == "internal";
+    }
+    existing.reset();
+    if (!exists) {
+      SQLite::Statement& create = stream_create_;
+      create.reset();
       create.bind(1, id);
       create.bind(2, ns);
       create.bind(3, target);
@@ -468,31 +536,91 @@ class Consolidator {
                     "evidence weight " + std::to_string(weight) + " for target " + target);
       ++totals_.streams_created;
     }
-    SQLite::Statement backfill(db_, "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, "
-                                    "ts_us, weight) SELECT ?1, t.seq, e.ts_us, t.weight FROM "
-                                    "event_targets t JOIN events e ON e.seq = t.seq WHERE "
-                                    "t.namespace = ?2 AND t.target = ?3 AND t.weight > 0");
+    // An internal stream that existed before this chunk got every earlier weighted event of
+    // its target in the chunks that added them (each such chunk touches the target): only
+    // this chunk's events can be missing.
+    const bool since_watermark = exists && internal;
+    SQLite::Statement& backfill = since_watermark ? stream_backfill_since_ : stream_backfill_all_;
+    backfill.reset();
     backfill.bind(1, id);
     backfill.bind(2, ns);
     backfill.bind(3, target);
+    if (since_watermark) backfill.bind(4, static_cast<std::int64_t>(watermark));
     const int added = backfill.exec();
     if (exists && added > 0) ++totals_.streams_reinforced;
 
-    std::vector<std::int64_t> dates;
-    json recent_ids = json::array();
-    SQLite::Statement evidence(db_, "SELECT ts_us, event_seq FROM knowledge_evidence WHERE "
-                                    "decision_id = ?1 ORDER BY ts_us, event_seq");
-    evidence.bind(1, id);
-    std::vector<std::int64_t> seqs;
-    while (evidence.executeStep()) {
-      dates.push_back(evidence.getColumn(0).getInt64());
-      seqs.push_back(evidence.getColumn(1).getInt64());
+    auto cached = streams_.find(id);
+    if (cached == streams_.end()) {
+      StreamCache c;
+      stream_evidence_all_.reset();
+      stream_evidence_all_.bind(1, id);
+      while (stream_evidence_all_.executeStep()) {
+        c.evidence.emplace_back(stream_evidence_all_.getColumn(0).getInt64(), stream_evidence_all_.getColumn(1).getInt64());
+        c.max_seq = std::max(c.max_seq, c.evidence.back().second);
+      }
+      stream_evidence_all_.reset();
+      stream_solutions_latest_.reset();
+      stream_solutions_latest_.bind(1, id);
+      merge_solutions(c.solutions, stream_solutions_latest_);
+      stream_contexts_.reset();
+      stream_contexts_.bind(1, ns);
+      stream_contexts_.bind(2, target);
+      stream_contexts_.executeStep();
+      c.unique_contexts = stream_contexts_.getColumn(0).getInt64();
+      stream_contexts_.reset();
+      cached = streams_.emplace(id, std::move(c)).first;
+    } else {
+      StreamCache& c = cached->second;
+      const std::int64_t before = c.max_seq;
+      std::vector<std::pair<std::int64_t, std::int64_t>> fresh;
+      stream_evidence_since_.reset();
+      stream_evidence_since_.bind(1, id);
+      stream_evidence_since_.bind(2, static_cast<std::int64_t>(before));
+      while (stream_evidence_since_.executeStep()) {
+        fresh.emplace_back(stream_evidence_since_.getColumn(0).getInt64(), stream_evidence_since_.getColumn(1).getInt64());
+        c.max_seq = std::max(c.max_seq, fresh.back().second);
+      }
+      stream_evidence_since_.reset();
+      std::sort(fresh.begin(), fresh.end());
+      const auto middle = static_cast<std::ptrdiff_t>(c.evidence.size());
+      c.evidence.insert(c.evidence.end(), fresh.begin(), fresh.end());
+      std::inplace_merge(c.evidence.begin(), c.evidence.begin() + middle, c.evidence.end());
+      stream_solutions_since_.reset();
+      stream_solutions_since_.bind(1, id);
+      stream_solutions_since_.bind(2, static_cast<std::int64_t>(before));
+      merge_solutions(c.solutions, stream_solutions_since_);
+      // A trajectory is a new context when none of the target's earlier weighted events had it.
+      for (const auto& trajectory : trajectories) {
+        stream_context_seen_.reset();
+        stream_context_seen_.bind(1, ns);
+        stream_context_seen_.bind(2, target);
+        stream_context_seen_.bind(3, trajectory);
+        stream_context_seen_.bind(4, static_cast<std::int64_t>(watermark));
+        if (!stream_context_seen_.executeStep()) ++c.unique_contexts;
+        stream_context_seen_.reset();
+      }
     }
-    if (dates.empty()) return;
-    std::sort(seqs.begin(), seqs.end());
-    for (std::size_t i = seqs.size() > kMaxEvidenceIdsListed ? seqs.size() - kMaxEvidenceIdsListed : 0;
-         i < seqs.size(); ++i) {
-      recent_ids.push_back(seqs[i]);
+    const StreamCache& c = cached->second;
+    if (c.evidence.empty()) return;
+
+    std::vector<std::int64_t> dates;
+    dates.reserve(c.evidence.size());
+    for (const auto& [ts, seq] : c.evidence) dates.push_back(ts);
+    // The newest kMaxEvidenceIdsListed seqs, ascending.
+    std::vector<std::int64_t> newest;
+    for (const auto& [ts, seq] : c.evidence) {
+      newest.push_back(seq);
+      if (newest.size() > 2 * kMaxEvidenceIdsListed) {
+        std::nth_element(newest.begin(), newest.begin() + static_cast<std::ptrdiff_t>(kMaxEvidenceIdsListed), newest.end(),
+                         std::greater<>());
+        newest.resize(kMaxEvidenceIdsListed);
+      }
+    }
+    std::sort(newest.begin(), newest.end());
+    json recent_ids = json::array();
+    for (std::size_t i = newest.size() > kMaxEvidenceIdsListed ? newest.size() - kMaxEvidenceIdsListed : 0;
+         i < newest.size(); ++i) {
+      recent_ids.push_back(newest[i]);
     }
     const std::int64_t last_activity = std::max(dates.back(), use.last_hit_us);
     const Vitality vitality = vitality_at(last_activity, now, p_.vitality);
@@ -516,11 +644,7 @@ class Consolidator {
       ++totals_.proposals_accepted;
     }
 
-    SQLite::Statement latest(db_, "SELECT e.content FROM knowledge_evidence k JOIN events e ON "
-                                  "e.seq = k.event_seq WHERE k.decision_id = ?1 ORDER BY k.ts_us DESC, "
-                                  "k.event_seq DESC LIMIT 1");
-    latest.bind(1, id);
-    const std::string latest_line = latest.executeStep() ? first_line(latest.getColumn(0).getString(), 120) : "";
+    const std::string latest_line = first_line(event_content(c.evidence.back().second), 120);
     const std::string rationale =
         std::to_string(m.frequency) + " events over " + std::to_string(static_cast<std::int64_t>(m.lifetime_days)) +
         " days point at " + target + " (" + std::to_string(commits) + " commits, " +
@@ -528,33 +652,20 @@ class Consolidator {
         " successful results). Latest: " + latest_line;
 
     json consequences = json::array();
-    SQLite::Statement solutions(db_, "SELECT e.content FROM knowledge_evidence k JOIN events e ON "
-                                     "e.seq = k.event_seq WHERE k.decision_id = ?1 AND e.content LIKE "
-                                     "'%Solution:%' ORDER BY k.ts_us DESC, k.event_seq DESC LIMIT 5");
-    solutions.bind(1, id);
-    while (solutions.executeStep()) {
-      const std::string line = labelled_line(solutions.getColumn(0).getString(), "Solution:");
+    for (const auto& [ts, seq] : c.solutions) {
+      const std::string line = labelled_line(event_content(seq), "Solution:");
       if (!line.empty()) consequences.push_back(line);
     }
-    SQLite::Statement contexts(db_, "SELECT count(DISTINCT trajectory_id) FROM event_targets WHERE "
-                                    "namespace = ?1 AND target = ?2 AND weight > 0");
-    contexts.bind(1, ns);
-    contexts.bind(2, target);
-    contexts.executeStep();
-    const std::int64_t unique_contexts = contexts.getColumn(0).getInt64();
-    SQLite::Statement procedure(db_, "SELECT procedural FROM trajectory_outcomes WHERE namespace = ?1 "
-                                     "AND target = ?2 AND success = 1 ORDER BY final_seq DESC LIMIT 1");
+    const std::int64_t unique_contexts = c.unique_contexts;
+    SQLite::Statement& procedure = stream_procedure_;
+    procedure.reset();
     procedure.bind(1, ns);
     procedure.bind(2, target);
     const std::string procedural = procedure.executeStep() ? procedure.getColumn(0).getString() : "";
+    procedure.reset();
 
-    SQLite::Statement update(db_, R"sql(
-UPDATE knowledge SET rationale = ?2, status = ?3, phase = ?4, vitality = ?5, evidence_event_ids = ?6,
-  consequences = ?7, procedural = ?8, frequency = ?9, unique_contexts = ?10, confidence = ?11,
-  confidence_base = ?11, stability_score = ?12, reinforcement_density = ?13, coverage = ?14,
-  lifetime_days = ?15, estimated_removal_cost = ?16, estimated_utility = ?17, acceptance_score = ?18,
-  first_seen_us = ?19, last_seen_us = ?20, updated_us = ?21
-WHERE decision_id = ?1)sql");
+    SQLite::Statement& update = stream_update_;
+    update.reset();
     update.bind(1, id);
     update.bind(2, rationale);
     update.bind(3, status);
@@ -683,6 +794,14 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     }
   }
 
+  std::string event_content(std::int64_t seq) {
+    event_content_.reset();
+    event_content_.bind(1, static_cast<std::int64_t>(seq));
+    std::string content = event_content_.executeStep() ? event_content_.getColumn(0).getString() : "";
+    event_content_.reset();
+    return content;
+  }
+
   JobContext& ctx_;
   const ConsolidationParams& p_;
   SQLite::Database& db_;
@@ -693,6 +812,21 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement trajectory_target_;
   SQLite::Statement add_weight_;
   SQLite::Statement insert_problem_;
+  SQLite::Statement stream_totals_;
+  SQLite::Statement stream_existing_;
+  SQLite::Statement stream_create_;
+  SQLite::Statement stream_backfill_all_;
+  SQLite::Statement stream_backfill_since_;
+  SQLite::Statement stream_evidence_all_;
+  SQLite::Statement stream_evidence_since_;
+  SQLite::Statement stream_solutions_latest_;
+  SQLite::Statement stream_solutions_since_;
+  SQLite::Statement stream_contexts_;
+  SQLite::Statement stream_context_seen_;
+  SQLite::Statement stream_procedure_;
+  SQLite::Statement stream_update_;
+  SQLite::Statement event_content_;
+  std::unordered_map<std::string, StreamCache> streams_;  // by decision_id, this run only
   Totals totals_;
 };
 

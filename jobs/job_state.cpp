@@ -28,4 +28,17 @@ void JobState::set(const std::string& ns, const std::string& key, const std::str
   set_.exec();
 }
 
+std::vector<std::string> event_namespaces(SQLite::Database& db) {
+  SQLite::Statement query(db, R"sql(
+WITH RECURSIVE ns (name) AS (
+  SELECT min(namespace) FROM events
+  UNION ALL
+  SELECT (SELECT min(namespace) FROM events WHERE namespace > ns.name) FROM ns WHERE ns.name IS NOT NULL
+)
+SELECT name FROM ns WHERE name IS NOT NULL)sql");
+  std::vector<std::string> out;
+  while (query.executeStep()) out.push_back(query.getColumn(0).getString());
+  return out;
+}
+
 }  // namespace reflectd::jobs

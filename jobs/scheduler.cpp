@@ -67,6 +67,7 @@ Scheduler::Scheduler(SQLite::Database& db, const Clock& clock, std::vector<Job> 
                       "VALUES (?1, ?2, ?3, ?4, 'running')"),
       finish_run_(db, "UPDATE job_runs SET status = ?2, finished_us = ?3, result = ?4, error = ?5 "
                       "WHERE run_id = ?1") {
+  configure_jobs_connection(db_);
   const std::int64_t now = clock_.monotonic_us();
   last_activity_us_ = now;
   for (auto& job : jobs) {

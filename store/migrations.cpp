@@ -10,7 +10,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 5> kMigrations{
+constexpr std::array<const char*, 6> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -417,6 +417,22 @@ CREATE TABLE medallion_history (
   content_json TEXT    NOT NULL,
   PRIMARY KEY (medallion_id, version)
 ) WITHOUT ROWID;
+)sql",
+    // 6: the jobs read each namespace's active events in seq order after a watermark
+    //    (`namespace = ? AND status = 'active' AND seq > ? ORDER BY seq LIMIT chunk`). With only
+    //    (namespace, ts_us) SQLite read and sorted every event of the namespace for each chunk:
+    //    quadratic in the events. This index makes each chunk a range scan; ts_us in it also
+    //    answers the medallion job's count/min/max per namespace without touching the table.
+    //    The others serve the consolidation job's per-stream queries, which read only what a
+    //    chunk added: a stream's latest evidence and latest "Solution:" lines (newest first,
+    //    stopping early), whether a trajectory already was a context of a target, and a
+    //    target's latest successful procedure (it scanned every outcome of the namespace).
+    R"sql(
+CREATE INDEX events_namespace_active_seq ON events (namespace, status, seq, ts_us);
+CREATE INDEX knowledge_evidence_time ON knowledge_evidence (decision_id, ts_us, event_seq);
+CREATE INDEX event_targets_contexts ON event_targets (namespace, target, trajectory_id, seq)
+  WHERE target IS NOT NULL AND weight > 0;
+CREATE INDEX trajectory_outcomes_target ON trajectory_outcomes (namespace, target, success, final_seq);
 )sql",
 };
 
