@@ -88,6 +88,13 @@ const std::array kKeys{
           "back and each message is answered \"storage unavailable: disk full\"; raising the "
           "limit (SIGHUP) or deleting data resumes writing.",
           +[](Config& c) -> std::int64_t& { return c.store.max_pages; }},
+  KeySpec{"store.fts_batch_events", KT::kInteger, "2000", 1, 1000000, "", true, "events",
+          "Most events added to the full-text index (search) in one transaction. The index is "
+          "kept off the acknowledgement path: the writer indexes whenever its queue has run "
+          "dry, so under light load an event is searchable once acknowledged, and under "
+          "overload search trails by the lag that `search` and `status` report. Larger "
+          "batches catch up faster; smaller ones delay an event that arrives meanwhile less.",
+          +[](Config& c) -> std::int64_t& { return c.store.fts_batch_events; }},
 
   KeySpec{"daemon.stats_interval_ms", KT::kInteger, "1000", 100, 3600000, "", true, "ms",
           "Period of the events.stored announcement on notify and of systemd STATUS= lines.",
