@@ -7,6 +7,10 @@
 // transaction it is about to commit, and while idle with events pending it commits index-only
 // transactions. Under light load an event is searchable when it is acknowledged; under
 // overload (the queue never runs dry) indexing waits and the lag is reported.
+// WAL checkpoints run on a second thread with its own connection (PASSIVE, started when the
+// WAL passes store.checkpoint_pages), so the writer never copies pages back into the
+// database between two commits; past 8 times that the writer checkpoints itself, as SQLite's
+// autocheckpoint would, so the WAL stays bounded.
 //
 // Thread-safety: submit(), stats() and the setters may be called from any thread. Completion
 // callbacks run on the writer thread, in submission order, after the transaction holding
@@ -19,6 +23,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -31,6 +36,8 @@
 #include "store/fts_index.hpp"
 #include "store/knowledge_store.hpp"
 #include "store/lifecycle.hpp"
+
+struct sqlite3;
 
 namespace reflectd::store {
 
@@ -117,6 +124,10 @@ struct WriterOptions {
   /// Most events indexed for full-text search in one transaction (bounds how long an event
   /// arriving meanwhile waits, and the work added to one commit).
   std::int64_t fts_batch_events = 2000;
+  /// WAL size in pages that wakes the background checkpointer (0 = SQLite's autocheckpoint
+  /// on the writer thread, 1000 pages).
+  std::int64_t checkpoint_pages = 1000;
+  std::int64_t cache_mib = 64;  ///< PRAGMA cache_size of the writer connection, MiB.
 };
 
 class Writer {
@@ -159,6 +170,9 @@ class Writer {
   void commit_group();
   bool fts_pending() const { return fts_indexed_seq_ < last_seq_; }
   void index_step(std::int64_t limit);
+  void run_checkpointer();
+  void checkpoint_soon();
+  static int wal_hook(void* self, sqlite3* db, const char* name, int pages);
   EventResult write_entry(const EventEntry& entry, const WriteRequest& request,
                           const DecayProfiles& profiles);
 
@@ -186,6 +200,13 @@ class Writer {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<WriteRequest> queue_;
+  // The checkpointer: woken from the writer's WAL hook (writer thread) when the WAL is large.
+  std::unique_ptr<SQLite::Database> checkpoint_db_;
+  std::mutex checkpoint_mutex_;
+  std::condition_variable checkpoint_wake_;
+  bool checkpoint_due_ = false;    // guarded by checkpoint_mutex_
+  bool checkpoint_stop_ = false;   // guarded by checkpoint_mutex_
+  std::thread checkpoint_thread_;
   DecayProfiles profiles_;  // guarded by mutex_
   std::size_t queued_events_ = 0;
   bool stopping_ = false;
