@@ -1,32 +1,45 @@
-// bench_ingest: how close the daemon's ingest path comes to SQLite's own insert rate.
+// bench_ingest: how close the daemon's ingest path comes to SQLite's own insert rate, its
+// acknowledgement latency, ingest while a job runs, the search-index lag and the daemon's RSS.
 //
 // Usage
 //   ninja -C build bench_ingest
-//   build/bench/bench_ingest                      # 1,000,000 events, table on stdout
+//   build/bench/bench_ingest                      # every mode, 1,000,000 events, table on stdout
 //   build/bench/bench_ingest --events 200000 --json
+//   build/bench/bench_ingest --modes baseline,push --events 1000000
 //   build/bench/bench_ingest --dir /var/tmp       # put the databases on another disk
-//   ctest --test-dir build -R bench_ingest_smoke  # 20,000 events: proves it still runs
+//   ctest --test-dir build -R bench_ingest_smoke  # small sizes: proves it still runs
 //
-// Modes, each into a fresh database in a temporary directory (removed afterwards):
-//   baseline  the same rows inserted straight into the same schema (store::open_database +
-//             store::EventStore::insert, one prepared statement) in transactions of
-//             store.commit_max_events, with the configured synchronous mode (FULL by
-//             default). Rows are decoded beforehand with bus::EventDecoder from the very
-//             payloads the daemon receives; only insert + commit time is counted. This is the
-//             storage ceiling the other modes are compared with.
-//   push      an in-process Daemon (built-in defaults, ipc:// endpoints) fed by a PUSH socket,
-//             --batch events per message; timed until the daemon's control socket reports
-//             every event stored (polled every 5 ms: a benchmark may poll).
-//   ingest    the same daemon fed by a DEALER socket keeping --window messages in flight;
-//             timed until every message is acknowledged (acknowledgements follow commits).
-// Daemon modes include building the messages and ZeroMQ transport, as a publisher would.
+// Modes, each into a fresh database in a temporary directory (removed afterwards); ratios are
+// to the first mode run (baseline by default):
+//   baseline      the same rows inserted straight into the same schema as migrated
+//                 (store::open_database + store::EventStore::insert, one prepared statement) in
+//                 transactions of store.commit_max_events, with the configured synchronous mode
+//                 (FULL by default). Rows are decoded beforehand with bus::EventDecoder from the
+//                 very payloads the daemon receives; only insert + commit time is counted.
+//   baseline-fts  the same, also adding each transaction's rows to the full-text index in it
+//                 (what an insert trigger would do): the price of indexing on the write path.
+//   push          a daemon (built-in defaults, ipc:// endpoints, reflection jobs off) fed by a
+//                 PUSH socket, --batch events per message; timed until the control socket
+//                 reports every event stored (polled every 5 ms: a benchmark may poll). Also
+//                 reported: the largest search-index lag seen (events), the time from the last
+//                 commit until the index caught up, and the daemon's peak RSS (VmHWM).
+//   ingest        the same daemon fed by a DEALER keeping --window messages in flight; timed
+//                 until every message is acknowledged (acknowledgements follow commits).
+//   latency       one DEALER, one event per message, paced at --rate for --latency-events;
+//                 percentiles of send-to-acknowledgement time (µs). Its events/s is the pace.
+//   under-job     --preload events pushed, then --under-job-events ingested (windowed) with the
+//                 daemon idle, then --job (cluster by default: the heaviest) started over the
+//                 control socket and as many ingested while it runs; ratio_to_idle compares the
+//                 two rates, job_ran_throughout says whether the run covered the whole second
+//                 measurement.
+// The daemon runs in a child process forked before this one starts any thread, so its peak
+// RSS is its own; it stops with SIGTERM like reflectd and must exit 0.
 //
 // Events: the real streams in --data (libzmq-commits.jsonl, then swe-agent-trajectories.jsonl)
-// cycled in file order up to --events, each given the unique id "bench:<n>", so every run
-// sends byte-identical input. Columns: events/s = events / seconds; ratio = events/s over the
-// baseline's; bytes/event = mean size of one event's JSON as sent.
+// cycled in file order, each given the unique id "bench:<n>", so every run sends
+// byte-identical input. The header line gives the mean size of one event's JSON as sent.
 //
-// Exit status: 0 when every mode stored all events; 1 otherwise (or on any error).
+// Exit status: 0 when every mode stored all its events; 1 otherwise (or on any error).
 
 #include <CLI/CLI.hpp>
 #include <SQLiteCpp/SQLiteCpp.h>
