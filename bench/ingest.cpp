@@ -101,7 +101,9 @@ struct Options {
   std::vector<std::string> modes{"baseline", "baseline-fts", "push", "ingest", "latency", "under-job"};
   std::string data_dir = REFLECTD_DATA_DIR;
   std::string dir;
+  std::string daemon_config;  ///< YAML applied over the defaults (daemon modes and baselines).
   bool json = false;
+  config::Config base = config::defaults();  ///< The defaults, or --daemon-config loaded.
 };
 
 struct ModeResult {
@@ -349,8 +351,8 @@ void disable_jobs(config::Config& cfg) {
   }
 }
 
-config::Config daemon_config(const fs::path& dir, const std::string& mode) {
-  config::Config cfg = config::defaults();
+config::Config daemon_config(const Options& options, const fs::path& dir, const std::string& mode) {
+  config::Config cfg = options.base;
   cfg.log.level = "warn";
   const auto ipc = [&](const char* name) { return "ipc://" + (dir / (mode + "-" + name)).string(); };
   cfg.bus.ingest = {ipc("ingest.sock")};
@@ -395,7 +397,7 @@ void await_finished(ControlClient& control, std::uint64_t target, PushProgress* 
 }
 
 ModeResult run_push(const Corpus& corpus, const Options& options, const fs::path& dir) {
-  const config::Config cfg = daemon_config(dir, "push");
+  const config::Config cfg = daemon_config(options, dir, "push");
   ModeResult result{"push", 0, 0.0};
   {
     ForkedDaemon daemon(cfg);
@@ -472,7 +474,7 @@ zmq::socket_t ingest_socket(zmq::context_t& context, const std::string& endpoint
 }
 
 ModeResult run_ingest(const Corpus& corpus, const Options& options, const fs::path& dir) {
-  const config::Config cfg = daemon_config(dir, "ingest");
+  const config::Config cfg = daemon_config(options, dir, "ingest");
   ModeResult result{"ingest", 0, 0.0};
   std::uint64_t acknowledged = 0;
   {
@@ -499,7 +501,7 @@ ModeResult run_ingest(const Corpus& corpus, const Options& options, const fs::pa
 // One publisher, one event per message, paced at --rate: the acknowledgement latency of each
 // (send to reply, µs) as percentiles. Throughput here is the pace, not a capacity.
 ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::path& dir) {
-  const config::Config cfg = daemon_config(dir, "latency");
+  const config::Config cfg = daemon_config(options, dir, "latency");
   const std::uint64_t events = std::min(options.events, options.latency_events);
   ModeResult result{"latency", 0, 0.0};
   std::vector<double> latencies;
@@ -574,7 +576,7 @@ ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::p
 // daemon: preload --preload events (push), ingest --under-job-events idle, start the job
 // over the control socket, ingest the same number again while it runs.
 ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs::path& dir) {
-  config::Config cfg = daemon_config(dir, "underjob");
+  config::Config cfg = daemon_config(options, dir, "underjob");
   // Only on demand: no interval, event or idle trigger may start it early.
   config::JobConfig& job = cfg.jobs.cluster;
   job.enabled = true;
@@ -742,6 +744,10 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingDirectory);
   app.add_option("--dir", options.dir, "Parent of the temporary database directory (default $TMPDIR)")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--daemon-config", options.daemon_config,
+                 "YAML file applied over the built-in defaults (e.g. store.checkpoint_pages: 0); "
+                 "endpoints, store.path and the jobs are set by the benchmark")
+      ->check(CLI::ExistingFile);
   app.add_flag("--json", options.json, "Print the results as JSON");
   CLI11_PARSE(app, argc, argv);
 
@@ -753,7 +759,8 @@ int main(int argc, char** argv) {
     const Corpus corpus(options.data_dir);
     const double bytes = corpus.mean_event_bytes(options.events);
     const TempDir dir(options.dir);
-    const config::Config cfg = config::defaults();
+    if (!options.daemon_config.empty()) options.base = config::load_file(options.daemon_config);
+    const config::Config& cfg = options.base;
     if (!options.json) {
       std::printf("%llu events (%zu distinct from %s), mean %.0f bytes/event as sent, %llu per message, "
                   "ingest window %llu, commit_max_events %lld, synchronous %s, databases in %s\n\n",
