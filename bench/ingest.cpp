@@ -1,32 +1,45 @@
-// bench_ingest: how close the daemon's ingest path comes to SQLite's own insert rate.
+// bench_ingest: how close the daemon's ingest path comes to SQLite's own insert rate, its
+// acknowledgement latency, ingest while a job runs, the search-index lag and the daemon's RSS.
 //
 // Usage
 //   ninja -C build bench_ingest
-//   build/bench/bench_ingest                      # 1,000,000 events, table on stdout
+//   build/bench/bench_ingest                      # every mode, 1,000,000 events, table on stdout
 //   build/bench/bench_ingest --events 200000 --json
+//   build/bench/bench_ingest --modes baseline,push --events 1000000
 //   build/bench/bench_ingest --dir /var/tmp       # put the databases on another disk
-//   ctest --test-dir build -R bench_ingest_smoke  # 20,000 events: proves it still runs
+//   ctest --test-dir build -R bench_ingest_smoke  # small sizes: proves it still runs
 //
-// Modes, each into a fresh database in a temporary directory (removed afterwards):
-//   baseline  the same rows inserted straight into the same schema (store::open_database +
-//             store::EventStore::insert, one prepared statement) in transactions of
-//             store.commit_max_events, with the configured synchronous mode (FULL by
-//             default). Rows are decoded beforehand with bus::EventDecoder from the very
-//             payloads the daemon receives; only insert + commit time is counted. This is the
-//             storage ceiling the other modes are compared with.
-//   push      an in-process Daemon (built-in defaults, ipc:// endpoints) fed by a PUSH socket,
-//             --batch events per message; timed until the daemon's control socket reports
-//             every event stored (polled every 5 ms: a benchmark may poll).
-//   ingest    the same daemon fed by a DEALER socket keeping --window messages in flight;
-//             timed until every message is acknowledged (acknowledgements follow commits).
-// Daemon modes include building the messages and ZeroMQ transport, as a publisher would.
+// Modes, each into a fresh database in a temporary directory (removed afterwards); ratios are
+// to the first mode run (baseline by default):
+//   baseline      the same rows inserted straight into the same schema as migrated
+//                 (store::open_database + store::EventStore::insert, one prepared statement) in
+//                 transactions of store.commit_max_events, with the configured synchronous mode
+//                 (FULL by default). Rows are decoded beforehand with bus::EventDecoder from the
+//                 very payloads the daemon receives; only insert + commit time is counted.
+//   baseline-fts  the same, also adding each transaction's rows to the full-text index in it
+//                 (what an insert trigger would do): the price of indexing on the write path.
+//   push          a daemon (built-in defaults, ipc:// endpoints, reflection jobs off) fed by a
+//                 PUSH socket, --batch events per message; timed until the control socket
+//                 reports every event stored (polled every 5 ms: a benchmark may poll). Also
+//                 reported: the largest search-index lag seen (events), the time from the last
+//                 commit until the index caught up, and the daemon's peak RSS (VmHWM).
+//   ingest        the same daemon fed by a DEALER keeping --window messages in flight; timed
+//                 until every message is acknowledged (acknowledgements follow commits).
+//   latency       one DEALER, one event per message, paced at --rate for --latency-events;
+//                 percentiles of send-to-acknowledgement time (µs). Its events/s is the pace.
+//   under-job     --preload events pushed, then --under-job-events ingested (windowed) with the
+//                 daemon idle, then --job (cluster by default: the heaviest) started over the
+//                 control socket and as many ingested while it runs; ratio_to_idle compares the
+//                 two rates, job_ran_throughout says whether the run covered the whole second
+//                 measurement.
+// The daemon runs in a child process forked before this one starts any thread, so its peak
+// RSS is its own; it stops with SIGTERM like reflectd and must exit 0.
 //
 // Events: the real streams in --data (libzmq-commits.jsonl, then swe-agent-trajectories.jsonl)
-// cycled in file order up to --events, each given the unique id "bench:<n>", so every run
-// sends byte-identical input. Columns: events/s = events / seconds; ratio = events/s over the
-// baseline's; bytes/event = mean size of one event's JSON as sent.
+// cycled in file order, each given the unique id "bench:<n>", so every run sends
+// byte-identical input. The header line gives the mean size of one event's JSON as sent.
 //
-// Exit status: 0 when every mode stored all events; 1 otherwise (or on any error).
+// Exit status: 0 when every mode stored all its events; 1 otherwise (or on any error).
 
 #include <CLI/CLI.hpp>
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -34,7 +47,10 @@
 #include <simdjson.h>
 #include <zmq.hpp>
 
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -56,6 +72,7 @@
 #include "daemon/logging.hpp"
 #include "store/database.hpp"
 #include "store/event_store.hpp"
+#include "store/fts_index.hpp"
 
 namespace {
 
@@ -76,15 +93,31 @@ struct Options {
   std::uint64_t events = 1'000'000;
   std::uint64_t batch = 100;
   std::uint64_t window = 32;
+  std::uint64_t latency_events = 10'000;
+  std::uint64_t rate = 1000;
+  std::uint64_t preload = 200'000;
+  std::uint64_t under_job_events = 100'000;
+  std::string job = "cluster";
+  std::vector<std::string> modes{"baseline", "baseline-fts", "push", "ingest", "latency", "under-job"};
   std::string data_dir = REFLECTD_DATA_DIR;
   std::string dir;
+  std::string daemon_config;  ///< YAML applied over the defaults (daemon modes and baselines).
   bool json = false;
+  config::Config base = config::defaults();  ///< The defaults, or --daemon-config loaded.
 };
 
 struct ModeResult {
   std::string mode;
   std::uint64_t stored = 0;
   double seconds = 0;
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+  std::uint64_t expected = 0;         ///< Events the mode must store; 0 = --events.
+  std::uint64_t stored_for_rate = 0;  ///< Events the rate is computed from; 0 = stored.
+  bool paced = false;                 ///< The rate is the publisher's pace, not a capacity.
+
+  double rate() const {
+    return static_cast<double>(stored_for_rate ? stored_for_rate : stored) / seconds;
+  }
 };
 
 // The input stream: event n is template n % size with "id" set to "bench:<n>". A template is
@@ -159,16 +192,19 @@ void remove_database(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
 }
 
+// `with_fts`: the full-text index is built in the same transactions (what the insert trigger
+// used to do), for comparison with indexing in the background.
 ModeResult run_baseline(const Corpus& corpus, const Options& options, const config::Config& cfg,
-                        const fs::path& dir) {
-  const std::string path = (dir / "baseline.db").string();
+                        const fs::path& dir, bool with_fts) {
+  const std::string path = (dir / (with_fts ? "baseline-fts.db" : "baseline.db")).string();
   SystemClock clock;
   bus::EventDecoder decoder(clock);
-  ModeResult result{"baseline", 0, 0.0};
+  ModeResult result{with_fts ? "baseline-fts" : "baseline", 0, 0.0};
   {
     auto db = store::open_database({path, cfg.store.synchronous, cfg.store.busy_timeout_ms},
                                    store::Access::kWriter);
     store::EventStore event_store(db);
+    store::FtsIndex fts(db);
     const store::DecayProfiles profiles = daemon::decay_profiles(cfg.decay);
     const auto chunk = static_cast<std::uint64_t>(cfg.store.commit_max_events);
     std::vector<store::EventRecord> rows;
@@ -191,6 +227,7 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
           ++result.stored;
         }
       }
+      if (with_fts) fts.index_pending(static_cast<std::int64_t>(rows.size()));
       transaction.commit();
       elapsed += std::chrono::steady_clock::now() - start;
     }
@@ -201,148 +238,255 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
   return result;
 }
 
-// An in-process daemon serving on its own thread for the lifetime of this object.
-class RunningDaemon {
+// The daemon under test, in a child process forked before this process starts any thread or
+// ZeroMQ context, so that its peak RSS (VmHWM) is the daemon's alone and not the publisher's
+// buffers. It runs the same Daemon library as reflectd; SIGTERM stops it cleanly.
+class ForkedDaemon {
  public:
-  RunningDaemon(config::Config cfg, const Clock& clock) : daemon_(std::move(cfg), {}, clock) {
-    daemon_.start();
-    thread_ = std::thread([this] { daemon_.run(); });
+  explicit ForkedDaemon(const config::Config& cfg) {
+    std::fflush(nullptr);
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      int status = 1;
+      try {
+        SystemClock clock;
+        daemon::DaemonOptions options;
+        options.handle_signals = true;
+        daemon::Daemon daemon(cfg, options, clock);
+        daemon.start();
+        status = daemon.run();
+      } catch (const std::exception& error) {
+        std::cerr << "bench_ingest: daemon: " << error.what() << '\n';
+      }
+      std::fflush(nullptr);
+      ::_exit(status);
+    }
   }
-  ~RunningDaemon() {
-    daemon_.request_stop();
-    thread_.join();
+  ~ForkedDaemon() { stop(); }
+  ForkedDaemon(const ForkedDaemon&) = delete;
+  ForkedDaemon& operator=(const ForkedDaemon&) = delete;
+
+  /// Peak resident set of the daemon so far, in bytes (VmHWM).
+  std::uint64_t peak_rss_bytes() const {
+    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+    }
+    return 0;
   }
-  RunningDaemon(const RunningDaemon&) = delete;
-  RunningDaemon& operator=(const RunningDaemon&) = delete;
-  const bus::BoundEndpoints& endpoints() const { return daemon_.endpoints(); }
+
+  /// SIGTERM, then waits; true when it exited 0.
+  bool stop() {
+    if (pid_ <= 0) return exit_ok_;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    exit_ok_ = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return exit_ok_;
+  }
 
  private:
-  daemon::Daemon daemon_;
-  std::thread thread_;
+  pid_t pid_ = -1;
+  bool exit_ok_ = false;
 };
 
-// The writer's counters, read through the control socket like reflectctl does.
-class StatusClient {
+// Control requests, like reflectctl sends them.
+class ControlClient {
  public:
-  StatusClient(zmq::context_t& context, const std::string& endpoint)
+  ControlClient(zmq::context_t& context, const std::string& endpoint)
       : socket_(context, zmq::socket_type::dealer) {
     socket_.set(zmq::sockopt::linger, 0);
-    socket_.set(zmq::sockopt::rcvtimeo, 10'000);
+    socket_.set(zmq::sockopt::rcvtimeo, 500);
     socket_.connect(endpoint);
   }
 
-  /// stored + rejected events: everything the writer has finished with.
-  std::uint64_t finished_events() {
-    socket_.send(zmq::str_buffer(R"({"cmd":"status"})"), zmq::send_flags::none);
+  nlohmann::json request(const nlohmann::json& body) {
+    socket_.send(zmq::buffer(body.dump()), zmq::send_flags::none);
     zmq::message_t reply;
-    if (!socket_.recv(reply)) throw std::runtime_error("control: no status reply within 10 s");
-    const auto status = nlohmann::json::parse(reply.to_string_view());
+    const auto deadline = std::chrono::steady_clock::now() + kStallTimeout;
+    while (!socket_.recv(reply)) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw std::runtime_error("control: no reply to " + body.dump() + " within 60 s");
+      }
+    }
+    return nlohmann::json::parse(reply.to_string_view());
+  }
+
+  /// Waits until the (forked) daemon answers.
+  void wait_ready() {
+    const auto deadline = std::chrono::steady_clock::now() + kStallTimeout;
+    for (;;) {
+      socket_.send(zmq::str_buffer(R"({"cmd":"status"})"), zmq::send_flags::none);
+      zmq::message_t reply;
+      if (socket_.recv(reply)) return;
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("daemon did not start");
+    }
+  }
+
+  nlohmann::json status() { return request({{"cmd", "status"}}); }
+
+  /// stored + rejected events + dead letters: everything the writer has finished with.
+  static std::uint64_t finished_events(const nlohmann::json& status) {
     const auto& events = status.at("events");
     return events.at("stored").get<std::uint64_t>() + events.at("rejected").get<std::uint64_t>() +
            status.at("dead_letters").get<std::uint64_t>();
+  }
+  static std::int64_t index_lag(const nlohmann::json& status) {
+    return status.at("search_index").at("lag_events").get<std::int64_t>();
   }
 
  private:
   zmq::socket_t socket_;
 };
 
-config::Config daemon_config(const fs::path& dir, const std::string& mode) {
-  config::Config cfg = config::defaults();
+void disable_jobs(config::Config& cfg) {
+  // The reflection jobs compete for the same two cores; the under-job mode and bench_jobs
+  // measure them, the other modes measure ingest alone.
+  for (config::JobConfig* job : {&cfg.jobs.consolidate, &cfg.jobs.decay, &cfg.jobs.cluster,
+                                 &cfg.jobs.importance, &cfg.jobs.medallion}) {
+    job->enabled = false;
+  }
+}
+
+config::Config daemon_config(const Options& options, const fs::path& dir, const std::string& mode) {
+  config::Config cfg = options.base;
   cfg.log.level = "warn";
-  const auto ipc = [&](const char* name) { return "ipc://" + (dir / name).string(); };
+  const auto ipc = [&](const char* name) { return "ipc://" + (dir / (mode + "-" + name)).string(); };
   cfg.bus.ingest = {ipc("ingest.sock")};
   cfg.bus.push = {ipc("push.sock")};
   cfg.bus.notify = {ipc("notify.sock")};
   cfg.bus.control = {ipc("control.sock")};
   cfg.store.path = (dir / (mode + ".db")).string();
-  // Ingest alone is measured: a background job would share the write lock (and, slow enough,
-  // hold it past busy_timeout_ms so that ingest is refused).
-  for (config::JobConfig* job : {&cfg.jobs.consolidate, &cfg.jobs.decay, &cfg.jobs.cluster,
-                                 &cfg.jobs.importance, &cfg.jobs.medallion}) {
-    job->enabled = false;
-  }
+  disable_jobs(cfg);
   return cfg;
 }
 
+// Sends [first, first + count) as fast as PUSH takes it, --batch events per message.
+void push_events(zmq::socket_t& push, const Corpus& corpus, std::uint64_t first, std::uint64_t count,
+                 std::uint64_t batch) {
+  for (std::uint64_t n = first; n < first + count; n += batch) {
+    push.send(zmq::buffer(corpus.message(n, std::min(batch, first + count - n))), zmq::send_flags::none);
+  }
+}
+
+// Polls status until `target` events are finished (a benchmark may poll); tracks the FTS lag.
+struct PushProgress {
+  std::int64_t max_lag = 0;
+};
+void await_finished(ControlClient& control, std::uint64_t target, PushProgress* progress,
+                    const char* mode) {
+  std::uint64_t finished = 0;
+  auto last_progress = std::chrono::steady_clock::now();
+  while (finished < target) {
+    const auto status = control.status();
+    if (progress) progress->max_lag = std::max(progress->max_lag, ControlClient::index_lag(status));
+    const std::uint64_t now_finished = ControlClient::finished_events(status);
+    const auto now = std::chrono::steady_clock::now();
+    if (now_finished != finished) {
+      finished = now_finished;
+      last_progress = now;
+    } else if (now - last_progress > kStallTimeout) {
+      throw std::runtime_error(std::string(mode) + ": no progress for 60 s at " + std::to_string(finished) +
+                               " of " + std::to_string(target) + " events");
+    }
+    if (finished < target) std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
 ModeResult run_push(const Corpus& corpus, const Options& options, const fs::path& dir) {
-  const config::Config cfg = daemon_config(dir, "push");
-  SystemClock clock;
-  zmq::context_t context(1);
+  const config::Config cfg = daemon_config(options, dir, "push");
   ModeResult result{"push", 0, 0.0};
   {
-    RunningDaemon daemon(cfg, clock);
-    StatusClient status(context, daemon.endpoints().control.front());
-    status.finished_events();  // the daemon answers: start timing from a serving daemon
+    ForkedDaemon daemon(cfg);
+    zmq::context_t context(1);
+    ControlClient control(context, cfg.bus.control.front());
+    control.wait_ready();  // start timing from a serving daemon
     zmq::socket_t push(context, zmq::socket_type::push);
     push.set(zmq::sockopt::linger, 0);
-    push.connect(daemon.endpoints().push.front());
+    push.connect(cfg.bus.push.front());
 
     const auto start = std::chrono::steady_clock::now();
-    for (std::uint64_t first = 0; first < options.events; first += options.batch) {
-      push.send(zmq::buffer(corpus.message(first, std::min(options.batch, options.events - first))),
-                zmq::send_flags::none);
-    }
-    std::uint64_t finished = 0;
-    auto last_progress = std::chrono::steady_clock::now();
-    while (finished < options.events) {
-      const std::uint64_t now_finished = status.finished_events();
-      const auto now = std::chrono::steady_clock::now();
-      if (now_finished != finished) {
-        finished = now_finished;
-        last_progress = now;
-      } else if (now - last_progress > kStallTimeout) {
-        throw std::runtime_error("push: no progress for 60 s at " + std::to_string(finished) +
-                                 " of " + std::to_string(options.events) + " events");
+    push_events(push, corpus, 0, options.events, options.batch);
+    PushProgress progress;
+    await_finished(control, options.events, &progress, "push");
+    const auto stored = std::chrono::steady_clock::now();
+    result.seconds = Seconds(stored - start).count();
+    // Search index: how far behind it was, and how long after the last commit it caught up.
+    for (;;) {
+      const std::int64_t lag = ControlClient::index_lag(control.status());
+      progress.max_lag = std::max(progress.max_lag, lag);
+      if (lag == 0) break;
+      if (std::chrono::steady_clock::now() - stored > kStallTimeout * 5) {
+        throw std::runtime_error("push: search index still " + std::to_string(lag) + " events behind");
       }
-      if (finished < options.events) std::this_thread::sleep_for(kPollInterval);
+      std::this_thread::sleep_for(kPollInterval);
     }
-    result.seconds = Seconds(std::chrono::steady_clock::now() - start).count();
+    result.extra["index_lag_max_events"] = progress.max_lag;
+    result.extra["index_catch_up_s"] = Seconds(std::chrono::steady_clock::now() - stored).count();
+    result.extra["daemon_peak_rss_mb"] = static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
+    if (!daemon.stop()) throw std::runtime_error("push: the daemon did not exit cleanly");
   }
   result.stored = count_rows(cfg.store.path, cfg);
   remove_database(cfg.store.path);
   return result;
 }
 
+// Keeps `window` messages in flight on a DEALER until [first, first + count) is acknowledged.
+// Returns the events acknowledged as stored or duplicate.
+std::uint64_t ingest_windowed(zmq::socket_t& dealer, const Corpus& corpus, std::uint64_t first,
+                              std::uint64_t count, const Options& options) {
+  simdjson::dom::parser parser;
+  std::uint64_t acknowledged = 0;
+  const std::uint64_t messages = (count + options.batch - 1) / options.batch;
+  std::uint64_t sent = 0, answered = 0;
+  while (answered < messages) {
+    for (; sent < messages && sent - answered < options.window; ++sent) {
+      const std::uint64_t at = first + sent * options.batch;
+      dealer.send(zmq::buffer(corpus.message(at, std::min(options.batch, first + count - at))),
+                  zmq::send_flags::none);
+    }
+    zmq::message_t reply;
+    if (!dealer.recv(reply)) throw std::runtime_error("ingest: no reply for 60 s");
+    ++answered;
+    simdjson::dom::element body;
+    if (parser.parse(static_cast<const char*>(reply.data()), reply.size()).get(body)) {
+      throw std::runtime_error("ingest: reply is not JSON: " + reply.to_string());
+    }
+    simdjson::dom::array results;
+    if (body["results"].get_array().get(results)) continue;
+    for (simdjson::dom::element item : results) {
+      std::string_view status;
+      if (!item["status"].get_string().get(status) && status != "rejected") ++acknowledged;
+    }
+  }
+  return acknowledged;
+}
+
+zmq::socket_t ingest_socket(zmq::context_t& context, const std::string& endpoint) {
+  zmq::socket_t dealer(context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.set(zmq::sockopt::rcvtimeo, static_cast<int>(std::chrono::milliseconds(kStallTimeout).count()));
+  dealer.connect(endpoint);
+  return dealer;
+}
+
 ModeResult run_ingest(const Corpus& corpus, const Options& options, const fs::path& dir) {
-  const config::Config cfg = daemon_config(dir, "ingest");
-  SystemClock clock;
-  zmq::context_t context(1);
+  const config::Config cfg = daemon_config(options, dir, "ingest");
   ModeResult result{"ingest", 0, 0.0};
   std::uint64_t acknowledged = 0;
   {
-    RunningDaemon daemon(cfg, clock);
-    StatusClient(context, daemon.endpoints().control.front()).finished_events();
-    zmq::socket_t dealer(context, zmq::socket_type::dealer);
-    dealer.set(zmq::sockopt::linger, 0);
-    dealer.set(zmq::sockopt::rcvtimeo, static_cast<int>(
-                                           std::chrono::milliseconds(kStallTimeout).count()));
-    dealer.connect(daemon.endpoints().ingest.front());
-    simdjson::dom::parser parser;
-
-    const std::uint64_t messages = (options.events + options.batch - 1) / options.batch;
-    std::uint64_t sent = 0, answered = 0;
+    ForkedDaemon daemon(cfg);
+    zmq::context_t context(1);
+    ControlClient(context, cfg.bus.control.front()).wait_ready();
+    zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
     const auto start = std::chrono::steady_clock::now();
-    while (answered < messages) {
-      for (; sent < messages && sent - answered < options.window; ++sent) {
-        const std::uint64_t first = sent * options.batch;
-        dealer.send(zmq::buffer(corpus.message(first, std::min(options.batch, options.events - first))),
-                    zmq::send_flags::none);
-      }
-      zmq::message_t reply;
-      if (!dealer.recv(reply)) throw std::runtime_error("ingest: no reply for 60 s");
-      ++answered;
-      simdjson::dom::element body;
-      if (parser.parse(static_cast<const char*>(reply.data()), reply.size()).get(body)) {
-        throw std::runtime_error("ingest: reply is not JSON: " + reply.to_string());
-      }
-      simdjson::dom::array results;
-      if (body["results"].get_array().get(results)) continue;
-      for (simdjson::dom::element item : results) {
-        std::string_view status;
-        if (!item["status"].get_string().get(status) && status != "rejected") ++acknowledged;
-      }
-    }
+    acknowledged = ingest_windowed(dealer, corpus, 0, options.events, options);
     result.seconds = Seconds(std::chrono::steady_clock::now() - start).count();
+    result.extra["daemon_peak_rss_mb"] = static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
+    if (!daemon.stop()) throw std::runtime_error("ingest: the daemon did not exit cleanly");
   }
   result.stored = count_rows(cfg.store.path, cfg);
   if (acknowledged != result.stored) {
@@ -350,6 +494,156 @@ ModeResult run_ingest(const Corpus& corpus, const Options& options, const fs::pa
               << " rows stored\n";
     result.stored = std::min(acknowledged, result.stored);
   }
+  remove_database(cfg.store.path);
+  return result;
+}
+
+// One publisher, one event per message, paced at --rate: the acknowledgement latency of each
+// (send to reply, µs) as percentiles. Throughput here is the pace, not a capacity.
+ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::path& dir) {
+  const config::Config cfg = daemon_config(options, dir, "latency");
+  const std::uint64_t events = std::min(options.events, options.latency_events);
+  ModeResult result{"latency", 0, 0.0};
+  std::vector<double> latencies;
+  latencies.reserve(events);
+  {
+    ForkedDaemon daemon(cfg);
+    zmq::context_t context(1);
+    ControlClient(context, cfg.bus.control.front()).wait_ready();
+    zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
+    using Clock = std::chrono::steady_clock;
+    std::vector<Clock::time_point> sent_at(events);
+    const auto period = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(1.0 / static_cast<double>(options.rate)));
+    const auto start = Clock::now();
+    std::uint64_t sent = 0, answered = 0;
+    std::string payload;
+    while (answered < events) {
+      const auto now = Clock::now();
+      if (sent < events && now >= start + period * static_cast<long>(sent)) {
+        payload.clear();
+        corpus.append_event(payload, sent);
+        const std::string request_id = std::to_string(sent);
+        sent_at[sent] = Clock::now();
+        dealer.send(zmq::buffer(request_id), zmq::send_flags::sndmore);
+        dealer.send(zmq::buffer(payload), zmq::send_flags::none);
+        ++sent;
+        continue;
+      }
+      // Wait for a reply until the next send is due.
+      const auto due = sent < events ? start + period * static_cast<long>(sent) : now + kStallTimeout;
+      const auto wait_ms = std::max<long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(due - now).count());
+      zmq::pollitem_t item{static_cast<void*>(dealer), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(wait_ms));
+      std::vector<zmq::message_t> frames;
+      while (zmq::recv_multipart(dealer, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
+        const auto received = Clock::now();
+        if (frames.size() != 2) throw std::runtime_error("latency: unexpected reply shape");
+        const std::uint64_t n = std::stoull(frames[0].to_string());
+        if (frames[1].to_string().find(R"("status":"stored")") == std::string::npos) {
+          throw std::runtime_error("latency: not stored: " + frames[1].to_string());
+        }
+        latencies.push_back(std::chrono::duration<double, std::micro>(received - sent_at.at(n)).count());
+        ++answered;
+        frames.clear();
+      }
+      if (sent == events && answered < events && Clock::now() - start > kStallTimeout * 10) {
+        throw std::runtime_error("latency: replies missing");
+      }
+    }
+    result.seconds = Seconds(Clock::now() - start).count();
+    result.extra["daemon_peak_rss_mb"] = static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
+    if (!daemon.stop()) throw std::runtime_error("latency: the daemon did not exit cleanly");
+  }
+  std::sort(latencies.begin(), latencies.end());
+  const auto pct = [&](double p) {
+    const auto at = static_cast<std::size_t>(p / 100.0 * static_cast<double>(latencies.size() - 1) + 0.5);
+    return latencies[std::min(at, latencies.size() - 1)];
+  };
+  result.extra["rate_per_s"] = static_cast<double>(options.rate);
+  result.extra["ack_p50_us"] = pct(50);
+  result.extra["ack_p90_us"] = pct(90);
+  result.extra["ack_p99_us"] = pct(99);
+  result.extra["ack_p99_9_us"] = pct(99.9);
+  result.extra["ack_max_us"] = latencies.back();
+  result.stored = count_rows(cfg.store.path, cfg);
+  result.expected = events;
+  remove_database(cfg.store.path);
+  return result;
+}
+
+// Windowed ingest while the heaviest job runs, against idle windowed ingest in the same
+// daemon: preload --preload events (push), ingest --under-job-events idle, start the job
+// over the control socket, ingest the same number again while it runs.
+ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs::path& dir) {
+  config::Config cfg = daemon_config(options, dir, "underjob");
+  // Only on demand: no interval, event or idle trigger may start it early.
+  config::JobConfig& job = cfg.jobs.cluster;
+  job.enabled = true;
+  job.after_events = 0;
+  job.idle_s = 0;
+  job.interval_s = 604800;
+  job.timeout_s = 86400;
+  const std::uint64_t chunk = std::min(options.events, options.under_job_events);
+  ModeResult result{"under-job", 0, 0.0};
+  std::uint64_t acknowledged = 0;
+  {
+    ForkedDaemon daemon(cfg);
+    zmq::context_t context(1);
+    ControlClient control(context, cfg.bus.control.front());
+    control.wait_ready();
+    zmq::socket_t push(context, zmq::socket_type::push);
+    push.set(zmq::sockopt::linger, 0);
+    push.connect(cfg.bus.push.front());
+    push_events(push, corpus, 0, options.preload, options.batch);
+    await_finished(control, options.preload, nullptr, "under-job preload");
+    zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
+    std::uint64_t next = options.preload;
+    // Let the index catch up so that the idle figure is idle.
+    while (ControlClient::index_lag(control.status()) > 0) std::this_thread::sleep_for(kPollInterval);
+
+    auto start = std::chrono::steady_clock::now();
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
+    const double idle_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    next += chunk;
+    while (ControlClient::index_lag(control.status()) > 0) std::this_thread::sleep_for(kPollInterval);
+
+    const auto queued = control.request({{"cmd", "run"}, {"job", options.job}});
+    if (!queued.value("ok", false)) throw std::runtime_error("under-job: " + queued.dump());
+    // Running once its job_runs row says so.
+    for (;;) {
+      const auto runs = control.request({{"cmd", "jobs"}, {"job", options.job}, {"limit", 1}});
+      if (!runs["runs"].empty() && runs["runs"][0]["status"] == "running") break;
+      std::this_thread::sleep_for(kPollInterval);
+    }
+    start = std::chrono::steady_clock::now();
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
+    const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    const auto runs = control.request({{"cmd", "jobs"}, {"job", options.job}, {"limit", 1}});
+    const bool overlapped = runs["runs"][0]["status"] == "running";
+    const double idle_rate = static_cast<double>(chunk) / idle_s;
+    const double busy_rate = static_cast<double>(chunk) / busy_s;
+    result.seconds = busy_s;
+    result.extra["job"] = options.job;
+    result.extra["preloaded_events"] = options.preload;
+    result.extra["idle_events_per_s"] = idle_rate;
+    result.extra["under_job_events_per_s"] = busy_rate;
+    result.extra["ratio_to_idle"] = busy_rate / idle_rate;
+    result.extra["job_ran_throughout"] = overlapped;
+    if (!overlapped) {
+      std::cerr << "under-job: the " << options.job
+                << " run ended before the ingest did; raise --preload for a full overlap\n";
+    }
+    if (!daemon.stop()) throw std::runtime_error("under-job: the daemon did not exit cleanly");
+  }
+  result.stored = count_rows(cfg.store.path, cfg) - options.preload;
+  result.expected = 2 * chunk;
+  if (acknowledged != result.stored) {
+    std::cerr << "under-job: " << acknowledged << " acknowledged but " << result.stored << " stored\n";
+    result.stored = std::min(acknowledged, result.stored);
+  }
+  // The figure compared with the baseline: the rate while the job ran.
+  result.stored_for_rate = chunk;
   remove_database(cfg.store.path);
   return result;
 }
@@ -374,32 +668,48 @@ class TempDir {
   fs::path path_;
 };
 
-void print_table(const std::vector<ModeResult>& results, std::uint64_t events, double bytes) {
-  const double baseline = static_cast<double>(results.front().stored) / results.front().seconds;
-  std::printf("%-9s %10s %9s %11s %6s %12s\n", "mode", "events", "seconds", "events/s", "ratio",
-              "bytes/event");
+void print_table(const std::vector<ModeResult>& results) {
+  const double baseline = results.front().rate();
+  std::printf("%-12s %10s %9s %11s %6s\n", "mode", "events", "seconds", "events/s", "ratio");
   for (const auto& r : results) {
-    const double rate = static_cast<double>(r.stored) / r.seconds;
-    std::printf("%-9s %10llu %9.3f %11.0f %6.2f %12.0f%s\n", r.mode.c_str(),
-                static_cast<unsigned long long>(r.stored), r.seconds, rate, rate / baseline,
-                bytes, r.stored == events ? "" : "  (events missing)");
+    if (r.paced) {
+      std::printf("%-12s %10llu %9.3f %11.0f %6s  (paced)\n", r.mode.c_str(),
+                  static_cast<unsigned long long>(r.stored), r.seconds, r.rate(), "-");
+    } else {
+      std::printf("%-12s %10llu %9.3f %11.0f %6.2f\n", r.mode.c_str(),
+                  static_cast<unsigned long long>(r.stored), r.seconds, r.rate(), r.rate() / baseline);
+    }
+  }
+  std::printf("\n");
+  for (const auto& r : results) {
+    if (r.extra.empty()) continue;
+    std::printf("%-12s", r.mode.c_str());
+    for (const auto& [key, value] : r.extra.items()) {
+      if (value.is_number_float()) {
+        std::printf(" %s=%.2f", key.c_str(), value.get<double>());
+      } else {
+        std::printf(" %s=%s", key.c_str(), value.dump().c_str());
+      }
+    }
+    std::printf("\n");
   }
 }
 
 nlohmann::ordered_json to_json(const std::vector<ModeResult>& results, const Options& options,
-                       const config::Config& cfg, double bytes) {
-  const double baseline = static_cast<double>(results.front().stored) / results.front().seconds;
+                               const config::Config& cfg, double bytes) {
+  const double baseline = results.front().rate();
   nlohmann::ordered_json modes = nlohmann::ordered_json::array();
   for (const auto& r : results) {
-    const double rate = static_cast<double>(r.stored) / r.seconds;
-    modes.push_back({{"mode", r.mode},
-                     {"events", r.stored},
-                     {"seconds", r.seconds},
-                     {"events_per_s", rate},
-                     {"ratio", rate / baseline},
-                     {"mean_payload_bytes", bytes}});
+    nlohmann::ordered_json mode = {{"mode", r.mode},
+                                   {"events", r.stored},
+                                   {"seconds", r.seconds},
+                                   {"events_per_s", r.rate()}};
+    if (!r.paced) mode["ratio"] = r.rate() / baseline;
+    mode.update(r.extra);
+    modes.push_back(std::move(mode));
   }
   return {{"events", options.events},
+          {"mean_event_bytes", bytes},
           {"batch_events", options.batch},
           {"window_messages", options.window},
           {"commit_max_events", cfg.store.commit_max_events},
@@ -417,14 +727,31 @@ int main(int argc, char** argv) {
   app.add_option("--batch", options.batch, "Events per message")
       ->check(CLI::Range(1, static_cast<int>(bus::kMaxBatchEvents)));
   app.add_option("--window", options.window, "ingest: messages in flight")->check(CLI::Range(1, 10'000));
+  app.add_option("--modes", options.modes, "Modes to run, the first being the baseline of the ratios")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency", "under-job"}));
+  app.add_option("--latency-events", options.latency_events, "latency: events (at most --events)")
+      ->check(CLI::Range(1, 10'000'000));
+  app.add_option("--rate", options.rate, "latency: events per second")->check(CLI::Range(1, 1'000'000));
+  app.add_option("--preload", options.preload, "under-job: events stored before the job runs")
+      ->check(CLI::Range(1, 100'000'000));
+  app.add_option("--under-job-events", options.under_job_events,
+                 "under-job: events ingested idle, then as many while the job runs (at most --events)")
+      ->check(CLI::Range(1, 100'000'000));
+  app.add_option("--job", options.job, "under-job: the job to run")
+      ->check(CLI::IsMember({"cluster", "consolidate", "importance", "medallion", "decay"}));
   app.add_option("--data", options.data_dir, "Directory holding the .jsonl event streams")
       ->check(CLI::ExistingDirectory);
   app.add_option("--dir", options.dir, "Parent of the temporary database directory (default $TMPDIR)")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--daemon-config", options.daemon_config,
+                 "YAML file applied over the built-in defaults (e.g. store.checkpoint_pages: 0); "
+                 "endpoints, store.path and the jobs are set by the benchmark")
+      ->check(CLI::ExistingFile);
   app.add_flag("--json", options.json, "Print the results as JSON");
   CLI11_PARSE(app, argc, argv);
 
-  // The in-process daemon must not talk to whatever supervises this benchmark.
+  // The daemon must not talk to whatever supervises this benchmark.
   ::unsetenv("NOTIFY_SOCKET");
   ::unsetenv("WATCHDOG_USEC");
   daemon::setup_logging();
@@ -432,28 +759,39 @@ int main(int argc, char** argv) {
     const Corpus corpus(options.data_dir);
     const double bytes = corpus.mean_event_bytes(options.events);
     const TempDir dir(options.dir);
-    const config::Config cfg = config::defaults();
+    if (!options.daemon_config.empty()) options.base = config::load_file(options.daemon_config);
+    const config::Config& cfg = options.base;
     if (!options.json) {
-      std::printf("%llu events (%zu distinct from %s), %llu per message, ingest window %llu, "
-                  "commit_max_events %lld, synchronous %s, databases in %s\n\n",
+      std::printf("%llu events (%zu distinct from %s), mean %.0f bytes/event as sent, %llu per message, "
+                  "ingest window %llu, commit_max_events %lld, synchronous %s, databases in %s\n\n",
                   static_cast<unsigned long long>(options.events), corpus.size(),
-                  options.data_dir.c_str(), static_cast<unsigned long long>(options.batch),
+                  options.data_dir.c_str(), bytes, static_cast<unsigned long long>(options.batch),
                   static_cast<unsigned long long>(options.window),
                   static_cast<long long>(cfg.store.commit_max_events), cfg.store.synchronous.c_str(),
                   dir.path().c_str());
       std::fflush(stdout);
     }
     std::vector<ModeResult> results;
-    results.push_back(run_baseline(corpus, options, cfg, dir.path()));
-    results.push_back(run_push(corpus, options, dir.path()));
-    results.push_back(run_ingest(corpus, options, dir.path()));
+    for (const auto& mode : options.modes) {
+      if (mode == "baseline") results.push_back(run_baseline(corpus, options, cfg, dir.path(), false));
+      if (mode == "baseline-fts") results.push_back(run_baseline(corpus, options, cfg, dir.path(), true));
+      if (mode == "push") results.push_back(run_push(corpus, options, dir.path()));
+      if (mode == "ingest") results.push_back(run_ingest(corpus, options, dir.path()));
+      if (mode == "latency") {
+        results.push_back(run_latency(corpus, options, dir.path()));
+        results.back().paced = true;
+      }
+      if (mode == "under-job") results.push_back(run_under_job(corpus, options, dir.path()));
+    }
+    if (results.empty()) throw std::runtime_error("no mode to run");
     if (options.json) {
       std::cout << to_json(results, options, cfg, bytes).dump(2) << '\n';
     } else {
-      print_table(results, options.events, bytes);
+      print_table(results);
     }
-    const bool complete = std::all_of(results.begin(), results.end(),
-                                      [&](const ModeResult& r) { return r.stored == options.events; });
+    const bool complete = std::all_of(results.begin(), results.end(), [&](const ModeResult& r) {
+      return r.stored == (r.expected ? r.expected : options.events);
+    });
     if (!complete) std::cerr << "bench_ingest: some events were not stored (see above)\n";
     return complete ? 0 : 1;
   } catch (const std::exception& error) {

@@ -115,8 +115,9 @@ inline constexpr const char* kStatusFooter = R"(
 DESCRIPTION
   Sends {"cmd":"status"} to the daemon's control socket and prints the reply as a table:
   version, uptime, events stored / duplicate / rejected, dead letters, writer queue, commits,
-  storage errors, messages read, replies dropped, database size and path, endpoints, and the
-  outcome of the last configuration reload (SIGHUP). --json prints the reply as JSON.
+  storage errors, messages read, replies dropped, how far the search index is complete,
+  database size and path, endpoints, and the outcome of the last configuration reload
+  (SIGHUP). --json prints the reply as JSON.
 
 GLOBAL OPTIONS
   --config FILE and --control EP (see reflectctl --help) may be given before or after
@@ -242,6 +243,8 @@ DESCRIPTION
   Sends {"cmd":"search","text":TEXT,"namespace":NS,"kind":K,"limit":N}. Every word of TEXT
   must match. Prints SCORE (relevance x salience x vitality, 2 decimals), KIND, STATUS, ID
   and PREVIEW (matches in [brackets], one line, cut). --json prints the reply.
+  The full-text index is built in the background: the reply says how far it is complete
+  (indexed_through_seq, lag_events), and the table ends with a note while it trails.
 
 EXAMPLES
   reflectctl search "socket timeout" --namespace libzmq --limit 5

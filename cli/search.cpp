@@ -30,7 +30,14 @@ std::string format_search_table(const json& reply) {
     table.add({fixed(row, "score", 2), cell(row, "kind"), cell(row, "status"), cell(row, "id"),
                cell(row, "preview")});
   }
-  return table.empty() ? "no events match\n" : table.render();
+  std::string out = table.empty() ? "no events match\n" : table.render();
+  // Search covers what the background indexer reached; say so when it trails.
+  const auto lag = reply.value("lag_events", std::int64_t{0});
+  if (lag > 0) {
+    out += "(search complete through seq " + std::to_string(reply.value("indexed_through_seq", std::int64_t{0})) +
+           "; " + std::to_string(lag) + " newer events not indexed yet)\n";
+  }
+  return out;
 }
 
 int run_search(const SearchOptions& options) {

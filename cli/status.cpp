@@ -94,6 +94,8 @@ Rows status_rows(const json& s) {
       {"storage errors", text(s, "/storage_errors")},
       {"messages", text(s, "/messages")},
       {"replies dropped", text(s, "/replies_dropped")},
+      {"search index", "through seq " + text(s, "/search_index/indexed_through_seq") + ", " +
+                           text(s, "/search_index/lag_events") + " events behind"},
       {"database size", human_bytes(s, "/db_bytes")},
       {"database", text(s, "/database")},
       {"ingest", joined(s, "/endpoints/ingest")},

@@ -43,6 +43,9 @@ struct StoreConfig {
   std::int64_t writer_queue_events = 0;  ///< Writer queue capacity, events.
   std::int64_t busy_timeout_ms = 0;      ///< sqlite3_busy_timeout, milliseconds.
   std::int64_t max_pages = 0;            ///< PRAGMA max_page_count of the writer; 0 = unlimited.
+  std::int64_t fts_batch_events = 0;     ///< Most events full-text indexed per transaction.
+  std::int64_t checkpoint_pages = 0;     ///< WAL pages that wake the checkpointer; 0 = inline.
+  std::int64_t cache_mib = 0;            ///< Writer page cache, MiB.
 };
 
 /// Scheduling of one job (seed 003 background jobs). Triggers: the interval; `after_events`

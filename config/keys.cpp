@@ -46,7 +46,8 @@ const std::array kKeys{
   KeySpec{"bus.receive_hwm", KT::kInteger, "1000", 1, 10000000, "", false, "messages",
           "ZMQ_RCVHWM: messages queued per connection before libzmq pushes back on the peer. "
           "libzmq counts messages, not bytes: while the writer is saturated each connection "
-          "can hold about receive_hwm x its message size in memory.",
+          "can hold about receive_hwm x its message size in memory (1000 x 65 KB for "
+          "batches of 100 events).",
           +[](Config& c) -> std::int64_t& { return c.bus.receive_hwm; }},
   KeySpec{"bus.send_hwm", KT::kInteger, "10000", 1, 10000000, "", false, "messages",
           "ZMQ_SNDHWM: replies and announcements queued per peer.",
@@ -76,9 +77,10 @@ const std::array kKeys{
           "Longest an open write transaction keeps collecting events that are still arriving "
           "before it commits. The writer never waits when its queue is empty.",
           +[](Config& c) -> std::int64_t& { return c.store.commit_max_delay_ms; }},
-  KeySpec{"store.writer_queue_events", KT::kInteger, "100000", 1000, 10000000, "", false,
+  KeySpec{"store.writer_queue_events", KT::kInteger, "20000", 1000, 10000000, "", false,
           "events",
-          "Capacity of the queue between the bus and the writer. When it is full the bus stops "
+          "Capacity of the queue between the bus and the writer (ten full commits by default; "
+          "decoded events cost memory, about 2 KB each). When it is full the bus stops "
           "reading and libzmq's high-water marks push back on publishers.",
           +[](Config& c) -> std::int64_t& { return c.store.writer_queue_events; }},
   KeySpec{"store.busy_timeout_ms", KT::kInteger, "5000", 0, 600000, "", false, "ms",
@@ -90,6 +92,23 @@ const std::array kKeys{
           "back and each message is answered \"storage unavailable: disk full\"; raising the "
           "limit (SIGHUP) or deleting data resumes writing.",
           +[](Config& c) -> std::int64_t& { return c.store.max_pages; }},
+  KeySpec{"store.fts_batch_events", KT::kInteger, "2000", 1, 1000000, "", true, "events",
+          "Most events added to the full-text index (search) in one transaction. The index is "
+          "kept off the acknowledgement path: the writer indexes whenever its queue has run "
+          "dry, so under light load an event is searchable once acknowledged, and under "
+          "overload search trails by the lag that `search` and `status` report. Larger "
+          "batches catch up faster; smaller ones delay an event that arrives meanwhile less.",
+          +[](Config& c) -> std::int64_t& { return c.store.fts_batch_events; }},
+  KeySpec{"store.cache_mib", KT::kInteger, "64", 2, 65536, "", false, "MiB",
+          "Page cache of the writer connection (PRAGMA cache_size). The uid and namespace "
+          "indexes of a large events table must stay cached for inserts to run at speed.",
+          +[](Config& c) -> std::int64_t& { return c.store.cache_mib; }},
+  KeySpec{"store.checkpoint_pages", KT::kInteger, "1000", 0, 1000000, "", false, "pages",
+          "WAL size that wakes the background checkpointer, which copies the WAL back into the "
+          "database on its own thread and connection so the writer never does it between two "
+          "commits (past 8 times this the writer checkpoints itself, bounding the WAL). "
+          "0 = SQLite's autocheckpoint at 1000 pages, on the writer thread.",
+          +[](Config& c) -> std::int64_t& { return c.store.checkpoint_pages; }},
 
   KeySpec{"daemon.stats_interval_ms", KT::kInteger, "1000", 100, 3600000, "", true, "ms",
           "Period of the events.stored announcement on notify and of systemd STATUS= lines.",

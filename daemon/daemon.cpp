@@ -15,6 +15,7 @@
 #include "common/version.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/sql_functions.hpp"
+#include "store/fts_index.hpp"
 #include "store/reinforcement.hpp"
 
 namespace reflectd::daemon {
@@ -170,6 +171,7 @@ void Daemon::reload_now() {
     config_.store.commit_max_events = next.store.commit_max_events;
     config_.store.commit_max_delay_ms = next.store.commit_max_delay_ms;
     config_.store.max_pages = next.store.max_pages;
+    config_.store.fts_batch_events = next.store.fts_batch_events;
     config_.daemon = next.daemon;
     config_.jobs = next.jobs;
     config_.consolidation = next.consolidation;
@@ -182,6 +184,7 @@ void Daemon::reload_now() {
     bus_->set_max_message_bytes(config_.bus.max_message_bytes);
     writer_->set_commit_limits(config_.store.commit_max_events, config_.store.commit_max_delay_ms);
     writer_->set_max_pages(config_.store.max_pages);
+    writer_->set_fts_batch_events(config_.store.fts_batch_events);
     last_reload_.ok = true;
     last_reload_.message = restart_needed.empty()
                                ? "applied"
@@ -265,6 +268,11 @@ nlohmann::json Daemon::status() const {
       {"replies_dropped", bus_stats.replies_dropped.load()},
       {"reads_paused", bus_stats.paused.load()},
       {"db_bytes", file_size(store_path_) + file_size(store_path_ + "-wal")},
+      // Search is complete through indexed_through_seq; lag_events = last_seq minus it.
+      {"search_index",
+       {{"indexed_through_seq", stats.fts_indexed_seq.load()},
+        {"last_seq", stats.last_seq.load()},
+        {"lag_events", std::max<std::int64_t>(0, stats.last_seq.load() - stats.fts_indexed_seq.load())}}},
       {"database", store_path_},
       {"endpoints",
        {{"ingest", bound.ingest}, {"push", bound.push}, {"notify", bound.notify},
@@ -476,7 +484,14 @@ LIMIT ?5)sql");
   search.bind(3, text_param(request, "kind"));
   search.bind(4, static_cast<std::int64_t>(clock_.now_us()));
   search.bind(5, limit_param(request, 10));
-  return {{"ok", true}, {"query", query}, {"results", rows(search)}};
+  // Read first: the results below come from the same or a later snapshot, so they are
+  // complete at least through indexed_through_seq.
+  const store::FtsLag lag = store::read_fts_lag(*reader_db_);
+  return {{"ok", true},
+          {"query", query},
+          {"indexed_through_seq", lag.indexed_through_seq},
+          {"lag_events", lag.lag_events},
+          {"results", rows(search)}};
 }
 
 nlohmann::json Daemon::control_events(const nlohmann::json& request) {

@@ -33,6 +33,9 @@ store::WriterOptions writer_options(const config::Config& config, const std::str
   options.commit_max_delay_ms = config.store.commit_max_delay_ms;
   options.queue_capacity_events = config.store.writer_queue_events;
   options.max_pages = config.store.max_pages;
+  options.fts_batch_events = config.store.fts_batch_events;
+  options.checkpoint_pages = config.store.checkpoint_pages;
+  options.cache_mib = config.store.cache_mib;
   return options;
 }
 

@@ -10,7 +10,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 6> kMigrations{
+constexpr std::array<const char*, 7> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -418,7 +418,33 @@ CREATE TABLE medallion_history (
   PRIMARY KEY (medallion_id, version)
 ) WITHOUT ROWID;
 )sql",
-    // 6: the jobs read each namespace's active events in seq order after a watermark
+    // 6: the full-text index leaves the write path (store/fts_index.hpp). The insert trigger
+    //    goes; the Writer indexes committed events in batches and records how far it got in
+    //    fts_state.indexed_seq, in the same transaction. Everything stored so far was indexed
+    //    by the old trigger. Delete and update reach events_fts only for indexed rows; deleting
+    //    the watermark row lowers the watermark so that a reused seq is indexed again.
+    R"sql(
+DROP TRIGGER events_fts_insert;
+DROP TRIGGER events_fts_delete;
+DROP TRIGGER events_fts_update;
+CREATE TABLE fts_state (
+  id          INTEGER PRIMARY KEY CHECK (id = 1),
+  indexed_seq INTEGER NOT NULL
+);
+INSERT INTO fts_state (id, indexed_seq) SELECT 1, coalesce(max(seq), 0) FROM events;
+CREATE TRIGGER events_fts_delete AFTER DELETE ON events
+WHEN old.seq <= (SELECT indexed_seq FROM fts_state WHERE id = 1) BEGIN
+  INSERT INTO events_fts (events_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+  UPDATE fts_state SET indexed_seq = (SELECT coalesce(max(seq), 0) FROM events WHERE seq < old.seq)
+  WHERE id = 1 AND indexed_seq = old.seq;
+END;
+CREATE TRIGGER events_fts_update AFTER UPDATE OF content ON events
+WHEN old.seq <= (SELECT indexed_seq FROM fts_state WHERE id = 1) BEGIN
+  INSERT INTO events_fts (events_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+  INSERT INTO events_fts (rowid, content) VALUES (new.seq, new.content);
+END;
+)sql",
+    // 7: the jobs read each namespace's active events in seq order after a watermark
     //    (`namespace = ? AND status = 'active' AND seq > ? ORDER BY seq LIMIT chunk`). With only
     //    (namespace, ts_us) SQLite read and sorted every event of the namespace for each chunk:
     //    quadratic in the events. This index makes each chunk a range scan; ts_us in it also

@@ -46,15 +46,67 @@ Writer::Writer(WriterOptions options, const Clock& clock, std::function<void()> 
       db_(open_database(options_.database, Access::kWriter)),
       event_store_(db_),
       knowledge_(db_),
+      fts_(db_),
+      fts_batch_events_(options_.fts_batch_events),
       max_events_(options_.commit_max_events),
       max_delay_us_(options_.commit_max_delay_ms * 1000),
       max_pages_(options_.max_pages),
       profiles_(options_.profiles) {
   unlimited_pages_ = db_.execAndGet("PRAGMA max_page_count").getInt64();
+  db_.exec("PRAGMA cache_size = " + std::to_string(-options_.cache_mib * 1024));
+  last_seq_ = db_.execAndGet("SELECT coalesce(max(seq), 0) FROM events").getInt64();
+  fts_indexed_seq_ = fts_.indexed_seq();
+  stats_.last_seq = last_seq_;
+  stats_.fts_indexed_seq = fts_indexed_seq_;
+  if (options_.checkpoint_pages > 0) {
+    checkpoint_db_ = std::make_unique<SQLite::Database>(open_database(options_.database, Access::kWriter));
+    // Replaces SQLite's autocheckpoint (itself a WAL hook); wal_hook() keeps its bound.
+    ::sqlite3_wal_hook(db_.getHandle(), &Writer::wal_hook, this);
+    checkpoint_thread_ = std::thread([this] { run_checkpointer(); });
+  }
   thread_ = std::thread([this] { run(); });
 }
 
 Writer::~Writer() { stop(); }
+
+int Writer::wal_hook(void* self, sqlite3* db, const char* name, int pages) {
+  auto* writer = static_cast<Writer*>(self);
+  const std::int64_t threshold = writer->options_.checkpoint_pages;
+  if (pages >= threshold * 8) {
+    // The checkpointer cannot keep up (or keeps failing): bound the WAL as SQLite would.
+    ::sqlite3_wal_checkpoint(db, name);
+  } else if (pages >= threshold) {
+    writer->checkpoint_soon();
+  }
+  return SQLITE_OK;
+}
+
+void Writer::checkpoint_soon() {
+  {
+    std::lock_guard lock(checkpoint_mutex_);
+    checkpoint_due_ = true;
+  }
+  checkpoint_wake_.notify_one();
+}
+
+void Writer::run_checkpointer() {
+  for (;;) {
+    {
+      std::unique_lock lock(checkpoint_mutex_);
+      checkpoint_wake_.wait(lock, [this] { return checkpoint_due_ || checkpoint_stop_; });
+      if (checkpoint_stop_) return;
+      checkpoint_due_ = false;
+    }
+    // PASSIVE: copies what no reader still needs and never blocks the writer. A failure
+    // (disk full) leaves the WAL to grow; the next attempt or SQLite's bound retries.
+    int log_pages = 0, checkpointed = 0;
+    const int rc = ::sqlite3_wal_checkpoint_v2(checkpoint_db_->getHandle(), nullptr,
+                                               SQLITE_CHECKPOINT_PASSIVE, &log_pages, &checkpointed);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+      spdlog::warn("WAL checkpoint failed: {}", ::sqlite3_errstr(rc));
+    }
+  }
+}
 
 bool Writer::submit(WriteRequest&& request, bool ignore_capacity) {
   const std::size_t events = weight(request);
@@ -81,6 +133,12 @@ void Writer::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard lock(checkpoint_mutex_);
+    checkpoint_stop_ = true;
+  }
+  checkpoint_wake_.notify_all();
+  if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
 }
 
 void Writer::set_commit_limits(std::int64_t max_events, std::int64_t max_delay_ms) {
@@ -109,6 +167,7 @@ EventResult Writer::write_entry(const EventEntry& entry, const WriteRequest& req
     const InsertOutcome outcome = event_store_.insert(event, resolve_lifecycle(event, profiles));
     r.status = outcome.duplicate ? EventStatus::kDuplicate : EventStatus::kStored;
     r.seq = outcome.seq;
+    if (!outcome.duplicate) last_seq_ = std::max(last_seq_, outcome.seq);
     return r;
   }
   r.semantic = true;
@@ -133,17 +192,47 @@ EventResult Writer::write_entry(const EventEntry& entry, const WriteRequest& req
   const InsertOutcome outcome = event_store_.insert(event, resolve_lifecycle(event, profiles));
   r.status = EventStatus::kStored;
   r.seq = outcome.seq;
+  last_seq_ = std::max(last_seq_, outcome.seq);
   r.decision_id = knowledge_.record(event, outcome.seq, admission, clock_.now_us());
   r.resolution_type = admission.resolution_type;
   r.resolved_ids = admission.resolved_ids;
   return r;
 }
 
+void Writer::index_step(std::int64_t limit) {
+  db_.exec("SAVEPOINT fts");
+  try {
+    const std::int64_t indexed = fts_.index_pending(limit);
+    db_.exec("RELEASE fts");
+    if (indexed == 0) {
+      last_seq_ = txn_fts_seq_;  // what looked pending was rolled back
+    } else {
+      txn_fts_seq_ = fts_.indexed_seq();
+      stats_.fts_indexed.fetch_add(static_cast<std::uint64_t>(indexed), std::memory_order_relaxed);
+    }
+  } catch (const SQLite::Exception& error) {
+    const int code = error.getErrorCode() & 0xff;
+    if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_READONLY ||
+        code == SQLITE_BUSY) {
+      throw;  // storage failures fail the group like any write
+    }
+    // Anything else (a damaged index) must not cost events: keep them, leave the index
+    // where it was, and stop retrying until new events arrive.
+    db_.exec("ROLLBACK TO fts");
+    db_.exec("RELEASE fts");
+    last_seq_ = txn_fts_seq_;
+    spdlog::error("full-text indexing failed, search stays at seq {}: {}", txn_fts_seq_, error.what());
+  }
+}
+
 void Writer::run() {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      // Pending index work keeps the thread busy only while nothing else is queued: an
+      // index-only group commits at most store.fts_batch_events.
+      wake_.wait(lock, [this] { return !queue_.empty() || stopping_ || fts_pending(); });
+      // The index is not finished on stop: the next start carries on from the watermark.
       if (queue_.empty() && stopping_) return;
     }
     commit_group();
@@ -160,6 +249,7 @@ void Writer::commit_group() {
   std::set<std::string> stored_namespaces;
   const std::int64_t start_us = clock_.monotonic_us();
   bool space_freed = false;
+  txn_fts_seq_ = fts_indexed_seq_;
   DecayProfiles profiles;
   {
     std::lock_guard lock(mutex_);
@@ -241,7 +331,17 @@ void Writer::commit_group() {
       }
     }
     for (const auto& ns : stored_namespaces) event_store_.mark_medallions_stale(ns);
+    bool dry = false;
+    {
+      std::lock_guard lock(mutex_);
+      dry = queue_.empty();
+    }
+    // Only when nothing waits: under overload the index must not slow acknowledgements.
+    if (dry && fts_pending()) index_step(fts_batch_events_.load());
     transaction.commit();
+    fts_indexed_seq_ = txn_fts_seq_;
+    stats_.last_seq.store(last_seq_, std::memory_order_relaxed);
+    stats_.fts_indexed_seq.store(fts_indexed_seq_, std::memory_order_relaxed);
   } catch (const SQLite::Exception& error) {
     storage_error = describe_storage_error(error);
     if (taken.empty()) {
@@ -303,6 +403,11 @@ void Writer::commit_group() {
       wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopping_; });
     } else if (stopping) {
       spdlog::error("stopping with storage unavailable: unacknowledged push events were lost");
+    } else if (taken.empty()) {
+      // An index-only transaction failed: do not hammer the disk while the index is pending.
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, std::chrono::milliseconds(250),
+                     [this] { return stopping_ || !queue_.empty(); });
     }
     return;
   }

@@ -2,7 +2,15 @@
 // The single writer: one thread owns the write connection and commits events in groups
 // (up to store.commit_max_events, or store.commit_max_delay_ms after the transaction began,
 // whichever comes first; it commits at once when its queue runs dry, so an idle daemon never
-// delays an acknowledgement).
+// delays an acknowledgement). It also keeps the full-text index (store/fts_index.hpp): when
+// its queue has run dry it indexes up to store.fts_batch_events pending events inside the
+// transaction it is about to commit, and while idle with events pending it commits index-only
+// transactions. Under light load an event is searchable when it is acknowledged; under
+// overload (the queue never runs dry) indexing waits and the lag is reported.
+// WAL checkpoints run on a second thread with its own connection (PASSIVE, started when the
+// WAL passes store.checkpoint_pages), so the writer never copies pages back into the
+// database between two commits; past 8 times that the writer checkpoints itself, as SQLite's
+// autocheckpoint would, so the WAL stays bounded.
 //
 // Thread-safety: submit(), stats() and the setters may be called from any thread. Completion
 // callbacks run on the writer thread, in submission order, after the transaction holding
@@ -15,6 +23,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -24,8 +33,11 @@
 #include "store/database.hpp"
 #include "store/event.hpp"
 #include "store/event_store.hpp"
+#include "store/fts_index.hpp"
 #include "store/knowledge_store.hpp"
 #include "store/lifecycle.hpp"
+
+struct sqlite3;
 
 namespace reflectd::store {
 
@@ -97,6 +109,9 @@ struct WriterStats {
   std::atomic<std::uint64_t> commits{0};
   std::atomic<std::uint64_t> storage_errors{0};
   std::atomic<std::uint64_t> queue_events{0};
+  std::atomic<std::int64_t> last_seq{0};         ///< Highest events.seq committed.
+  std::atomic<std::int64_t> fts_indexed_seq{0};  ///< Full-text watermark committed.
+  std::atomic<std::uint64_t> fts_indexed{0};     ///< Events indexed since start.
 };
 
 struct WriterOptions {
@@ -106,6 +121,13 @@ struct WriterOptions {
   std::int64_t commit_max_delay_ms = 2;
   std::int64_t queue_capacity_events = 100000;
   std::int64_t max_pages = 0;  ///< PRAGMA max_page_count; 0 = unlimited.
+  /// Most events indexed for full-text search in one transaction (bounds how long an event
+  /// arriving meanwhile waits, and the work added to one commit).
+  std::int64_t fts_batch_events = 2000;
+  /// WAL size in pages that wakes the background checkpointer (0 = SQLite's autocheckpoint
+  /// on the writer thread, 1000 pages).
+  std::int64_t checkpoint_pages = 1000;
+  std::int64_t cache_mib = 64;  ///< PRAGMA cache_size of the writer connection, MiB.
 };
 
 class Writer {
@@ -130,6 +152,7 @@ class Writer {
 
   /// Live settings (SIGHUP).
   void set_commit_limits(std::int64_t max_events, std::int64_t max_delay_ms);
+  void set_fts_batch_events(std::int64_t events) { fts_batch_events_ = events; }
   void set_profiles(const DecayProfiles& profiles);
   /// PRAGMA max_page_count (0 = unlimited), applied by the writer thread before its next
   /// transaction.
@@ -145,6 +168,11 @@ class Writer {
  private:
   void run();
   void commit_group();
+  bool fts_pending() const { return fts_indexed_seq_ < last_seq_; }
+  void index_step(std::int64_t limit);
+  void run_checkpointer();
+  void checkpoint_soon();
+  static int wal_hook(void* self, sqlite3* db, const char* name, int pages);
   EventResult write_entry(const EventEntry& entry, const WriteRequest& request,
                           const DecayProfiles& profiles);
 
@@ -155,7 +183,14 @@ class Writer {
   SQLite::Database db_;
   EventStore event_store_;
   KnowledgeStore knowledge_;
+  FtsIndex fts_;
   WriterStats stats_;
+  std::atomic<std::int64_t> fts_batch_events_;
+  // Writer thread only: the highest seq written (possibly by a rolled-back transaction; an
+  // index step that finds nothing resets it) and the committed full-text watermark.
+  std::int64_t last_seq_ = 0;
+  std::int64_t fts_indexed_seq_ = 0;
+  std::int64_t txn_fts_seq_ = 0;  // the watermark inside the open transaction
   std::atomic<std::int64_t> max_events_;
   std::atomic<std::int64_t> max_delay_us_;
   std::atomic<std::int64_t> max_pages_;
@@ -165,6 +200,13 @@ class Writer {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<WriteRequest> queue_;
+  // The checkpointer: woken from the writer's WAL hook (writer thread) when the WAL is large.
+  std::unique_ptr<SQLite::Database> checkpoint_db_;
+  std::mutex checkpoint_mutex_;
+  std::condition_variable checkpoint_wake_;
+  bool checkpoint_due_ = false;    // guarded by checkpoint_mutex_
+  bool checkpoint_stop_ = false;   // guarded by checkpoint_mutex_
+  std::thread checkpoint_thread_;
   DecayProfiles profiles_;  // guarded by mutex_
   std::size_t queued_events_ = 0;
   bool stopping_ = false;

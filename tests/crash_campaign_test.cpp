@@ -35,6 +35,7 @@
 #include "support/corpus.hpp"
 #include "support/db_dump.hpp"
 #include "support/process.hpp"
+#include "store/fts_index.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace reflectd;
@@ -63,6 +64,7 @@ using test::wait_ready;
 struct DbCheck {
   bool integrity_ok = false;
   bool fts_ok = false;
+  bool watermark_ok = false;
   std::int64_t rows = 0;
   std::int64_t distinct_uids = 0;
   std::set<std::string> uids;
@@ -73,6 +75,12 @@ DbCheck check_database(const std::string& path) {
   SQLite::Database db(path, SQLite::OPEN_READWRITE);  // recovers the WAL left by SIGKILL
   out.integrity_ok = db.execAndGet("PRAGMA integrity_check").getString() == "ok";
   try {
+    // The watermark never passes the events, and the index below it is exact: finishing the
+    // indexing as the next start would must leave an index identical to the events table
+    // (integrity-check compares the two; a lost or doubled entry fails it).
+    out.watermark_ok = db.execAndGet("SELECT indexed_seq <= (SELECT coalesce(max(seq), 0) FROM events) "
+                                     "FROM fts_state").getInt() == 1;
+    store::index_all_pending(db);
     db.exec("INSERT INTO events_fts(events_fts) VALUES('integrity-check')");
     out.fts_ok = true;
   } catch (const SQLite::Exception& error) {
@@ -193,13 +201,14 @@ class Publisher {
   std::vector<std::string> unexpected_errors_;
 };
 
-// Every table a job writes, whole: all tables but the events and their FTS index, the dead
-// letters and the job run log (its durations and interrupted rows differ by design).
+// Every table a job writes, whole: all tables but the events and their full-text index (and
+// its watermark), the dead letters and the job run log (its durations and interrupted rows
+// differ by design).
 std::string derived_tables(const std::string& path) {
   SQLite::Database db(path, SQLite::OPEN_READWRITE);
   std::vector<std::string> tables;
   SQLite::Statement list(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
-                             "('events', 'dead_letters', 'job_runs', 'sqlite_sequence') AND name NOT LIKE "
+                             "('events', 'fts_state', 'dead_letters', 'job_runs', 'sqlite_sequence') AND name NOT LIKE "
                              "'events_fts%' ORDER BY name");
   while (list.executeStep()) tables.push_back(list.getColumn(0).getString());
   std::string out;
@@ -268,6 +277,7 @@ TEST_CASE("crash campaign: SIGKILL during an ingest flood loses no acknowledged 
     INFO("round " << round);
     CHECK(check.integrity_ok);
     CHECK(check.fts_ok);
+    CHECK(check.watermark_ok);
     CHECK(check.rows == check.distinct_uids);
     CHECK(lost == 0);
     std::cout << "  round " << round << ": SIGKILL after " << delay_ms << " ms, events in db " << check.rows
@@ -288,6 +298,7 @@ TEST_CASE("crash campaign: SIGKILL during an ingest flood loses no acknowledged 
   const DbCheck final_check = check_database(db);
   CHECK(final_check.integrity_ok);
   CHECK(final_check.fts_ok);
+  CHECK(final_check.watermark_ok);
   const auto ids = publisher.all_ids();
   std::size_t missing = 0;
   for (const auto& id : ids) missing += final_check.uids.count(id) == 0;
@@ -367,6 +378,7 @@ TEST_CASE("crash campaign: SIGKILL during each job, then a rerun, equals an undi
       const DbCheck check = check_database(crash_db);
       CHECK(check.integrity_ok);
       CHECK(check.fts_ok);
+      CHECK(check.watermark_ok);
       CHECK(check.rows == static_cast<std::int64_t>(events));
     }
     auto daemon = start_daemon(crash_db, "crash");

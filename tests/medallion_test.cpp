@@ -273,6 +273,9 @@ TEST_CASE("the read surface over the control socket: search, reinforce, events, 
 
   auto search = test::control(control, {{"cmd", "search"}, {"text", "reconnect"}, {"namespace", "n"}});
   REQUIRE(search["ok"] == true);
+  // An idle writer indexes before it acknowledges: nothing trails.
+  CHECK(search["indexed_through_seq"] == 3);
+  CHECK(search["lag_events"] == 0);
   REQUIRE(search["results"].size() == 2);  // "reconnects" is another token (no stemming)
   for (const auto& r : search["results"]) {
     CHECK(r.contains("id"));
