@@ -325,7 +325,7 @@ void Daemon::handle_control(const nlohmann::json& request, const bus::Principal&
     if (*cmd == "observations") return reply(control_observations(request, caller));
     if (*cmd == "entities") return reply(control_entities(request, caller));
     if (*cmd == "clusters") return reply(control_clusters(request, caller));
-    if (*cmd == "reinforce") return control_reinforce(request, std::move(reply));
+    if (*cmd == "reinforce") return control_reinforce(request, caller, std::move(reply));
     if (*cmd == "search") return reply(control_search(request, caller));
     if (*cmd == "events") return reply(control_events(request, caller));
     if (*cmd == "medallion") return reply(control_medallion(request, caller));
@@ -543,11 +543,15 @@ std::string fts_query(const std::string& text) {
 
 }  // namespace
 
-void Daemon::control_reinforce(const nlohmann::json& request, bus::ControlReply reply) {
+void Daemon::control_reinforce(const nlohmann::json& request, const bus::Principal& caller,
+                               bus::ControlReply reply) {
   const std::string id = text_param(request, "id");
   if (id.empty()) return reply({{"ok", false}, {"error", "reinforce: \"id\" (string) is required"}});
   const bool useful = request.value("useful", true);
-  const std::string actor = text_param(request, "agent_id").empty() ? "control" : text_param(request, "agent_id");
+  // An authenticated caller is its key's agent_id in the audit row, whatever the request says.
+  const std::string actor = !caller.is_local_operator()             ? caller.agent_id
+                            : text_param(request, "agent_id").empty() ? "control"
+                                                                      : text_param(request, "agent_id");
   store::WriteRequest write;
   write.apply = [id, useful, actor, now = clock_.now_us(),
                  profiles = decay_profiles(config_.decay)](SQLite::Database& db) {

@@ -87,7 +87,8 @@ class Daemon {
   nlohmann::json control_observations(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_entities(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_clusters(const nlohmann::json& request, const bus::Principal& caller);
-  void control_reinforce(const nlohmann::json& request, bus::ControlReply reply);
+  void control_reinforce(const nlohmann::json& request, const bus::Principal& caller,
+                         bus::ControlReply reply);
   nlohmann::json control_search(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_events(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_medallion(const nlohmann::json& request, const bus::Principal& caller);

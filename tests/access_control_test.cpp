@@ -381,6 +381,14 @@ TEST_CASE("non-loopback tcp binds need CURVE or security.insecure") {
   test::RunningDaemon daemon(config);
   CHECK(daemon.endpoints().push.at(0).starts_with("tcp://0.0.0.0:"));
 
+  // reflectd --check-config applies the same rule.
+  test::write_text_file(dir.file("open.yaml"), "bus:\n  control: [\"tcp://0.0.0.0:7704\"]\n");
+  const auto check = test::run_process({REFLECTD_BIN, "--check-config", "--config", dir.file("open.yaml")},
+                                       std::chrono::seconds(30));
+  CHECK(check.status.code == 1);
+  CHECK(check.err.find("bus.control: endpoint tcp://0.0.0.0:7704 binds a non-loopback address without CURVE") !=
+        std::string::npos);
+
   CHECK(reflectd::bus::is_loopback_tcp("tcp://127.0.0.1:1"));
   CHECK(reflectd::bus::is_loopback_tcp("tcp://[::1]:1"));
   CHECK(reflectd::bus::is_loopback_tcp("tcp://localhost:*"));
