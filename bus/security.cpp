@@ -240,10 +240,14 @@ std::string authorize_event(store::EventRecord& event, const Principal& principa
   }
   if (!event.agent_id.empty() && event.agent_id != principal.agent_id) {
     // Never trusted, but kept: the claim may matter to whoever investigates it.
-    nlohmann::json metadata = event.metadata_json.empty() ? nlohmann::json::object()
-                                                          : nlohmann::json::parse(event.metadata_json);
-    metadata["_claimed_agent_id"] = event.agent_id;
-    event.metadata_json = metadata.dump();
+    // The decoder wrote metadata_json, so it parses; the event path still never throws.
+    nlohmann::json metadata = event.metadata_json.empty()
+                                  ? nlohmann::json::object()
+                                  : nlohmann::json::parse(event.metadata_json, nullptr, false);
+    if (metadata.is_object()) {
+      metadata["_claimed_agent_id"] = event.agent_id;
+      event.metadata_json = metadata.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
   }
   event.agent_id = principal.agent_id;
   return {};
