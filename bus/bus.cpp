@@ -95,13 +95,15 @@ std::vector<store::DeadLetter> dead_letters_for(const DecodedMessage& message,
 }  // namespace
 
 Bus::Bus(boost::asio::io_context& io, zmq::context_t& context, const config::BusConfig& config,
-         store::Writer& writer, const Clock& clock, ControlHandler control)
+         store::Writer& writer, const Clock& clock, ControlHandler control,
+         SecuritySettings security)
     : io_(io),
       context_(context),
       config_(config),
       writer_(writer),
       clock_(clock),
       control_(std::move(control)),
+      security_(std::move(security)),
       decoder_(clock),
       max_message_bytes_(config.max_message_bytes),
       alive_(std::make_shared<std::atomic<bool>>(true)) {}
@@ -125,6 +127,42 @@ zmq::socket_t Bus::make_socket(zmq::socket_type type, bool tcp_options) {
   return socket;
 }
 
+std::vector<std::string> Bus::bind_endpoints(zmq::socket_t& socket, const std::string& label,
+                                             const std::vector<std::string>& endpoints) {
+  // libzmq copies the socket's options into each listener at bind time, and a CURVE server
+  // cannot be turned back into NULL (EINVAL). So ipc/inproc endpoints are bound first, as
+  // NULL (guarded by file modes), then CURVE is switched on for the tcp ones.
+  std::vector<std::string> bound(endpoints.size());
+  for (const bool tcp_pass : {false, true}) {
+    if (tcp_pass && security_.curve) {
+      socket.set(zmq::sockopt::curve_server, true);
+      socket.set(zmq::sockopt::curve_secretkey, security_.server.secret_key);
+      socket.set(zmq::sockopt::zap_domain, "reflectd");
+    }
+    for (std::size_t i = 0; i < endpoints.size(); ++i) {
+      if (is_tcp(endpoints[i]) != tcp_pass) continue;
+      try {
+        socket.bind(endpoints[i]);
+      } catch (const zmq::error_t& error) {
+        throw std::runtime_error("cannot bind " + label + " endpoint " + endpoints[i] + ": " + error.what());
+      }
+      bound[i] = socket.get(zmq::sockopt::last_endpoint);
+      restrict_ipc_mode(bound[i]);
+    }
+  }
+  return bound;
+}
+
+Bus::Sender Bus::sender_of(const zmq::message_t& frame) const {
+  if (!security_.curve) return {};
+  const char* user_id = zmq_msg_gets(frame.handle(), "User-Id");
+  if (user_id == nullptr || *user_id == '\0') return {};
+  if (const Principal* principal = security_.keys ? security_.keys->find(user_id) : nullptr) {
+    return {principal, {}};
+  }
+  return {nullptr, user_id};
+}
+
 Bus::Inlet& Bus::add_inlet(Role role, zmq::socket_type type, const std::string& label) {
   auto inlet = std::make_unique<Inlet>(Inlet{role, label, make_socket(type, true), nullptr, {}});
   Inlet& ref = *inlet;
@@ -133,18 +171,9 @@ Bus::Inlet& Bus::add_inlet(Role role, zmq::socket_type type, const std::string& 
 }
 
 void Bus::start() {
-  const auto bind_all = [](Inlet& inlet, const std::vector<std::string>& endpoints,
+  const auto bind_all = [this](Inlet& inlet, const std::vector<std::string>& endpoints,
                                std::vector<std::string>& bound) {
-    for (const auto& endpoint : endpoints) {
-      try {
-        inlet.socket.bind(endpoint);
-      } catch (const zmq::error_t& error) {
-        throw std::runtime_error("cannot bind " + inlet.label + " endpoint " + endpoint + ": " +
-                                 error.what());
-      }
-      bound.push_back(inlet.socket.get(zmq::sockopt::last_endpoint));
-      restrict_ipc_mode(bound.back());
-    }
+    bound = bind_endpoints(inlet.socket, inlet.label, endpoints);
   };
   if (!config_.ingest.empty()) {
     bind_all(add_inlet(Role::kIngest, zmq::socket_type::router, "ingest"), config_.ingest,
@@ -171,15 +200,7 @@ void Bus::start() {
   }
   if (!config_.notify.empty()) {
     notify_ = std::make_unique<zmq::socket_t>(make_socket(zmq::socket_type::pub, true));
-    for (const auto& endpoint : config_.notify) {
-      try {
-        notify_->bind(endpoint);
-      } catch (const zmq::error_t& error) {
-        throw std::runtime_error("cannot bind notify endpoint " + endpoint + ": " + error.what());
-      }
-      bound_.notify.push_back(notify_->get(zmq::sockopt::last_endpoint));
-      restrict_ipc_mode(bound_.notify.back());
-    }
+    bound_.notify = bind_endpoints(*notify_, "notify", config_.notify);
   }
   reading_ = true;
   for (auto& inlet : inlets_) {
@@ -257,7 +278,15 @@ bool Bus::handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames) {
                     "frame of at most 255 bytes; got " + std::to_string(frames.size() - 1) +
                     " frames";
   }
-  if (message.error.empty()) message = decoder_.decode(payload, static_cast<std::size_t>(max_message_bytes_));
+  if (message.error.empty()) {
+    const Sender sender = sender_of(frames.back());
+    if (!sender.revoked.empty()) {
+      message.error = "authorization: CURVE key " + sender.revoked +
+                      " is no longer in the authorized keys";
+    } else {
+      message = decoder_.decode(payload, static_cast<std::size_t>(max_message_bytes_), sender.principal);
+    }
+  }
   const bool batch = message.batch;
   request.message_error = std::move(message.error);
   request.entries = std::move(message.events);
@@ -285,8 +314,13 @@ bool Bus::handle_fire_and_forget(Inlet& inlet, std::vector<zmq::message_t>& fram
     request.dead_letters.push_back(store::DeadLetter{
         std::string(payload), inlet.label,
         "message: expected 1 frame, got " + std::to_string(frames.size()), now});
+  } else if (const Sender sender = sender_of(frames.back()); !sender.revoked.empty()) {
+    request.dead_letters.push_back(store::DeadLetter{
+        std::string(payload), inlet.label,
+        "authorization: CURVE key " + sender.revoked + " is no longer in the authorized keys", now});
   } else {
-    DecodedMessage message = decoder_.decode(payload, static_cast<std::size_t>(max_message_bytes_));
+    DecodedMessage message =
+        decoder_.decode(payload, static_cast<std::size_t>(max_message_bytes_), sender.principal);
     request.dead_letters = dead_letters_for(message, payload, inlet.label, now);
     request.entries = std::move(message.events);
     if (request.dead_letters.empty()) {
@@ -318,8 +352,14 @@ void Bus::handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames) {
     return;
   }
   const nlohmann::json& request = parsed.request;
+  const Sender sender = sender_of(frames.back());
+  if (!sender.revoked.empty()) {
+    reply({{"ok", false},
+           {"error", "authorization: CURVE key " + sender.revoked + " is no longer in the authorized keys"}});
+    return;
+  }
   try {
-    control_(request, reply);
+    control_(request, sender.principal ? *sender.principal : Principal::local_operator(), reply);
   } catch (const std::exception& error) {
     reply({{"ok", false}, {"error", std::string("internal error: ") + error.what()}});
   }

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bus/event_decoder.hpp"
+#include "bus/security.hpp"
 #include "bus/socket_reactor.hpp"
 #include "common/clock.hpp"
 #include "config/config.hpp"
@@ -38,9 +39,11 @@ namespace reflectd::bus {
 
 /// Delivers the reply to one control request; callable once, from any thread.
 using ControlReply = std::function<void(nlohmann::json reply)>;
-/// Answers one control request (an already parsed JSON object), now or later (a request that
-/// waits for a job keeps `reply` until the job ends). Runs on the io_context's thread.
-using ControlHandler = std::function<void(const nlohmann::json& request, ControlReply reply)>;
+/// Answers one control request (an already parsed JSON object) from `caller`, now or later (a
+/// request that waits for a job keeps `reply` until the job ends). Runs on the io_context's
+/// thread; `caller` is valid only during the call.
+using ControlHandler =
+    std::function<void(const nlohmann::json& request, const Principal& caller, ControlReply reply)>;
 
 /// Endpoints actually bound (wildcard ports resolved), per socket role.
 struct BoundEndpoints {
@@ -59,8 +62,12 @@ struct BusStats {
 
 class Bus {
  public:
+  /// With `security.curve`, every tcp endpoint is a CURVE server (ZAP domain "reflectd"; a
+  /// ZapHandler must be bound in `context` first) and each message is checked against the
+  /// Principal of its "User-Id" (bus/security.hpp).
   Bus(boost::asio::io_context& io, zmq::context_t& context, const config::BusConfig& config,
-      store::Writer& writer, const Clock& clock, ControlHandler control);
+      store::Writer& writer, const Clock& clock, ControlHandler control,
+      SecuritySettings security = {});
   ~Bus();
   Bus(const Bus&) = delete;
   Bus& operator=(const Bus&) = delete;
@@ -78,6 +85,10 @@ class Bus {
   /// Called by the writer (any thread) when its queue has room again.
   void writer_has_space();
 
+  /// Live setting (SIGHUP): the authorized keys used for messages read from now on; a
+  /// connection whose key was removed gets every message refused.
+  void set_authorized_keys(std::shared_ptr<const AuthorizedKeys> keys) { security_.keys = std::move(keys); }
+
   /// Live setting (SIGHUP): the payload limit applied to messages read from now on.
   void set_max_message_bytes(std::int64_t bytes) { max_message_bytes_ = bytes; }
 
@@ -94,7 +105,19 @@ class Bus {
     std::optional<store::WriteRequest> pending;  // refused by a full writer
   };
 
+  // The sender of a message: nullptr for the local operator (no CURVE on its endpoint);
+  // `revoked` holds the key of an authenticated connection whose key is no longer listed.
+  struct Sender {
+    const Principal* principal = nullptr;
+    std::string revoked;
+  };
+
   zmq::socket_t make_socket(zmq::socket_type type, bool tcp_options);
+  // Binds every endpoint (tcp ones as CURVE servers when configured); returns the bound
+  // endpoints in the order given. Throws std::runtime_error naming the endpoint.
+  std::vector<std::string> bind_endpoints(zmq::socket_t& socket, const std::string& label,
+                                          const std::vector<std::string>& endpoints);
+  Sender sender_of(const zmq::message_t& frame) const;
   Inlet& add_inlet(Role role, zmq::socket_type type, const std::string& label);
   SocketReactor::Drain drain(Inlet& inlet);
   bool handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames);
@@ -110,6 +133,7 @@ class Bus {
   store::Writer& writer_;
   const Clock& clock_;
   ControlHandler control_;
+  SecuritySettings security_;
   EventDecoder decoder_;
   std::int64_t max_message_bytes_;
   std::vector<std::unique_ptr<Inlet>> inlets_;

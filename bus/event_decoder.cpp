@@ -377,7 +377,8 @@ bool valid_namespace(std::string_view ns) {
 
 EventDecoder::EventDecoder(const Clock& clock) : clock_(clock) {}
 
-DecodedMessage EventDecoder::decode(std::string_view payload, std::size_t max_message_bytes) {
+DecodedMessage EventDecoder::decode(std::string_view payload, std::size_t max_message_bytes,
+                                    const Principal* sender) {
   DecodedMessage message;
   if (payload.size() > max_message_bytes) {
     message.error = "message: " + std::to_string(payload.size()) + " bytes exceeds the limit of " +
@@ -392,7 +393,7 @@ DecodedMessage EventDecoder::decode(std::string_view payload, std::size_t max_me
   }
   const std::int64_t received_us = clock_.now_us();
   if (root.is_object()) {
-    message.events.push_back(decode_event(root, 0, received_us));
+    message.events.push_back(decode_event(root, 0, received_us, sender));
     return message;
   }
   simdjson::dom::array items;
@@ -409,12 +410,12 @@ DecodedMessage EventDecoder::decode(std::string_view payload, std::size_t max_me
   }
   message.events.reserve(items.size());
   std::size_t index = 0;
-  for (element item : items) message.events.push_back(decode_event(item, index++, received_us));
+  for (element item : items) message.events.push_back(decode_event(item, index++, received_us, sender));
   return message;
 }
 
 DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index,
-                                        std::int64_t received_us) {
+                                        std::int64_t received_us, const Principal* sender) {
   DecodedEvent result;
   result.index = index;
   object fields;
@@ -635,6 +636,13 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
     event.metadata_json = json_of(metadata_value);
   }
   if (!have_timestamp) event.timestamp_us = received_us;
+  if (sender != nullptr) {
+    if (std::string denied = authorize_event(event, *sender); !denied.empty()) {
+      result.id = event.uid;
+      result.error = std::move(denied);
+      return result;
+    }
+  }
   event.content_hash = sha256_hex(event.content);
   if (event.uid.empty()) {
     // Canonical JSON: keys sorted (nlohmann's std::map), no white space, UTF-8 as is.

@@ -15,6 +15,7 @@
 
 #include <simdjson.h>
 
+#include "bus/security.hpp"
 #include "common/clock.hpp"
 #include "store/event.hpp"
 
@@ -42,11 +43,14 @@ class EventDecoder {
   explicit EventDecoder(const Clock& clock);
 
   /// Decodes `payload`. `max_message_bytes` is the payload limit (bus.max_message_bytes).
-  DecodedMessage decode(std::string_view payload, std::size_t max_message_bytes);
+  /// With a `sender`, each valid event also passes authorize_event() (agent_id stamped before
+  /// a derived id is computed; namespace and sensitivity outside its rights are rejected).
+  DecodedMessage decode(std::string_view payload, std::size_t max_message_bytes,
+                        const Principal* sender = nullptr);
 
  private:
   DecodedEvent decode_event(simdjson::dom::element element, std::size_t index,
-                            std::int64_t received_us);
+                            std::int64_t received_us, const Principal* sender);
 
   const Clock& clock_;
   simdjson::dom::parser parser_;

@@ -16,14 +16,16 @@ namespace reflectd::cli {
 using json = nlohmann::json;
 
 std::optional<json> control_request(const std::string& endpoint, const json& request,
-                                    std::chrono::milliseconds timeout) {
+                                    std::chrono::milliseconds timeout,
+                                    const std::optional<CurveClientKeys>& curve) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const auto remaining = [&deadline] {
     return std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(
                                                       deadline - std::chrono::steady_clock::now()));
   };
   zmq::context_t context(1);
-  zmq::socket_t socket = connect_socket(context, zmq::socket_type::dealer, endpoint, {});
+  zmq::socket_t socket = connect_socket(context, zmq::socket_type::dealer, endpoint,
+                                        SocketOptions{1000, std::chrono::milliseconds(1000), curve});
   if (!wait_writable(socket, remaining())) return std::nullopt;
   const std::string body = request.dump();
   socket.send(zmq::str_buffer("1"), zmq::send_flags::sndmore);
@@ -45,7 +47,7 @@ int run_control_command(const ControlCommand& command, const ControlOptions& opt
   const std::string prefix = "reflectctl " + std::string(command.name) + ": ";
   std::optional<json> reply;
   try {
-    reply = control_request(options.endpoint, request, options.timeout);
+    reply = control_request(options.endpoint, request, options.timeout, options.curve);
   } catch (const std::runtime_error& error) {
     std::cerr << prefix << error.what() << '\n';
     return kExitUsage;

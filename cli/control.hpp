@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/socket.hpp"
+
 namespace reflectd::cli {
 
 /// What every control command needs.
@@ -22,6 +24,7 @@ struct ControlOptions {
   std::string endpoint;                     ///< The control endpoint.
   std::chrono::milliseconds timeout{3000};  ///< For connecting and the reply together.
   bool json = false;                        ///< Print the daemon's JSON reply instead of a table.
+  std::optional<CurveClientKeys> curve;     ///< Connect with CURVE (--curve-key, --server-key).
 };
 
 /// Sends `request` as [request id, JSON] on a DEALER connected to `endpoint` and returns the
@@ -29,7 +32,8 @@ struct ControlOptions {
 /// returned as a string value. Throws std::runtime_error for an endpoint that cannot be used.
 std::optional<nlohmann::json> control_request(const std::string& endpoint,
                                               const nlohmann::json& request,
-                                              std::chrono::milliseconds timeout);
+                                              std::chrono::milliseconds timeout,
+                                              const std::optional<CurveClientKeys>& curve = std::nullopt);
 
 /// Turns a reply into the text printed on stdout.
 using ReplyFormatter = std::function<std::string(const nlohmann::json& reply)>;

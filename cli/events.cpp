@@ -88,7 +88,7 @@ int run_events_tail(const EventsOptions& options) {
     std::optional<json> reply;
     try {
       reply = control_request(options.control.endpoint, events_request(options, after),
-                              options.control.timeout);
+                              options.control.timeout, options.control.curve);
     } catch (const zmq::error_t& error) {
       if (is_eintr(error)) break;
       throw;

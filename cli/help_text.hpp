@@ -25,6 +25,7 @@ COMMANDS
   medallion ACTION      get, query, history or list the medallions (project summaries)
   entities              list the most important entities
   clusters              list the largest clusters of similar events
+  keygen PATH           write a CURVE keypair: PATH (secret, mode 0600) and PATH.pub
   Run `reflectctl COMMAND --help` for the options of a command. Global options may be given
   before or after the command; --push EP (an alias of --push-endpoint) only before `publish`,
   where --push is publish's mode flag.
@@ -35,6 +36,13 @@ ENDPOINTS
   bound to an ephemeral port (tcp://127.0.0.1:*) cannot be derived: pass it explicitly.
   Built-in defaults: ingest tcp://127.0.0.1:7701, push tcp://127.0.0.1:7702,
   control tcp://127.0.0.1:7704.
+
+SECURITY
+  When reflectd runs with CURVE (security.curve_secret_key_file), connect with
+  --curve-key FILE (your secret key file, from `reflectctl keygen`) and --server-key FILE
+  (the daemon's .pub file), or $REFLECTCTL_CURVE_KEY and $REFLECTCTL_SERVER_KEY. Your public
+  key must be listed in the daemon's authorized keys; an unlisted key is refused at the
+  handshake, which shows as "no connection" (the daemon logs the refused key).
 
 EXAMPLES
   reflectctl publish events.jsonl
@@ -52,6 +60,8 @@ EXAMPLES
   reflectctl medallion get libzmq
   reflectctl entities --namespace libzmq --top 10
   reflectctl clusters --limit 5
+  reflectctl keygen ~/.config/reflectd/agent.key
+  reflectctl --curve-key agent.key --server-key server.key.pub --control tcp://10.0.0.5:7704 status
 
 EXIT STATUS
   0  publish: every event stored or duplicate; run --wait: the run ended ok or skipped;
@@ -347,5 +357,25 @@ EXIT STATUS
   1  the daemon answered with an error
   2  invalid command line, configuration file or endpoint
   3  no reply within --timeout-ms)";
+
+inline constexpr const char* kKeygenDescription =
+    "Write a CURVE keypair in the ZeroMQ certificate format (zcert): PATH holds the secret\n"
+    "and public key (mode 0600), PATH.pub the public key only (mode 0644).\n";
+
+inline constexpr const char* kKeygenFooter = R"(
+The files interoperate with other ZeroMQ tools (CZMQ zcert, pyzmq zmq.auth). For the daemon,
+point security.curve_secret_key_file at PATH and give clients PATH.pub (their --server-key).
+For a client, add the public key printed here to the daemon's authorized keys file.
+Existing files are never replaced unless --force is given.
+
+EXAMPLES
+  reflectctl keygen /etc/reflectd/server.key
+  reflectctl keygen agent.key --force
+
+EXIT STATUS
+  0  both files written
+  1  a file could not be written
+  2  a file exists (without --force), or bad usage
+)";
 
 }  // namespace reflectd::cli

@@ -22,6 +22,7 @@
 #include "cli/search.hpp"
 #include "cli/status.hpp"
 #include "common/version.hpp"
+#include "common/zcert.hpp"
 
 namespace {
 
@@ -64,6 +65,11 @@ struct Commands {
   CLI::App* clusters = nullptr;
   ClustersOptions clusters_options;
   int other_timeout_ms = 3000;  // search, reinforce, events, medallion, entities, clusters.
+  std::string curve_key_file;    // --curve-key
+  std::string server_key_file;   // --server-key
+  CLI::App* keygen = nullptr;
+  std::string keygen_path;
+  bool keygen_force = false;
 };
 
 // --timeout-ms and --json, shared by every control command.
@@ -101,6 +107,14 @@ void add_global_options(CLI::App& app, Commands& c) {
                  "control endpoint to connect to, e.g. tcp://127.0.0.1:7704 (overrides "
                  "bus.control)")
       ->type_name("EP");
+  app.add_option("--curve-key", c.curve_key_file,
+                 "connect with CURVE using this secret key file (zcert, from `reflectctl keygen`)")
+      ->envname("REFLECTCTL_CURVE_KEY")
+      ->type_name("FILE");
+  app.add_option("--server-key", c.server_key_file,
+                 "the daemon's public key file (its keygen .pub) for CURVE")
+      ->envname("REFLECTCTL_SERVER_KEY")
+      ->type_name("FILE");
   app.set_version_flag("-V,--version", std::string("reflectctl ") + reflectd::kVersion);
 }
 
@@ -316,11 +330,35 @@ void add_clusters(CLI::App& app, Commands& c) {
   c.clusters = cmd;
 }
 
-// Fills a control command's endpoint and timeout.
+void add_keygen(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("keygen", kKeygenDescription);
+  cmd->footer(kKeygenFooter);
+  cmd->add_option("PATH", c.keygen_path, "the secret key file; the public one is PATH.pub")->required();
+  cmd->add_flag("-f,--force", c.keygen_force, "replace existing files");
+  c.keygen = cmd;
+}
+
+int run_keygen(const Commands& c) {
+  const reflectd::CurveCert cert = reflectd::generate_cert();
+  try {
+    reflectd::write_cert_pair(c.keygen_path, cert, c.keygen_force);
+  } catch (const std::runtime_error& error) {
+    std::cerr << "reflectctl keygen: " << error.what() << '\n';
+    const bool exists = std::string_view(error.what()).find("exists; not overwriting") != std::string_view::npos;
+    return exists ? kExitUsage : kExitFailed;
+  }
+  std::cout << "secret key: " << c.keygen_path << " (mode 0600)\n"
+            << "public key: " << c.keygen_path << ".pub\n"
+            << "public_key: \"" << cert.public_key << "\"\n";
+  return kExitOk;
+}
+
+// Fills a control command's endpoint, timeout and CURVE keys.
 void resolve_control(ControlOptions& options, const Commands& c,
                      const reflectd::config::Config& config, int timeout_ms) {
   options.endpoint = resolve_endpoint(c.endpoints, config, Role::kControl);
   options.timeout = std::chrono::milliseconds(timeout_ms);
+  options.curve = load_curve_client(c.curve_key_file, c.server_key_file);
 }
 
 // Resolves endpoints and limits; throws std::runtime_error (or config::ConfigError).
@@ -330,6 +368,7 @@ void resolve(Commands& c) {
     PublishOptions& o = c.publish_options;
     o.endpoint = resolve_endpoint(c.endpoints, config, o.push ? Role::kPush : Role::kIngest);
     o.timeout = std::chrono::milliseconds(c.publish_timeout_ms);
+    o.curve = load_curve_client(c.curve_key_file, c.server_key_file);
     o.batch.max_events = c.batch_events;
     o.batch.max_bytes = static_cast<std::size_t>(
         c.max_message_bytes > 0 ? c.max_message_bytes : config.bus.max_message_bytes);
@@ -400,10 +439,19 @@ int run(int argc, char** argv) {
   add_medallion(app, commands);
   add_entities(app, commands);
   add_clusters(app, commands);
+  add_keygen(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? kExitOk : kExitUsage;
+  }
+  if (*commands.keygen) {
+    try {
+      return run_keygen(commands);
+    } catch (const std::exception& error) {
+      std::cerr << "reflectctl keygen: " << error.what() << '\n';
+      return kExitFailed;
+    }
   }
 
   try {

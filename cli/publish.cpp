@@ -69,7 +69,7 @@ int run_publish(const PublishOptions& options) {
   // Push has no replies to wait for: linger is how long queued messages get to leave.
   const SocketOptions socket_options{
       static_cast<int>(std::max<std::size_t>(options.window * 2, 1000)),
-      options.push ? options.timeout : std::chrono::milliseconds(1000)};
+      options.push ? options.timeout : std::chrono::milliseconds(1000), options.curve};
   zmq::socket_t socket;
   try {
     socket =

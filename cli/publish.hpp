@@ -8,10 +8,12 @@
 // of the input throws std::runtime_error. Thread-safety: call from one thread at a time.
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/message_builder.hpp"
+#include "cli/socket.hpp"
 
 namespace reflectd::cli {
 
@@ -24,6 +26,7 @@ struct PublishOptions {
   std::size_t window = 64;
   std::chrono::milliseconds timeout{5000};
   int retries = 5;
+  std::optional<CurveClientKeys> curve;  ///< Connect with CURVE (--curve-key, --server-key).
 };
 
 /// Publishes, draws progress on stderr when it is a terminal, prints the summary on stdout

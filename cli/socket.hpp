@@ -5,16 +5,31 @@
 // std::runtime_error naming the endpoint. Thread-safety: a socket belongs to one thread.
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include <zmq.hpp>
 
 namespace reflectd::cli {
 
+/// CURVE client keys (Z85): ours and the daemon's public key (README "Security").
+struct CurveClientKeys {
+  std::string public_key;
+  std::string secret_key;
+  std::string server_key;
+};
+
+/// Reads --curve-key (our secret certificate) and --server-key (the daemon's public
+/// certificate, or its secret one) in the zcert format. Both empty: nullopt (no CURVE); only
+/// one given, or an unreadable file: std::runtime_error naming the file.
+std::optional<CurveClientKeys> load_curve_client(const std::string& curve_key_file,
+                                                 const std::string& server_key_file);
+
 /// Options of a client socket.
 struct SocketOptions {
   int high_water_mark = 1000;              ///< ZMQ_SNDHWM and ZMQ_RCVHWM, messages.
   std::chrono::milliseconds linger{1000};  ///< ZMQ_LINGER: bound on the wait at exit.
+  std::optional<CurveClientKeys> curve;    ///< Connect as a CURVE client when set.
 };
 
 /// Creates a socket of `type`, connected to `endpoint`. ZMQ_IMMEDIATE is set so messages

@@ -98,8 +98,10 @@ void apply(Config& config, const KeySpec& spec, const YAML::Node& node, std::str
   const std::string_view key = spec.path;
   switch (spec.type) {
     case KeyType::kString: {
-      if (!node.IsScalar() || node.Scalar().empty()) {
-        fail(origin, node.Mark(), key, "must be a non-empty string");
+      // A string whose default is empty (an optional file) may be empty: "not set".
+      const bool may_be_empty = spec.default_yaml == "\"\"";
+      if (!node.IsScalar() || (node.Scalar().empty() && !may_be_empty)) {
+        fail(origin, node.Mark(), key, may_be_empty ? "must be a string" : "must be a non-empty string");
       }
       std::get<std::string& (*)(Config&)>(spec.field)(config) = node.Scalar();
       return;

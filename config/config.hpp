@@ -140,6 +140,13 @@ struct DaemonConfig {
   std::int64_t stats_interval_ms = 0;  ///< Period of `events.stored` and STATUS=, ms.
 };
 
+/// Access control (bus/security.hpp, README "Security").
+struct SecurityConfig {
+  std::string curve_secret_key_file;  ///< The daemon's CURVE certificate (zcert, secret).
+  std::string authorized_keys_file;   ///< YAML list of client keys and their rights.
+  bool insecure = false;              ///< Allow non-loopback tcp binds without CURVE.
+};
+
 /// The whole validated configuration. A default-constructed Config is empty; use
 /// `defaults()` or `load_file()` to get one filled from the key table.
 struct Config {
@@ -154,6 +161,7 @@ struct Config {
   ClusteringConfig clustering;
   ImportanceConfig importance;
   MedallionConfig medallion;
+  SecurityConfig security;
 };
 
 /// A configuration error. `what()` reads "FILE:LINE:COL: KEY: problem" when the position

@@ -62,6 +62,23 @@ const std::array kKeys{
           "ZMQ_HEARTBEAT_TIMEOUT: a tcp peer silent this long is disconnected.",
           +[](Config& c) -> std::int64_t& { return c.bus.heartbeat_timeout_ms; }},
 
+  KeySpec{"security.curve_secret_key_file", KT::kString, "\"\"", 0, 0, "", false, "",
+          "The daemon's CURVE certificate (ZeroMQ zcert format, secret key, mode 0600; "
+          "`reflectctl keygen FILE` writes one). Set together with security.authorized_keys_file "
+          "to make every tcp endpoint a CURVE server that admits only the authorized keys. "
+          "Empty: no CURVE.",
+          +[](Config& c) -> std::string& { return c.security.curve_secret_key_file; }},
+  KeySpec{"security.authorized_keys_file", KT::kString, "\"\"", 0, 0, "", true, "",
+          "YAML list of client public keys, each with its agent_id, the namespaces it may write "
+          "and read, its max_sensitivity and whether it is admin (README \"Security\"). Re-read "
+          "on SIGHUP; an invalid file keeps the running list.",
+          +[](Config& c) -> std::string& { return c.security.authorized_keys_file; }},
+  KeySpec{"security.insecure", KT::kBoolean, "false", 0, 0, "", false, "",
+          "Allow tcp endpoints on non-loopback addresses without CURVE (anyone who can reach "
+          "them may publish and use every control command). Without it such a bind is refused "
+          "at startup.",
+          +[](Config& c) -> bool& { return c.security.insecure; }},
+
   KeySpec{"store.path", KT::kString, "reflectd.db", 0, 0, "", false, "",
           "SQLite database file. A relative path resolves against $STATE_DIRECTORY when "
           "systemd sets it, else against the working directory.",

@@ -65,15 +65,23 @@ void Daemon::start() {
   started_us_ = clock_.now_us();
   spdlog::set_level(spdlog::level::from_str(config_.log.level));
   store_path_ = config::resolve_store_path(config_.store.path, std::getenv("STATE_DIRECTORY"));
+  security_ = bus::load_security(config_);
+  if (security_.curve) {
+    if (zmq_has("curve") == 0) throw std::runtime_error("security: libzmq was built without CURVE");
+    zap_ = std::make_unique<bus::ZapHandler>(io_, zmq_context_, security_.keys);
+    zap_->start();
+  }
 
   writer_ = std::make_unique<store::Writer>(writer_options(config_, store_path_), clock_, [this] {
     if (bus::Bus* bus = bus_for_writer_.load()) bus->writer_has_space();
   });
 
   bus_ = std::make_unique<bus::Bus>(io_, zmq_context_, config_.bus, *writer_, clock_,
-                                    [this](const nlohmann::json& request, bus::ControlReply reply) {
-                                      handle_control(request, std::move(reply));
-                                    });
+                                    [this](const nlohmann::json& request, const bus::Principal& caller,
+                                           bus::ControlReply reply) {
+                                      handle_control(request, caller, std::move(reply));
+                                    },
+                                    security_);
   bus_for_writer_ = bus_.get();
 
   const store::DatabaseOptions database{store_path_, config_.store.synchronous,
@@ -146,7 +154,10 @@ void Daemon::stop_now() {
   // Commits everything already received; its replies are posted to the io_context ahead of
   // the close below, so they are sent (within bus.linger_ms) before the sockets close.
   writer_->stop();
-  boost::asio::post(io_, [this] { bus_->close(); });
+  boost::asio::post(io_, [this] {
+    bus_->close();
+    if (zap_) zap_->close();
+  });
 }
 
 void Daemon::reload_now() {
@@ -158,6 +169,13 @@ void Daemon::reload_now() {
         options_.config_path.empty() ? config::defaults() : config::load_file(options_.config_path);
     // Everything that can fail is built before anything is applied.
     std::vector<jobs::Job> next_jobs = build_jobs(next);
+    // The authorized keys are re-read on every reload (the file may change under the same
+    // name); a broken file keeps the running list.
+    std::shared_ptr<const bus::AuthorizedKeys> next_keys;
+    if (!next.security.authorized_keys_file.empty()) {
+      next_keys = std::make_shared<const bus::AuthorizedKeys>(
+          bus::AuthorizedKeys::load_file(next.security.authorized_keys_file));
+    }
     std::vector<std::string> restart_needed;
     for (std::string_view key : config::changed_keys(config_, next)) {
       const auto table = config::key_table();
@@ -177,6 +195,14 @@ void Daemon::reload_now() {
     config_.consolidation = next.consolidation;
     config_.decay = next.decay;
     config_.medallion = next.medallion;
+    if (security_.curve && next_keys) {
+      config_.security.authorized_keys_file = next.security.authorized_keys_file;
+      security_.keys = next_keys;
+      bus_->set_authorized_keys(next_keys);
+      zap_->set_keys(next_keys);
+    } else if (security_.curve) {
+      restart_needed.emplace_back("security.authorized_keys_file");
+    }
     writer_->set_profiles(decay_profiles(config_.decay));
     scheduler_->reconfigure(std::move(next_jobs));
     reader_vitality_ = vitality_params(config_.decay);
@@ -249,7 +275,7 @@ std::string Daemon::status_line() const {
                      stats.dead_letters.load(), stats.queue_events.load());
 }
 
-nlohmann::json Daemon::status() const {
+nlohmann::json Daemon::status(const bus::Principal& caller) const {
   const auto& stats = writer_->stats();
   const auto& bus_stats = bus_->stats();
   const auto& bound = endpoints();
@@ -279,27 +305,47 @@ nlohmann::json Daemon::status() const {
         {"control", bound.control}}},
       {"last_reload",
        {{"at_us", last_reload_.at_us}, {"ok", last_reload_.ok}, {"message", last_reload_.message}}},
+      {"security",
+       {{"curve", security_.curve},
+        {"insecure", security_.insecure},
+        {"authorized_keys", security_.keys ? security_.keys->size() : 0},
+        {"handshakes_accepted", zap_ ? zap_->stats().accepted.load() : 0},
+        {"handshakes_refused", zap_ ? zap_->stats().refused.load() : 0}}},
+      {"caller",
+       {{"agent_id", caller.is_local_operator() ? nlohmann::json() : nlohmann::json(caller.agent_id)},
+        {"local_operator", caller.is_local_operator()},
+        {"namespaces", caller.all_namespaces ? nlohmann::json::array({"*"}) : nlohmann::json(caller.namespaces)},
+        {"max_sensitivity", bus::kSensitivityLevels[caller.clearance]},
+        {"admin", caller.admin}}},
   };
 }
 
-void Daemon::handle_control(const nlohmann::json& request, bus::ControlReply reply) {
+void Daemon::handle_control(const nlohmann::json& request, const bus::Principal& caller,
+                            bus::ControlReply reply) {
   const auto cmd = request.find("cmd");
   if (cmd == request.end() || !cmd->is_string()) {
     reply({{"ok", false}, {"error", std::string("request: \"cmd\" (string) is required; known: ") + kCommands}});
     return;
   }
+  // Admin commands change what the daemon holds or does (README "Security").
+  const bool admin_command = *cmd == "run" || *cmd == "reinforce" || *cmd == "test_stall";
+  if (admin_command && !caller.admin) {
+    return reply({{"ok", false},
+                  {"error", cmd->get<std::string>() + ": not allowed for agent '" + caller.agent_id +
+                                "': admin commands (run, reinforce) need admin: true in the authorized keys"}});
+  }
   try {
-    if (*cmd == "status") return reply(status());
+    if (*cmd == "status") return reply(status(caller));
     if (*cmd == "run") return control_run(request, std::move(reply));
     if (*cmd == "jobs") return reply(control_jobs(request));
-    if (*cmd == "knowledge") return reply(control_knowledge(request));
-    if (*cmd == "observations") return reply(control_observations(request));
-    if (*cmd == "entities") return reply(control_entities(request));
-    if (*cmd == "clusters") return reply(control_clusters(request));
-    if (*cmd == "reinforce") return control_reinforce(request, std::move(reply));
-    if (*cmd == "search") return reply(control_search(request));
-    if (*cmd == "events") return reply(control_events(request));
-    if (*cmd == "medallion") return reply(control_medallion(request));
+    if (*cmd == "knowledge") return reply(control_knowledge(request, caller));
+    if (*cmd == "observations") return reply(control_observations(request, caller));
+    if (*cmd == "entities") return reply(control_entities(request, caller));
+    if (*cmd == "clusters") return reply(control_clusters(request, caller));
+    if (*cmd == "reinforce") return control_reinforce(request, caller, std::move(reply));
+    if (*cmd == "search") return reply(control_search(request, caller));
+    if (*cmd == "events") return reply(control_events(request, caller));
+    if (*cmd == "medallion") return reply(control_medallion(request, caller));
     if (options_.test_hooks && *cmd == "test_stall") {
       // Test hook (daemon/test_hooks.hpp): a deliberately stuck event loop for the watchdog test.
       const auto ms = std::clamp<std::int64_t>(request.value("ms", std::int64_t{0}), 0, 60000);
@@ -314,6 +360,30 @@ void Daemon::handle_control(const nlohmann::json& request, bus::ControlReply rep
 }
 
 namespace {
+
+// The caller's read scope, bound to parameters ?20 (clearance), ?21 (every namespace) and ?22
+// (its namespaces, a JSON array) that the read queries test in their WHERE clauses
+// (rank_sql, scope_sql), so rows outside it are never read and a LIMIT counts only rows the
+// caller may see. Numbered, not named: SQLite gives a named parameter the next free index,
+// which collides with the queries' own ?N. ?23 is the redaction marker.
+void bind_scope(SQLite::Statement& query, const bus::Principal& caller, bool with_clearance) {
+  if (with_clearance) query.bind(20, caller.clearance);
+  query.bind(21, caller.all_namespaces ? 1 : 0);
+  query.bind(22, nlohmann::json(caller.namespaces).dump());
+}
+
+// Seed 002 level -> rank; an unknown value counts as the highest level.
+std::string rank_sql(const char* column) {
+  return fmt::format("(CASE {} WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
+                     "WHEN 'high' THEN 3 ELSE 4 END)", column);
+}
+
+std::string scope_sql(const char* column) {
+  return fmt::format("(?21 = 1 OR {} IN (SELECT value FROM json_each(?22)))", column);
+}
+
+// Returned in place of the content of a record one level above the caller's clearance.
+constexpr const char* kRedacted = "[redacted: above your clearance]";
 
 nlohmann::json column_value(const SQLite::Column& column) {
   if (column.isNull()) return nullptr;
@@ -371,7 +441,7 @@ nlohmann::json Daemon::control_jobs(const nlohmann::json& request) {
   return {{"ok", true}, {"jobs", scheduler_->job_names()}, {"runs", std::move(runs)}};
 }
 
-nlohmann::json Daemon::control_knowledge(const nlohmann::json& request) {
+nlohmann::json Daemon::control_knowledge(const nlohmann::json& request, const bus::Principal& caller) {
   SQLite::Statement query(*reader_db_, R"sql(
 SELECT decision_id, namespace, kind, target, title, rationale, scope, status, phase, vitality,
        provenance, keywords AS keywords_json, evidence_event_ids AS evidence_event_ids_json,
@@ -381,6 +451,7 @@ SELECT decision_id, namespace, kind, target, title, rationale, scope, status, ph
        estimated_utility, acceptance_score, first_seen_us, last_seen_us, updated_us
 FROM knowledge
 WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR phase = ?2) AND (?3 = '' OR status = ?3)
+  AND )sql" + scope_sql("namespace") + R"sql(
 ORDER BY CASE phase WHEN 'canonical' THEN 0 WHEN 'emergent' THEN 1 ELSE 2 END, frequency DESC,
          decision_id
 LIMIT ?4)sql");
@@ -388,10 +459,11 @@ LIMIT ?4)sql");
   query.bind(2, text_param(request, "phase"));
   query.bind(3, text_param(request, "status"));
   query.bind(4, limit_param(request, 50));
+  bind_scope(query, caller, false);
   return {{"ok", true}, {"knowledge", rows(query)}};
 }
 
-nlohmann::json Daemon::control_observations(const nlohmann::json& request) {
+nlohmann::json Daemon::control_observations(const nlohmann::json& request, const bus::Principal& caller) {
   SQLite::Statement query(*reader_db_, R"sql(
 SELECT observation_id, namespace, observation_type, target, title, text,
        supporting_event_ids AS supporting_event_ids_json, support_count, trajectory_count,
@@ -399,41 +471,47 @@ SELECT observation_id, namespace, observation_type, target, title, text,
        last_reinforced_us
 FROM observations
 WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR observation_type = ?2) AND is_active = 1
+  AND )sql" + scope_sql("namespace") + R"sql(
 ORDER BY support_count DESC, observation_id
 LIMIT ?3)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, text_param(request, "type"));
   query.bind(3, limit_param(request, 50));
+  bind_scope(query, caller, false);
   return {{"ok", true}, {"observations", rows(query)}};
 }
 
 // {"cmd":"entities","namespace":NS,"top":K,"type":T}: the most important entities.
-nlohmann::json Daemon::control_entities(const nlohmann::json& request) {
+nlohmann::json Daemon::control_entities(const nlohmann::json& request, const bus::Principal& caller) {
   const int top = limit_param(request, limit_param(request, 20), "top");
   SQLite::Statement query(*reader_db_, R"sql(
 SELECT namespace, canonical_key, display_name, entity_type, importance_score, mention_count,
        first_seen_us, last_seen_us, summary_text
 FROM entities
 WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR entity_type = ?2) AND is_active = 1
+  AND )sql" + scope_sql("namespace") + R"sql(
 ORDER BY importance_score DESC, mention_count DESC, namespace, canonical_key
 LIMIT ?3)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, text_param(request, "type"));
   query.bind(3, top);
+  bind_scope(query, caller, false);
   return {{"ok", true}, {"entities", rows(query)}};
 }
 
 // {"cmd":"clusters","namespace":NS,"limit":N}: the largest clusters.
-nlohmann::json Daemon::control_clusters(const nlohmann::json& request) {
+nlohmann::json Daemon::control_clusters(const nlohmann::json& request, const bus::Principal& caller) {
   SQLite::Statement query(*reader_db_, R"sql(
 SELECT cluster_id, namespace, label, summary_text, member_count, duplicate_count, medoid_seq,
        first_seq, last_seq, first_seen_us, last_seen_us
 FROM clusters
 WHERE (?1 = '' OR namespace = ?1) AND is_active = 1
+  AND )sql" + scope_sql("namespace") + R"sql(
 ORDER BY member_count + duplicate_count DESC, cluster_id
 LIMIT ?2)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, limit_param(request, 20));
+  bind_scope(query, caller, false);
   return {{"ok", true}, {"clusters", rows(query)}};
 }
 
@@ -441,11 +519,15 @@ LIMIT ?2)sql");
 
 namespace reflectd::daemon {
 
-void Daemon::control_reinforce(const nlohmann::json& request, bus::ControlReply reply) {
+void Daemon::control_reinforce(const nlohmann::json& request, const bus::Principal& caller,
+                               bus::ControlReply reply) {
   const std::string id = text_param(request, "id");
   if (id.empty()) return reply({{"ok", false}, {"error", "reinforce: \"id\" (string) is required"}});
   const bool useful = request.value("useful", true);
-  const std::string actor = text_param(request, "agent_id").empty() ? "control" : text_param(request, "agent_id");
+  // An authenticated caller is its key's agent_id in the audit row, whatever the request says.
+  const std::string actor = !caller.is_local_operator()             ? caller.agent_id
+                            : text_param(request, "agent_id").empty() ? "control"
+                                                                      : text_param(request, "agent_id");
   store::WriteRequest write;
   write.apply = [id, useful, actor, now = clock_.now_us(),
                  profiles = decay_profiles(config_.decay)](SQLite::Database& db) {
@@ -461,22 +543,28 @@ void Daemon::control_reinforce(const nlohmann::json& request, bus::ControlReply 
   }
 }
 
-nlohmann::json Daemon::control_search(const nlohmann::json& request) {
+nlohmann::json Daemon::control_search(const nlohmann::json& request, const bus::Principal& caller) {
   const std::string query = fts_query(text_param(request, "text"));
   if (query.empty()) return {{"ok", false}, {"error", "search: \"text\" must contain a word"}};
   // score = bm25 relevance (negated: higher is better) x salience weight x vitality weight:
   // (0.5 + 0.5 * min(1, salience now)) and, for events behind a knowledge row, 1 / 0.75 / 0.5
   // for ACTIVE / DECAYING / DORMANT. Fields follow seed 000 SearchResultItem.
+  // Clearance in the WHERE clause: rows more than one level above it are never read; rows
+  // one level above come back with the preview replaced by kRedacted.
+  const std::string rank = rank_sql("e.sensitivity");
   SQLite::Statement search(*reader_db_, R"sql(
-SELECT e.uid AS id, e.seq, e.kind, e.namespace,
+SELECT e.uid AS id, e.seq, e.kind, e.namespace, e.sensitivity,
        coalesce(k.status, e.status) AS status,
        -bm25(events_fts) * (0.5 + 0.5 * min(1.0, rd_salience(e.salience_base, e.salience_ref_us,
            e.received_us, e.decay_curve, e.half_life_s, e.min_salience, e.max_age_s, e.pinned, ?4)))
          * CASE k.vitality WHEN 'decaying' THEN 0.75 WHEN 'dormant' THEN 0.5 ELSE 1.0 END AS score,
-       snippet(events_fts, 0, '[', ']', '...', 24) AS preview
+       CASE WHEN )sql" + rank + R"sql( > ?20 THEN ?23
+            ELSE snippet(events_fts, 0, '[', ']', '...', 24) END AS preview,
+       )sql" + rank + R"sql( > ?20 AS redacted
 FROM events_fts JOIN events e ON e.seq = events_fts.rowid
 LEFT JOIN knowledge k ON k.source_event_seq = e.seq
 WHERE events_fts MATCH ?1 AND (?2 = '' OR e.namespace = ?2) AND (?3 = '' OR e.kind = ?3)
+  AND )sql" + rank + R"sql( <= ?20 + 1 AND )sql" + scope_sql("e.namespace") + R"sql(
 ORDER BY score DESC, e.seq DESC
 LIMIT ?5)sql");
   search.bind(1, query);
@@ -484,6 +572,8 @@ LIMIT ?5)sql");
   search.bind(3, text_param(request, "kind"));
   search.bind(4, static_cast<std::int64_t>(clock_.now_us()));
   search.bind(5, limit_param(request, 10));
+  bind_scope(search, caller, true);
+  search.bind(23, kRedacted);
   // Read first: the results below come from the same or a later snapshot, so they are
   // complete at least through indexed_through_seq.
   const store::FtsLag lag = store::read_fts_lag(*reader_db_);
@@ -494,15 +584,20 @@ LIMIT ?5)sql");
           {"results", rows(search)}};
 }
 
-nlohmann::json Daemon::control_events(const nlohmann::json& request) {
+nlohmann::json Daemon::control_events(const nlohmann::json& request, const bus::Principal& caller) {
   const auto after = request.find("after_seq");
   const std::int64_t after_seq = after != request.end() && after->is_number_integer() ? after->get<std::int64_t>() : -1;
   // Without after_seq: the latest `limit` events (newest last); with it: the next ones.
+  // Clearance and namespace scope in the WHERE clause (see control_search).
+  const std::string rank = rank_sql("sensitivity");
   SQLite::Statement query(*reader_db_, R"sql(
 SELECT * FROM (
-  SELECT seq, uid AS id, namespace, kind, source, agent_id, ts_us, status, substr(content, 1, 200) AS preview
+  SELECT seq, uid AS id, namespace, kind, source, agent_id, ts_us, status, sensitivity,
+         CASE WHEN )sql" + rank + R"sql( > ?20 THEN ?23 ELSE substr(content, 1, 200) END AS preview,
+         )sql" + rank + R"sql( > ?20 AS redacted
   FROM events
   WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR kind = ?2) AND (?3 < 0 OR seq > ?3)
+    AND )sql" + rank + R"sql( <= ?20 + 1 AND )sql" + scope_sql("namespace") + R"sql(
   ORDER BY CASE WHEN ?3 < 0 THEN -seq ELSE seq END
   LIMIT ?4)
 ORDER BY seq)sql");
@@ -510,6 +605,8 @@ ORDER BY seq)sql");
   query.bind(2, text_param(request, "kind"));
   query.bind(3, static_cast<std::int64_t>(after_seq));
   query.bind(4, limit_param(request, 20));
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
   return {{"ok", true}, {"events", rows(query)}};
 }
 
@@ -517,12 +614,21 @@ ORDER BY seq)sql");
 
 namespace reflectd::daemon {
 
-nlohmann::json Daemon::control_medallion(const nlohmann::json& request) {
+// A medallion is in the caller's scope when its scope's namespace is (medallion_scopes); a
+// scope over every namespace only for callers with every namespace.
+static std::string medallion_scope_sql(const char* id_column) {
+  return fmt::format("(?21 = 1 OR EXISTS (SELECT 1 FROM medallion_scopes s WHERE s.medallion_id = {} "
+                     "AND s.namespace IN (SELECT value FROM json_each(?22))))", id_column);
+}
+
+nlohmann::json Daemon::control_medallion(const nlohmann::json& request, const bus::Principal& caller) {
   const std::string action = text_param(request, "action");
   const std::string id = text_param(request, "id");
   if (action == "get") {
-    SQLite::Statement query(*reader_db_, "SELECT content_json, status FROM medallions WHERE id = ?1");
+    SQLite::Statement query(*reader_db_, "SELECT content_json, status FROM medallions m WHERE id = ?1 AND " +
+                                             medallion_scope_sql("m.id"));
     query.bind(1, id);
+    bind_scope(query, caller, false);
     if (!query.executeStep()) return {{"ok", false}, {"error", "no medallion '" + id + "'"}};
     auto medallion = nlohmann::json::parse(query.getColumn(0).getString());
     medallion["meta"]["status"] = query.getColumn(1).getString();  // stale is marked in place
@@ -530,9 +636,11 @@ nlohmann::json Daemon::control_medallion(const nlohmann::json& request) {
   }
   if (action == "history") {
     SQLite::Statement query(*reader_db_, "SELECT version, updated_at, content_json FROM medallion_history "
-                                         "WHERE medallion_id = ?1 ORDER BY version DESC LIMIT ?2");
+                                         "WHERE medallion_id = ?1 AND " + medallion_scope_sql("?1") +
+                                         " ORDER BY version DESC LIMIT ?2");
     query.bind(1, id);
     query.bind(2, limit_param(request, 20));
+    bind_scope(query, caller, false);
     nlohmann::json versions = nlohmann::json::array();
     while (query.executeStep()) {
       versions.push_back({{"version", query.getColumn(0).getInt64()},
@@ -554,6 +662,7 @@ WHERE (SELECT count(*) FROM medallion_nodes n, json_each(?1) q
        WHERE n.medallion_id = m.id AND n.node = q.value) = json_array_length(?1)
   AND (json_array_length(?2) = 0 OR EXISTS (SELECT 1 FROM medallion_tags t, json_each(?2) q
        WHERE t.medallion_id = m.id AND t.tag = q.value))
+  AND )sql" + medallion_scope_sql("m.id") + R"sql(
 ORDER BY m.updated_at DESC, m.id
 LIMIT ?3)sql");
     std::vector<std::string> unique_nodes = nodes;
@@ -562,6 +671,7 @@ LIMIT ?3)sql");
     query.bind(1, nlohmann::json(unique_nodes).dump());
     query.bind(2, nlohmann::json(tags).dump());
     query.bind(3, limit_param(request, 50));
+    bind_scope(query, caller, false);
     nlohmann::json found = nlohmann::json::array();
     while (query.executeStep()) {
       found.push_back({{"id", query.getColumn(0).getString()},
@@ -575,9 +685,10 @@ LIMIT ?3)sql");
   }
   if (action == "list" || action.empty()) {
     SQLite::Statement query(*reader_db_, "SELECT id, status, updated_at, json_extract(content_json, "
-                                         "'$.summary.high_level') AS high_level FROM medallions ORDER BY id "
-                                         "LIMIT ?1");
+                                         "'$.summary.high_level') AS high_level FROM medallions m WHERE " +
+                                         medallion_scope_sql("m.id") + " ORDER BY id LIMIT ?1");
     query.bind(1, limit_param(request, 100));
+    bind_scope(query, caller, false);
     return {{"ok", true}, {"medallions", rows(query)}};
   }
   return {{"ok", false}, {"error", "medallion: \"action\" must be get, query, history or list"}};

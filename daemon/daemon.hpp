@@ -22,6 +22,8 @@
 #include <string>
 
 #include "bus/bus.hpp"
+#include "bus/security.hpp"
+#include "bus/zap_handler.hpp"
 #include "common/clock.hpp"
 #include "config/config.hpp"
 #include "jobs/scheduler.hpp"
@@ -66,8 +68,11 @@ class Daemon {
   /// The store path in use (after $STATE_DIRECTORY resolution).
   const std::string& store_path() const { return store_path_; }
 
-  /// Answers one control request (what the control socket calls); see README "Control".
-  void handle_control(const nlohmann::json& request, bus::ControlReply reply);
+  /// Answers one control request from `caller` (what the control socket calls); see README
+  /// "Read surface" and "Security": admin commands need caller.admin, reads are limited to
+  /// the caller's namespaces and clearance inside their SQL.
+  void handle_control(const nlohmann::json& request, const bus::Principal& caller,
+                      bus::ControlReply reply);
 
  private:
   void stop_now();
@@ -75,17 +80,18 @@ class Daemon {
   void wait_for_signal();
   void arm_stats_timer();
   void arm_watchdog_timer();
-  nlohmann::json status() const;
+  nlohmann::json status(const bus::Principal& caller) const;
   void control_run(const nlohmann::json& request, bus::ControlReply reply);
   nlohmann::json control_jobs(const nlohmann::json& request);
-  nlohmann::json control_knowledge(const nlohmann::json& request);
-  nlohmann::json control_observations(const nlohmann::json& request);
-  nlohmann::json control_entities(const nlohmann::json& request);
-  nlohmann::json control_clusters(const nlohmann::json& request);
-  void control_reinforce(const nlohmann::json& request, bus::ControlReply reply);
-  nlohmann::json control_search(const nlohmann::json& request);
-  nlohmann::json control_events(const nlohmann::json& request);
-  nlohmann::json control_medallion(const nlohmann::json& request);
+  nlohmann::json control_knowledge(const nlohmann::json& request, const bus::Principal& caller);
+  nlohmann::json control_observations(const nlohmann::json& request, const bus::Principal& caller);
+  nlohmann::json control_entities(const nlohmann::json& request, const bus::Principal& caller);
+  nlohmann::json control_clusters(const nlohmann::json& request, const bus::Principal& caller);
+  void control_reinforce(const nlohmann::json& request, const bus::Principal& caller,
+                         bus::ControlReply reply);
+  nlohmann::json control_search(const nlohmann::json& request, const bus::Principal& caller);
+  nlohmann::json control_events(const nlohmann::json& request, const bus::Principal& caller);
+  nlohmann::json control_medallion(const nlohmann::json& request, const bus::Principal& caller);
   std::string status_line() const;
 
   config::Config config_;
@@ -102,6 +108,8 @@ class Daemon {
   // that posts to it, the writer outlives the bus.
   boost::asio::io_context io_;
   zmq::context_t zmq_context_;
+  bus::SecuritySettings security_;
+  std::unique_ptr<bus::ZapHandler> zap_;  // bound before the bus, closed after it
   std::unique_ptr<store::Writer> writer_;
   std::unique_ptr<bus::Bus> bus_;
   std::unique_ptr<SQLite::Database> jobs_db_;    // the scheduler thread's connection

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 
+#include "bus/security.hpp"
 #include "common/clock.hpp"
 #include "common/version.hpp"
 #include "config/config.hpp"
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
   if (check_config) {
     try {
       reflectd::daemon::build_jobs(config);  // validates what the key table cannot (scopes)
+      reflectd::bus::load_security(config);  // the key files and the loopback rule
     } catch (const std::exception& error) {
       std::cerr << "reflectd: " << (config_path.empty() ? "built-in defaults" : config_path) << ": "
                 << error.what() << '\n';
