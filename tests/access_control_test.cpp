@@ -193,10 +193,12 @@ TEST_CASE("a client without CURVE cannot complete a handshake on a tcp endpoint"
   plain.send(zmq::str_buffer(R"({"cmd":"status"})"), zmq::send_flags::dontwait);
   const auto [ev, value] = await_event(
       monitor, {ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL, ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL,
-                ZMQ_EVENT_HANDSHAKE_FAILED_AUTH, ZMQ_EVENT_DISCONNECTED, ZMQ_EVENT_HANDSHAKE_SUCCEEDED});
-  // The client offers NULL, the server CURVE: libzmq ends the greeting.
-  CHECK(ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL);
-  CHECK(value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
+                ZMQ_EVENT_HANDSHAKE_FAILED_AUTH, ZMQ_EVENT_HANDSHAKE_SUCCEEDED});
+  // The client offers NULL, the server CURVE: whichever side reads the other's greeting first
+  // ends the connection, so the client sees the mechanism mismatch or the server's close.
+  const bool mismatch = ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH;
+  const bool closed_by_server = ev == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+  CHECK((mismatch || closed_by_server));
   const json status = d.control_as(&d.ops, {{"cmd", "status"}});
   CHECK(status["messages"] == 0);
   std::printf("[figures] NULL client on a CURVE endpoint: monitor event 0x%x value %d\n", ev, value);
