@@ -14,7 +14,7 @@
 //   baseline      the same rows inserted straight into the same schema as migrated
 //                 (store::open_database + store::EventStore::insert, one prepared statement) in
 //                 transactions of store.commit_max_events, with the configured synchronous mode
-//                 (FULL by default). Rows are decoded beforehand with bus::EventDecoder from the
+//                 (FULL by default) and page cache (store.cache_mib). Rows are decoded beforehand with bus::EventDecoder from the
 //                 very payloads the daemon receives; only insert + commit time is counted.
 //   baseline-fts  the same, also adding each transaction's rows to the full-text index in it
 //                 (what an insert trigger would do): the price of indexing on the write path.
@@ -203,6 +203,8 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
   {
     auto db = store::open_database({path, cfg.store.synchronous, cfg.store.busy_timeout_ms},
                                    store::Access::kWriter);
+    // The writer's page cache too: the same storage settings as the daemon, only the daemon taken away.
+    db.exec("PRAGMA cache_size = " + std::to_string(-cfg.store.cache_mib * 1024));
     store::EventStore event_store(db);
     store::FtsIndex fts(db);
     const store::DecayProfiles profiles = daemon::decay_profiles(cfg.decay);
