@@ -190,7 +190,9 @@ UPDATE knowledge SET rationale = ?2, status = ?3, phase = ?4, vitality = ?5, evi
   lifetime_days = ?15, estimated_removal_cost = ?16, estimated_utility = ?17, acceptance_score = ?18,
   first_seen_us = ?19, last_seen_us = ?20, updated_us = ?21
 WHERE decision_id = ?1)sql"),
-        event_content_(db_, "SELECT content FROM events WHERE seq = ?1") {}
+        event_content_(db_, "SELECT content FROM events WHERE seq = ?1"),
+        pattern_rows_(db_, "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
+                           "namespace = ?1 AND signature = ?2 AND seq > ?3") {}
 
   json run() {
     std::vector<std::string> namespaces;
@@ -694,21 +696,54 @@ WHERE decision_id = ?1)sql"),
     update.exec();
   }
 
+  // One problem occurrence, strings interned (see intern()).
+  struct Occurrence {
+    std::int64_t ts_us;
+    std::int64_t seq;
+    std::int32_t trajectory;
+    std::int32_t target;  // -1: none
+    bool operator<(const Occurrence& o) const { return ts_us != o.ts_us ? ts_us < o.ts_us : seq < o.seq; }
+  };
+
+  std::int32_t intern(const std::string& text) {
+    const auto [it, inserted] = interned_.try_emplace(text, static_cast<std::int32_t>(strings_.size()));
+    if (inserted) strings_.push_back(text);
+    return it->second;
+  }
+
+  // A signature's occurrences come from the table once per run, then only those a chunk
+  // added (seq above the largest known): a chunk costs what it adds, not what the signature
+  // accumulated over the whole log (quadratic otherwise).
   void update_pattern(const std::string& ns, const std::string& signature) {
-    SQLite::Statement rows(db_, "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences "
-                                "WHERE namespace = ?1 AND signature = ?2 ORDER BY ts_us, seq");
+    auto [cached, fresh] = patterns_.try_emplace(ns + '\n' + signature);
+    auto& occurrences = cached->second;
+    const std::int64_t after = occurrences.empty() ? 0 : std::max_element(occurrences.begin(), occurrences.end(),
+        [](const Occurrence& a, const Occurrence& b) { return a.seq < b.seq; })->seq;
+    SQLite::Statement& rows = pattern_rows_;
+    rows.reset();
     rows.bind(1, ns);
     rows.bind(2, signature);
+    rows.bind(3, static_cast<std::int64_t>(fresh ? 0 : after));
+    const auto middle = static_cast<std::ptrdiff_t>(occurrences.size());
+    while (rows.executeStep()) {
+      occurrences.push_back({rows.getColumn(2).getInt64(), rows.getColumn(0).getInt64(),
+                             intern(rows.getColumn(1).getString()),
+                             rows.getColumn(3).isNull() ? -1 : intern(rows.getColumn(3).getString())});
+    }
+    rows.reset();
+    std::sort(occurrences.begin() + middle, occurrences.end());
+    std::inplace_merge(occurrences.begin(), occurrences.begin() + middle, occurrences.end());
+
     std::vector<std::int64_t> seqs;
     std::vector<std::int64_t> times;
-    std::set<std::string> trajectories;
+    std::set<std::int32_t> trajectories;
     std::map<std::string, int> targets;
     std::int64_t qualified_at = 0;
-    while (rows.executeStep()) {
-      seqs.push_back(rows.getColumn(0).getInt64());
-      trajectories.insert(rows.getColumn(1).getString());
-      times.push_back(rows.getColumn(2).getInt64());
-      if (!rows.getColumn(3).isNull()) ++targets[rows.getColumn(3).getString()];
+    for (const Occurrence& o : occurrences) {
+      seqs.push_back(o.seq);
+      trajectories.insert(o.trajectory);
+      times.push_back(o.ts_us);
+      if (o.target >= 0) ++targets[strings_[static_cast<std::size_t>(o.target)]];
       if (qualified_at == 0 && static_cast<std::int64_t>(seqs.size()) >= p_.pattern_min_occurrences &&
           static_cast<std::int64_t>(trajectories.size()) >= p_.pattern_min_trajectories) {
         qualified_at = times.back();
@@ -826,7 +861,11 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement stream_procedure_;
   SQLite::Statement stream_update_;
   SQLite::Statement event_content_;
+  SQLite::Statement pattern_rows_;
   std::unordered_map<std::string, StreamCache> streams_;  // by decision_id, this run only
+  std::unordered_map<std::string, std::vector<Occurrence>> patterns_;  // ns + '\n' + signature, sorted, this run only
+  std::unordered_map<std::string, std::int32_t> interned_;
+  std::vector<std::string> strings_;
   Totals totals_;
 };
 

@@ -101,8 +101,10 @@ TEST_CASE("a push flood beyond the writer's capacity is pushed back with bounded
   CHECK(paused > 0);   // the bus stopped reading because the writer queue was full
   // Bounded: six times the events barely moves the peak (the writer queue holds ≤ 5,000
   // events, each libzmq pipe ≤ its high-water mark of messages).
+#ifndef REFLECTD_SANITIZED
   CHECK(peak_after_long - peak_after_short <= 32 * 1024);
   CHECK(peak_after_long <= 256 * 1024);
+#endif
 
   daemon.send_signal(SIGTERM);
   const auto exit_status = daemon.wait_for(60s);
