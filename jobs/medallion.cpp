@@ -120,7 +120,7 @@ class Refresher {
  private:
   Span span(const MedallionScope& scope) {
     // Two texts, not `(?1 = '' OR namespace = ?1)`: the OR hides the namespace from the planner,
-    // which then reads the whole table instead of the covering index (migration 6).
+    // which then reads the whole table instead of the covering index (migration 7).
     SQLite::Statement query(db_, scope.ns.empty()
                                      ? "SELECT count(*), min(ts_us), max(ts_us) FROM events WHERE status = 'active'"
                                      : "SELECT count(*), min(ts_us), max(ts_us) FROM events WHERE "
