@@ -70,7 +70,7 @@ for target in "${targets[@]}"; do
   set -e
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)  # none when the first input crashed
   corpus_size=$(ls "$corpus" | wc -l)
   findings=$(ls "$out/$target" | grep -cE '^(crash|leak|timeout|oom|slow-unit)-' || true)
   if [ "$status" -ne 0 ] && [ "$findings" -eq 0 ]; then findings=1; fi  # died without artifact

@@ -45,7 +45,6 @@ class FtsIndex {
   std::int64_t indexed_seq();
 
  private:
-  SQLite::Database& db_;
   SQLite::Statement watermark_;
   SQLite::Statement last_seq_;
   SQLite::Statement insert_;
