@@ -359,8 +359,7 @@ TEST_CASE("non-loopback tcp binds need CURVE or security.insecure") {
   test::TempDir dir;
   auto config = test::loopback_config(dir);
   config.bus.push = {"tcp://0.0.0.0:*"};
-  config.jobs.consolidate.enabled = config.jobs.decay.enabled = config.jobs.cluster.enabled = false;
-  config.jobs.importance.enabled = config.jobs.medallion.enabled = false;
+  test::disable_background_jobs(config);
   {
     reflectd::SystemClock clock;
     reflectd::daemon::Daemon daemon(config, {}, clock);
@@ -467,8 +466,7 @@ TEST_CASE("reflectctl keygen writes zcert files with modes 0600/0644; the keys w
   auto config = test::loopback_config(dir);
   config.security.curve_secret_key_file = dir.file("server.key");
   config.security.authorized_keys_file = dir.file("keys.yaml");
-  config.jobs.consolidate.enabled = config.jobs.decay.enabled = config.jobs.cluster.enabled = false;
-  config.jobs.importance.enabled = config.jobs.medallion.enabled = false;
+  test::disable_background_jobs(config);
   test::RunningDaemon daemon(config);
   const std::string control = daemon.endpoints().control.at(0);
   const auto status = test::run_process({REFLECTCTL_BIN, "--control", control, "--curve-key", dir.file("agent.key"),

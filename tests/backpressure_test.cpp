@@ -22,10 +22,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* kNoJobs =
-    "jobs:\n  consolidate:\n    enabled: false\n  decay:\n    enabled: false\n  cluster:\n    enabled: false\n"
-    "  importance:\n    enabled: false\n  medallion:\n    enabled: false\n";
-
 // One message of `events` events of about 500 bytes of content each, ids "<prefix><n>".
 std::string batch(const std::string& prefix, int first, int events) {
   std::string out = "[";
@@ -53,7 +49,7 @@ TEST_CASE("a push flood beyond the writer's capacity is pushed back with bounded
   // A small writer queue and high-water marks make the pushback visible within a short flood.
   // libzmq bounds its pipes in messages, not bytes: memory held for one connection is about
   // receive_hwm x message size, so the flood's 55 KB messages get a proportionate HWM.
-  std::string yaml = test::child_config(dir, db, kNoJobs, "  writer_queue_events: 5000\n");
+  std::string yaml = test::child_config(dir, db, test::kNoJobsYaml, "  writer_queue_events: 5000\n");
   yaml.replace(yaml.find("bus:\n"), 5, "bus:\n  receive_hwm: 100\n");
   test::write_text_file(config, yaml);
   test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});
@@ -123,11 +119,7 @@ TEST_CASE("stuck peers never block the daemon for anyone else", "[backpressure][
   test::TempDir dir;
   config::Config config = test::loopback_config(dir);
   config.bus.send_hwm = 100;
-  config.jobs.consolidate.enabled = false;
-  config.jobs.decay.enabled = false;
-  config.jobs.cluster.enabled = false;
-  config.jobs.importance.enabled = false;
-  config.jobs.medallion.enabled = false;
+  test::disable_background_jobs(config);
   test::RunningDaemon running(std::move(config));
   zmq::context_t context;
   const auto& endpoints = running.endpoints();

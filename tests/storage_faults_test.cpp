@@ -29,10 +29,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* kNoJobs =
-    "jobs:\n  consolidate:\n    enabled: false\n  decay:\n    enabled: false\n  cluster:\n    enabled: false\n"
-    "  importance:\n    enabled: false\n  medallion:\n    enabled: false\n";
-
 std::string batch(const std::string& prefix, int events, std::size_t content_bytes,
                   const std::string& ns = "default") {
   std::string out = "[";
@@ -81,7 +77,7 @@ TEST_CASE("disk full (store.max_pages): clear rejection, no partial batch, resum
   const std::string db = dir.file("reflectd.db");
   const std::string config = dir.file("reflectd.yaml");
   const auto write_config = [&](int max_pages) {
-    test::write_text_file(config, test::child_config(dir, db, kNoJobs,
+    test::write_text_file(config, test::child_config(dir, db, test::kNoJobsYaml,
                                                      "  max_pages: " + std::to_string(max_pages) + "\n"));
   };
   write_config(200);  // 200 pages of 4 KiB: full after a few hundred events
@@ -149,11 +145,7 @@ TEST_CASE("a database locked by another process: clear rejection, then recovery"
   test::TempDir dir;
   config::Config config = test::loopback_config(dir);
   config.store.busy_timeout_ms = 100;
-  config.jobs.consolidate.enabled = false;
-  config.jobs.decay.enabled = false;
-  config.jobs.cluster.enabled = false;
-  config.jobs.importance.enabled = false;
-  config.jobs.medallion.enabled = false;
+  test::disable_background_jobs(config);
   test::RunningDaemon running(std::move(config));
   const std::string db = dir.file("reflectd.db");
   zmq::context_t context;
@@ -210,7 +202,7 @@ TEST_CASE("a deleted or moved database directory: clear rejection, resumes when 
   std::filesystem::create_directory(state);
   const std::string db = state + "/reflectd.db";
   const std::string config = dir.file("reflectd.yaml");
-  test::write_text_file(config, test::child_config(dir, db, kNoJobs));
+  test::write_text_file(config, test::child_config(dir, db, test::kNoJobsYaml));
   test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});
   zmq::context_t context;
   const std::string control = test::ipc_endpoint(dir, "c");
@@ -288,7 +280,7 @@ TEST_CASE("a read-only database directory: refused at startup with the reason, f
   }
   const std::string db = dir.file("state") + "/reflectd.db";
   const std::string config = dir.file("reflectd.yaml");
-  test::write_text_file(config, test::child_config(dir, db, kNoJobs));
+  test::write_text_file(config, test::child_config(dir, db, test::kNoJobsYaml));
   zmq::context_t context;
   const std::string control = test::ipc_endpoint(dir, "c");
   {

@@ -21,6 +21,11 @@ inline std::string ipc_endpoint(const TempDir& dir, const std::string& name) {
   return "ipc://" + dir.path().string() + "/" + name;
 }
 
+/// YAML turning off every background job (the child-process form of disable_background_jobs).
+inline constexpr const char* kNoJobsYaml =
+    "jobs:\n  consolidate:\n    enabled: false\n  decay:\n    enabled: false\n  cluster:\n    enabled: false\n"
+    "  importance:\n    enabled: false\n  medallion:\n    enabled: false\n";
+
 /// YAML for a daemon with ingest "i", push "p", notify "n", control "c" in `dir`, the
 /// database at `db`, and `extra` YAML appended (top-level sections other than bus/store/log).
 inline std::string child_config(const TempDir& dir, const std::string& db, const std::string& extra = "",
