@@ -21,6 +21,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kJob = "cluster";
+// job_state key: the cluster watermark the stored communities were detected at.
+constexpr const char* kCommunitiesWatermark = "communities_watermark";
 constexpr std::size_t kMaxVectorizedBytes = 16 * 1024;
 constexpr std::size_t kSummaryBytes = 300;
 constexpr std::size_t kLabelTerms = 5;
@@ -284,13 +286,16 @@ class Clusterer {
     }
     json communities = totals_.communities;
     for (const auto& ns : namespaces) {
-      const std::int64_t before = totals_.events_processed;
       terms_.clear();  // term, window and episode caches are keyed within one namespace
       windows_.clear();
       episode_cwd_.clear();
       while (cluster_chunk(ns)) {
       }
-      if (totals_.events_processed > before) {
+      // Communities are due whenever the graph moved past the last detection, not when this
+      // run clustered something: a run killed between its last chunk and the detection left
+      // nothing for the next run to cluster, yet the detection is still owed.
+      const std::string watermark = state_.get(ns, "watermark").value_or("0");
+      if (watermark != "0" && state_.get(ns, kCommunitiesWatermark).value_or("0") != watermark) {
         ctx_.cancel.check();
         SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
         SQLite::Statement latest_query(db_, "SELECT coalesce(max(last_seen_us), 0) FROM entities WHERE namespace = ?1");
@@ -300,6 +305,7 @@ class Clusterer {
         const json r = detect_communities(db_, ns, p_.communities, p_.entities.edge_half_life_s,
                                           latest, ctx_.clock.now_us(), ctx_.cancel);
         ctx_.cancel.check();
+        state_.set(ns, kCommunitiesWatermark, watermark);
         transaction.commit();
         for (const char* key : {"communities_created", "communities_reinforced", "communities_retired",
                                 "clusters_in_communities"}) {

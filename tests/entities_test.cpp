@@ -364,6 +364,45 @@ TEST_CASE("the cluster job does not depend on how events were split into runs an
   CHECK(derived_tables(db_many) == derived_tables(db_one));
 }
 
+TEST_CASE("a run cut between its last chunk and community detection leaves the detection owed") {
+  // A SIGKILL there leaves every chunk committed (nothing left to cluster) and no communities:
+  // the detection commits alone, in its own transaction. The next run must still detect them.
+  test::TempDir dir;
+  Runner run;
+  const std::string whole = dir.file("whole.db");
+  const std::string cut = dir.file("cut.db");
+  REQUIRE(test::load_corpus(whole, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, run.clock) == 9052);
+  std::filesystem::copy_file(whole, cut);
+  auto db_whole = open_writer(whole);
+  run.cluster(db_whole, default_params());
+  auto db_cut = open_writer(cut);
+  run.cluster(db_cut, default_params());
+  {
+    // What the detection's transaction wrote, undone: the state such a kill leaves.
+    SQLite::Transaction undo(db_cut);
+    db_cut.exec("DELETE FROM community_members");
+    // audit_log is append-only by trigger; the test steps around it to rebuild that state.
+    db_cut.exec("DROP TRIGGER audit_log_no_delete");
+    db_cut.exec("DELETE FROM audit_log WHERE record_id LIKE 'community:%'");
+    db_cut.exec("CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN "
+                "SELECT RAISE(ABORT, 'audit_log is append-only'); END");
+    db_cut.exec("DELETE FROM observations WHERE observation_type = 'community'");
+    db_cut.exec("DELETE FROM job_state WHERE job = 'cluster' AND key = 'communities_watermark'");
+    undo.commit();
+  }
+  REQUIRE(db_cut.execAndGet("SELECT count(*) FROM observations WHERE observation_type = 'community'").getInt() == 0);
+  const json rerun = run.cluster(db_cut, default_params());
+  CHECK(rerun["events_processed"] == 0);
+  CHECK(rerun["communities"]["communities_created"].get<int>() > 0);
+  CHECK(derived_tables(db_cut) == derived_tables(db_whole));
+  const std::string audit = "SELECT record_type, record_id, action, actor, at_us, rationale, previous FROM audit_log WHERE record_id LIKE "
+                            "'community:%' ORDER BY record_id, action";
+  CHECK(dump(db_cut, audit) == dump(db_whole, audit));
+  // Detected once per graph: a further run owes nothing.
+  const json again = run.cluster(db_cut, default_params());
+  CHECK(again["communities"]["skipped"] == true);
+}
+
 TEST_CASE("events arriving in two batches give the tables of one batch") {
   test::TempDir dir;
   Runner run;
