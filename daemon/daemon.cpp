@@ -441,17 +441,54 @@ nlohmann::json Daemon::control_jobs(const nlohmann::json& request) {
   return {{"ok", true}, {"jobs", scheduler_->job_names()}, {"runs", std::move(runs)}};
 }
 
+// Derived records (migration 8) are read like events: rank r of the record's sensitivity,
+// rows more than one level above the caller's clearance never read, rows one level above with
+// their text replaced by kRedacted (?23) and their content lists nulled; `redacted` says which.
+// `hidden(col)` and `redacted_text(col)` build those columns over an inner query's `r`.
+namespace {
+
+std::string level_sql(const std::string& rank) {
+  return fmt::format("(CASE {} WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' "
+                     "ELSE 'hyper' END)", rank);
+}
+std::string redacted_text(const char* column) {
+  return fmt::format("CASE WHEN r > ?20 THEN ?23 ELSE {0} END AS {0}", column);
+}
+std::string hidden(const char* column, const char* alias = nullptr) {
+  return fmt::format("CASE WHEN r > ?20 THEN NULL ELSE {} END AS {}", column, alias ? alias : column);
+}
+
+// A community is derived from its member entities and clusters, whose sensitivity can rise
+// after it was detected: ranked from them when read, never stale.
+std::string observation_rank_sql() {
+  const std::string entity = rank_sql("e.sensitivity");
+  const std::string cluster = rank_sql("c.sensitivity");
+  return fmt::format(
+      "(CASE WHEN o.observation_type = 'community' THEN max("
+      "coalesce((SELECT max({}) FROM community_members cm JOIN entities e ON e.entity_id = cm.member_id "
+      "WHERE cm.observation_id = o.observation_id AND cm.member_type = 'entity'), 0), "
+      "coalesce((SELECT max({}) FROM community_members cm JOIN clusters c ON c.cluster_id = cm.member_id "
+      "WHERE cm.observation_id = o.observation_id AND cm.member_type = 'cluster'), 0)) ELSE {} END)",
+      entity, cluster, rank_sql("o.sensitivity"));
+}
+
+}  // namespace
+
 nlohmann::json Daemon::control_knowledge(const nlohmann::json& request, const bus::Principal& caller) {
   SQLite::Statement query(*reader_db_, R"sql(
-SELECT decision_id, namespace, kind, target, title, rationale, scope, status, phase, vitality,
-       provenance, keywords AS keywords_json, evidence_event_ids AS evidence_event_ids_json,
-       consequences AS consequences_json, supersedes AS supersedes_json, superseded_by,
-       procedural AS procedural_json, frequency, unique_contexts, hit_count, confidence,
+SELECT decision_id, namespace, kind, )sql" + hidden("target") + ", " + redacted_text("title") + ", " +
+                                           redacted_text("rationale") + R"sql(, scope, status, phase, vitality,
+       provenance, sensitivity, r > ?20 AS redacted, )sql" + hidden("keywords", "keywords_json") + ", " +
+                                           hidden("evidence_event_ids", "evidence_event_ids_json") + ", " +
+                                           hidden("consequences", "consequences_json") + R"sql(,
+       supersedes AS supersedes_json, superseded_by, )sql" + hidden("procedural", "procedural_json") + R"sql(,
+       frequency, unique_contexts, hit_count, confidence,
        stability_score, reinforcement_density, coverage, lifetime_days, estimated_removal_cost,
        estimated_utility, acceptance_score, first_seen_us, last_seen_us, updated_us
-FROM knowledge
-WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR phase = ?2) AND (?3 = '' OR status = ?3)
-  AND )sql" + scope_sql("namespace") + R"sql(
+FROM (SELECT *, )sql" + rank_sql("sensitivity") + R"sql( AS r FROM knowledge
+      WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR phase = ?2) AND (?3 = '' OR status = ?3)
+        AND )sql" + scope_sql("namespace") + R"sql()
+WHERE r <= ?20 + 1
 ORDER BY CASE phase WHEN 'canonical' THEN 0 WHEN 'emergent' THEN 1 ELSE 2 END, frequency DESC,
          decision_id
 LIMIT ?4)sql");
@@ -459,59 +496,71 @@ LIMIT ?4)sql");
   query.bind(2, text_param(request, "phase"));
   query.bind(3, text_param(request, "status"));
   query.bind(4, limit_param(request, 50));
-  bind_scope(query, caller, false);
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
   return {{"ok", true}, {"knowledge", rows(query)}};
 }
 
 nlohmann::json Daemon::control_observations(const nlohmann::json& request, const bus::Principal& caller) {
   SQLite::Statement query(*reader_db_, R"sql(
-SELECT observation_id, namespace, observation_type, target, title, text,
-       supporting_event_ids AS supporting_event_ids_json, support_count, trajectory_count,
+SELECT observation_id, namespace, observation_type, )sql" + hidden("target") + ", " + redacted_text("title") +
+                                           ", " + redacted_text("text") + ", " + level_sql("r") +
+                                           R"sql( AS sensitivity, r > ?20 AS redacted,
+       )sql" + hidden("supporting_event_ids", "supporting_event_ids_json") + R"sql(, support_count, trajectory_count,
        success_count, confidence, importance, times_reinforced, first_detected_us,
        last_reinforced_us
-FROM observations
-WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR observation_type = ?2) AND is_active = 1
-  AND )sql" + scope_sql("namespace") + R"sql(
+FROM (SELECT o.*, )sql" + observation_rank_sql() + R"sql( AS r FROM observations o
+      WHERE (?1 = '' OR o.namespace = ?1) AND (?2 = '' OR o.observation_type = ?2) AND o.is_active = 1
+        AND )sql" + scope_sql("o.namespace") + R"sql()
+WHERE r <= ?20 + 1
 ORDER BY support_count DESC, observation_id
 LIMIT ?3)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, text_param(request, "type"));
   query.bind(3, limit_param(request, 50));
-  bind_scope(query, caller, false);
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
   return {{"ok", true}, {"observations", rows(query)}};
 }
 
-// {"cmd":"entities","namespace":NS,"top":K,"type":T}: the most important entities.
+// {"cmd":"entities","namespace":NS,"top":K,"type":T}: the most important entities. A redacted
+// entity keeps its canonical key's type but not the key: the key is text from its events.
 nlohmann::json Daemon::control_entities(const nlohmann::json& request, const bus::Principal& caller) {
   const int top = limit_param(request, limit_param(request, 20), "top");
   SQLite::Statement query(*reader_db_, R"sql(
-SELECT namespace, canonical_key, display_name, entity_type, importance_score, mention_count,
-       first_seen_us, last_seen_us, summary_text
-FROM entities
-WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR entity_type = ?2) AND is_active = 1
-  AND )sql" + scope_sql("namespace") + R"sql(
+SELECT namespace, )sql" + redacted_text("canonical_key") + ", " + redacted_text("display_name") + R"sql(,
+       entity_type, importance_score, mention_count, first_seen_us, last_seen_us,
+       )sql" + redacted_text("summary_text") + R"sql(, sensitivity, r > ?20 AS redacted
+FROM (SELECT *, )sql" + rank_sql("sensitivity") + R"sql( AS r FROM entities
+      WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR entity_type = ?2) AND is_active = 1
+        AND )sql" + scope_sql("namespace") + R"sql()
+WHERE r <= ?20 + 1
 ORDER BY importance_score DESC, mention_count DESC, namespace, canonical_key
 LIMIT ?3)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, text_param(request, "type"));
   query.bind(3, top);
-  bind_scope(query, caller, false);
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
   return {{"ok", true}, {"entities", rows(query)}};
 }
 
 // {"cmd":"clusters","namespace":NS,"limit":N}: the largest clusters.
 nlohmann::json Daemon::control_clusters(const nlohmann::json& request, const bus::Principal& caller) {
   SQLite::Statement query(*reader_db_, R"sql(
-SELECT cluster_id, namespace, label, summary_text, member_count, duplicate_count, medoid_seq,
-       first_seq, last_seq, first_seen_us, last_seen_us
-FROM clusters
-WHERE (?1 = '' OR namespace = ?1) AND is_active = 1
-  AND )sql" + scope_sql("namespace") + R"sql(
+SELECT cluster_id, namespace, )sql" + redacted_text("label") + ", " + redacted_text("summary_text") + R"sql(,
+       member_count, duplicate_count, )sql" + hidden("medoid_seq") + R"sql(,
+       first_seq, last_seq, first_seen_us, last_seen_us, sensitivity, r > ?20 AS redacted
+FROM (SELECT *, )sql" + rank_sql("sensitivity") + R"sql( AS r FROM clusters
+      WHERE (?1 = '' OR namespace = ?1) AND is_active = 1
+        AND )sql" + scope_sql("namespace") + R"sql()
+WHERE r <= ?20 + 1
 ORDER BY member_count + duplicate_count DESC, cluster_id
 LIMIT ?2)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, limit_param(request, 20));
-  bind_scope(query, caller, false);
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
   return {{"ok", true}, {"clusters", rows(query)}};
 }
 
@@ -621,31 +670,53 @@ static std::string medallion_scope_sql(const char* id_column) {
                      "AND s.namespace IN (SELECT value FROM json_each(?22))))", id_column);
 }
 
+// A medallion is derived from the decisions and questions it lists (medallion_items: knowledge
+// and pattern observations): its rank is theirs when read. An item whose source is gone counts
+// as the highest level.
+static std::string medallion_rank_sql(const char* id_column) {
+  return fmt::format("coalesce((SELECT max({}) FROM medallion_items i LEFT JOIN knowledge k ON k.decision_id = "
+                     "i.source_id LEFT JOIN observations o ON o.observation_id = i.source_id WHERE i.medallion_id = "
+                     "{}), 0)", rank_sql("coalesce(k.sensitivity, o.sensitivity)"), id_column);
+}
+
 nlohmann::json Daemon::control_medallion(const nlohmann::json& request, const bus::Principal& caller) {
   const std::string action = text_param(request, "action");
   const std::string id = text_param(request, "id");
   if (action == "get") {
-    SQLite::Statement query(*reader_db_, "SELECT content_json, status FROM medallions m WHERE id = ?1 AND " +
-                                             medallion_scope_sql("m.id"));
+    SQLite::Statement query(*reader_db_, "SELECT content_json, status, r, " + level_sql("r") +
+                                             " FROM (SELECT m.*, " + medallion_rank_sql("m.id") +
+                                             " AS r FROM medallions m WHERE id = ?1 AND " +
+                                             medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1");
     query.bind(1, id);
-    bind_scope(query, caller, false);
+    bind_scope(query, caller, true);
     if (!query.executeStep()) return {{"ok", false}, {"error", "no medallion '" + id + "'"}};
+    if (query.getColumn(2).getInt() > caller.clearance) {
+      return {{"ok", true},
+              {"medallion", {{"id", id}, {"redacted", 1}, {"sensitivity", query.getColumn(3).getString()},
+                             {"summary", {{"high_level", kRedacted}}},
+                             {"meta", {{"status", query.getColumn(1).getString()}}}}}};
+    }
     auto medallion = nlohmann::json::parse(query.getColumn(0).getString());
     medallion["meta"]["status"] = query.getColumn(1).getString();  // stale is marked in place
+    medallion["meta"]["x_reflectd_sensitivity"] = query.getColumn(3).getString();
     return {{"ok", true}, {"medallion", std::move(medallion)}};
   }
   if (action == "history") {
-    SQLite::Statement query(*reader_db_, "SELECT version, updated_at, content_json FROM medallion_history "
-                                         "WHERE medallion_id = ?1 AND " + medallion_scope_sql("?1") +
-                                         " ORDER BY version DESC LIMIT ?2");
+    // Versions are ranked by the medallion's items as they are now (sources only rise).
+    SQLite::Statement query(*reader_db_, "SELECT version, updated_at, content_json, " + medallion_rank_sql("?1") +
+                                         " AS r FROM medallion_history WHERE medallion_id = ?1 AND " +
+                                         medallion_scope_sql("?1") + " AND r <= ?20 + 1 ORDER BY version DESC LIMIT ?2");
     query.bind(1, id);
     query.bind(2, limit_param(request, 20));
-    bind_scope(query, caller, false);
+    bind_scope(query, caller, true);
     nlohmann::json versions = nlohmann::json::array();
     while (query.executeStep()) {
+      const bool redacted = query.getColumn(3).getInt() > caller.clearance;
       versions.push_back({{"version", query.getColumn(0).getInt64()},
                           {"updated_at", query.getColumn(1).getString()},
-                          {"medallion", nlohmann::json::parse(query.getColumn(2).getString())}});
+                          {"medallion", redacted ? nlohmann::json{{"id", id}, {"redacted", 1},
+                                                                  {"summary", {{"high_level", kRedacted}}}}
+                                                 : nlohmann::json::parse(query.getColumn(2).getString())}});
     }
     return {{"ok", true}, {"id", id}, {"versions", std::move(versions)}};
   }
@@ -655,15 +726,17 @@ nlohmann::json Daemon::control_medallion(const nlohmann::json& request, const bu
     const auto nodes = string_list(request, "nodes");
     const auto tags = string_list(request, "tags");
     SQLite::Statement query(*reader_db_, R"sql(
-SELECT m.id, m.status, m.updated_at, m.scope_graph_nodes, m.scope_tags,
-       json_extract(m.content_json, '$.summary.high_level') AS high_level
-FROM medallions m
-WHERE (SELECT count(*) FROM medallion_nodes n, json_each(?1) q
-       WHERE n.medallion_id = m.id AND n.node = q.value) = json_array_length(?1)
-  AND (json_array_length(?2) = 0 OR EXISTS (SELECT 1 FROM medallion_tags t, json_each(?2) q
-       WHERE t.medallion_id = m.id AND t.tag = q.value))
-  AND )sql" + medallion_scope_sql("m.id") + R"sql(
-ORDER BY m.updated_at DESC, m.id
+SELECT id, status, updated_at, scope_graph_nodes, scope_tags,
+       CASE WHEN r > ?20 THEN ?23 ELSE json_extract(content_json, '$.summary.high_level') END AS high_level,
+       )sql" + level_sql("r") + R"sql( AS sensitivity, r > ?20 AS redacted
+FROM (SELECT m.*, )sql" + medallion_rank_sql("m.id") + R"sql( AS r FROM medallions m
+      WHERE (SELECT count(*) FROM medallion_nodes n, json_each(?1) q
+             WHERE n.medallion_id = m.id AND n.node = q.value) = json_array_length(?1)
+        AND (json_array_length(?2) = 0 OR EXISTS (SELECT 1 FROM medallion_tags t, json_each(?2) q
+             WHERE t.medallion_id = m.id AND t.tag = q.value))
+        AND )sql" + medallion_scope_sql("m.id") + R"sql()
+WHERE r <= ?20 + 1
+ORDER BY updated_at DESC, id
 LIMIT ?3)sql");
     std::vector<std::string> unique_nodes = nodes;
     std::sort(unique_nodes.begin(), unique_nodes.end());
@@ -671,7 +744,8 @@ LIMIT ?3)sql");
     query.bind(1, nlohmann::json(unique_nodes).dump());
     query.bind(2, nlohmann::json(tags).dump());
     query.bind(3, limit_param(request, 50));
-    bind_scope(query, caller, false);
+    bind_scope(query, caller, true);
+    query.bind(23, kRedacted);
     nlohmann::json found = nlohmann::json::array();
     while (query.executeStep()) {
       found.push_back({{"id", query.getColumn(0).getString()},
@@ -679,16 +753,21 @@ LIMIT ?3)sql");
                        {"updated_at", query.getColumn(2).getString()},
                        {"scope", {{"graph_nodes", nlohmann::json::parse(query.getColumn(3).getString())},
                                   {"tags", nlohmann::json::parse(query.getColumn(4).getString())}}},
-                       {"high_level", query.getColumn(5).getString()}});
+                       {"high_level", query.getColumn(5).getString()},
+                       {"sensitivity", query.getColumn(6).getString()},
+                       {"redacted", query.getColumn(7).getInt()}});
     }
     return {{"ok", true}, {"medallions", std::move(found)}};
   }
   if (action == "list" || action.empty()) {
-    SQLite::Statement query(*reader_db_, "SELECT id, status, updated_at, json_extract(content_json, "
-                                         "'$.summary.high_level') AS high_level FROM medallions m WHERE " +
-                                         medallion_scope_sql("m.id") + " ORDER BY id LIMIT ?1");
+    SQLite::Statement query(*reader_db_, "SELECT id, status, updated_at, CASE WHEN r > ?20 THEN ?23 ELSE "
+                                         "json_extract(content_json, '$.summary.high_level') END AS high_level, " +
+                                         level_sql("r") + " AS sensitivity, r > ?20 AS redacted FROM (SELECT m.*, " +
+                                         medallion_rank_sql("m.id") + " AS r FROM medallions m WHERE " +
+                                         medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1 ORDER BY id LIMIT ?1");
     query.bind(1, limit_param(request, 100));
-    bind_scope(query, caller, false);
+    bind_scope(query, caller, true);
+    query.bind(23, kRedacted);
     return {{"ok", true}, {"medallions", rows(query)}};
   }
   return {{"ok", false}, {"error", "medallion: \"action\" must be get, query, history or list"}};

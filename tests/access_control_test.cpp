@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,12 +70,23 @@ struct SecureDaemon {
            "  notify: [\"tcp://127.0.0.1:*\"]\n  control: [\"tcp://127.0.0.1:*\", \"ipc://" + dir.file("c") + "\"]\n"
            "store: {path: \"" + dir.file("reflectd.db") + "\"}\n"
            "security: {curve_secret_key_file: \"" + dir.file("server.key") + "\", authorized_keys_file: \"" +
-           keys_file + "\"}\n"
-           "jobs:\n  consolidate: {enabled: false}\n  decay: {enabled: false}\n  cluster: {enabled: false}\n"
-           "  importance: {enabled: false}\n  medallion: {enabled: false}\n";
+           keys_file + "\"}\n" +
+           (jobs_on_demand ? std::string(kJobsOnDemandYaml)
+                           : "jobs:\n  consolidate: {enabled: false}\n  decay: {enabled: false}\n  cluster: {enabled: false}\n"
+                             "  importance: {enabled: false}\n  medallion: {enabled: false}\n");
   }
 
-  SecureDaemon() {
+  // Jobs enabled but never due by themselves: they run when `run` asks.
+  static constexpr const char* kJobsOnDemandYaml =
+      "jobs:\n"
+      "  consolidate: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
+      "  decay: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
+      "  cluster: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
+      "  importance: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
+      "  medallion: {interval_s: 604800, after_events: 0, idle_s: 0}\n";
+  bool jobs_on_demand = false;
+
+  explicit SecureDaemon(bool with_jobs_on_demand = false) : jobs_on_demand(with_jobs_on_demand) {
     reflectd::write_cert_pair(dir.file("server.key"), server, false);
     test::write_text_file(keys_file, keys_yaml(true));
     test::write_text_file(config_file, config_yaml());
@@ -303,6 +315,119 @@ TEST_CASE("reads apply clearance and namespace scope: one level above redacted, 
               events["events"].size(), search["results"].size(),
               d.control_as(&d.ops, {{"cmd", "events"}, {"limit", 100}})["events"].size(),
               local_events["events"].size());
+}
+
+TEST_CASE("derived records carry the highest sensitivity of their events and are read under clearance") {
+  SecureDaemon d(true);
+  const auto note = [](const std::string& id, const std::string& kind, const std::string& level,
+                       const std::string& content) {
+    json e = event("alpha", level, content);
+    e["id"] = id;
+    e["kind"] = kind;
+    return e;
+  };
+  json batch = json::array({
+      note("d-public", "task", "public", "Fixed the reconnect logic in src/session_base.cpp"),
+      note("d-low", "task", "low", "Refactored src/session_base.cpp and src/socket_base.cpp"),
+      note("d-high", "task", "high", "Moved the token cache to src/vault_high.cpp"),
+      note("d-hyper", "task", "hyper", "Rotated the signing keys in src/hyper_secret.cpp"),
+      note("d-decision", "decision", "high", "Decision: keep tokens in src/vault_high.cpp only"),
+  });
+  batch[4]["context"] = {{"title", "Token storage"}, {"target", "vault"}, {"rationale", "one audited place for tokens"}};
+  const json stored = d.ingest_as(d.ops, batch);
+  INFO(stored.dump());
+  REQUIRE(stored["ok"] == true);
+  for (const char* job : {"consolidate", "cluster", "medallion"}) {
+    const json run = d.control_as(&d.ops, {{"cmd", "run"}, {"job", job}, {"wait", true}});
+    INFO(job << ": " << run.dump());
+    REQUIRE(run["ok"] == true);
+  }
+
+  // Stored: each derived row holds the highest level of the events it came from (exact).
+  SQLite::Database db(d.dir.file("reflectd.db"), SQLite::OPEN_READONLY);
+  const auto level_of = [&](const std::string& sql) { return db.execAndGet(sql).getString(); };
+  CHECK(level_of("SELECT sensitivity FROM entities WHERE canonical_key = 'file:src/session_base.cpp'") == "low");
+  CHECK(level_of("SELECT sensitivity FROM entities WHERE canonical_key = 'file:src/vault_high.cpp'") == "high");
+  CHECK(level_of("SELECT sensitivity FROM entities WHERE canonical_key = 'file:src/hyper_secret.cpp'") == "hyper");
+  CHECK(level_of("SELECT k.sensitivity FROM knowledge k JOIN events e ON e.seq = k.source_event_seq "
+                 "WHERE e.uid = 'd-decision'") == "high");
+  const std::string rank = "(CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
+                           "WHEN 'high' THEN 3 ELSE 4 END)";
+  const std::string level = "(CASE max(" + rank + ") WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' "
+                            "WHEN 3 THEN 'high' ELSE 'hyper' END)";
+  CHECK(db.execAndGet("SELECT count(*) FROM clusters c WHERE c.sensitivity <> (SELECT " + level +
+                      " FROM event_clusters ec JOIN events e ON e.seq = ec.seq WHERE ec.cluster_id = c.cluster_id)")
+            .getInt() == 0);
+  CHECK(db.execAndGet("SELECT count(*) FROM entities n WHERE n.sensitivity <> (SELECT " + level +
+                      " FROM event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = n.entity_id)")
+            .getInt() == 0);
+  CHECK(db.execAndGet("SELECT count(*) FROM clusters WHERE sensitivity = 'hyper'").getInt() >= 1);
+
+  // Read as planner (clearance medium): high comes back redacted, hyper not at all.
+  const std::string redacted = "[redacted: above your clearance]";
+  const json entities = d.control_as(&d.planner, {{"cmd", "entities"}, {"top", 100}});
+  REQUIRE(entities["ok"] == true);
+  std::set<std::string> visible;
+  int entities_redacted = 0;
+  for (const auto& row : entities["entities"]) {
+    const std::string key = row["canonical_key"].get<std::string>();
+    visible.insert(key);
+    CHECK(row["sensitivity"] != "hyper");
+    CHECK((row["redacted"] == 1) == (row["sensitivity"] == "high"));
+    if (row["redacted"] == 1) {
+      ++entities_redacted;
+      CHECK(key == redacted);
+      CHECK(row["summary_text"] == redacted);
+    }
+  }
+  CHECK(visible.contains("file:src/session_base.cpp"));
+  CHECK_FALSE(visible.contains("file:src/vault_high.cpp"));
+  CHECK_FALSE(visible.contains("file:src/hyper_secret.cpp"));
+  CHECK(entities_redacted >= 1);
+
+  const auto check_rows = [&](const json& rows, const char* text_field) {
+    int hidden_high = 0;
+    for (const auto& row : rows) {
+      CHECK(row["sensitivity"] != "hyper");
+      CHECK((row["redacted"] == 1) == (row["sensitivity"] == "high"));
+      if (row["redacted"] == 1) {
+        ++hidden_high;
+        CHECK(row[text_field] == redacted);
+      }
+    }
+    return hidden_high;
+  };
+  const json knowledge = d.control_as(&d.planner, {{"cmd", "knowledge"}});
+  REQUIRE(knowledge["ok"] == true);
+  CHECK(check_rows(knowledge["knowledge"], "title") >= 1);
+  for (const auto& row : knowledge["knowledge"]) {
+    if (row["redacted"] == 1) CHECK(row["rationale"] == redacted);
+  }
+  const json clusters = d.control_as(&d.planner, {{"cmd", "clusters"}, {"limit", 100}});
+  REQUIRE(clusters["ok"] == true);
+  check_rows(clusters["clusters"], "summary_text");
+  const json observations = d.control_as(&d.planner, {{"cmd", "observations"}, {"limit", 100}});
+  REQUIRE(observations["ok"] == true);
+  check_rows(observations["observations"], "text");
+  const json medallions = d.control_as(&d.planner, {{"cmd", "medallion"}, {"action", "list"}});
+  REQUIRE(medallions["ok"] == true);
+  check_rows(medallions["medallions"], "high_level");
+
+  // Full clearance reads every row as stored.
+  const json all = d.control_as(&d.ops, {{"cmd", "entities"}, {"top", 100}});
+  std::set<std::string> all_keys;
+  for (const auto& row : all["entities"]) {
+    CHECK(row["redacted"] == 0);
+    all_keys.insert(row["canonical_key"].get<std::string>());
+  }
+  CHECK(all_keys.contains("file:src/hyper_secret.cpp"));
+  const json hyper_clusters = d.control_as(&d.ops, {{"cmd", "clusters"}, {"limit", 100}});
+  CHECK(hyper_clusters["clusters"].size() > clusters["clusters"].size());
+  std::printf("[figures] derived reads as planner (medium): entities %zu (%d redacted) of %zu, knowledge %zu, "
+              "clusters %zu of %zu, observations %zu, medallions %zu\n",
+              entities["entities"].size(), entities_redacted, all["entities"].size(), knowledge["knowledge"].size(),
+              clusters["clusters"].size(), hyper_clusters["clusters"].size(), observations["observations"].size(),
+              medallions["medallions"].size());
 }
 
 TEST_CASE("admin control commands need admin: true") {
