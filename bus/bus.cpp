@@ -153,8 +153,13 @@ std::vector<std::string> Bus::bind_endpoints(zmq::socket_t& socket, const std::s
   return bound;
 }
 
-Bus::Sender Bus::sender_of(const zmq::message_t& frame) const {
+Bus::Sender Bus::sender_of(const Inlet& inlet, const zmq::message_t& frame) const {
   if (!security_.curve) return {};
+  if (!inlet.publisher_key.empty()) {
+    // Looked up per message, so a reload that removes the key stops the publisher at once.
+    const Principal* principal = security_.keys ? security_.keys->find(inlet.publisher_key) : nullptr;
+    return principal ? Sender{principal, {}} : Sender{nullptr, inlet.publisher_key};
+  }
   const char* user_id = zmq_msg_gets(frame.handle(), "User-Id");
   if (user_id == nullptr || *user_id == '\0') return {};
   if (const Principal* principal = security_.keys ? security_.keys->find(user_id) : nullptr) {
@@ -164,7 +169,7 @@ Bus::Sender Bus::sender_of(const zmq::message_t& frame) const {
 }
 
 Bus::Inlet& Bus::add_inlet(Role role, zmq::socket_type type, const std::string& label) {
-  auto inlet = std::make_unique<Inlet>(Inlet{role, label, make_socket(type, true), nullptr, {}});
+  auto inlet = std::make_unique<Inlet>(Inlet{role, label, make_socket(type, true), nullptr, {}, {}});
   Inlet& ref = *inlet;
   inlets_.push_back(std::move(inlet));
   return ref;
@@ -182,16 +187,30 @@ void Bus::start() {
   if (!config_.push.empty()) {
     bind_all(add_inlet(Role::kPush, zmq::socket_type::pull, "push"), config_.push, bound_.push);
   }
-  if (!config_.subscribe.empty()) {
-    Inlet& sub = add_inlet(Role::kSubscribe, zmq::socket_type::sub, "subscribe");
-    for (const auto& topic : config_.subscribe_topics) sub.socket.set(zmq::sockopt::subscribe, topic);
-    for (const auto& endpoint : config_.subscribe) {
-      try {
-        sub.socket.connect(endpoint);
-      } catch (const zmq::error_t& error) {
-        throw std::runtime_error("cannot connect subscribe endpoint " + endpoint + ": " +
-                                 error.what());
+  // Publishers without CURVE share one SUB (they are all the local operator); each CURVE
+  // publisher gets its own, because a SUB cannot tell which connection a message came from.
+  Inlet* shared_sub = nullptr;
+  for (std::size_t i = 0; i < config_.subscribe.size(); ++i) {
+    const std::string& endpoint = config_.subscribe[i];
+    const std::string key =
+        i < security_.subscribe_server_keys.size() ? security_.subscribe_server_keys[i] : std::string{};
+    Inlet* sub = key.empty() ? shared_sub : nullptr;
+    if (sub == nullptr) {
+      sub = &add_inlet(Role::kSubscribe, zmq::socket_type::sub, "subscribe");
+      for (const auto& topic : config_.subscribe_topics) sub->socket.set(zmq::sockopt::subscribe, topic);
+      if (key.empty()) {
+        shared_sub = sub;
+      } else {
+        sub->publisher_key = key;
+        sub->socket.set(zmq::sockopt::curve_serverkey, key);
+        sub->socket.set(zmq::sockopt::curve_publickey, security_.server.public_key);
+        sub->socket.set(zmq::sockopt::curve_secretkey, security_.server.secret_key);
       }
+    }
+    try {
+      sub->socket.connect(endpoint);
+    } catch (const zmq::error_t& error) {
+      throw std::runtime_error("cannot connect subscribe endpoint " + endpoint + ": " + error.what());
     }
   }
   if (!config_.control.empty()) {
@@ -279,7 +298,7 @@ bool Bus::handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames) {
                     " frames";
   }
   if (message.error.empty()) {
-    const Sender sender = sender_of(frames.back());
+    const Sender sender = sender_of(inlet, frames.back());
     if (!sender.revoked.empty()) {
       message.error = "authorization: CURVE key " + sender.revoked +
                       " is no longer in the authorized keys";
@@ -314,7 +333,7 @@ bool Bus::handle_fire_and_forget(Inlet& inlet, std::vector<zmq::message_t>& fram
     request.dead_letters.push_back(store::DeadLetter{
         std::string(payload), inlet.label,
         "message: expected 1 frame, got " + std::to_string(frames.size()), now});
-  } else if (const Sender sender = sender_of(frames.back()); !sender.revoked.empty()) {
+  } else if (const Sender sender = sender_of(inlet, frames.back()); !sender.revoked.empty()) {
     request.dead_letters.push_back(store::DeadLetter{
         std::string(payload), inlet.label,
         "authorization: CURVE key " + sender.revoked + " is no longer in the authorized keys", now});
@@ -352,7 +371,7 @@ void Bus::handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames) {
     return;
   }
   const nlohmann::json& request = parsed.request;
-  const Sender sender = sender_of(frames.back());
+  const Sender sender = sender_of(inlet, frames.back());
   if (!sender.revoked.empty()) {
     reply({{"ok", false},
            {"error", "authorization: CURVE key " + sender.revoked + " is no longer in the authorized keys"}});

@@ -3,7 +3,9 @@
 //
 //   ingest    ROUTER  acknowledged ingest; one reply per message after its commit
 //   push      PULL    fire-and-forget ingest; rejects go to dead_letters
-//   subscribe SUB     connects to agents' PUB endpoints; rejects go to dead_letters
+//   subscribe SUB     connects to agents' PUB endpoints; rejects go to dead_letters. With
+//                     CURVE each tcp publisher gets a SUB of its own, a CURVE client that
+//                     authenticates the publisher's key, so its messages are its Principal's
 //   notify    PUB     announcements: [topic, JSON with a "seq" sequence number]
 //   control   ROUTER  JSON request -> JSON reply, answered by a ControlHandler
 //
@@ -62,9 +64,12 @@ struct BusStats {
 
 class Bus {
  public:
-  /// With `security.curve`, every tcp endpoint is a CURVE server (ZAP domain "reflectd"; a
-  /// ZapHandler must be bound in `context` first) and each message is checked against the
-  /// Principal of its "User-Id" (bus/security.hpp).
+  /// With `security.curve`, every bound tcp endpoint is a CURVE server (ZAP domain
+  /// "reflectd"; a ZapHandler must be bound in `context` first) and each message is checked
+  /// against the Principal of its "User-Id" (bus/security.hpp); each subscribe endpoint with
+  /// a key in `security.subscribe_server_keys` is connected as a CURVE client (server key =
+  /// that key, client keypair = `security.server`) and its messages are checked against the
+  /// Principal of that key.
   Bus(boost::asio::io_context& io, zmq::context_t& context, const config::BusConfig& config,
       store::Writer& writer, const Clock& clock, ControlHandler control,
       SecuritySettings security = {});
@@ -86,7 +91,8 @@ class Bus {
   void writer_has_space();
 
   /// Live setting (SIGHUP): the authorized keys used for messages read from now on; a
-  /// connection whose key was removed gets every message refused.
+  /// connection whose key was removed, or a subscribe publisher whose key was removed, gets
+  /// every message refused (dead letters on push and subscribe).
   void set_authorized_keys(std::shared_ptr<const AuthorizedKeys> keys) { security_.keys = std::move(keys); }
 
   /// Live setting (SIGHUP): the payload limit applied to messages read from now on.
@@ -103,6 +109,9 @@ class Bus {
     zmq::socket_t socket;
     std::unique_ptr<SocketReactor> reactor;
     std::optional<store::WriteRequest> pending;  // refused by a full writer
+    // Subscribe over CURVE: the publisher's Z85 key, authenticated by the handshake; a SUB
+    // cannot tell its connections apart, so such an inlet has exactly one endpoint.
+    std::string publisher_key;
   };
 
   // The sender of a message: nullptr for the local operator (no CURVE on its endpoint);
@@ -117,7 +126,7 @@ class Bus {
   // endpoints in the order given. Throws std::runtime_error naming the endpoint.
   std::vector<std::string> bind_endpoints(zmq::socket_t& socket, const std::string& label,
                                           const std::vector<std::string>& endpoints);
-  Sender sender_of(const zmq::message_t& frame) const;
+  Sender sender_of(const Inlet& inlet, const zmq::message_t& frame) const;
   Inlet& add_inlet(Role role, zmq::socket_type type, const std::string& label);
   SocketReactor::Drain drain(Inlet& inlet);
   bool handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames);

@@ -279,6 +279,17 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
   const auto& stats = writer_->stats();
   const auto& bus_stats = bus_->stats();
   const auto& bound = endpoints();
+  // CURVE subscribe publishers and whom their events are attributed to (null: key removed
+  // by a reload, events refused).
+  nlohmann::json publishers = nlohmann::json::array();
+  for (std::size_t i = 0; i < security_.subscribe_server_keys.size(); ++i) {
+    const std::string& key = security_.subscribe_server_keys[i];
+    if (key.empty()) continue;
+    const bus::Principal* principal = security_.keys ? security_.keys->find(key) : nullptr;
+    publishers.push_back({{"endpoint", config_.bus.subscribe.at(i)},
+                          {"public_key", key},
+                          {"agent_id", principal ? nlohmann::json(principal->agent_id) : nlohmann::json()}});
+  }
   return {
       {"ok", true},
       {"version", kVersion},
@@ -310,7 +321,8 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
         {"insecure", security_.insecure},
         {"authorized_keys", security_.keys ? security_.keys->size() : 0},
         {"handshakes_accepted", zap_ ? zap_->stats().accepted.load() : 0},
-        {"handshakes_refused", zap_ ? zap_->stats().refused.load() : 0}}},
+        {"handshakes_refused", zap_ ? zap_->stats().refused.load() : 0},
+        {"subscribe_publishers", std::move(publishers)}}},
       {"caller",
        {{"agent_id", caller.is_local_operator() ? nlohmann::json() : nlohmann::json(caller.agent_id)},
         {"local_operator", caller.is_local_operator()},
