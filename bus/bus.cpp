@@ -3,9 +3,11 @@
 #include "bus/control_request.hpp"
 
 #include <boost/asio/post.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <cstring>
 #include <stdexcept>
 
 namespace reflectd::bus {
@@ -205,6 +207,7 @@ void Bus::start() {
         sub->socket.set(zmq::sockopt::curve_serverkey, key);
         sub->socket.set(zmq::sockopt::curve_publickey, security_.server.public_key);
         sub->socket.set(zmq::sockopt::curve_secretkey, security_.server.secret_key);
+        monitor_link(sub->socket, endpoint, key);
       }
     }
     try {
@@ -222,6 +225,13 @@ void Bus::start() {
     bound_.notify = bind_endpoints(*notify_, "notify", config_.notify);
   }
   reading_ = true;
+  for (auto& monitor : monitors_) {
+    LinkMonitor* raw = monitor.get();
+    monitor->reactor = std::make_unique<SocketReactor>(io_, monitor->socket, [this, raw] {
+      return drain_monitor(*raw);
+    });
+    monitor->reactor->check();
+  }
   for (auto& inlet : inlets_) {
     Inlet* raw = inlet.get();
     inlet->reactor = std::make_unique<SocketReactor>(io_, inlet->socket, [this, raw] {
@@ -246,11 +256,111 @@ void Bus::close() {
   if (closed_) return;
   closed_ = true;
   reading_ = false;
+  for (auto& monitor : monitors_) {
+    if (monitor->reactor) monitor->reactor->stop();
+    zmq_socket_monitor(monitor->watched->handle(), nullptr, 0);
+    monitor->socket.close();
+  }
   for (auto& inlet : inlets_) {
     if (inlet->reactor) inlet->reactor->stop();
     inlet->socket.close();
   }
   if (notify_) notify_->close();
+}
+
+void Bus::monitor_link(zmq::socket_t& sub, const std::string& endpoint, const std::string& key) {
+  auto monitor = std::make_unique<LinkMonitor>();
+  monitor->link.endpoint = endpoint;
+  monitor->link.public_key = key;
+  monitor->watched = &sub;
+  // inproc names are per context; the Bus's address keeps two buses in one context apart.
+  const std::string name = fmt::format("inproc://reflectd-subscribe-monitor-{}-{}",
+                                       static_cast<const void*>(this), monitors_.size());
+  if (zmq_socket_monitor(sub.handle(), name.c_str(),
+                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                             ZMQ_EVENT_DISCONNECTED) != 0) {
+    throw std::runtime_error("cannot monitor subscribe endpoint " + endpoint + ": " + zmq_strerror(zmq_errno()));
+  }
+  monitor->socket = zmq::socket_t(context_, zmq::socket_type::pair);
+  monitor->socket.set(zmq::sockopt::linger, 0);
+  monitor->socket.connect(name);
+  monitors_.push_back(std::move(monitor));
+}
+
+namespace {
+
+std::string handshake_failure(int event, std::uint32_t value) {
+  switch (event) {
+    case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+      // What a CURVE client sees when the server cannot open its HELLO (it holds another key
+      // than the one configured), and often when the server is not CURVE at all.
+      return fmt::format("the publisher closed the connection during the handshake ({}): it holds another "
+                         "key than the configured one, or is not a CURVE server",
+                         zmq_strerror(static_cast<int>(value)));
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+      if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+        return "mechanism mismatch: the publisher is not a CURVE server";
+      }
+      if (value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC) {
+        return "cryptographic error: the publisher does not hold the configured key";
+      }
+      return fmt::format("ZMTP protocol error 0x{:x}", value);
+    case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+      return fmt::format("refused by the publisher's ZAP handler (status {}): is the daemon's public key "
+                         "authorized there?", value);
+    default:
+      return fmt::format("monitor event 0x{:x}", event);
+  }
+}
+
+}  // namespace
+
+SocketReactor::Drain Bus::drain_monitor(LinkMonitor& monitor) {
+  SubscribeLink& link = monitor.link;
+  for (int i = 0; i < kDrainBudget; ++i) {
+    std::vector<zmq::message_t> frames;
+    std::optional<std::size_t> received;
+    try {
+      received = zmq::recv_multipart(monitor.socket, std::back_inserter(frames), zmq::recv_flags::dontwait);
+    } catch (const zmq::error_t& error) {
+      spdlog::warn("subscribe: monitor of {} failed: {}", link.endpoint, error.what());
+      return SocketReactor::Drain::kEmpty;
+    }
+    if (!received) return SocketReactor::Drain::kEmpty;
+    // libzmq 4.x monitor message: [uint16 event, uint32 value] then the peer address.
+    if (frames.empty() || frames[0].size() < 6) continue;
+    std::uint16_t event = 0;
+    std::uint32_t value = 0;
+    std::memcpy(&event, frames[0].data(), sizeof event);
+    std::memcpy(&value, static_cast<const char*>(frames[0].data()) + sizeof event, sizeof value);
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      ++link.handshakes_succeeded;
+      link.connected = true;
+      spdlog::info("subscribe: CURVE handshake with {} (publisher key {}) succeeded", link.endpoint,
+                   link.public_key);
+    } else if (event == ZMQ_EVENT_DISCONNECTED) {
+      link.connected = false;
+    } else {
+      ++link.handshakes_failed;
+      std::string reason = handshake_failure(event, value);
+      // libzmq retries every reconnect interval: log a failure once, not on every retry.
+      if (reason != link.last_failure || link.handshakes_failed == 1) {
+        spdlog::warn("subscribe: CURVE handshake with {} (publisher key {}) failed: {}; retrying", link.endpoint,
+                     link.public_key, reason);
+      }
+      link.connected = false;
+      link.last_failure = std::move(reason);
+    }
+  }
+  return SocketReactor::Drain::kBudget;
+}
+
+std::vector<SubscribeLink> Bus::subscribe_links() const {
+  std::vector<SubscribeLink> out;
+  out.reserve(monitors_.size());
+  for (const auto& monitor : monitors_) out.push_back(monitor->link);
+  return out;
 }
 
 SocketReactor::Drain Bus::drain(Inlet& inlet) {

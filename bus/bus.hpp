@@ -55,6 +55,17 @@ struct BoundEndpoints {
   std::vector<std::string> control;
 };
 
+/// One CURVE subscribe endpoint and how its handshakes went, from a socket monitor on its SUB
+/// (the daemon is the CURVE client there, so the ZAP counters do not see it).
+struct SubscribeLink {
+  std::string endpoint;
+  std::string public_key;                ///< The publisher's key (Z85), as configured.
+  std::uint64_t handshakes_succeeded = 0;
+  std::uint64_t handshakes_failed = 0;   ///< Each reconnect attempt that failed counts.
+  bool connected = false;                ///< A handshake succeeded and no disconnect since.
+  std::string last_failure;              ///< Why the last handshake failed; empty if none did.
+};
+
 /// Counters kept by the bus thread.
 struct BusStats {
   std::atomic<std::uint64_t> messages{0};         ///< Messages read on ingest, push, subscribe.
@@ -99,6 +110,8 @@ class Bus {
   void set_max_message_bytes(std::int64_t bytes) { max_message_bytes_ = bytes; }
 
   const BoundEndpoints& endpoints() const { return bound_; }
+  /// The CURVE subscribe endpoints in bus.subscribe order (io_context thread only).
+  std::vector<SubscribeLink> subscribe_links() const;
   const BusStats& stats() const { return stats_; }
 
  private:
@@ -126,7 +139,17 @@ class Bus {
   // endpoints in the order given. Throws std::runtime_error naming the endpoint.
   std::vector<std::string> bind_endpoints(zmq::socket_t& socket, const std::string& label,
                                           const std::vector<std::string>& endpoints);
+  // A PAIR reading the socket monitor of one CURVE subscribe SUB.
+  struct LinkMonitor {
+    SubscribeLink link;
+    zmq::socket_t* watched = nullptr;
+    zmq::socket_t socket;
+    std::unique_ptr<SocketReactor> reactor;
+  };
+
   Sender sender_of(const Inlet& inlet, const zmq::message_t& frame) const;
+  void monitor_link(zmq::socket_t& sub, const std::string& endpoint, const std::string& key);
+  SocketReactor::Drain drain_monitor(LinkMonitor& monitor);
   Inlet& add_inlet(Role role, zmq::socket_type type, const std::string& label);
   SocketReactor::Drain drain(Inlet& inlet);
   bool handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames);
@@ -146,6 +169,7 @@ class Bus {
   EventDecoder decoder_;
   std::int64_t max_message_bytes_;
   std::vector<std::unique_ptr<Inlet>> inlets_;
+  std::vector<std::unique_ptr<LinkMonitor>> monitors_;
   std::unique_ptr<zmq::socket_t> notify_;
   std::uint64_t notify_seq_ = 0;
   BoundEndpoints bound_;

@@ -282,13 +282,15 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
   // CURVE subscribe publishers and whom their events are attributed to (null: key removed
   // by a reload, events refused).
   nlohmann::json publishers = nlohmann::json::array();
-  for (std::size_t i = 0; i < security_.subscribe_server_keys.size(); ++i) {
-    const std::string& key = security_.subscribe_server_keys[i];
-    if (key.empty()) continue;
-    const bus::Principal* principal = security_.keys ? security_.keys->find(key) : nullptr;
-    publishers.push_back({{"endpoint", config_.bus.subscribe.at(i)},
-                          {"public_key", key},
-                          {"agent_id", principal ? nlohmann::json(principal->agent_id) : nlohmann::json()}});
+  for (const bus::SubscribeLink& link : bus_->subscribe_links()) {
+    const bus::Principal* principal = security_.keys ? security_.keys->find(link.public_key) : nullptr;
+    publishers.push_back({{"endpoint", link.endpoint},
+                          {"public_key", link.public_key},
+                          {"agent_id", principal ? nlohmann::json(principal->agent_id) : nlohmann::json()},
+                          {"connected", link.connected},
+                          {"handshakes_succeeded", link.handshakes_succeeded},
+                          {"handshakes_failed", link.handshakes_failed},
+                          {"last_failure", link.last_failure}});
   }
   return {
       {"ok", true},

@@ -587,8 +587,15 @@ TEST_CASE("subscribe over CURVE: a tcp publisher's events carry its key's agent_
             "subscribe|sensitivity: 'medium' is above the max_sensitivity 'low' of agent 'sensor'|s3"});
 
   const json status = d.control_as(&d.ops, {{"cmd", "status"}});
+  // Only the CURVE endpoint is listed: the ipc one is the local operator's.
   CHECK(status["security"]["subscribe_publishers"] ==
-        json::array({{{"endpoint", curve_pub.endpoint}, {"public_key", sensor.public_key}, {"agent_id", "sensor"}}}));
+        json::array({{{"endpoint", curve_pub.endpoint},
+                      {"public_key", sensor.public_key},
+                      {"agent_id", "sensor"},
+                      {"connected", true},
+                      {"handshakes_succeeded", 1},
+                      {"handshakes_failed", 0},
+                      {"last_failure", ""}}}));
   std::printf("[figures] CURVE subscribe: stored %d (agent_id sensor x2, local operator x1), dead letters %d, "
               "messages read %d\n",
               status["events"]["stored"].get<int>(), status["dead_letters"].get<int>(),
@@ -638,6 +645,32 @@ TEST_CASE("subscribe over CURVE: a publisher with another key, or without CURVE,
   const json status = d.control_as(&d.ops, {{"cmd", "status"}});
   CHECK(status["messages"] == 1);
   CHECK(status["dead_letters"] == 0);
+  // The daemon's own view, from the monitors on its SUB sockets (bus.subscribe order).
+  const json& links = status["security"]["subscribe_publishers"];
+  REQUIRE(links.size() == 3);
+  CHECK(links[0]["endpoint"] == wrong_key.endpoint);
+  CHECK(links[0]["agent_id"] == "expected");
+  CHECK(links[0]["handshakes_succeeded"] == 0);
+  CHECK(links[0]["connected"] == false);
+  CHECK(links[1]["handshakes_succeeded"] == 0);
+  CHECK(links[1]["connected"] == false);
+  CHECK(links[2]["endpoint"] == genuine.endpoint);
+  CHECK(links[2]["handshakes_succeeded"] == 1);
+  CHECK(links[2]["handshakes_failed"] == 0);
+  CHECK(links[2]["connected"] == true);
+  // The failures are counted once the client side has seen them (it may trail the server's).
+  REQUIRE(test::wait_until([&] {
+    const json l = d.control_as(&d.ops, {{"cmd", "status"}})["security"]["subscribe_publishers"];
+    return l[0]["handshakes_failed"].get<int>() >= 1 && l[1]["handshakes_failed"].get<int>() >= 1;
+  }, std::chrono::seconds(10)));
+  const json later = d.control_as(&d.ops, {{"cmd", "status"}})["security"]["subscribe_publishers"];
+  CHECK(later[0]["last_failure"].get<std::string>().starts_with("the publisher closed the connection during the handshake"));
+  const std::string plain_failure = later[1]["last_failure"].get<std::string>();
+  CHECK((plain_failure == "mechanism mismatch: the publisher is not a CURVE server" ||
+         plain_failure.starts_with("the publisher closed the connection during the handshake")));
+  std::printf("[figures] daemon side: another key: %d failed handshakes, \"%s\"; without CURVE: %d, \"%s\"\n",
+              later[0]["handshakes_failed"].get<int>(), later[0]["last_failure"].get<std::string>().c_str(),
+              later[1]["handshakes_failed"].get<int>(), plain_failure.c_str());
   std::printf("[figures] subscribe publisher with another key: monitor event 0x%x value %d; without CURVE: "
               "0x%x value %d; messages read %d (the marker)\n",
               wrong_ev, wrong_value, plain_ev, plain_value, status["messages"].get<int>());
