@@ -3,9 +3,11 @@
 #include "bus/control_request.hpp"
 
 #include <boost/asio/post.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <cstring>
 #include <stdexcept>
 
 namespace reflectd::bus {
@@ -153,8 +155,13 @@ std::vector<std::string> Bus::bind_endpoints(zmq::socket_t& socket, const std::s
   return bound;
 }
 
-Bus::Sender Bus::sender_of(const zmq::message_t& frame) const {
+Bus::Sender Bus::sender_of(const Inlet& inlet, const zmq::message_t& frame) const {
   if (!security_.curve) return {};
+  if (!inlet.publisher_key.empty()) {
+    // Looked up per message, so a reload that removes the key stops the publisher at once.
+    const Principal* principal = security_.keys ? security_.keys->find(inlet.publisher_key) : nullptr;
+    return principal ? Sender{principal, {}} : Sender{nullptr, inlet.publisher_key};
+  }
   const char* user_id = zmq_msg_gets(frame.handle(), "User-Id");
   if (user_id == nullptr || *user_id == '\0') return {};
   if (const Principal* principal = security_.keys ? security_.keys->find(user_id) : nullptr) {
@@ -164,7 +171,7 @@ Bus::Sender Bus::sender_of(const zmq::message_t& frame) const {
 }
 
 Bus::Inlet& Bus::add_inlet(Role role, zmq::socket_type type, const std::string& label) {
-  auto inlet = std::make_unique<Inlet>(Inlet{role, label, make_socket(type, true), nullptr, {}});
+  auto inlet = std::make_unique<Inlet>(Inlet{role, label, make_socket(type, true), nullptr, {}, {}});
   Inlet& ref = *inlet;
   inlets_.push_back(std::move(inlet));
   return ref;
@@ -182,16 +189,31 @@ void Bus::start() {
   if (!config_.push.empty()) {
     bind_all(add_inlet(Role::kPush, zmq::socket_type::pull, "push"), config_.push, bound_.push);
   }
-  if (!config_.subscribe.empty()) {
-    Inlet& sub = add_inlet(Role::kSubscribe, zmq::socket_type::sub, "subscribe");
-    for (const auto& topic : config_.subscribe_topics) sub.socket.set(zmq::sockopt::subscribe, topic);
-    for (const auto& endpoint : config_.subscribe) {
-      try {
-        sub.socket.connect(endpoint);
-      } catch (const zmq::error_t& error) {
-        throw std::runtime_error("cannot connect subscribe endpoint " + endpoint + ": " +
-                                 error.what());
+  // Publishers without CURVE share one SUB (they are all the local operator); each CURVE
+  // publisher gets its own, because a SUB cannot tell which connection a message came from.
+  Inlet* shared_sub = nullptr;
+  for (std::size_t i = 0; i < config_.subscribe.size(); ++i) {
+    const std::string& endpoint = config_.subscribe[i];
+    const std::string key =
+        i < security_.subscribe_server_keys.size() ? security_.subscribe_server_keys[i] : std::string{};
+    Inlet* sub = key.empty() ? shared_sub : nullptr;
+    if (sub == nullptr) {
+      sub = &add_inlet(Role::kSubscribe, zmq::socket_type::sub, "subscribe");
+      for (const auto& topic : config_.subscribe_topics) sub->socket.set(zmq::sockopt::subscribe, topic);
+      if (key.empty()) {
+        shared_sub = sub;
+      } else {
+        sub->publisher_key = key;
+        sub->socket.set(zmq::sockopt::curve_serverkey, key);
+        sub->socket.set(zmq::sockopt::curve_publickey, security_.server.public_key);
+        sub->socket.set(zmq::sockopt::curve_secretkey, security_.server.secret_key);
+        monitor_link(sub->socket, endpoint, key);
       }
+    }
+    try {
+      sub->socket.connect(endpoint);
+    } catch (const zmq::error_t& error) {
+      throw std::runtime_error("cannot connect subscribe endpoint " + endpoint + ": " + error.what());
     }
   }
   if (!config_.control.empty()) {
@@ -203,6 +225,13 @@ void Bus::start() {
     bound_.notify = bind_endpoints(*notify_, "notify", config_.notify);
   }
   reading_ = true;
+  for (auto& monitor : monitors_) {
+    LinkMonitor* raw = monitor.get();
+    monitor->reactor = std::make_unique<SocketReactor>(io_, monitor->socket, [this, raw] {
+      return drain_monitor(*raw);
+    });
+    monitor->reactor->check();
+  }
   for (auto& inlet : inlets_) {
     Inlet* raw = inlet.get();
     inlet->reactor = std::make_unique<SocketReactor>(io_, inlet->socket, [this, raw] {
@@ -227,11 +256,111 @@ void Bus::close() {
   if (closed_) return;
   closed_ = true;
   reading_ = false;
+  for (auto& monitor : monitors_) {
+    if (monitor->reactor) monitor->reactor->stop();
+    zmq_socket_monitor(monitor->watched->handle(), nullptr, 0);
+    monitor->socket.close();
+  }
   for (auto& inlet : inlets_) {
     if (inlet->reactor) inlet->reactor->stop();
     inlet->socket.close();
   }
   if (notify_) notify_->close();
+}
+
+void Bus::monitor_link(zmq::socket_t& sub, const std::string& endpoint, const std::string& key) {
+  auto monitor = std::make_unique<LinkMonitor>();
+  monitor->link.endpoint = endpoint;
+  monitor->link.public_key = key;
+  monitor->watched = &sub;
+  // inproc names are per context; the Bus's address keeps two buses in one context apart.
+  const std::string name = fmt::format("inproc://reflectd-subscribe-monitor-{}-{}",
+                                       static_cast<const void*>(this), monitors_.size());
+  if (zmq_socket_monitor(sub.handle(), name.c_str(),
+                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                             ZMQ_EVENT_DISCONNECTED) != 0) {
+    throw std::runtime_error("cannot monitor subscribe endpoint " + endpoint + ": " + zmq_strerror(zmq_errno()));
+  }
+  monitor->socket = zmq::socket_t(context_, zmq::socket_type::pair);
+  monitor->socket.set(zmq::sockopt::linger, 0);
+  monitor->socket.connect(name);
+  monitors_.push_back(std::move(monitor));
+}
+
+namespace {
+
+std::string handshake_failure(int event, std::uint32_t value) {
+  switch (event) {
+    case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+      // What a CURVE client sees when the server cannot open its HELLO (it holds another key
+      // than the one configured), and often when the server is not CURVE at all.
+      return fmt::format("the publisher closed the connection during the handshake ({}): it holds another "
+                         "key than the configured one, or is not a CURVE server",
+                         zmq_strerror(static_cast<int>(value)));
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+      if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+        return "mechanism mismatch: the publisher is not a CURVE server";
+      }
+      if (value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC) {
+        return "cryptographic error: the publisher does not hold the configured key";
+      }
+      return fmt::format("ZMTP protocol error 0x{:x}", value);
+    case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+      return fmt::format("refused by the publisher's ZAP handler (status {}): is the daemon's public key "
+                         "authorized there?", value);
+    default:
+      return fmt::format("monitor event 0x{:x}", event);
+  }
+}
+
+}  // namespace
+
+SocketReactor::Drain Bus::drain_monitor(LinkMonitor& monitor) {
+  SubscribeLink& link = monitor.link;
+  for (int i = 0; i < kDrainBudget; ++i) {
+    std::vector<zmq::message_t> frames;
+    std::optional<std::size_t> received;
+    try {
+      received = zmq::recv_multipart(monitor.socket, std::back_inserter(frames), zmq::recv_flags::dontwait);
+    } catch (const zmq::error_t& error) {
+      spdlog::warn("subscribe: monitor of {} failed: {}", link.endpoint, error.what());
+      return SocketReactor::Drain::kEmpty;
+    }
+    if (!received) return SocketReactor::Drain::kEmpty;
+    // libzmq 4.x monitor message: [uint16 event, uint32 value] then the peer address.
+    if (frames.empty() || frames[0].size() < 6) continue;
+    std::uint16_t event = 0;
+    std::uint32_t value = 0;
+    std::memcpy(&event, frames[0].data(), sizeof event);
+    std::memcpy(&value, static_cast<const char*>(frames[0].data()) + sizeof event, sizeof value);
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      ++link.handshakes_succeeded;
+      link.connected = true;
+      spdlog::info("subscribe: CURVE handshake with {} (publisher key {}) succeeded", link.endpoint,
+                   link.public_key);
+    } else if (event == ZMQ_EVENT_DISCONNECTED) {
+      link.connected = false;
+    } else {
+      ++link.handshakes_failed;
+      std::string reason = handshake_failure(event, value);
+      // libzmq retries every reconnect interval: log a failure once, not on every retry.
+      if (reason != link.last_failure || link.handshakes_failed == 1) {
+        spdlog::warn("subscribe: CURVE handshake with {} (publisher key {}) failed: {}; retrying", link.endpoint,
+                     link.public_key, reason);
+      }
+      link.connected = false;
+      link.last_failure = std::move(reason);
+    }
+  }
+  return SocketReactor::Drain::kBudget;
+}
+
+std::vector<SubscribeLink> Bus::subscribe_links() const {
+  std::vector<SubscribeLink> out;
+  out.reserve(monitors_.size());
+  for (const auto& monitor : monitors_) out.push_back(monitor->link);
+  return out;
 }
 
 SocketReactor::Drain Bus::drain(Inlet& inlet) {
@@ -279,7 +408,7 @@ bool Bus::handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames) {
                     " frames";
   }
   if (message.error.empty()) {
-    const Sender sender = sender_of(frames.back());
+    const Sender sender = sender_of(inlet, frames.back());
     if (!sender.revoked.empty()) {
       message.error = "authorization: CURVE key " + sender.revoked +
                       " is no longer in the authorized keys";
@@ -314,7 +443,7 @@ bool Bus::handle_fire_and_forget(Inlet& inlet, std::vector<zmq::message_t>& fram
     request.dead_letters.push_back(store::DeadLetter{
         std::string(payload), inlet.label,
         "message: expected 1 frame, got " + std::to_string(frames.size()), now});
-  } else if (const Sender sender = sender_of(frames.back()); !sender.revoked.empty()) {
+  } else if (const Sender sender = sender_of(inlet, frames.back()); !sender.revoked.empty()) {
     request.dead_letters.push_back(store::DeadLetter{
         std::string(payload), inlet.label,
         "authorization: CURVE key " + sender.revoked + " is no longer in the authorized keys", now});
@@ -352,7 +481,7 @@ void Bus::handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames) {
     return;
   }
   const nlohmann::json& request = parsed.request;
-  const Sender sender = sender_of(frames.back());
+  const Sender sender = sender_of(inlet, frames.back());
   if (!sender.revoked.empty()) {
     reply({{"ok", false},
            {"error", "authorization: CURVE key " + sender.revoked + " is no longer in the authorized keys"}});

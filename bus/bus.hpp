@@ -3,7 +3,9 @@
 //
 //   ingest    ROUTER  acknowledged ingest; one reply per message after its commit
 //   push      PULL    fire-and-forget ingest; rejects go to dead_letters
-//   subscribe SUB     connects to agents' PUB endpoints; rejects go to dead_letters
+//   subscribe SUB     connects to agents' PUB endpoints; rejects go to dead_letters. With
+//                     CURVE each tcp publisher gets a SUB of its own, a CURVE client that
+//                     authenticates the publisher's key, so its messages are its Principal's
 //   notify    PUB     announcements: [topic, JSON with a "seq" sequence number]
 //   control   ROUTER  JSON request -> JSON reply, answered by a ControlHandler
 //
@@ -53,6 +55,17 @@ struct BoundEndpoints {
   std::vector<std::string> control;
 };
 
+/// One CURVE subscribe endpoint and how its handshakes went, from a socket monitor on its SUB
+/// (the daemon is the CURVE client there, so the ZAP counters do not see it).
+struct SubscribeLink {
+  std::string endpoint;
+  std::string public_key;                ///< The publisher's key (Z85), as configured.
+  std::uint64_t handshakes_succeeded = 0;
+  std::uint64_t handshakes_failed = 0;   ///< Each reconnect attempt that failed counts.
+  bool connected = false;                ///< A handshake succeeded and no disconnect since.
+  std::string last_failure;              ///< Why the last handshake failed; empty if none did.
+};
+
 /// Counters kept by the bus thread.
 struct BusStats {
   std::atomic<std::uint64_t> messages{0};         ///< Messages read on ingest, push, subscribe.
@@ -62,9 +75,12 @@ struct BusStats {
 
 class Bus {
  public:
-  /// With `security.curve`, every tcp endpoint is a CURVE server (ZAP domain "reflectd"; a
-  /// ZapHandler must be bound in `context` first) and each message is checked against the
-  /// Principal of its "User-Id" (bus/security.hpp).
+  /// With `security.curve`, every bound tcp endpoint is a CURVE server (ZAP domain
+  /// "reflectd"; a ZapHandler must be bound in `context` first) and each message is checked
+  /// against the Principal of its "User-Id" (bus/security.hpp); each subscribe endpoint with
+  /// a key in `security.subscribe_server_keys` is connected as a CURVE client (server key =
+  /// that key, client keypair = `security.server`) and its messages are checked against the
+  /// Principal of that key.
   Bus(boost::asio::io_context& io, zmq::context_t& context, const config::BusConfig& config,
       store::Writer& writer, const Clock& clock, ControlHandler control,
       SecuritySettings security = {});
@@ -86,13 +102,16 @@ class Bus {
   void writer_has_space();
 
   /// Live setting (SIGHUP): the authorized keys used for messages read from now on; a
-  /// connection whose key was removed gets every message refused.
+  /// connection whose key was removed, or a subscribe publisher whose key was removed, gets
+  /// every message refused (dead letters on push and subscribe).
   void set_authorized_keys(std::shared_ptr<const AuthorizedKeys> keys) { security_.keys = std::move(keys); }
 
   /// Live setting (SIGHUP): the payload limit applied to messages read from now on.
   void set_max_message_bytes(std::int64_t bytes) { max_message_bytes_ = bytes; }
 
   const BoundEndpoints& endpoints() const { return bound_; }
+  /// The CURVE subscribe endpoints in bus.subscribe order (io_context thread only).
+  std::vector<SubscribeLink> subscribe_links() const;
   const BusStats& stats() const { return stats_; }
 
  private:
@@ -103,6 +122,9 @@ class Bus {
     zmq::socket_t socket;
     std::unique_ptr<SocketReactor> reactor;
     std::optional<store::WriteRequest> pending;  // refused by a full writer
+    // Subscribe over CURVE: the publisher's Z85 key, authenticated by the handshake; a SUB
+    // cannot tell its connections apart, so such an inlet has exactly one endpoint.
+    std::string publisher_key;
   };
 
   // The sender of a message: nullptr for the local operator (no CURVE on its endpoint);
@@ -117,7 +139,17 @@ class Bus {
   // endpoints in the order given. Throws std::runtime_error naming the endpoint.
   std::vector<std::string> bind_endpoints(zmq::socket_t& socket, const std::string& label,
                                           const std::vector<std::string>& endpoints);
-  Sender sender_of(const zmq::message_t& frame) const;
+  // A PAIR reading the socket monitor of one CURVE subscribe SUB.
+  struct LinkMonitor {
+    SubscribeLink link;
+    zmq::socket_t* watched = nullptr;
+    zmq::socket_t socket;
+    std::unique_ptr<SocketReactor> reactor;
+  };
+
+  Sender sender_of(const Inlet& inlet, const zmq::message_t& frame) const;
+  void monitor_link(zmq::socket_t& sub, const std::string& endpoint, const std::string& key);
+  SocketReactor::Drain drain_monitor(LinkMonitor& monitor);
   Inlet& add_inlet(Role role, zmq::socket_type type, const std::string& label);
   SocketReactor::Drain drain(Inlet& inlet);
   bool handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames);
@@ -137,6 +169,7 @@ class Bus {
   EventDecoder decoder_;
   std::int64_t max_message_bytes_;
   std::vector<std::unique_ptr<Inlet>> inlets_;
+  std::vector<std::unique_ptr<LinkMonitor>> monitors_;
   std::unique_ptr<zmq::socket_t> notify_;
   std::uint64_t notify_seq_ = 0;
   BoundEndpoints bound_;

@@ -119,6 +119,62 @@ void check_binds(const SecuritySettings& s, std::string_view key, const std::vec
   }
 }
 
+// bus.subscribe_server_keys against bus.subscribe (README "Security"); fills
+// s.subscribe_server_keys when CURVE is on.
+void check_subscribe_keys(SecuritySettings& s, const config::Config& config) {
+  const auto& endpoints = config.bus.subscribe;
+  const auto& entries = config.bus.subscribe_server_keys;
+  const auto is_set = [](const std::string& entry) { return !entry.empty(); };
+  if (!entries.empty() && entries.size() != endpoints.size()) {
+    throw ConfigError("bus.subscribe_server_keys: has " + std::to_string(entries.size()) +
+                      " entries but bus.subscribe has " + std::to_string(endpoints.size()) +
+                      " endpoints; give one per endpoint, in the same order (\"\" for ipc/inproc)");
+  }
+  if (!s.curve) {
+    if (std::any_of(entries.begin(), entries.end(), is_set)) {
+      throw ConfigError("bus.subscribe_server_keys: publisher keys need CURVE; set "
+                        "security.curve_secret_key_file (the daemon's keypair, used as the client key) "
+                        "and security.authorized_keys_file");
+    }
+    return;
+  }
+  s.subscribe_server_keys.assign(endpoints.size(), std::string{});
+  for (std::size_t i = 0; i < endpoints.size(); ++i) {
+    const std::string& endpoint = endpoints[i];
+    const std::string entry = i < entries.size() ? entries[i] : std::string{};
+    const std::string at = "bus.subscribe_server_keys[" + std::to_string(i) + "]";
+    if (!is_tcp(endpoint)) {
+      if (!entry.empty()) {
+        throw ConfigError(at + ": endpoint " + endpoint +
+                          " is not tcp: CURVE applies to tcp endpoints only (ipc/inproc publishers "
+                          "are the local operator); use \"\"");
+      }
+      continue;
+    }
+    if (entry.empty()) {
+      if (s.insecure) continue;
+      throw ConfigError("bus.subscribe: endpoint " + endpoint +
+                        ": with CURVE the daemon connects to a tcp publisher as a CURVE client and "
+                        "needs the publisher's public key: set " + at +
+                        " (40 Z85 characters or its certificate file), or security.insecure: true "
+                        "to read it without CURVE as the local operator");
+    }
+    std::string key;
+    try {
+      key = resolve_public_key(entry);
+    } catch (const std::runtime_error& error) {
+      throw ConfigError(at + ": " + error.what());
+    }
+    if (s.keys->find(key) == nullptr) {
+      throw ConfigError(at + ": the publisher key " + key + " of endpoint " + endpoint +
+                        " is not in the authorized keys (" + config.security.authorized_keys_file +
+                        "); add an entry for it: its agent_id, namespaces and max_sensitivity apply "
+                        "to the events read from that endpoint");
+    }
+    s.subscribe_server_keys[i] = std::move(key);
+  }
+}
+
 }  // namespace
 
 std::optional<int> sensitivity_rank(std::string_view level) {
@@ -201,17 +257,18 @@ SecuritySettings load_security(const config::Config& config) {
   check_binds(s, "bus.push", config.bus.push);
   check_binds(s, "bus.notify", config.bus.notify);
   check_binds(s, "bus.control", config.bus.control);
-  if (s.curve && !s.insecure) {
-    for (const auto& endpoint : config.bus.subscribe) {
-      if (is_tcp(endpoint)) {
-        throw ConfigError("bus.subscribe: endpoint " + endpoint +
-                          ": the daemon cannot authenticate a tcp publisher it connects to (no "
-                          "CURVE client side); use an ipc endpoint, or security.insecure: true to "
-                          "accept its events as the local operator");
-      }
-    }
-  }
+  check_subscribe_keys(s, config);
   return s;
+}
+
+std::string resolve_public_key(const std::string& entry) {
+  if (is_z85_key(entry)) return entry;
+  try {
+    return read_cert(entry, false).public_key;
+  } catch (const std::runtime_error& error) {
+    throw std::runtime_error("'" + entry + "' is neither a CURVE public key (40 Z85 characters) nor a readable "
+                             "certificate file: " + error.what());
+  }
 }
 
 bool is_tcp(std::string_view endpoint) { return endpoint.starts_with("tcp://"); }

@@ -81,13 +81,25 @@ struct SecuritySettings {
   CurveCert server;  ///< The daemon's keypair (security.curve_secret_key_file).
   std::shared_ptr<const AuthorizedKeys> keys;
   bool insecure = false;  ///< security.insecure.
+  /// Parallel to bus.subscribe: the Z85 public key of the publisher at each endpoint, which
+  /// the daemon's SUB authenticates as a CURVE client; empty for endpoints read without CURVE
+  /// (ipc/inproc, or tcp under security.insecure). Empty vector without CURVE.
+  std::vector<std::string> subscribe_server_keys;
 };
 
 /// Reads the key files named by `config` and checks the endpoints: throws config::ConfigError
-/// when only one of the two files is set, a file is unreadable or malformed, or (without
-/// CURVE and without security.insecure) a tcp endpoint binds a non-loopback address; the
-/// message names the endpoint.
+/// when only one of the two files is set, a file is unreadable or malformed, (without CURVE
+/// and without security.insecure) a tcp endpoint binds a non-loopback address, or
+/// bus.subscribe_server_keys does not fit bus.subscribe: a count that differs, a key without
+/// CURVE or for a non-tcp endpoint, a tcp endpoint without a key under CURVE (unless
+/// security.insecure), an entry that is neither a Z85 key nor a readable certificate, or a
+/// publisher key missing from the authorized keys. The message names the key and endpoint.
 SecuritySettings load_security(const config::Config& config);
+
+/// The Z85 public key an entry of bus.subscribe_server_keys names: the entry itself when it is
+/// 40 Z85 characters, else the public key of the certificate file at that path. Throws
+/// std::runtime_error naming the entry when it is neither.
+std::string resolve_public_key(const std::string& entry);
 
 /// True for tcp:// endpoints.
 bool is_tcp(std::string_view endpoint);

@@ -25,6 +25,8 @@ struct BusConfig {
   std::vector<std::string> push;     ///< PULL endpoints (fire-and-forget ingest) to bind.
   std::vector<std::string> subscribe;         ///< Agents' PUB endpoints to connect a SUB to.
   std::vector<std::string> subscribe_topics;  ///< Topic prefixes subscribed on every SUB.
+  /// Publisher CURVE keys (Z85 or certificate path), parallel to `subscribe`; "" = no CURVE.
+  std::vector<std::string> subscribe_server_keys;
   std::vector<std::string> notify;   ///< PUB endpoints for the daemon's announcements.
   std::vector<std::string> control;  ///< ROUTER endpoints for JSON control requests.
   std::int64_t max_message_bytes = 0;  ///< Largest accepted message payload, bytes.

@@ -32,6 +32,16 @@ const std::array kKeys{
   KeySpec{"bus.subscribe_topics", KT::kStringList, "[\"\"]", 0, 0, "", false, "",
           "Topic prefixes subscribed on every bus.subscribe connection (\"\" = everything).",
           +[](Config& c) -> std::vector<std::string>& { return c.bus.subscribe_topics; }},
+  KeySpec{"bus.subscribe_server_keys", KT::kStringList, "[]", 0, 0, "", false, "",
+          "With CURVE: one entry per bus.subscribe endpoint, in the same order, naming the "
+          "publisher's CURVE public key: 40 Z85 characters, or the path of its certificate "
+          "(zcert, e.g. the .pub file of `reflectctl keygen`); \"\" for ipc/inproc endpoints. The "
+          "daemon connects to a tcp publisher as a CURVE client (its own keypair as client key), "
+          "so only the holder of that key can feed it; the key must be in the authorized keys, "
+          "and its entry (agent_id, namespaces, max_sensitivity) applies to every event from "
+          "that endpoint. [] = no tcp subscribe endpoints (or security.insecure: true, which "
+          "reads them without CURVE as the local operator).",
+          +[](Config& c) -> std::vector<std::string>& { return c.bus.subscribe_server_keys; }},
   KeySpec{"bus.notify", KT::kEndpointList, "[\"tcp://127.0.0.1:7703\"]", 0, 0, "", false, "",
           "PUB endpoints where the daemon announces what it did (topic frame, then JSON).",
           +[](Config& c) -> std::vector<std::string>& { return c.bus.notify; }},

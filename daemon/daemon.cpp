@@ -279,6 +279,19 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
   const auto& stats = writer_->stats();
   const auto& bus_stats = bus_->stats();
   const auto& bound = endpoints();
+  // CURVE subscribe publishers and whom their events are attributed to (null: key removed
+  // by a reload, events refused).
+  nlohmann::json publishers = nlohmann::json::array();
+  for (const bus::SubscribeLink& link : bus_->subscribe_links()) {
+    const bus::Principal* principal = security_.keys ? security_.keys->find(link.public_key) : nullptr;
+    publishers.push_back({{"endpoint", link.endpoint},
+                          {"public_key", link.public_key},
+                          {"agent_id", principal ? nlohmann::json(principal->agent_id) : nlohmann::json()},
+                          {"connected", link.connected},
+                          {"handshakes_succeeded", link.handshakes_succeeded},
+                          {"handshakes_failed", link.handshakes_failed},
+                          {"last_failure", link.last_failure}});
+  }
   return {
       {"ok", true},
       {"version", kVersion},
@@ -310,7 +323,8 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
         {"insecure", security_.insecure},
         {"authorized_keys", security_.keys ? security_.keys->size() : 0},
         {"handshakes_accepted", zap_ ? zap_->stats().accepted.load() : 0},
-        {"handshakes_refused", zap_ ? zap_->stats().refused.load() : 0}}},
+        {"handshakes_refused", zap_ ? zap_->stats().refused.load() : 0},
+        {"subscribe_publishers", std::move(publishers)}}},
       {"caller",
        {{"agent_id", caller.is_local_operator() ? nlohmann::json() : nlohmann::json(caller.agent_id)},
         {"local_operator", caller.is_local_operator()},
