@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <unordered_set>
 
 namespace reflectd::jobs {
@@ -94,9 +95,17 @@ EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& m
   return entities_.emplace(cache_key, e).first->second;
 }
 
-void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int64_t target,
-                            const std::string& type, double step, std::int64_t seq, std::int64_t ts_us) {
-  EdgeKey key{ns, source, target, type};
+std::uint32_t EntityStore::type_index(const std::string& type) {
+  for (std::size_t i = 0; i < types_.size(); ++i) {
+    if (types_[i] == type) return static_cast<std::uint32_t>(i);
+  }
+  types_.push_back(type);
+  return static_cast<std::uint32_t>(types_.size() - 1);
+}
+
+void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int64_t target, std::uint32_t type,
+                            double step, std::int64_t seq, std::int64_t ts_us) {
+  const EdgeKey key{source, target, type};
   auto it = edges_.find(key);
   if (it == edges_.end()) {
     Edge e;
@@ -104,7 +113,7 @@ void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int
     find_edge_.bind(1, ns);
     find_edge_.bind(2, static_cast<std::int64_t>(source));
     find_edge_.bind(3, static_cast<std::int64_t>(target));
-    find_edge_.bind(4, type);
+    find_edge_.bind(4, types_[type]);
     if (find_edge_.executeStep()) {
       e.id = find_edge_.getColumn(0).getInt64();
       e.base = find_edge_.getColumn(1).getDouble();
@@ -119,9 +128,10 @@ void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int
       e.valid_from_us = ts_us;
     }
     find_edge_.reset();
-    it = edges_.emplace(std::move(key), e).first;
+    it = edges_.emplace(key, CachedEdge{&*namespaces_.insert(ns).first, e}).first;
   }
-  Edge& e = it->second;
+  Edge& e = it->second.edge;
+  if (!e.dirty) dirty_edges_.emplace_back(key, &it->second);
   if (e.mentions == 0) {
     ++edges_created_;
   } else {
@@ -178,13 +188,17 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
 
   std::vector<std::int64_t> ids;
   std::unordered_map<std::string, std::int64_t> id_of;
+  std::vector<std::int64_t> mention_ids;  // aligned with mentions
+  mention_ids.reserve(mentions.size());
   for (const auto& m : mentions) {
     Entity& e = entity(ns, m, ts_us);
     ++e.mentions;
     e.first_us = std::min(e.first_us, ts_us);
     e.last_us = std::max(e.last_us, ts_us);
+    if (!e.dirty) dirty_entities_.push_back(&e);
     e.dirty = true;
     id_of[m.key] = e.id;
+    mention_ids.push_back(e.id);
     insert_link_.reset();
     insert_link_.bind(1, static_cast<std::int64_t>(seq));
     insert_link_.bind(2, static_cast<std::int64_t>(e.id));
@@ -198,25 +212,33 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
   // events naming more than max_co_mentions entities (sweeping changes say little about
   // which entities belong together, and a prefix would favour alphabetically early files).
   const std::size_t n = mentions.size() <= static_cast<std::size_t>(p_.max_co_mentions) ? mentions.size() : 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = i + 1; j < n; ++j) {
-      const auto& a = mentions[i].key;
-      const auto& b = mentions[j].key;
-      const auto& [lo, hi] = a < b ? std::pair(a, b) : std::pair(b, a);
-      reinforce(ns, id_of[lo], id_of[hi], "co_occurs", 1.0, seq, ts_us);
+  if (n > 1) {
+    const std::uint32_t co_occurs = type_index("co_occurs");
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = i + 1; j < n; ++j) {
+        // Keys are distinct (mentions are unique by key), so a < b decides the direction.
+        if (mentions[i].key < mentions[j].key) {
+          reinforce(ns, mention_ids[i], mention_ids[j], co_occurs, 1.0, seq, ts_us);
+        } else {
+          reinforce(ns, mention_ids[j], mention_ids[i], co_occurs, 1.0, seq, ts_us);
+        }
+      }
     }
   }
   for (const auto& [a, b, type, weight] : relations) {
     const auto ia = id_of.find(a);
     const auto ib = id_of.find(b);
-    if (weight > 0 && ia != id_of.end() && ib != id_of.end()) reinforce(ns, ia->second, ib->second, type, weight, seq, ts_us);
+    if (weight > 0 && ia != id_of.end() && ib != id_of.end()) {
+      reinforce(ns, ia->second, ib->second, type_index(type), weight, seq, ts_us);
+    }
   }
   return ids;
 }
 
 void EntityStore::flush() {
-  for (auto& [key, e] : entities_) {
-    if (!e.dirty) continue;
+  // Updates by primary key: their order does not matter.
+  for (Entity* entity : dirty_entities_) {
+    Entity& e = *entity;
     update_entity_.reset();
     update_entity_.bind(1, static_cast<std::int64_t>(e.id));
     update_entity_.bind(2, static_cast<std::int64_t>(e.mentions));
@@ -225,14 +247,23 @@ void EntityStore::flush() {
     update_entity_.exec();
     e.dirty = false;
   }
-  for (auto& [key, e] : edges_) {
-    if (!e.dirty) continue;
+  dirty_entities_.clear();
+  // New edges get their relationship_id in (namespace, source, target, type) order, the order
+  // in which a sorted map of every cached edge used to write them.
+  std::sort(dirty_edges_.begin(), dirty_edges_.end(), [this](const auto& x, const auto& y) {
+    if (const int c = x.second->ns->compare(*y.second->ns); c != 0) return c < 0;
+    if (x.first.source != y.first.source) return x.first.source < y.first.source;
+    if (x.first.target != y.first.target) return x.first.target < y.first.target;
+    return types_[x.first.type] < types_[y.first.type];
+  });
+  for (auto& [key, cached] : dirty_edges_) {
+    Edge& e = cached->edge;
     if (e.id == 0) {
       insert_edge_.reset();
-      insert_edge_.bind(1, std::get<0>(key));
-      insert_edge_.bind(2, static_cast<std::int64_t>(std::get<1>(key)));
-      insert_edge_.bind(3, static_cast<std::int64_t>(std::get<2>(key)));
-      insert_edge_.bind(4, std::get<3>(key));
+      insert_edge_.bind(1, *cached->ns);
+      insert_edge_.bind(2, static_cast<std::int64_t>(key.source));
+      insert_edge_.bind(3, static_cast<std::int64_t>(key.target));
+      insert_edge_.bind(4, types_[key.type]);
       insert_edge_.bind(5, e.base);
       insert_edge_.bind(6, static_cast<std::int64_t>(e.ref_us));
       insert_edge_.bind(7, static_cast<std::int64_t>(e.mentions));
@@ -252,6 +283,7 @@ void EntityStore::flush() {
     }
     e.dirty = false;
   }
+  dirty_edges_.clear();
 }
 
 void EntityStore::trim(std::size_t max_entries) {
