@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -373,8 +374,7 @@ class Clusterer {
     Term term;
     bool has_window = false;
     Window window;
-    std::uint64_t mark = 0;  // == mark_: `weight`/`pos` belong to the vector or event loaded last
-    double weight = 0;
+    std::uint64_t mark = 0;  // == mark_: `pos` belongs to the event vectorize() counts
     std::uint32_t pos = 0;
   };
 
@@ -422,20 +422,35 @@ class Clusterer {
 
   // load(a) then dot_loaded(b) == dot(a, b) of the text-keyed vectors bit for bit: b is walked
   // in text order, so the products of the common terms are added in the same order as the
-  // sorted merge adds them.
+  // sorted merge adds them. `a` goes into a small open-addressing table (a few cache lines)
+  // rather than the term slots, which are spread over megabytes.
   void load(const IdVector& a) {
-    ++mark_;
+    std::size_t bits = 6;
+    while ((std::size_t{1} << bits) < 4 * a.size()) ++bits;
+    loaded_shift_ = static_cast<unsigned>(32 - bits);
+    loaded_keys_.assign(std::size_t{1} << bits, kNoTerm);
+    loaded_weights_.resize(loaded_keys_.size());
+    const std::size_t mask = loaded_keys_.size() - 1;
     for (const auto& [id, w] : a) {
-      slots_[id].mark = mark_;
-      slots_[id].weight = w;
+      std::size_t h = slot_of(id);
+      while (loaded_keys_[h] != kNoTerm) h = (h + 1) & mask;
+      loaded_keys_[h] = id;
+      loaded_weights_[h] = w;
     }
   }
 
+  std::size_t slot_of(TermId id) const { return (id * 0x9E3779B1U) >> loaded_shift_; }
+
   double dot_loaded(const IdVector& b) const {
+    const std::size_t mask = loaded_keys_.size() - 1;
     double sum = 0;
     for (const auto& [id, w] : b) {
-      const Slot& s = slots_[id];
-      if (s.mark == mark_) sum += s.weight * w;
+      for (std::size_t h = slot_of(id); loaded_keys_[h] != kNoTerm; h = (h + 1) & mask) {
+        if (loaded_keys_[h] == id) {
+          sum += loaded_weights_[h] * w;
+          break;
+        }
+      }
     }
     return sum;
   }
@@ -624,7 +639,7 @@ class Clusterer {
     candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
     Cluster* best = nullptr;
     double best_cos = -1;
-    load(v);  // cluster() may intern new terms: their slots are unmarked, v's stay marked
+    load(v);
     for (const std::int64_t id : candidates) {
       Cluster& c = cluster(id);
       const double cos = c.centroid_norm > 0 ? dot_loaded(c.centroid) / c.centroid_norm : 0.0;
@@ -809,6 +824,10 @@ class Clusterer {
   std::unordered_map<std::string, TermId, StringHash, std::equal_to<>> ids_;
   std::vector<Slot> slots_;
   std::uint64_t mark_ = 0;
+  static constexpr TermId kNoTerm = std::numeric_limits<TermId>::max();
+  std::vector<TermId> loaded_keys_;
+  std::vector<double> loaded_weights_;
+  unsigned loaded_shift_ = 26;
   std::vector<TermId> dirty_terms_;
   std::unordered_map<std::int64_t, Cluster> clusters_;
   std::vector<std::int64_t> dirty_clusters_;
@@ -834,6 +853,18 @@ Tokenizer::Tokenizer() : stemmer_(sb_stemmer_new("english", "UTF_8")) {
 
 Tokenizer::~Tokenizer() { sb_stemmer_delete(stemmer_); }
 
+const std::string& Tokenizer::stem(const std::string& token) {
+  constexpr std::size_t kStemCacheLimit = 200'000;
+  if (const auto it = stems_.find(token); it != stems_.end()) return it->second;
+  if (stems_.size() >= kStemCacheLimit) stems_.clear();
+  const sb_symbol* stem = sb_stemmer_stem(stemmer_, reinterpret_cast<const sb_symbol*>(token.data()),
+                                          static_cast<int>(token.size()));
+  std::string stemmed = stem != nullptr ? std::string(reinterpret_cast<const char*>(stem),
+                                                      static_cast<std::size_t>(sb_stemmer_length(stemmer_)))
+                                        : token;
+  return stems_.emplace(token, std::move(stemmed)).first->second;
+}
+
 std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_view text) {
   std::vector<std::pair<std::string, std::string>> out;
   std::string token;
@@ -844,13 +875,8 @@ std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_vi
   auto finish = [&] {
     if (code_points >= 2 && !all_digits && !(all_hex && has_digit && code_points >= 7) && token.size() <= 64 &&
         !stop_words().contains(token)) {
-      const sb_symbol* stem = sb_stemmer_stem(stemmer_, reinterpret_cast<const sb_symbol*>(token.data()),
-                                              static_cast<int>(token.size()));
-      std::string stemmed = stem != nullptr
-                                ? std::string(reinterpret_cast<const char*>(stem),
-                                              static_cast<std::size_t>(sb_stemmer_length(stemmer_)))
-                                : token;
-      if (!stemmed.empty()) out.emplace_back(std::move(stemmed), token);
+      const std::string& stemmed = stem(token);
+      if (!stemmed.empty()) out.emplace_back(stemmed, token);
     }
     token.clear();
     code_points = 0;
@@ -858,10 +884,33 @@ std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_vi
     all_hex = true;
     has_digit = false;
   };
+  auto add = [&](utf8proc_int32_t lower) {
+    ++code_points;
+    const bool digit = lower >= '0' && lower <= '9';
+    all_digits = all_digits && digit;
+    has_digit = has_digit || digit;
+    all_hex = all_hex && (digit || (lower >= 'a' && lower <= 'f'));
+  };
   const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
   const auto size = static_cast<utf8proc_ssize_t>(text.size());
   utf8proc_ssize_t pos = 0;
   while (pos < size) {
+    // ASCII without utf8proc: its letters (Lu, Ll) and digits (Nd) are the only ASCII token
+    // code points, and lower-casing them is the ASCII mapping.
+    if (const utf8proc_uint8_t b = bytes[pos]; b < 0x80) {
+      ++pos;
+      if ((b >= 'a' && b <= 'z') || (b >= '0' && b <= '9')) {
+        token += static_cast<char>(b);
+        add(b);
+      } else if (b >= 'A' && b <= 'Z') {
+        const auto lower = static_cast<char>(b - 'A' + 'a');
+        token += lower;
+        add(lower);
+      } else {
+        finish();
+      }
+      continue;
+    }
     utf8proc_int32_t cp = 0;
     const utf8proc_ssize_t n = utf8proc_iterate(bytes + pos, size - pos, &cp);
     if (n <= 0) {
@@ -873,11 +922,7 @@ std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_vi
     if (token_code_point(cp)) {
       const utf8proc_int32_t lower = utf8proc_tolower(cp);
       append_utf8(token, lower);
-      ++code_points;
-      const bool digit = lower >= '0' && lower <= '9';
-      all_digits = all_digits && digit;
-      has_digit = has_digit || digit;
-      all_hex = all_hex && (digit || (lower >= 'a' && lower <= 'f'));
+      add(lower);
     } else {
       finish();
     }
