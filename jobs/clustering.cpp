@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -720,16 +721,46 @@ class Clusterer {
     for (const TermId t : heaviest_terms(target->centroid, static_cast<std::size_t>(p_.index_terms))) {
       touch(ns, t, target->id, seq);
     }
-    insert_member_.reset();
-    insert_member_.bind(1, static_cast<std::int64_t>(seq));
-    insert_member_.bind(2, static_cast<std::int64_t>(target->id));
-    insert_member_.bind(3, role);
-    insert_member_.bind(4, similarity);
-    insert_member_.exec();
+    pending_members_.push_back({seq, target->id, role == "duplicate", similarity});
     for (const std::int64_t entity : entity_ids) ++cluster_entities_[{target->id, entity}];
   }
 
+  // One event_clusters row waiting for flush().
+  struct Member {
+    std::int64_t seq;
+    std::int64_t cluster;
+    bool duplicate;
+    double similarity;
+  };
+
+  void bind_member(SQLite::Statement& statement, int base, const Member& m) {
+    statement.bind(base + 1, static_cast<std::int64_t>(m.seq));
+    statement.bind(base + 2, static_cast<std::int64_t>(m.cluster));
+    statement.bind(base + 3, m.duplicate ? "duplicate" : "member");
+    statement.bind(base + 4, m.similarity);
+  }
+
   void flush(const std::string& ns) {
+    // event_clusters rows, kMembersPerInsert per statement (same rows, same order).
+    std::size_t next = 0;
+    if (pending_members_.size() >= kMembersPerInsert && !insert_members_) {
+      std::string sql = "INSERT OR IGNORE INTO event_clusters (seq, cluster_id, role, similarity) VALUES ";
+      for (std::size_t i = 0; i < kMembersPerInsert; ++i) sql += i == 0 ? "(?,?,?,?)" : ",(?,?,?,?)";
+      insert_members_.emplace(db_, sql);
+    }
+    for (; next + kMembersPerInsert <= pending_members_.size(); next += kMembersPerInsert) {
+      insert_members_->reset();
+      for (std::size_t i = 0; i < kMembersPerInsert; ++i) {
+        bind_member(*insert_members_, static_cast<int>(4 * i), pending_members_[next + i]);
+      }
+      insert_members_->exec();
+    }
+    for (; next < pending_members_.size(); ++next) {
+      insert_member_.reset();
+      bind_member(insert_member_, 0, pending_members_[next]);
+      insert_member_.exec();
+    }
+    pending_members_.clear();
     for (const TermId id : dirty_terms_) {
       Term& t = slots_[id].term;
       upsert_term_.reset();
@@ -820,6 +851,9 @@ class Clusterer {
   SQLite::Statement update_cluster_;
   SQLite::Statement insert_member_;
   SQLite::Statement add_cluster_entity_;
+  static constexpr std::size_t kMembersPerInsert = 64;
+  std::vector<Member> pending_members_;
+  std::optional<SQLite::Statement> insert_members_;  // kMembersPerInsert rows, prepared on first use
   std::int64_t documents_ = 0;
   std::unordered_map<std::string, TermId, StringHash, std::equal_to<>> ids_;
   std::vector<Slot> slots_;

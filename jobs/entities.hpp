@@ -29,6 +29,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -61,7 +62,8 @@ class EntityStore {
   std::vector<std::int64_t> add_event(const std::string& ns, std::int64_t seq, std::int64_t ts_us,
                                       const Extraction& extraction);
 
-  /// Writes every changed entity and edge. Call before committing a chunk.
+  /// Writes every changed entity and edge and the events' entity links (event_entities rows
+  /// are buffered until then). Call before committing a chunk.
   void flush();
 
   /// Drops the caches (after flush()) when they grew past `max_entries`.
@@ -132,6 +134,16 @@ class EntityStore {
   SQLite::Statement find_alias_;
   SQLite::Statement insert_alias_;
   SQLite::Statement insert_link_;
+  // One event_entities row waiting for flush().
+  struct Link {
+    std::int64_t seq;
+    std::int64_t entity_id;
+    bool primary;
+    Source source;
+  };
+  static constexpr std::size_t kLinksPerInsert = 64;
+  std::vector<Link> pending_links_;
+  std::optional<SQLite::Statement> insert_links_;  // kLinksPerInsert rows, prepared on first use
   SQLite::Statement find_edge_;
   SQLite::Statement insert_edge_;
   SQLite::Statement update_edge_;
