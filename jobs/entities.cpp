@@ -42,7 +42,10 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
                        "?8, ?9, ?10, 1)"),
       update_edge_(db, "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
                        "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5, unswept = 1 "
-                       "WHERE relationship_id = ?1") {}
+                       "WHERE relationship_id = ?1"),
+      update_unswept_edge_(db, "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
+                               "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5 "
+                               "WHERE relationship_id = ?1") {}
 
 std::string EntityStore::resolve(const std::string& ns, const std::string& key) {
   std::string current = key;
@@ -298,14 +301,20 @@ void EntityStore::flush() {
       insert_edge_.exec();
       e.id = db_.getLastInsertRowid();
     } else {
-      update_edge_.reset();
-      update_edge_.bind(1, static_cast<std::int64_t>(e.id));
-      update_edge_.bind(2, e.base);
-      update_edge_.bind(3, static_cast<std::int64_t>(e.ref_us));
-      update_edge_.bind(4, static_cast<std::int64_t>(e.mentions));
-      update_edge_.bind(5, static_cast<std::int64_t>(e.last_evidence_seq));
-      update_edge_.exec();
+      // Once this run has written the edge, its row has unswept = 1 (the decay job, the only
+      // one that clears it, never runs during this one): not setting it again spares SQLite
+      // the partial index entity_relationships_unswept, which it updates whenever the SET
+      // names `unswept`.
+      SQLite::Statement& update = e.unswept_written ? update_unswept_edge_ : update_edge_;
+      update.reset();
+      update.bind(1, static_cast<std::int64_t>(e.id));
+      update.bind(2, e.base);
+      update.bind(3, static_cast<std::int64_t>(e.ref_us));
+      update.bind(4, static_cast<std::int64_t>(e.mentions));
+      update.bind(5, static_cast<std::int64_t>(e.last_evidence_seq));
+      update.exec();
     }
+    e.unswept_written = true;
     e.dirty = false;
   }
   dirty_edges_.clear();
