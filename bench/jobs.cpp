@@ -174,8 +174,12 @@ double cpu_seconds() {
 
 // --cycle: runs every job once over `path` and prints {"<job>": seconds, ...,
 // "<job>_result": result} on one line. Runs in its own process (see the header).
-int run_cycle(const std::string& path) {
-  SystemClock clock;
+// now_us > 0 fixes "now" for every job (a FakeClock), so two binaries' cycles over copies of one
+// database can be compared table by table (scripts/compare-derived.sh).
+int run_cycle(const std::string& path, std::int64_t now_us) {
+  SystemClock system_clock;
+  FakeClock fixed_clock(now_us);
+  const Clock& clock = now_us > 0 ? static_cast<const Clock&>(fixed_clock) : system_clock;
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
   const auto cfg = config::defaults();
@@ -370,6 +374,7 @@ int main(int argc, char** argv) {
   std::string dir;
   std::string cycle_db;
   std::string build_db;
+  std::int64_t now_us = 0;
   app.add_option("--events", sizes, "Event counts to measure (one or more)")->check(CLI::Range(1000ULL, 100'000'000ULL));
   app.add_option("--incremental", incremental, "New events before the incremental cycle")
       ->check(CLI::Range(1ULL, 10'000'000ULL));
@@ -380,9 +385,11 @@ int main(int argc, char** argv) {
       ->group("");
   app.add_option("--build", build_db, "For profiling: store the first --events size into this database and exit")
       ->group("");
+  app.add_option("--now-us", now_us, "With --cycle: a fixed time for every job (microseconds since the epoch)")
+      ->group("");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (!cycle_db.empty()) return run_cycle(cycle_db);
+    if (!cycle_db.empty()) return run_cycle(cycle_db, now_us);
     const auto corpus = read_corpus(data_dir);
     if (!build_db.empty()) {
       SystemClock clock;

@@ -7,7 +7,9 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -97,57 +99,6 @@ double dot(const TermVector& a, const TermVector& b) {
   return sum;
 }
 
-// The `n` heaviest entries (ties: smaller term), re-sorted by term.
-TermVector heaviest(TermVector v, std::size_t n) {
-  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
-  });
-  if (v.size() > n) v.resize(n);
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
-std::vector<std::string> heaviest_terms(const TermVector& v, std::size_t n) {
-  TermVector top = v;
-  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
-  });
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < top.size() && i < n; ++i) out.push_back(top[i].first);
-  return out;
-}
-
-// Compact exact encoding: [u16 length][bytes][f64] per entry.
-std::string encode(const TermVector& v) {
-  std::string out;
-  for (const auto& [term, weight] : v) {
-    const auto len = static_cast<std::uint16_t>(std::min<std::size_t>(term.size(), 65535));
-    out.append(reinterpret_cast<const char*>(&len), sizeof len);
-    out.append(term.data(), len);
-    out.append(reinterpret_cast<const char*>(&weight), sizeof weight);
-  }
-  return out;
-}
-
-TermVector decode(const void* data, int size) {
-  TermVector v;
-  const auto* p = static_cast<const char*>(data);
-  const auto* end = p + size;
-  while (p + sizeof(std::uint16_t) <= end) {
-    std::uint16_t len = 0;
-    std::memcpy(&len, p, sizeof len);
-    p += sizeof len;
-    if (p + len + sizeof(double) > end) break;
-    std::string term(p, len);
-    p += len;
-    double weight = 0;
-    std::memcpy(&weight, p, sizeof weight);
-    p += sizeof weight;
-    v.emplace_back(std::move(term), weight);
-  }
-  return v;
-}
-
 std::string summary_of(std::string_view text) {
   std::string out;
   std::size_t start = 0;
@@ -208,6 +159,13 @@ json parse_or_null(const SQLite::Column& column) {
   return json::parse(column.getString(), nullptr, false);
 }
 
+// Terms are interned to dense ids for the length of a run (Clusterer::intern) so that hashing,
+// equality and the cosine's lookups are integer operations. Every *ordering* still compares
+// the terms' text, so vectors, tie-breaks and the order in which floating-point sums are
+// accumulated are exactly those of the text-keyed TermVector.
+using TermId = std::uint32_t;
+using IdVector = std::vector<std::pair<TermId, double>>;  // sorted by the terms' text
+
 struct Cluster {
   std::int64_t id = 0;
   std::int64_t first_seq = 0;
@@ -216,19 +174,37 @@ struct Cluster {
   std::int64_t last_us = 0;
   std::int64_t members = 0;
   std::int64_t duplicates = 0;
-  TermVector centroid;
+  IdVector centroid;
   double centroid_norm = 0;
   std::int64_t medoid_seq = 0;
-  TermVector medoid;
+  IdVector medoid;
   std::string label;
   std::string summary;
   bool dirty = false;
 };
 
-// The most recently touched clusters of one term.
-struct Window {
-  std::map<std::int64_t, std::int64_t> by_seq;            // touched_seq -> cluster
-  std::unordered_map<std::int64_t, std::int64_t> seq_of;  // cluster -> touched_seq
+// The most recently touched clusters of one term: (touched_seq, cluster) in ascending
+// touched_seq, each cluster once, at most candidates_per_term entries. A flat vector: it
+// holds a few dozen entries, so scanning beats a tree.
+using Window = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+double norm(const IdVector& v) {
+  double sum = 0;
+  for (const auto& [t, w] : v) sum += w * w;
+  return std::sqrt(sum);
+}
+
+// Heterogeneous lookup (find by string_view without building a std::string).
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+struct PairHash {
+  std::size_t operator()(const std::pair<TermId, std::int64_t>& k) const noexcept {
+    return std::hash<std::uint64_t>{}((static_cast<std::uint64_t>(k.first) << 40) ^
+                                      static_cast<std::uint64_t>(k.second));
+  }
 };
 
 struct Totals {
@@ -286,8 +262,7 @@ class Clusterer {
     }
     json communities = totals_.communities;
     for (const auto& ns : namespaces) {
-      terms_.clear();  // term, window and episode caches are keyed within one namespace
-      windows_.clear();
+      reset_namespace_caches();  // term, window and episode caches are keyed within one namespace
       episode_cwd_.clear();
       while (cluster_chunk(ns)) {
       }
@@ -399,52 +374,181 @@ class Clusterer {
     bool dirty = false;
   };
 
-  Term& term(const std::string& ns, const std::string& stem) {
-    auto it = terms_.find(stem);
-    if (it != terms_.end()) return it->second;
+  // Everything the run knows about one interned term (term and window: current namespace only).
+  struct Slot {
+    const std::string* text = nullptr;  // the key in ids_ (node-based, so the address is stable)
+    bool has_term = false;
+    Term term;
+    bool has_window = false;
+    Window window;
+    std::uint64_t mark = 0;  // == mark_: `pos` belongs to the event vectorize() counts
+    std::uint32_t pos = 0;
+  };
+
+  TermId intern(std::string_view text) {
+    if (const auto it = ids_.find(text); it != ids_.end()) return it->second;
+    const auto id = static_cast<TermId>(slots_.size());
+    const auto [it, inserted] = ids_.emplace(std::string(text), id);
+    Slot slot;
+    slot.text = &it->first;
+    slots_.push_back(std::move(slot));
+    return id;
+  }
+
+  const std::string& text(TermId id) const { return *slots_[id].text; }
+  bool text_less(TermId a, TermId b) const { return a != b && text(a) < text(b); }
+
+  // Sorts by text (the order of a std::map<std::string, ...> or of sorted TermVector pairs;
+  // the terms of one vector are distinct).
+  void sort_by_text(IdVector& v) const {
+    std::sort(v.begin(), v.end(), [this](const auto& a, const auto& b) { return text_less(a.first, b.first); });
+  }
+
+  // Heaviest first; ties: smaller term text.
+  auto heavier() const {
+    return [this](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : text_less(a.first, b.first);
+    };
+  }
+
+  // The `n` heaviest entries (ties: smaller term), re-sorted by term.
+  IdVector heaviest(IdVector v, std::size_t n) const {
+    std::sort(v.begin(), v.end(), heavier());
+    if (v.size() > n) v.resize(n);
+    sort_by_text(v);
+    return v;
+  }
+
+  std::vector<TermId> heaviest_terms(const IdVector& v, std::size_t n) const {
+    IdVector top = v;
+    std::sort(top.begin(), top.end(), heavier());
+    std::vector<TermId> out;
+    for (std::size_t i = 0; i < top.size() && i < n; ++i) out.push_back(top[i].first);
+    return out;
+  }
+
+  // load(a) then dot_loaded(b) == dot(a, b) of the text-keyed vectors bit for bit: b is walked
+  // in text order, so the products of the common terms are added in the same order as the
+  // sorted merge adds them. `a` goes into a small open-addressing table (a few cache lines)
+  // rather than the term slots, which are spread over megabytes.
+  void load(const IdVector& a) {
+    std::size_t bits = 6;
+    while ((std::size_t{1} << bits) < 4 * a.size()) ++bits;
+    loaded_shift_ = static_cast<unsigned>(32 - bits);
+    loaded_keys_.assign(std::size_t{1} << bits, kNoTerm);
+    loaded_weights_.resize(loaded_keys_.size());
+    const std::size_t mask = loaded_keys_.size() - 1;
+    for (const auto& [id, w] : a) {
+      std::size_t h = slot_of(id);
+      while (loaded_keys_[h] != kNoTerm) h = (h + 1) & mask;
+      loaded_keys_[h] = id;
+      loaded_weights_[h] = w;
+    }
+  }
+
+  std::size_t slot_of(TermId id) const { return (id * 0x9E3779B1U) >> loaded_shift_; }
+
+  double dot_loaded(const IdVector& b) const {
+    const std::size_t mask = loaded_keys_.size() - 1;
+    double sum = 0;
+    for (const auto& [id, w] : b) {
+      for (std::size_t h = slot_of(id); loaded_keys_[h] != kNoTerm; h = (h + 1) & mask) {
+        if (loaded_keys_[h] == id) {
+          sum += loaded_weights_[h] * w;
+          break;
+        }
+      }
+    }
+    return sum;
+  }
+
+  double cosine_ids(const IdVector& a, const IdVector& b) {
+    const double na = norm(a);
+    const double nb = norm(b);
+    if (na == 0 || nb == 0) return 0;
+    load(a);
+    return dot_loaded(b) / (na * nb);
+  }
+
+  // Compact exact encoding: [u16 length][bytes][f64] per entry.
+  std::string encode(const IdVector& v) const {
+    std::string out;
+    for (const auto& [id, weight] : v) {
+      const std::string& term = text(id);
+      const auto len = static_cast<std::uint16_t>(std::min<std::size_t>(term.size(), 65535));
+      out.append(reinterpret_cast<const char*>(&len), sizeof len);
+      out.append(term.data(), len);
+      out.append(reinterpret_cast<const char*>(&weight), sizeof weight);
+    }
+    return out;
+  }
+
+  IdVector decode(const void* data, int size) {
+    IdVector v;
+    const auto* p = static_cast<const char*>(data);
+    const auto* end = p + size;
+    while (p + sizeof(std::uint16_t) <= end) {
+      std::uint16_t len = 0;
+      std::memcpy(&len, p, sizeof len);
+      p += sizeof len;
+      if (p + len + sizeof(double) > end) break;
+      const TermId id = intern(std::string_view(p, len));
+      p += len;
+      double weight = 0;
+      std::memcpy(&weight, p, sizeof weight);
+      p += sizeof weight;
+      v.emplace_back(id, weight);
+    }
+    return v;
+  }
+
+  Term& term(const std::string& ns, TermId id) {
+    if (slots_[id].has_term) return slots_[id].term;
     Term t;
     find_term_.reset();
     find_term_.bind(1, ns);
-    find_term_.bind(2, stem);
+    find_term_.bind(2, text(id));
     if (find_term_.executeStep()) {
       t.df = find_term_.getColumn(0).getInt64();
       t.surface = find_term_.getColumn(1).getString();
     }
     find_term_.reset();
-    return terms_.emplace(stem, std::move(t)).first->second;
+    slots_[id].has_term = true;
+    slots_[id].term = std::move(t);
+    return slots_[id].term;
   }
 
-  Window& window(const std::string& ns, const std::string& stem) {
-    auto it = windows_.find(stem);
-    if (it != windows_.end()) return it->second;
+  Window& window(const std::string& ns, TermId id) {
+    if (slots_[id].has_window) return slots_[id].window;
     Window w;
     read_window_.reset();
     read_window_.bind(1, ns);
-    read_window_.bind(2, stem);
+    read_window_.bind(2, text(id));
     read_window_.bind(3, static_cast<std::int64_t>(p_.candidates_per_term));
     while (read_window_.executeStep()) {
       const std::int64_t cluster = read_window_.getColumn(0).getInt64();
       const std::int64_t touched = read_window_.getColumn(1).getInt64();
-      w.by_seq.emplace(touched, cluster);
-      w.seq_of.emplace(cluster, touched);
+      w.emplace_back(touched, cluster);
     }
     read_window_.reset();
-    return windows_.emplace(stem, std::move(w)).first->second;
+    std::sort(w.begin(), w.end());
+    slots_[id].has_window = true;
+    slots_[id].window = std::move(w);
+    return slots_[id].window;
   }
 
-  void touch(const std::string& ns, const std::string& stem, std::int64_t cluster, std::int64_t seq) {
-    Window& w = window(ns, stem);
-    if (const auto it = w.seq_of.find(cluster); it != w.seq_of.end()) {
-      w.by_seq.erase(it->second);
-      w.seq_of.erase(it);
+  void touch(const std::string& ns, TermId id, std::int64_t cluster, std::int64_t seq) {
+    Window& w = window(ns, id);
+    if (const auto it = std::find_if(w.begin(), w.end(), [&](const auto& e) { return e.second == cluster; });
+        it != w.end()) {
+      w.erase(it);
     }
-    w.by_seq.emplace(seq, cluster);
-    w.seq_of.emplace(cluster, seq);
-    while (static_cast<std::int64_t>(w.by_seq.size()) > p_.candidates_per_term) {
-      w.seq_of.erase(w.by_seq.begin()->second);
-      w.by_seq.erase(w.by_seq.begin());
+    const std::pair<std::int64_t, std::int64_t> entry{seq, cluster};
+    w.insert(std::upper_bound(w.begin(), w.end(), entry), entry);
+    if (static_cast<std::int64_t>(w.size()) > p_.candidates_per_term) {
+      w.erase(w.begin(), w.begin() + (static_cast<std::int64_t>(w.size()) - p_.candidates_per_term));
     }
-    dirty_postings_[{stem, cluster}] = seq;
+    dirty_postings_[{id, cluster}] = seq;
   }
 
   Cluster& cluster(std::int64_t id) {
@@ -471,32 +575,55 @@ class Clusterer {
     return clusters_.emplace(id, std::move(c)).first->second;
   }
 
-  std::string label_of(const std::string& ns, const TermVector& centroid) {
+  void mark_dirty(Cluster& c) {
+    if (!c.dirty) dirty_clusters_.push_back(c.id);
+    c.dirty = true;
+  }
+
+  std::string label_of(const std::string& ns, const IdVector& centroid) {
     std::string label;
-    for (const auto& t : heaviest_terms(centroid, kLabelTerms)) {
+    for (const TermId t : heaviest_terms(centroid, kLabelTerms)) {
       if (!label.empty()) label += ", ";
       label += term(ns, t).surface;
     }
     return label;
   }
 
-  TermVector vectorize(const std::string& ns, std::string_view content) {
-    std::map<std::string, std::pair<int, std::string>> counts;  // stem -> (tf, surface)
-    for (auto& [stem, surface] : tokenizer_.terms(without_trailers(content.substr(0, std::min(content.size(), kMaxVectorizedBytes))))) {
-      auto [it, inserted] = counts.try_emplace(stem, 0, surface);
-      ++it->second.first;
+  IdVector vectorize(const std::string& ns, std::string_view content) {
+    const auto tokens =
+        tokenizer_.terms(without_trailers(content.substr(0, std::min(content.size(), kMaxVectorizedBytes))));
+    // Distinct stems with their term frequency and first surface form (token index).
+    struct Count {
+      TermId id;
+      int tf;
+      std::size_t first;
+    };
+    std::vector<Count> counts;
+    ++mark_;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      const TermId id = intern(tokens[i].first);
+      Slot& s = slots_[id];
+      if (s.mark != mark_) {
+        s.mark = mark_;
+        s.pos = static_cast<std::uint32_t>(counts.size());
+        counts.push_back({id, 0, i});
+      }
+      ++counts[s.pos].tf;
     }
     if (counts.empty()) return {};
+    std::sort(counts.begin(), counts.end(), [this](const Count& a, const Count& b) { return text_less(a.id, b.id); });
     ++documents_;
-    TermVector v;
-    for (const auto& [stem, entry] : counts) {
-      Term& t = term(ns, stem);
-      if (t.df == 0) t.surface = entry.second;
+    IdVector v;
+    v.reserve(counts.size());
+    for (const Count& c : counts) {
+      Term& t = term(ns, c.id);
+      if (t.df == 0) t.surface = tokens[c.first].second;
       ++t.df;
+      if (!t.dirty) dirty_terms_.push_back(c.id);
       t.dirty = true;
-      const double tf = 1.0 + std::log(static_cast<double>(entry.first));
+      const double tf = 1.0 + std::log(static_cast<double>(c.tf));
       const double idf = std::log((1.0 + static_cast<double>(documents_)) / (1.0 + static_cast<double>(t.df))) + 1.0;
-      v.emplace_back(stem, tf * idf);
+      v.emplace_back(c.id, tf * idf);
     }
     v = heaviest(std::move(v), static_cast<std::size_t>(p_.vector_terms));
     const double n = norm(v);
@@ -506,20 +633,23 @@ class Clusterer {
 
   void cluster_event(const std::string& ns, std::int64_t seq, std::int64_t ts, const std::string& content,
                      const std::vector<std::int64_t>& entity_ids) {
-    const TermVector v = vectorize(ns, content);
+    const IdVector v = vectorize(ns, content);
     if (v.empty()) {
       ++totals_.events_without_terms;
       return;
     }
-    std::set<std::int64_t> candidates;
-    for (const auto& t : heaviest_terms(v, static_cast<std::size_t>(p_.query_terms))) {
-      for (const auto& [touched, id] : window(ns, t).by_seq) candidates.insert(id);
+    std::vector<std::int64_t> candidates;
+    for (const TermId t : heaviest_terms(v, static_cast<std::size_t>(p_.query_terms))) {
+      for (const auto& [touched, id] : window(ns, t)) candidates.push_back(id);
     }
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
     Cluster* best = nullptr;
     double best_cos = -1;
+    load(v);
     for (const std::int64_t id : candidates) {
       Cluster& c = cluster(id);
-      const double cos = c.centroid_norm > 0 ? dot(v, c.centroid) / c.centroid_norm : 0.0;
+      const double cos = c.centroid_norm > 0 ? dot_loaded(c.centroid) / c.centroid_norm : 0.0;
       if (cos > best_cos || (cos == best_cos && best != nullptr && c.first_seq < best->first_seq)) {
         best = &c;
         best_cos = cos;
@@ -532,19 +662,20 @@ class Clusterer {
       target = best;
       similarity = best_cos;
       if (!created_ids_.contains(target->id)) totals_.reinforced.insert(target->id);
-      if (cosine(v, target->medoid) >= p_.duplicate_threshold) {
+      if (cosine_ids(v, target->medoid) >= p_.duplicate_threshold) {
         role = "duplicate";
         ++target->duplicates;
         ++totals_.duplicates_merged;
       } else {
-        TermVector sum;
+        IdVector sum;
+        sum.reserve(target->centroid.size() + v.size());
         std::size_t i = 0;
         std::size_t j = 0;
         const auto& c = target->centroid;
         while (i < c.size() || j < v.size()) {
-          if (j >= v.size() || (i < c.size() && c[i].first < v[j].first)) {
+          if (j >= v.size() || (i < c.size() && text_less(c[i].first, v[j].first))) {
             sum.push_back(c[i++]);
-          } else if (i >= c.size() || v[j].first < c[i].first) {
+          } else if (i >= c.size() || text_less(v[j].first, c[i].first)) {
             sum.push_back(v[j++]);
           } else {
             sum.emplace_back(c[i].first, c[i].second + v[j].second);
@@ -555,7 +686,7 @@ class Clusterer {
         target->centroid = heaviest(std::move(sum), static_cast<std::size_t>(p_.centroid_terms));
         target->centroid_norm = norm(target->centroid);
         ++target->members;
-        if (cosine(v, target->centroid) > cosine(target->medoid, target->centroid)) {
+        if (cosine_ids(v, target->centroid) > cosine_ids(target->medoid, target->centroid)) {
           target->medoid = v;
           target->medoid_seq = seq;
           target->summary = summary_of(content);
@@ -566,7 +697,7 @@ class Clusterer {
       target->last_seq = seq;
       target->first_us = std::min(target->first_us, ts);
       target->last_us = std::max(target->last_us, ts);
-      target->dirty = true;
+      mark_dirty(*target);
     } else {
       Cluster c;
       c.first_seq = c.last_seq = c.medoid_seq = seq;
@@ -593,40 +724,73 @@ class Clusterer {
       target = &clusters_.emplace(c.id, std::move(c)).first->second;
     }
     ++totals_.facts_assigned;
-    for (const auto& t : heaviest_terms(target->centroid, static_cast<std::size_t>(p_.index_terms))) {
+    for (const TermId t : heaviest_terms(target->centroid, static_cast<std::size_t>(p_.index_terms))) {
       touch(ns, t, target->id, seq);
     }
-    insert_member_.reset();
-    insert_member_.bind(1, static_cast<std::int64_t>(seq));
-    insert_member_.bind(2, static_cast<std::int64_t>(target->id));
-    insert_member_.bind(3, role);
-    insert_member_.bind(4, similarity);
-    insert_member_.exec();
+    pending_members_.push_back({seq, target->id, role == "duplicate", similarity});
     for (const std::int64_t entity : entity_ids) ++cluster_entities_[{target->id, entity}];
   }
 
+  // One event_clusters row waiting for flush().
+  struct Member {
+    std::int64_t seq;
+    std::int64_t cluster;
+    bool duplicate;
+    double similarity;
+  };
+
+  void bind_member(SQLite::Statement& statement, int base, const Member& m) {
+    statement.bind(base + 1, static_cast<std::int64_t>(m.seq));
+    statement.bind(base + 2, static_cast<std::int64_t>(m.cluster));
+    statement.bind(base + 3, m.duplicate ? "duplicate" : "member");
+    statement.bind(base + 4, m.similarity);
+  }
+
   void flush(const std::string& ns) {
-    for (auto& [stem, t] : terms_) {
-      if (!t.dirty) continue;
+    // event_clusters rows, kMembersPerInsert per statement (same rows, same order).
+    std::size_t next = 0;
+    if (pending_members_.size() >= kMembersPerInsert && !insert_members_) {
+      std::string sql = "INSERT OR IGNORE INTO event_clusters (seq, cluster_id, role, similarity) VALUES ";
+      for (std::size_t i = 0; i < kMembersPerInsert; ++i) sql += i == 0 ? "(?,?,?,?)" : ",(?,?,?,?)";
+      insert_members_.emplace(db_, sql);
+    }
+    for (; next + kMembersPerInsert <= pending_members_.size(); next += kMembersPerInsert) {
+      insert_members_->reset();
+      for (std::size_t i = 0; i < kMembersPerInsert; ++i) {
+        bind_member(*insert_members_, static_cast<int>(4 * i), pending_members_[next + i]);
+      }
+      insert_members_->exec();
+    }
+    for (; next < pending_members_.size(); ++next) {
+      insert_member_.reset();
+      bind_member(insert_member_, 0, pending_members_[next]);
+      insert_member_.exec();
+    }
+    pending_members_.clear();
+    for (const TermId id : dirty_terms_) {
+      Term& t = slots_[id].term;
       upsert_term_.reset();
       upsert_term_.bind(1, ns);
-      upsert_term_.bind(2, stem);
+      upsert_term_.bind(2, text(id));
       upsert_term_.bind(3, static_cast<std::int64_t>(t.df));
       upsert_term_.bind(4, t.surface);
       upsert_term_.exec();
       t.dirty = false;
     }
+    dirty_terms_.clear();
+    // cluster_terms, cluster_postings and cluster_entities are WITHOUT ROWID tables keyed by
+    // what is written, so the order of these upserts does not change their content.
     for (const auto& [key, seq] : dirty_postings_) {
       upsert_posting_.reset();
       upsert_posting_.bind(1, ns);
-      upsert_posting_.bind(2, key.first);
+      upsert_posting_.bind(2, text(key.first));
       upsert_posting_.bind(3, static_cast<std::int64_t>(key.second));
       upsert_posting_.bind(4, static_cast<std::int64_t>(seq));
       upsert_posting_.exec();
     }
     dirty_postings_.clear();
-    for (auto& [id, c] : clusters_) {
-      if (!c.dirty) continue;
+    for (const std::int64_t id : dirty_clusters_) {
+      Cluster& c = clusters_.find(id)->second;
       update_cluster_.reset();
       update_cluster_.bind(1, static_cast<std::int64_t>(id));
       update_cluster_.bind(2, c.label);
@@ -644,6 +808,7 @@ class Clusterer {
       update_cluster_.exec();
       c.dirty = false;
     }
+    dirty_clusters_.clear();
     for (const auto& [key, count] : cluster_entities_) {
       add_cluster_entity_.reset();
       add_cluster_entity_.bind(1, static_cast<std::int64_t>(key.first));
@@ -654,11 +819,24 @@ class Clusterer {
     cluster_entities_.clear();
   }
 
+  // Term and window caches are keyed within one namespace (the interned ids are not).
+  void reset_namespace_caches() {
+    for (Slot& s : slots_) {
+      s.has_term = false;
+      s.term = Term{};
+      s.has_window = false;
+      s.window.clear();
+    }
+  }
+
   // Caches are write-through after flush(), so dropping them changes nothing but speed.
+  // Cached clusters hold interned ids, so they go when the interned terms go.
   void trim() {
-    if (clusters_.size() > kCacheLimit) clusters_.clear();
-    if (windows_.size() > kCacheLimit) windows_.clear();
-    if (terms_.size() > kCacheLimit) terms_.clear();
+    if (clusters_.size() > kCacheLimit || slots_.size() > kCacheLimit) clusters_.clear();
+    if (slots_.size() > kCacheLimit) {
+      slots_.clear();
+      ids_.clear();
+    }
     entities_.trim(kCacheLimit);
   }
 
@@ -679,13 +857,23 @@ class Clusterer {
   SQLite::Statement update_cluster_;
   SQLite::Statement insert_member_;
   SQLite::Statement add_cluster_entity_;
+  static constexpr std::size_t kMembersPerInsert = 64;
+  std::vector<Member> pending_members_;
+  std::optional<SQLite::Statement> insert_members_;  // kMembersPerInsert rows, prepared on first use
   std::int64_t documents_ = 0;
-  std::unordered_map<std::string, Term> terms_;
-  std::unordered_map<std::string, Window> windows_;
+  std::unordered_map<std::string, TermId, StringHash, std::equal_to<>> ids_;
+  std::vector<Slot> slots_;
+  std::uint64_t mark_ = 0;
+  static constexpr TermId kNoTerm = std::numeric_limits<TermId>::max();
+  std::vector<TermId> loaded_keys_;
+  std::vector<double> loaded_weights_;
+  unsigned loaded_shift_ = 26;
+  std::vector<TermId> dirty_terms_;
   std::unordered_map<std::int64_t, Cluster> clusters_;
+  std::vector<std::int64_t> dirty_clusters_;
   std::unordered_map<std::string, std::string> episode_cwd_;
-  std::set<std::int64_t> created_ids_;
-  std::map<std::pair<std::string, std::int64_t>, std::int64_t> dirty_postings_;
+  std::unordered_set<std::int64_t> created_ids_;
+  std::unordered_map<std::pair<TermId, std::int64_t>, std::int64_t, PairHash> dirty_postings_;
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> cluster_entities_;
   Totals totals_;
 };
@@ -705,6 +893,18 @@ Tokenizer::Tokenizer() : stemmer_(sb_stemmer_new("english", "UTF_8")) {
 
 Tokenizer::~Tokenizer() { sb_stemmer_delete(stemmer_); }
 
+const std::string& Tokenizer::stem(const std::string& token) {
+  constexpr std::size_t kStemCacheLimit = 200'000;
+  if (const auto it = stems_.find(token); it != stems_.end()) return it->second;
+  if (stems_.size() >= kStemCacheLimit) stems_.clear();
+  const sb_symbol* stem = sb_stemmer_stem(stemmer_, reinterpret_cast<const sb_symbol*>(token.data()),
+                                          static_cast<int>(token.size()));
+  std::string stemmed = stem != nullptr ? std::string(reinterpret_cast<const char*>(stem),
+                                                      static_cast<std::size_t>(sb_stemmer_length(stemmer_)))
+                                        : token;
+  return stems_.emplace(token, std::move(stemmed)).first->second;
+}
+
 std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_view text) {
   std::vector<std::pair<std::string, std::string>> out;
   std::string token;
@@ -715,13 +915,8 @@ std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_vi
   auto finish = [&] {
     if (code_points >= 2 && !all_digits && !(all_hex && has_digit && code_points >= 7) && token.size() <= 64 &&
         !stop_words().contains(token)) {
-      const sb_symbol* stem = sb_stemmer_stem(stemmer_, reinterpret_cast<const sb_symbol*>(token.data()),
-                                              static_cast<int>(token.size()));
-      std::string stemmed = stem != nullptr
-                                ? std::string(reinterpret_cast<const char*>(stem),
-                                              static_cast<std::size_t>(sb_stemmer_length(stemmer_)))
-                                : token;
-      if (!stemmed.empty()) out.emplace_back(std::move(stemmed), token);
+      const std::string& stemmed = stem(token);
+      if (!stemmed.empty()) out.emplace_back(stemmed, token);
     }
     token.clear();
     code_points = 0;
@@ -729,10 +924,33 @@ std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_vi
     all_hex = true;
     has_digit = false;
   };
+  auto add = [&](utf8proc_int32_t lower) {
+    ++code_points;
+    const bool digit = lower >= '0' && lower <= '9';
+    all_digits = all_digits && digit;
+    has_digit = has_digit || digit;
+    all_hex = all_hex && (digit || (lower >= 'a' && lower <= 'f'));
+  };
   const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
   const auto size = static_cast<utf8proc_ssize_t>(text.size());
   utf8proc_ssize_t pos = 0;
   while (pos < size) {
+    // ASCII without utf8proc: its letters (Lu, Ll) and digits (Nd) are the only ASCII token
+    // code points, and lower-casing them is the ASCII mapping.
+    if (const utf8proc_uint8_t b = bytes[pos]; b < 0x80) {
+      ++pos;
+      if ((b >= 'a' && b <= 'z') || (b >= '0' && b <= '9')) {
+        token += static_cast<char>(b);
+        add(b);
+      } else if (b >= 'A' && b <= 'Z') {
+        const auto lower = static_cast<char>(b - 'A' + 'a');
+        token += lower;
+        add(lower);
+      } else {
+        finish();
+      }
+      continue;
+    }
     utf8proc_int32_t cp = 0;
     const utf8proc_ssize_t n = utf8proc_iterate(bytes + pos, size - pos, &cp);
     if (n <= 0) {
@@ -744,11 +962,7 @@ std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_vi
     if (token_code_point(cp)) {
       const utf8proc_int32_t lower = utf8proc_tolower(cp);
       append_utf8(token, lower);
-      ++code_points;
-      const bool digit = lower >= '0' && lower <= '9';
-      all_digits = all_digits && digit;
-      has_digit = has_digit || digit;
-      all_hex = all_hex && (digit || (lower >= 'a' && lower <= 'f'));
+      add(lower);
     } else {
       finish();
     }

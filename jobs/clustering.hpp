@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -86,7 +87,12 @@ class Tokenizer {
   std::vector<std::pair<std::string, std::string>> terms(std::string_view text);
 
  private:
+  const std::string& stem(const std::string& token);
+
   sb_stemmer* stemmer_;
+  // token -> stem (Snowball is a pure function of the token; the same words recur in every
+  // event). Dropped when it exceeds kStemCacheLimit entries.
+  std::unordered_map<std::string, std::string> stems_;
 };
 
 /// Runs the job. Returns seed 003 ClusteringResult (clusters_created, clusters_reinforced,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <unordered_set>
 
 namespace reflectd::jobs {
@@ -41,7 +42,10 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
                        "?8, ?9, ?10, 1)"),
       update_edge_(db, "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
                        "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5, unswept = 1 "
-                       "WHERE relationship_id = ?1") {}
+                       "WHERE relationship_id = ?1"),
+      update_unswept_edge_(db, "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
+                               "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5 "
+                               "WHERE relationship_id = ?1") {}
 
 std::string EntityStore::resolve(const std::string& ns, const std::string& key) {
   std::string current = key;
@@ -94,9 +98,17 @@ EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& m
   return entities_.emplace(cache_key, e).first->second;
 }
 
-void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int64_t target,
-                            const std::string& type, double step, std::int64_t seq, std::int64_t ts_us) {
-  EdgeKey key{ns, source, target, type};
+std::uint32_t EntityStore::type_index(const std::string& type) {
+  for (std::size_t i = 0; i < types_.size(); ++i) {
+    if (types_[i] == type) return static_cast<std::uint32_t>(i);
+  }
+  types_.push_back(type);
+  return static_cast<std::uint32_t>(types_.size() - 1);
+}
+
+void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int64_t target, std::uint32_t type,
+                            double step, std::int64_t seq, std::int64_t ts_us) {
+  const EdgeKey key{source, target, type};
   auto it = edges_.find(key);
   if (it == edges_.end()) {
     Edge e;
@@ -104,7 +116,7 @@ void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int
     find_edge_.bind(1, ns);
     find_edge_.bind(2, static_cast<std::int64_t>(source));
     find_edge_.bind(3, static_cast<std::int64_t>(target));
-    find_edge_.bind(4, type);
+    find_edge_.bind(4, types_[type]);
     if (find_edge_.executeStep()) {
       e.id = find_edge_.getColumn(0).getInt64();
       e.base = find_edge_.getColumn(1).getDouble();
@@ -119,9 +131,10 @@ void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int
       e.valid_from_us = ts_us;
     }
     find_edge_.reset();
-    it = edges_.emplace(std::move(key), e).first;
+    it = edges_.emplace(key, CachedEdge{&*namespaces_.insert(ns).first, e}).first;
   }
-  Edge& e = it->second;
+  Edge& e = it->second.edge;
+  if (!e.dirty) dirty_edges_.emplace_back(key, &it->second);
   if (e.mentions == 0) {
     ++edges_created_;
   } else {
@@ -178,19 +191,18 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
 
   std::vector<std::int64_t> ids;
   std::unordered_map<std::string, std::int64_t> id_of;
+  std::vector<std::int64_t> mention_ids;  // aligned with mentions
+  mention_ids.reserve(mentions.size());
   for (const auto& m : mentions) {
     Entity& e = entity(ns, m, ts_us);
     ++e.mentions;
     e.first_us = std::min(e.first_us, ts_us);
     e.last_us = std::max(e.last_us, ts_us);
+    if (!e.dirty) dirty_entities_.push_back(&e);
     e.dirty = true;
     id_of[m.key] = e.id;
-    insert_link_.reset();
-    insert_link_.bind(1, static_cast<std::int64_t>(seq));
-    insert_link_.bind(2, static_cast<std::int64_t>(e.id));
-    insert_link_.bind(3, m.primary ? 1 : 0);
-    insert_link_.bind(4, to_string(m.source));
-    insert_link_.exec();
+    mention_ids.push_back(e.id);
+    pending_links_.push_back({seq, e.id, m.primary, m.source});
     ++mentions_stored_;
     if (static_cast<std::int64_t>(ids.size()) < p_.max_co_mentions) ids.push_back(e.id);
   }
@@ -198,25 +210,63 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
   // events naming more than max_co_mentions entities (sweeping changes say little about
   // which entities belong together, and a prefix would favour alphabetically early files).
   const std::size_t n = mentions.size() <= static_cast<std::size_t>(p_.max_co_mentions) ? mentions.size() : 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = i + 1; j < n; ++j) {
-      const auto& a = mentions[i].key;
-      const auto& b = mentions[j].key;
-      const auto& [lo, hi] = a < b ? std::pair(a, b) : std::pair(b, a);
-      reinforce(ns, id_of[lo], id_of[hi], "co_occurs", 1.0, seq, ts_us);
+  if (n > 1) {
+    const std::uint32_t co_occurs = type_index("co_occurs");
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = i + 1; j < n; ++j) {
+        // Keys are distinct (mentions are unique by key), so a < b decides the direction.
+        if (mentions[i].key < mentions[j].key) {
+          reinforce(ns, mention_ids[i], mention_ids[j], co_occurs, 1.0, seq, ts_us);
+        } else {
+          reinforce(ns, mention_ids[j], mention_ids[i], co_occurs, 1.0, seq, ts_us);
+        }
+      }
     }
   }
   for (const auto& [a, b, type, weight] : relations) {
     const auto ia = id_of.find(a);
     const auto ib = id_of.find(b);
-    if (weight > 0 && ia != id_of.end() && ib != id_of.end()) reinforce(ns, ia->second, ib->second, type, weight, seq, ts_us);
+    if (weight > 0 && ia != id_of.end() && ib != id_of.end()) {
+      reinforce(ns, ia->second, ib->second, type_index(type), weight, seq, ts_us);
+    }
   }
   return ids;
 }
 
 void EntityStore::flush() {
-  for (auto& [key, e] : entities_) {
-    if (!e.dirty) continue;
+  // event_entities rows, kLinksPerInsert per statement: one statement execution per row was a
+  // large share of the job's SQLite time. Same rows in the same order as one INSERT each.
+  std::size_t next = 0;
+  if (pending_links_.size() >= kLinksPerInsert && !insert_links_) {
+    std::string sql = "INSERT OR IGNORE INTO event_entities (seq, entity_id, is_primary, source) VALUES ";
+    for (std::size_t i = 0; i < kLinksPerInsert; ++i) sql += i == 0 ? "(?,?,?,?)" : ",(?,?,?,?)";
+    insert_links_.emplace(db_, sql);
+  }
+  for (; next + kLinksPerInsert <= pending_links_.size(); next += kLinksPerInsert) {
+    insert_links_->reset();
+    for (std::size_t i = 0; i < kLinksPerInsert; ++i) {
+      const Link& link = pending_links_[next + i];
+      const int base = static_cast<int>(4 * i);
+      insert_links_->bind(base + 1, static_cast<std::int64_t>(link.seq));
+      insert_links_->bind(base + 2, static_cast<std::int64_t>(link.entity_id));
+      insert_links_->bind(base + 3, link.primary ? 1 : 0);
+      insert_links_->bind(base + 4, to_string(link.source));
+    }
+    insert_links_->exec();
+  }
+  for (; next < pending_links_.size(); ++next) {
+    const Link& link = pending_links_[next];
+    insert_link_.reset();
+    insert_link_.bind(1, static_cast<std::int64_t>(link.seq));
+    insert_link_.bind(2, static_cast<std::int64_t>(link.entity_id));
+    insert_link_.bind(3, link.primary ? 1 : 0);
+    insert_link_.bind(4, to_string(link.source));
+    insert_link_.exec();
+  }
+  pending_links_.clear();
+  // Updates by primary key: their order does not matter.
+  for (Entity* entity : dirty_entities_) {
+    Entity& e = *entity;
     update_entity_.reset();
     update_entity_.bind(1, static_cast<std::int64_t>(e.id));
     update_entity_.bind(2, static_cast<std::int64_t>(e.mentions));
@@ -225,14 +275,23 @@ void EntityStore::flush() {
     update_entity_.exec();
     e.dirty = false;
   }
-  for (auto& [key, e] : edges_) {
-    if (!e.dirty) continue;
+  dirty_entities_.clear();
+  // New edges get their relationship_id in (namespace, source, target, type) order, the order
+  // in which a sorted map of every cached edge used to write them.
+  std::sort(dirty_edges_.begin(), dirty_edges_.end(), [this](const auto& x, const auto& y) {
+    if (const int c = x.second->ns->compare(*y.second->ns); c != 0) return c < 0;
+    if (x.first.source != y.first.source) return x.first.source < y.first.source;
+    if (x.first.target != y.first.target) return x.first.target < y.first.target;
+    return types_[x.first.type] < types_[y.first.type];
+  });
+  for (auto& [key, cached] : dirty_edges_) {
+    Edge& e = cached->edge;
     if (e.id == 0) {
       insert_edge_.reset();
-      insert_edge_.bind(1, std::get<0>(key));
-      insert_edge_.bind(2, static_cast<std::int64_t>(std::get<1>(key)));
-      insert_edge_.bind(3, static_cast<std::int64_t>(std::get<2>(key)));
-      insert_edge_.bind(4, std::get<3>(key));
+      insert_edge_.bind(1, *cached->ns);
+      insert_edge_.bind(2, static_cast<std::int64_t>(key.source));
+      insert_edge_.bind(3, static_cast<std::int64_t>(key.target));
+      insert_edge_.bind(4, types_[key.type]);
       insert_edge_.bind(5, e.base);
       insert_edge_.bind(6, static_cast<std::int64_t>(e.ref_us));
       insert_edge_.bind(7, static_cast<std::int64_t>(e.mentions));
@@ -242,16 +301,23 @@ void EntityStore::flush() {
       insert_edge_.exec();
       e.id = db_.getLastInsertRowid();
     } else {
-      update_edge_.reset();
-      update_edge_.bind(1, static_cast<std::int64_t>(e.id));
-      update_edge_.bind(2, e.base);
-      update_edge_.bind(3, static_cast<std::int64_t>(e.ref_us));
-      update_edge_.bind(4, static_cast<std::int64_t>(e.mentions));
-      update_edge_.bind(5, static_cast<std::int64_t>(e.last_evidence_seq));
-      update_edge_.exec();
+      // Once this run has written the edge, its row has unswept = 1 (the decay job, the only
+      // one that clears it, never runs during this one): not setting it again spares SQLite
+      // the partial index entity_relationships_unswept, which it updates whenever the SET
+      // names `unswept`.
+      SQLite::Statement& update = e.unswept_written ? update_unswept_edge_ : update_edge_;
+      update.reset();
+      update.bind(1, static_cast<std::int64_t>(e.id));
+      update.bind(2, e.base);
+      update.bind(3, static_cast<std::int64_t>(e.ref_us));
+      update.bind(4, static_cast<std::int64_t>(e.mentions));
+      update.bind(5, static_cast<std::int64_t>(e.last_evidence_seq));
+      update.exec();
     }
+    e.unswept_written = true;
     e.dirty = false;
   }
+  dirty_edges_.clear();
 }
 
 void EntityStore::trim(std::size_t max_entries) {

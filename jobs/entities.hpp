@@ -29,9 +29,9 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cstdint>
-#include <map>
+#include <optional>
+#include <set>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -62,7 +62,8 @@ class EntityStore {
   std::vector<std::int64_t> add_event(const std::string& ns, std::int64_t seq, std::int64_t ts_us,
                                       const Extraction& extraction);
 
-  /// Writes every changed entity and edge. Call before committing a chunk.
+  /// Writes every changed entity and edge and the events' entity links (event_entities rows
+  /// are buffered until then). Call before committing a chunk.
   void flush();
 
   /// Drops the caches (after flush()) when they grew past `max_entries`.
@@ -90,28 +91,64 @@ class EntityStore {
     std::int64_t last_evidence_seq = 0;
     std::int64_t valid_from_us = 0;
     bool dirty = false;
+    bool unswept_written = false;  ///< This run inserted or updated the row (so unswept = 1).
   };
-  using EdgeKey = std::tuple<std::string, std::int64_t, std::int64_t, std::string>;
+  // An edge is identified by (source, target, type): entity ids are unique across namespaces,
+  // so the namespace is implied. `type` indexes types_.
+  struct EdgeKey {
+    std::int64_t source = 0;
+    std::int64_t target = 0;
+    std::uint32_t type = 0;
+    bool operator==(const EdgeKey&) const = default;
+  };
+  struct EdgeKeyHash {
+    std::size_t operator()(const EdgeKey& k) const noexcept {
+      std::uint64_t h = static_cast<std::uint64_t>(k.source) * 0x9E3779B97F4A7C15ULL;
+      h ^= static_cast<std::uint64_t>(k.target) + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
+      h ^= static_cast<std::uint64_t>(k.type) + (h << 6) + (h >> 2);
+      return static_cast<std::size_t>(h);
+    }
+  };
+  struct CachedEdge {
+    const std::string* ns = nullptr;  // in namespaces_
+    Edge edge;
+  };
 
   std::string resolve(const std::string& ns, const std::string& key);
   Entity& entity(const std::string& ns, const Mention& mention, std::int64_t ts_us);
-  void reinforce(const std::string& ns, std::int64_t source, std::int64_t target, const std::string& type,
+  std::uint32_t type_index(const std::string& type);
+  void reinforce(const std::string& ns, std::int64_t source, std::int64_t target, std::uint32_t type,
                  double step, std::int64_t seq, std::int64_t ts_us);
 
   SQLite::Database& db_;
   EntityParams p_;
   std::unordered_map<std::string, Entity> entities_;        // ns + '\n' + key
+  std::vector<Entity*> dirty_entities_;                     // into entities_ (node-based)
   std::unordered_map<std::string, std::string> aliases_;    // ns + '\n' + alias -> key ("" = none)
-  std::map<EdgeKey, Edge> edges_;
+  std::unordered_map<EdgeKey, CachedEdge, EdgeKeyHash> edges_;
+  std::vector<std::pair<EdgeKey, CachedEdge*>> dirty_edges_;  // into edges_ (node-based)
+  std::set<std::string> namespaces_;                          // edges' namespaces (stable addresses)
+  std::vector<std::string> types_;                            // edge types seen (a handful)
   SQLite::Statement find_entity_;
   SQLite::Statement insert_entity_;
   SQLite::Statement update_entity_;
   SQLite::Statement find_alias_;
   SQLite::Statement insert_alias_;
   SQLite::Statement insert_link_;
+  // One event_entities row waiting for flush().
+  struct Link {
+    std::int64_t seq;
+    std::int64_t entity_id;
+    bool primary;
+    Source source;
+  };
+  static constexpr std::size_t kLinksPerInsert = 64;
+  std::vector<Link> pending_links_;
+  std::optional<SQLite::Statement> insert_links_;  // kLinksPerInsert rows, prepared on first use
   SQLite::Statement find_edge_;
   SQLite::Statement insert_edge_;
   SQLite::Statement update_edge_;
+  SQLite::Statement update_unswept_edge_;  ///< update_edge_ without re-setting unswept = 1
   std::int64_t entities_created_ = 0;
   std::int64_t edges_created_ = 0;
   std::int64_t edges_reinforced_ = 0;

@@ -475,6 +475,17 @@ const char* to_string(Source source) {
 }
 
 std::string unicode_normalize(std::string_view text, bool fold) {
+  // Printable-range ASCII (no NUL) is its own NFC form and case-folds to its ASCII lower case,
+  // which is what utf8proc_map returns for it; most keys are ASCII paths and words.
+  if (std::all_of(text.begin(), text.end(), [](char c) { return c > 0; })) {
+    std::string result(text);
+    if (fold) {
+      for (char& c : result) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      }
+    }
+    return result;
+  }
   utf8proc_uint8_t* out = nullptr;
   int options = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
   if (fold) options |= UTF8PROC_CASEFOLD;
