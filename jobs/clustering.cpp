@@ -292,7 +292,7 @@ class Clusterer {
       }
       if (totals_.events_processed > before) {
         ctx_.cancel.check();
-        SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+        WriteTransaction transaction(ctx_);
         SQLite::Statement latest_query(db_, "SELECT coalesce(max(last_seen_us), 0) FROM entities WHERE namespace = ?1");
         latest_query.bind(1, ns);
         latest_query.executeStep();
@@ -333,7 +333,7 @@ class Clusterer {
  private:
   bool cluster_chunk(const std::string& ns) {
     ctx_.cancel.check();
-    SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    WriteTransaction transaction(ctx_);
     const std::int64_t watermark = std::stoll(state_.get(ns, "watermark").value_or("0"));
     documents_ = std::stoll(state_.get(ns, "documents").value_or("0"));
     read_events_.reset();
@@ -342,6 +342,7 @@ class Clusterer {
     read_events_.bind(3, static_cast<std::int64_t>(p_.chunk_events));
     std::int64_t last_seq = watermark;
     std::int64_t processed = 0;
+    bool yielded = false;
     while (read_events_.executeStep()) {
       const std::int64_t seq = read_events_.getColumn(0).getInt64();
       const std::string kind = read_events_.getColumn(1).getString();
@@ -373,6 +374,11 @@ class Clusterer {
       const auto entity_ids = entities_.add_event(ns, seq, ts, extraction);
       cluster_event(ns, seq, ts, content, entity_ids);
       if (processed % 256 == 0) ctx_.cancel.check();
+      // Ingest waits for the lock: end the chunk here (chunk ends do not change results).
+      if (transaction.should_yield()) {
+        yielded = true;
+        break;
+      }
     }
     read_events_.reset();
     if (processed == 0) return false;
@@ -384,7 +390,7 @@ class Clusterer {
     transaction.commit();
     totals_.events_processed += processed;
     trim();
-    return processed == p_.chunk_events;
+    return yielded || processed == p_.chunk_events;
   }
 
   struct Term {

@@ -230,7 +230,7 @@ WHERE decision_id = ?1)sql"),
   // One chunk of one namespace in one transaction. Returns false when nothing was left.
   bool consolidate_chunk(const std::string& ns) {
     ctx_.cancel.check();
-    SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    WriteTransaction transaction(ctx_);
     const std::int64_t watermark = std::stoll(state_.get(ns, "watermark").value_or("0"));
     OpenTrajectory open;
     if (auto text = state_.get(ns, "open_trajectory")) {
@@ -249,6 +249,7 @@ WHERE decision_id = ?1)sql"),
     std::vector<Outcome> outcomes;
     std::map<std::string, std::string> episode_targets;
     std::int64_t processed = 0;
+    bool yielded = false;
     while (read_events_.executeStep()) {
       const std::int64_t seq = read_events_.getColumn(0).getInt64();
       const std::string kind = read_events_.getColumn(1).getString();
@@ -339,6 +340,11 @@ WHERE decision_id = ?1)sql"),
           (context.contains("exit_status") || context.contains("submission"))) {
         outcomes.push_back({trajectory, target, truthy(context, "success"), seq});
       }
+      // Ingest waits for the lock: end the chunk here (chunk ends do not change results).
+      if (transaction.should_yield()) {
+        yielded = true;
+        break;
+      }
     }
     read_events_.reset();
     if (processed == 0) return false;
@@ -356,7 +362,7 @@ WHERE decision_id = ?1)sql"),
     ctx_.cancel.check();  // A cancelled run must not commit half of its last chunk.
     transaction.commit();
     totals_.events_processed += processed;
-    return processed == p_.chunk_events;
+    return yielded || processed == p_.chunk_events;
   }
 
   double weight_of(const std::string& kind, bool success) const {
