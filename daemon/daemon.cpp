@@ -90,6 +90,7 @@ void Daemon::start() {
   const store::DatabaseOptions database{store_path_, config_.store.synchronous,
                                         config_.store.busy_timeout_ms};
   jobs_db_ = std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kWriter));
+  writer_->share_checkpointer(*jobs_db_);
   reader_db_ = std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kReader));
   reader_vitality_ = vitality_params(config_.decay);
   jobs::register_sql_functions(*reader_db_, reader_vitality_);

@@ -84,6 +84,10 @@ int Writer::wal_hook(void* self, sqlite3* db, const char* name, int pages) {
   return SQLITE_OK;
 }
 
+void Writer::share_checkpointer(SQLite::Database& db) {
+  if (options_.checkpoint_pages > 0) ::sqlite3_wal_hook(db.getHandle(), &Writer::wal_hook, this);
+}
+
 void Writer::checkpoint_soon() {
   {
     std::lock_guard lock(checkpoint_mutex_);
