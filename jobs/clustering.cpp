@@ -493,6 +493,7 @@ class Clusterer {
       Term& t = term(ns, stem);
       if (t.df == 0) t.surface = entry.second;
       ++t.df;
+      if (!t.dirty) dirty_terms_.emplace_back(stem, &t);
       t.dirty = true;
       const double tf = 1.0 + std::log(static_cast<double>(entry.first));
       const double idf = std::log((1.0 + static_cast<double>(documents_)) / (1.0 + static_cast<double>(t.df))) + 1.0;
@@ -566,6 +567,7 @@ class Clusterer {
       target->last_seq = seq;
       target->first_us = std::min(target->first_us, ts);
       target->last_us = std::max(target->last_us, ts);
+      if (!target->dirty) dirty_clusters_.push_back(target);
       target->dirty = true;
     } else {
       Cluster c;
@@ -606,8 +608,8 @@ class Clusterer {
   }
 
   void flush(const std::string& ns) {
-    for (auto& [stem, t] : terms_) {
-      if (!t.dirty) continue;
+    for (auto& [stem, term] : dirty_terms_) {
+      Term& t = *term;
       upsert_term_.reset();
       upsert_term_.bind(1, ns);
       upsert_term_.bind(2, stem);
@@ -616,6 +618,7 @@ class Clusterer {
       upsert_term_.exec();
       t.dirty = false;
     }
+    dirty_terms_.clear();
     for (const auto& [key, seq] : dirty_postings_) {
       upsert_posting_.reset();
       upsert_posting_.bind(1, ns);
@@ -625,10 +628,10 @@ class Clusterer {
       upsert_posting_.exec();
     }
     dirty_postings_.clear();
-    for (auto& [id, c] : clusters_) {
-      if (!c.dirty) continue;
+    for (Cluster* cluster : dirty_clusters_) {
+      Cluster& c = *cluster;
       update_cluster_.reset();
-      update_cluster_.bind(1, static_cast<std::int64_t>(id));
+      update_cluster_.bind(1, static_cast<std::int64_t>(c.id));
       update_cluster_.bind(2, c.label);
       update_cluster_.bind(3, c.summary);
       update_cluster_.bind(4, static_cast<std::int64_t>(c.medoid_seq));
@@ -644,6 +647,7 @@ class Clusterer {
       update_cluster_.exec();
       c.dirty = false;
     }
+    dirty_clusters_.clear();
     for (const auto& [key, count] : cluster_entities_) {
       add_cluster_entity_.reset();
       add_cluster_entity_.bind(1, static_cast<std::int64_t>(key.first));
@@ -686,6 +690,10 @@ class Clusterer {
   std::unordered_map<std::string, std::string> episode_cwd_;
   std::set<std::int64_t> created_ids_;
   std::map<std::pair<std::string, std::int64_t>, std::int64_t> dirty_postings_;
+  // Dirty cache entries for flush() (pointers into terms_/clusters_, cleared only after a
+  // flush): walking the whole caches made every short transaction cost tens of ms.
+  std::vector<std::pair<std::string, Term*>> dirty_terms_;
+  std::vector<Cluster*> dirty_clusters_;
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> cluster_entities_;
   Totals totals_;
 };

@@ -782,6 +782,10 @@ WHERE decision_id = ?1)sql"),
 
   // Creates or reinforces an observation (seed 003 MemoryMetaObservation). Confidence
   // min(0.95, 0.5 + 0.05 * support) and importance min(1, log10(1 + support) / 2) are ours.
+  // `first_us` is when the support known so far first met the threshold (event time); a later
+  // chunk can bring earlier events (timestamps are not in seq order), which can only move
+  // that moment earlier, so the stored value is the minimum: the same however the events
+  // were chunked (it used to keep the first chunk's value).
   void upsert_observation(const std::string& id, const std::string& ns, const std::string& type,
                           const std::string& signature, const std::string& target,
                           const std::string& title, const std::string& text, const json& ids,
@@ -804,7 +808,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   supporting_event_ids = excluded.supporting_event_ids, support_count = excluded.support_count,
   trajectory_count = excluded.trajectory_count, success_count = excluded.success_count,
   confidence = excluded.confidence, importance = excluded.importance,
-  times_reinforced = excluded.times_reinforced, last_reinforced_us = excluded.last_reinforced_us)sql");
+  times_reinforced = excluded.times_reinforced, last_reinforced_us = excluded.last_reinforced_us,
+  first_detected_us = min(first_detected_us, excluded.first_detected_us))sql");
     upsert.bind(1, id);
     upsert.bind(2, ns);
     upsert.bind(3, type);

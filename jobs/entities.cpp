@@ -1,6 +1,7 @@
 #include "jobs/entities.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <unordered_set>
 
@@ -131,6 +132,7 @@ void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int
   e.ref_us = std::max(e.ref_us, ts_us);
   ++e.mentions;
   e.last_evidence_seq = seq;
+  if (!e.dirty) dirty_edges_.push_back(it);
   e.dirty = true;
 }
 
@@ -183,6 +185,7 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
     ++e.mentions;
     e.first_us = std::min(e.first_us, ts_us);
     e.last_us = std::max(e.last_us, ts_us);
+    if (!e.dirty) dirty_entities_.push_back(&e);
     e.dirty = true;
     id_of[m.key] = e.id;
     insert_link_.reset();
@@ -215,8 +218,8 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
 }
 
 void EntityStore::flush() {
-  for (auto& [key, e] : entities_) {
-    if (!e.dirty) continue;
+  for (Entity* entity : dirty_entities_) {
+    Entity& e = *entity;
     update_entity_.reset();
     update_entity_.bind(1, static_cast<std::int64_t>(e.id));
     update_entity_.bind(2, static_cast<std::int64_t>(e.mentions));
@@ -225,8 +228,12 @@ void EntityStore::flush() {
     update_entity_.exec();
     e.dirty = false;
   }
-  for (auto& [key, e] : edges_) {
-    if (!e.dirty) continue;
+  dirty_entities_.clear();
+  // In key order, as the walk over edges_ did: new edges get their relationship_id in it.
+  std::sort(dirty_edges_.begin(), dirty_edges_.end(), [](const auto& a, const auto& b) { return a->first < b->first; });
+  for (const auto& edge : dirty_edges_) {
+    const EdgeKey& key = edge->first;
+    Edge& e = edge->second;
     if (e.id == 0) {
       insert_edge_.reset();
       insert_edge_.bind(1, std::get<0>(key));
@@ -252,9 +259,11 @@ void EntityStore::flush() {
     }
     e.dirty = false;
   }
+  dirty_edges_.clear();
 }
 
 void EntityStore::trim(std::size_t max_entries) {
+  assert(dirty_entities_.empty() && dirty_edges_.empty() && "trim() only after flush()");
   if (entities_.size() > max_entries) entities_.clear();
   if (edges_.size() > max_entries) edges_.clear();
   if (aliases_.size() > max_entries) aliases_.clear();
