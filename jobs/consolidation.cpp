@@ -228,6 +228,11 @@ WHERE decision_id = ?1)sql"),
   };
 
   // One chunk of one namespace in one transaction. Returns false when nothing was left.
+  // Unlike cluster, a chunk does not end early when ingest waits at the write gate: phase
+  // promotion and acceptance are decided at chunk ends from the metrics then (a threshold
+  // crossed once stays crossed), so ending chunks at arbitrary events changed the tables
+  // (a proposal accepted in one run stayed a draft in another). The gate still makes the
+  // job wait for ingest before each chunk.
   bool consolidate_chunk(const std::string& ns) {
     ctx_.cancel.check();
     WriteTransaction transaction(ctx_);
@@ -249,7 +254,6 @@ WHERE decision_id = ?1)sql"),
     std::vector<Outcome> outcomes;
     std::map<std::string, std::string> episode_targets;
     std::int64_t processed = 0;
-    bool yielded = false;
     while (read_events_.executeStep()) {
       const std::int64_t seq = read_events_.getColumn(0).getInt64();
       const std::string kind = read_events_.getColumn(1).getString();
@@ -340,11 +344,6 @@ WHERE decision_id = ?1)sql"),
           (context.contains("exit_status") || context.contains("submission"))) {
         outcomes.push_back({trajectory, target, truthy(context, "success"), seq});
       }
-      // Ingest waits for the lock: end the chunk here (chunk ends do not change results).
-      if (transaction.should_yield()) {
-        yielded = true;
-        break;
-      }
     }
     read_events_.reset();
     if (processed == 0) return false;
@@ -362,7 +361,7 @@ WHERE decision_id = ?1)sql"),
     ctx_.cancel.check();  // A cancelled run must not commit half of its last chunk.
     transaction.commit();
     totals_.events_processed += processed;
-    return yielded || processed == p_.chunk_events;
+    return processed == p_.chunk_events;
   }
 
   double weight_of(const std::string& kind, bool success) const {
