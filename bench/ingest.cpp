@@ -648,6 +648,8 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
     const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
     const auto runs = control.request({{"cmd", "jobs"}, {"job", options.job}, {"limit", 1}});
     const bool overlapped = runs["runs"][0]["status"] == "running";
+    // How the write lock was shared meanwhile (store/write_gate.hpp; the idle part adds nothing).
+    result.extra["write_gate"] = control.status()["write_gate"];
     const double idle_rate = static_cast<double>(chunk) / idle_s;
     const double busy_rate = static_cast<double>(chunk) / busy_s;
     result.seconds = busy_s;

@@ -14,6 +14,8 @@
 // Profiling (docs/PERFORMANCE.md): store once, then profile one cycle on a copy:
 //   build/bench/bench_jobs --build /var/tmp/p.db --events 100000
 //   perf record -g -- build/bench/bench_jobs --cycle /var/tmp/p.db
+// Jobs yielding to a writer that always waits (the write gate's worst case; same tables):
+//   build/bench/bench_jobs --cycle /var/tmp/p.db --contend 20
 //
 // Events: event i is the real event (i mod n) of the streams in --data (libzmq-commits.jsonl,
 // then swe-agent-trajectories.jsonl; n = 9,052) with the id "bench:<i>" and its timestamp moved
@@ -70,9 +72,11 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bus/event_decoder.hpp"
@@ -87,6 +91,7 @@
 #include "jobs/sql_functions.hpp"
 #include "store/database.hpp"
 #include "store/event_store.hpp"
+#include "store/write_gate.hpp"
 
 extern char** environ;
 
@@ -176,7 +181,33 @@ double cpu_seconds() {
 // "<job>_result": result} on one line. Runs in its own process (see the header).
 // now_us > 0 fixes "now" for every job (a FakeClock), so two binaries' cycles over copies of one
 // database can be compared table by table (scripts/compare-derived.sh).
-int run_cycle(const std::string& path, std::int64_t now_us) {
+//
+// `contend_slice_ms` > 0: a thread keeps asking for the writer's turn at a write gate shared
+// with the jobs (store/write_gate.hpp; job_max_wait 1 ms, slice `contend_slice_ms`), as a
+// writer under a sustained flood would, so every chunked-job transaction ends after its
+// slice. The timings then include that overhead (more, shorter transactions) and the tables
+// must equal an uncontended cycle's (docs/PERFORMANCE.md, "Ingest under jobs").
+int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend_slice_ms) {
+  std::optional<store::WriteGate> gate;
+  std::atomic<bool> done{false};
+  std::thread contender;
+  if (contend_slice_ms > 0) {
+    gate.emplace(1, contend_slice_ms);
+    contender = std::thread([&] {
+      while (!done) {
+        if (gate->writer_enter(60'000)) gate->writer_exit();
+        std::this_thread::yield();
+      }
+    });
+  }
+  struct Join {
+    std::atomic<bool>& done;
+    std::thread& thread;
+    ~Join() {
+      done = true;
+      if (thread.joinable()) thread.join();
+    }
+  } join{done, contender};
   SystemClock system_clock;
   FakeClock fixed_clock(now_us);
   const Clock& clock = now_us > 0 ? static_cast<const Clock&>(fixed_clock) : system_clock;
@@ -193,7 +224,7 @@ int run_cycle(const std::string& path, std::int64_t now_us) {
   const auto medallion = daemon::medallion_params(cfg);
   json out = json::object();
   for (const char* job : kJobs) {
-    jobs::JobContext ctx{db, clock, cancel, "", "demand", 0};
+    jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, gate ? &*gate : nullptr};
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = cpu_seconds();
     json result;
@@ -213,6 +244,10 @@ int run_cycle(const std::string& path, std::int64_t now_us) {
     out[name] = Seconds(std::chrono::steady_clock::now() - start).count();
     out[name + "_cpu"] = cpu_seconds() - cpu_start;
     out[name + "_result"] = std::move(result);
+  }
+  if (gate) {
+    out["write_gate"] = {{"job_turns", gate->stats().job_turns.load()},
+                         {"job_yields", gate->stats().job_yields.load()}};
   }
   std::cout << out.dump() << "\n";
   return 0;
@@ -383,13 +418,18 @@ int main(int argc, char** argv) {
   app.add_option("--dir", dir, "Directory for the temporary databases (default: $TMPDIR)");
   app.add_option("--cycle", cycle_db, "Internal: run one cycle over this database and print its timings")
       ->group("");
+  std::int64_t contend_slice_ms = 0;
+  app.add_option("--contend", contend_slice_ms,
+                 "With --cycle: a writer always waits at the write gate; job transactions end after this "
+                 "many ms (0 = no gate)")
+      ->check(CLI::Range(0, 10000));
   app.add_option("--build", build_db, "For profiling: store the first --events size into this database and exit")
       ->group("");
   app.add_option("--now-us", now_us, "With --cycle: a fixed time for every job (microseconds since the epoch)")
       ->group("");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (!cycle_db.empty()) return run_cycle(cycle_db, now_us);
+    if (!cycle_db.empty()) return run_cycle(cycle_db, now_us, contend_slice_ms);
     const auto corpus = read_corpus(data_dir);
     if (!build_db.empty()) {
       SystemClock clock;

@@ -230,6 +230,19 @@ const std::array kKeys{
   KeySpec{"jobs.medallion.idle_s", KT::kInteger, "60", 0, 86400, "", true, "s",
           "Run once the bus has been idle this long with unprocessed events (0 disables the trigger).",
           +[](Config& c) -> std::int64_t& { return c.jobs.medallion.idle_s; }},
+  KeySpec{"jobs.write_wait_ms", KT::kInteger, "200", 0, 60000, "", true, "ms",
+          "Ingest has priority over the jobs for the database's single write lock: a job's "
+          "write transaction waits while the writer is busy, at most this long; then the "
+          "writer lets it in at its next commit. Under a sustained flood a job so gets about "
+          "jobs.write_slice_ms / (this + jobs.write_slice_ms) of the write time. 0 = no "
+          "priority (a job enters whenever the writer is between two commits).",
+          +[](Config& c) -> std::int64_t& { return c.jobs.write_wait_ms; }},
+  KeySpec{"jobs.write_slice_ms", KT::kInteger, "20", 1, 10000, "", true, "ms",
+          "A job keeps the write lock at least this long once in; after that it commits at "
+          "its next step (one event) when the writer waits. Also how long the writer must "
+          "have been idle before a job may start a write transaction without waiting. Bounds "
+          "the delay a job adds to an ingest commit (plus one step and the job's commit).",
+          +[](Config& c) -> std::int64_t& { return c.jobs.write_slice_ms; }},
   KeySpec{"medallion.scopes", KT::kStringList, "[]", 0, 0, "", true, "",
           "Extra medallion scopes besides the one every namespace gets, each \"name=<id>;namespace=<ns>;nodes=<a>,<b>;tags=<t>,<u>\" (name and nodes or tags required). Knowledge and problems whose target names a node (module:src names src) are in scope.",
           +[](Config& c) -> std::vector<std::string>& { return c.medallion.scopes; }},

@@ -72,7 +72,10 @@ void Daemon::start() {
     zap_->start();
   }
 
-  writer_ = std::make_unique<store::Writer>(writer_options(config_, store_path_), clock_, [this] {
+  write_gate_ = std::make_unique<store::WriteGate>(config_.jobs.write_wait_ms, config_.jobs.write_slice_ms);
+  store::WriterOptions writer_settings = writer_options(config_, store_path_);
+  writer_settings.gate = write_gate_.get();
+  writer_ = std::make_unique<store::Writer>(std::move(writer_settings), clock_, [this] {
     if (bus::Bus* bus = bus_for_writer_.load()) bus->writer_has_space();
   });
 
@@ -87,6 +90,7 @@ void Daemon::start() {
   const store::DatabaseOptions database{store_path_, config_.store.synchronous,
                                         config_.store.busy_timeout_ms};
   jobs_db_ = std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kWriter));
+  writer_->share_checkpointer(*jobs_db_);
   reader_db_ = std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kReader));
   reader_vitality_ = vitality_params(config_.decay);
   jobs::register_sql_functions(*reader_db_, reader_vitality_);
@@ -95,7 +99,8 @@ void Daemon::start() {
         boost::asio::post(io_, [this, topic, payload = std::move(payload)]() mutable {
           if (!stopping_) bus_->publish(topic, std::move(payload));
         });
-      });
+      },
+      write_gate_.get());
   if (const int interrupted = scheduler_->recover_interrupted(); interrupted > 0) {
     spdlog::warn("{} job runs were interrupted by the previous stop", interrupted);
   }
@@ -211,6 +216,7 @@ void Daemon::reload_now() {
     writer_->set_commit_limits(config_.store.commit_max_events, config_.store.commit_max_delay_ms);
     writer_->set_max_pages(config_.store.max_pages);
     writer_->set_fts_batch_events(config_.store.fts_batch_events);
+    write_gate_->set_policy(config_.jobs.write_wait_ms, config_.jobs.write_slice_ms);
     last_reload_.ok = true;
     last_reload_.message = restart_needed.empty()
                                ? "applied"
@@ -303,6 +309,14 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
       {"writer_queue_events", stats.queue_events.load()},
       {"commits", stats.commits.load()},
       {"storage_errors", stats.storage_errors.load()},
+      // Write-lock arbitration between ingest and the jobs (store/write_gate.hpp).
+      {"write_gate",
+       {{"job_turns", write_gate_->stats().job_turns.load()},
+        {"job_yields", write_gate_->stats().job_yields.load()},
+        {"job_forced", write_gate_->stats().job_forced.load()},
+        {"writer_waits", write_gate_->stats().writer_waits.load()},
+        {"writer_wait_max_us", write_gate_->stats().writer_wait_max_us.load()},
+        {"writer_timeouts", write_gate_->stats().writer_timeouts.load()}}},
       {"messages", bus_stats.messages.load()},
       {"replies_dropped", bus_stats.replies_dropped.load()},
       {"reads_paused", bus_stats.paused.load()},

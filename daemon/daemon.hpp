@@ -110,6 +110,8 @@ class Daemon {
   zmq::context_t zmq_context_;
   bus::SecuritySettings security_;
   std::unique_ptr<bus::ZapHandler> zap_;  // bound before the bus, closed after it
+  // Shared by the writer and the jobs' transactions: outlives both.
+  std::unique_ptr<store::WriteGate> write_gate_;
   std::unique_ptr<store::Writer> writer_;
   std::unique_ptr<bus::Bus> bus_;
   std::unique_ptr<SQLite::Database> jobs_db_;    // the scheduler thread's connection

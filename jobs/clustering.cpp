@@ -272,7 +272,7 @@ class Clusterer {
       const std::string watermark = state_.get(ns, "watermark").value_or("0");
       if (watermark != "0" && state_.get(ns, kCommunitiesWatermark).value_or("0") != watermark) {
         ctx_.cancel.check();
-        SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+        WriteTransaction transaction(ctx_);
         SQLite::Statement latest_query(db_, "SELECT coalesce(max(last_seen_us), 0) FROM entities WHERE namespace = ?1");
         latest_query.bind(1, ns);
         latest_query.executeStep();
@@ -314,7 +314,7 @@ class Clusterer {
  private:
   bool cluster_chunk(const std::string& ns) {
     ctx_.cancel.check();
-    SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    WriteTransaction transaction(ctx_);
     const std::int64_t watermark = std::stoll(state_.get(ns, "watermark").value_or("0"));
     documents_ = std::stoll(state_.get(ns, "documents").value_or("0"));
     read_events_.reset();
@@ -323,6 +323,7 @@ class Clusterer {
     read_events_.bind(3, static_cast<std::int64_t>(p_.chunk_events));
     std::int64_t last_seq = watermark;
     std::int64_t processed = 0;
+    bool yielded = false;
     while (read_events_.executeStep()) {
       const std::int64_t seq = read_events_.getColumn(0).getInt64();
       const std::string kind = read_events_.getColumn(1).getString();
@@ -354,6 +355,11 @@ class Clusterer {
       const auto entity_ids = entities_.add_event(ns, seq, ts, extraction);
       cluster_event(ns, seq, ts, content, entity_ids);
       if (processed % 256 == 0) ctx_.cancel.check();
+      // Ingest waits for the lock: end the chunk here (chunk ends do not change results).
+      if (transaction.should_yield()) {
+        yielded = true;
+        break;
+      }
     }
     read_events_.reset();
     if (processed == 0) return false;
@@ -365,7 +371,7 @@ class Clusterer {
     transaction.commit();
     totals_.events_processed += processed;
     trim();
-    return processed == p_.chunk_events;
+    return yielded || processed == p_.chunk_events;
   }
 
   struct Term {
@@ -792,7 +798,7 @@ class Clusterer {
     for (const std::int64_t id : dirty_clusters_) {
       Cluster& c = clusters_.find(id)->second;
       update_cluster_.reset();
-      update_cluster_.bind(1, static_cast<std::int64_t>(id));
+      update_cluster_.bind(1, static_cast<std::int64_t>(c.id));
       update_cluster_.bind(2, c.label);
       update_cluster_.bind(3, c.summary);
       update_cluster_.bind(4, static_cast<std::int64_t>(c.medoid_seq));

@@ -228,9 +228,14 @@ WHERE decision_id = ?1)sql"),
   };
 
   // One chunk of one namespace in one transaction. Returns false when nothing was left.
+  // Unlike cluster, a chunk does not end early when ingest waits at the write gate: phase
+  // promotion and acceptance are decided at chunk ends from the metrics then (a threshold
+  // crossed once stays crossed), so ending chunks at arbitrary events changed the tables
+  // (a proposal accepted in one run stayed a draft in another). The gate still makes the
+  // job wait for ingest before each chunk.
   bool consolidate_chunk(const std::string& ns) {
     ctx_.cancel.check();
-    SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    WriteTransaction transaction(ctx_);
     const std::int64_t watermark = std::stoll(state_.get(ns, "watermark").value_or("0"));
     OpenTrajectory open;
     if (auto text = state_.get(ns, "open_trajectory")) {
@@ -776,6 +781,10 @@ WHERE decision_id = ?1)sql"),
 
   // Creates or reinforces an observation (seed 003 MemoryMetaObservation). Confidence
   // min(0.95, 0.5 + 0.05 * support) and importance min(1, log10(1 + support) / 2) are ours.
+  // `first_us` is when the support known so far first met the threshold (event time); a later
+  // chunk can bring earlier events (timestamps are not in seq order), which can only move
+  // that moment earlier, so the stored value is the minimum: the same however the events
+  // were chunked (it used to keep the first chunk's value).
   void upsert_observation(const std::string& id, const std::string& ns, const std::string& type,
                           const std::string& signature, const std::string& target,
                           const std::string& title, const std::string& text, const json& ids,
@@ -798,7 +807,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   supporting_event_ids = excluded.supporting_event_ids, support_count = excluded.support_count,
   trajectory_count = excluded.trajectory_count, success_count = excluded.success_count,
   confidence = excluded.confidence, importance = excluded.importance,
-  times_reinforced = excluded.times_reinforced, last_reinforced_us = excluded.last_reinforced_us)sql");
+  times_reinforced = excluded.times_reinforced, last_reinforced_us = excluded.last_reinforced_us,
+  first_detected_us = min(first_detected_us, excluded.first_detected_us))sql");
     upsert.bind(1, id);
     upsert.bind(2, ns);
     upsert.bind(3, type);

@@ -24,7 +24,7 @@ nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/, std:
   const std::int64_t now = ctx.clock.now_us();
   const std::string ns = ctx.ns;
   ctx.cancel.check();
-  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  WriteTransaction transaction(ctx);
   const std::string in_scope = "(?2 = '' OR namespace = ?2)";
   const std::string new_vitality = std::string("rd_vitality(") + kLastActivity + ", ?1)";
 

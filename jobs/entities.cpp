@@ -1,6 +1,7 @@
 #include "jobs/entities.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <tuple>
 #include <unordered_set>
@@ -321,6 +322,7 @@ void EntityStore::flush() {
 }
 
 void EntityStore::trim(std::size_t max_entries) {
+  assert(dirty_entities_.empty() && dirty_edges_.empty() && "trim() only after flush()");
   if (entities_.size() > max_entries) entities_.clear();
   if (edges_.size() > max_entries) edges_.clear();
   if (aliases_.size() > max_entries) aliases_.clear();

@@ -203,7 +203,7 @@ json run_importance(JobContext& ctx, const ImportanceParams& params) {
   std::int64_t scored = 0;
   for (const auto& ns : namespaces) {
     ctx.cancel.check();
-    SQLite::Transaction transaction(ctx.db, SQLite::TransactionBehavior::IMMEDIATE);
+    WriteTransaction transaction(ctx);
     json r = score_namespace(ctx, ns, params, top);
     ctx.cancel.check();
     transaction.commit();

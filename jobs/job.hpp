@@ -17,6 +17,7 @@
 #include <string>
 
 #include "common/clock.hpp"
+#include "store/write_gate.hpp"
 
 namespace reflectd::jobs {
 
@@ -67,6 +68,54 @@ struct JobContext {
   std::int64_t run_id = 0;   ///< job_runs.run_id.
   /// Publishes [topic, payload] on the notify socket (may be empty in tests).
   std::function<void(const std::string& topic, nlohmann::json payload)> publish;
+  /// Shared with the writer (store/write_gate.hpp); nullptr = no arbitration (tests, tools).
+  store::WriteGate* gate = nullptr;
+};
+
+/// A job's write transaction: takes the job's turn at ctx.gate (waiting while ingest keeps
+/// the writer busy, see store/write_gate.hpp), then BEGIN IMMEDIATE. Rolls back and leaves
+/// the gate on destruction unless committed.
+///
+/// Chunked jobs call should_yield() after each step (one event) and, when it is true, end the
+/// chunk there: write its results and watermark and commit(). Results must not depend on
+/// where chunks end (jobs_test proves it for both chunked jobs), so yielding never changes
+/// them. Errors: JobCancelled when the run is cancelled while waiting for the turn;
+/// SQLite::Exception from BEGIN/COMMIT.
+class WriteTransaction {
+ public:
+  explicit WriteTransaction(JobContext& ctx)
+      : turn_(ctx), transaction_(ctx.db, SQLite::TransactionBehavior::IMMEDIATE) {}
+  WriteTransaction(const WriteTransaction&) = delete;
+  WriteTransaction& operator=(const WriteTransaction&) = delete;
+
+  /// True when the writer waits for the lock and this transaction has had its slice.
+  bool should_yield() {
+    if (turn_.gate != nullptr && turn_.gate->job_should_yield()) turn_.yielded = true;
+    return turn_.yielded;
+  }
+  void commit() { transaction_.commit(); }
+
+ private:
+  struct Turn {
+    explicit Turn(JobContext& ctx) : gate(ctx.gate) {
+      if (gate == nullptr) return;
+      const CancelToken& cancel = ctx.cancel;
+      if (!gate->job_enter([&cancel] { return cancel.stopping() || cancel.timed_out(); })) {
+        gate = nullptr;
+        cancel.check();
+        throw JobCancelled("cancelled while waiting for the write lock");
+      }
+    }
+    ~Turn() {
+      if (gate != nullptr) gate->job_exit(yielded);
+    }
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+    store::WriteGate* gate;
+    bool yielded = false;
+  };
+  Turn turn_;                        // entered first, left last (after the rollback)
+  SQLite::Transaction transaction_;
 };
 
 /// When a job runs (config `jobs.<name>.*`).

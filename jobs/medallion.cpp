@@ -86,7 +86,7 @@ class Refresher {
     }
     json summaries;
     {
-      SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+      WriteTransaction transaction(ctx_);
       summaries = refresh_entity_summaries(ctx_);
       transaction.commit();
     }
@@ -95,7 +95,7 @@ class Refresher {
     json ids = json::array();
     for (const auto& scope : scopes) {
       ctx_.cancel.check();
-      SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
+      WriteTransaction transaction(ctx_);
       if (refresh(scope)) {
         ++refreshed;
       } else {

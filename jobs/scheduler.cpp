@@ -59,10 +59,11 @@ double Scheduler::jitter_fraction(const std::string& name) {
 }
 
 Scheduler::Scheduler(SQLite::Database& db, const Clock& clock, std::vector<Job> jobs,
-                     Publish publish)
+                     Publish publish, store::WriteGate* gate)
     : db_(db),
       clock_(clock),
       publish_(std::move(publish)),
+      gate_(gate),
       insert_run_(db, "INSERT INTO job_runs (job, namespace, trigger, started_us, status) "
                       "VALUES (?1, ?2, ?3, ?4, 'running')"),
       finish_run_(db, "UPDATE job_runs SET status = ?2, finished_us = ?3, result = ?4, error = ?5 "
@@ -235,7 +236,7 @@ void Scheduler::execute(Due due) {
   } else {
     const CancelToken cancel(clock_, clock_.monotonic_us() + job.schedule.timeout_s * kUsPerS,
                              stopping_);
-    JobContext context{db_, clock_, cancel, run.ns, run.trigger, run.run_id, publish_};
+    JobContext context{db_, clock_, cancel, run.ns, run.trigger, run.run_id, publish_, gate_};
     try {
       run.result = job.run(context);
       run.status = run.result.value("skipped", false) ? "skipped" : "ok";

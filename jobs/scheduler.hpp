@@ -58,8 +58,11 @@ class Scheduler {
   using Publish = std::function<void(const std::string& topic, nlohmann::json payload)>;
   using RunDone = std::function<void(const RunRecord&)>;
 
-  /// `db` is the jobs' connection, used only by the thread that calls run_due().
-  Scheduler(SQLite::Database& db, const Clock& clock, std::vector<Job> jobs, Publish publish);
+  /// `db` is the jobs' connection, used only by the thread that calls run_due(). `gate`
+  /// (may be null; not owned, must outlive the scheduler) is handed to every run's
+  /// JobContext so that the jobs' write transactions give way to the writer.
+  Scheduler(SQLite::Database& db, const Clock& clock, std::vector<Job> jobs, Publish publish,
+            store::WriteGate* gate = nullptr);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -111,6 +114,7 @@ class Scheduler {
   SQLite::Database& db_;
   const Clock& clock_;
   Publish publish_;
+  store::WriteGate* gate_;
   SQLite::Statement insert_run_;
   SQLite::Statement finish_run_;
 

@@ -28,6 +28,9 @@ std::string describe_storage_error(const SQLite::Exception& error) {
   }
 }
 
+// The writer's turn at the write gate timed out (a job kept the lock).
+struct GateTimeout {};
+
 }  // namespace
 
 const char* to_string(EventStatus status) {
@@ -79,6 +82,10 @@ int Writer::wal_hook(void* self, sqlite3* db, const char* name, int pages) {
     writer->checkpoint_soon();
   }
   return SQLITE_OK;
+}
+
+void Writer::share_checkpointer(SQLite::Database& db) {
+  if (options_.checkpoint_pages > 0) ::sqlite3_wal_hook(db.getHandle(), &Writer::wal_hook, this);
 }
 
 void Writer::checkpoint_soon() {
@@ -268,6 +275,9 @@ void Writer::commit_group() {
       db_.execAndGet("PRAGMA max_page_count = " + std::to_string(pages > 0 ? pages : unlimited_pages_));
       applied_max_pages_ = pages;
     }
+    // Before SQLite's lock: the gate makes a job inside end its transaction at its next step.
+    const WriterTurn turn(options_.gate, options_.database.busy_timeout_ms);
+    if (!turn.entered()) throw GateTimeout{};
     SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
     for (;;) {
       WriteRequest request;
@@ -344,9 +354,14 @@ void Writer::commit_group() {
     stats_.fts_indexed_seq.store(fts_indexed_seq_, std::memory_order_relaxed);
   } catch (const SQLite::Exception& error) {
     storage_error = describe_storage_error(error);
+  } catch (const GateTimeout&) {
+    storage_error = kJobBusyError;
+  }
+  if (!storage_error.empty()) {
     if (taken.empty()) {
-      // The transaction could not even begin (locked by another process, read-only): answer
-      // what is queued now rather than holding publishers until the fault clears.
+      // The transaction could not even begin (locked by another process or one of our jobs,
+      // read-only): answer what is queued now rather than holding publishers until the
+      // fault clears.
       std::lock_guard lock(mutex_);
       while (!queue_.empty() && static_cast<std::int64_t>(events) < max_events_.load()) {
         events += weight(queue_.front());

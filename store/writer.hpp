@@ -36,6 +36,7 @@
 #include "store/fts_index.hpp"
 #include "store/knowledge_store.hpp"
 #include "store/lifecycle.hpp"
+#include "store/write_gate.hpp"
 
 struct sqlite3;
 
@@ -128,7 +129,16 @@ struct WriterOptions {
   /// on the writer thread, 1000 pages).
   std::int64_t checkpoint_pages = 1000;
   std::int64_t cache_mib = 64;  ///< PRAGMA cache_size of the writer connection, MiB.
+  /// Shared with the jobs' connection (not owned; must outlive the writer); nullptr = none.
+  /// Every write transaction takes the writer's turn first, waiting at most
+  /// database.busy_timeout_ms for a job inside; past that the group fails with kJobBusyError.
+  WriteGate* gate = nullptr;
 };
+
+/// The storage error of a group whose writer waited store.busy_timeout_ms for a job of this
+/// daemon to end its write transaction (not another process: that is "database is locked").
+inline constexpr const char* kJobBusyError =
+    "storage busy: a background job holds the write lock (retry later)";
 
 class Writer {
  public:
@@ -164,6 +174,14 @@ class Writer {
   }
 
   const WriterStats& stats() const { return stats_; }
+
+  /// Makes `db` (another write connection of this process: the jobs') hand its WAL
+  /// checkpoints to this writer's checkpointer thread instead of running them inside its own
+  /// COMMIT, where SQLite's autocheckpoint would copy pages and fsync while the connection
+  /// still holds the write gate (measured: up to 200 ms of ingest waiting per job commit).
+  /// Past 8 times store.checkpoint_pages it checkpoints itself, as SQLite would. No-op when
+  /// checkpoint_pages is 0. `db` must be closed before the writer is destroyed.
+  void share_checkpointer(SQLite::Database& db);
 
  private:
   void run();

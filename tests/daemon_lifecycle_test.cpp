@@ -69,6 +69,7 @@ std::vector<std::string> configured_jobs() {
     const std::string_view path = spec.path;
     if (!path.starts_with("jobs.")) continue;
     const std::string_view rest = path.substr(5);
+    if (rest.find('.') == std::string_view::npos) continue;  // jobs.write_wait_ms: not a job
     const std::string name(rest.substr(0, rest.find('.')));
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }

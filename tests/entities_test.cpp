@@ -19,6 +19,7 @@
 #include "store/database.hpp"
 #include "support/corpus.hpp"
 #include "support/db_dump.hpp"
+#include "support/gate_contender.hpp"
 #include "support/temp_dir.hpp"
 
 // JobContext is an aggregate that gains optional members (callbacks) over time; the jobs here
@@ -73,9 +74,10 @@ std::string derived_tables(SQLite::Database& db) {
 struct Runner {
   FakeClock clock{kNow};
   std::atomic<bool> stopping{false};
-  json cluster(SQLite::Database& db, const jobs::ClusterParams& params, const std::string& ns = "") {
+  json cluster(SQLite::Database& db, const jobs::ClusterParams& params, const std::string& ns = "",
+               store::WriteGate* gate = nullptr) {
     jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
-    jobs::JobContext ctx{db, clock, cancel, ns, "demand", 0};
+    jobs::JobContext ctx{db, clock, cancel, ns, "demand", 0, {}, gate};
     return jobs::run_clustering(ctx, params);
   }
   json importance(SQLite::Database& db, const std::string& ns = "") {
@@ -401,6 +403,28 @@ TEST_CASE("a run cut between its last chunk and community detection leaves the d
   // Detected once per graph: a further run owes nothing.
   const json again = run.cluster(db_cut, default_params());
   CHECK(again["communities"]["skipped"] == true);
+}
+
+TEST_CASE("the cluster job yielding to the writer at arbitrary events gives the same tables") {
+  test::TempDir dir;
+  Runner run;
+  const std::string alone = dir.file("alone.db");
+  const std::string yielding = dir.file("yielding.db");
+  REQUIRE(test::load_corpus(alone, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, run.clock) == 9052);
+  std::filesystem::copy_file(alone, yielding);
+  auto db_alone = open_writer(alone);
+  auto db_yielding = open_writer(yielding);
+  run.cluster(db_alone, default_params());
+  // A writer that always wants the lock: every transaction ends after its 2 ms slice.
+  store::WriteGate gate(1, 2);
+  {
+    test::GateContender writer(gate);
+    const json result = run.cluster(db_yielding, default_params(), "", &gate);
+    CHECK(result["events_processed"] == 9052);
+  }
+  INFO("job transactions " << gate.stats().job_turns.load() << ", yields " << gate.stats().job_yields.load());
+  CHECK(gate.stats().job_yields.load() > 10);
+  CHECK(derived_tables(db_yielding) == derived_tables(db_alone));
 }
 
 TEST_CASE("events arriving in two batches give the tables of one batch") {

@@ -15,6 +15,7 @@
 #include "store/database.hpp"
 #include "support/corpus.hpp"
 #include "support/db_dump.hpp"
+#include "support/gate_contender.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace reflectd;
@@ -32,10 +33,10 @@ constexpr std::int64_t kNow = 1'795'219'200 * kSecond;
 std::string derived_tables(SQLite::Database& db) { return test::consolidation_tables(db); }
 
 json consolidate(SQLite::Database& db, const Clock& clock, const jobs::ConsolidationParams& params,
-                 const std::string& ns = "") {
+                 const std::string& ns = "", store::WriteGate* gate = nullptr) {
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
-  jobs::JobContext ctx{db, clock, cancel, ns, "demand", 0, {}};
+  jobs::JobContext ctx{db, clock, cancel, ns, "demand", 0, {}, gate};
   return jobs::run_consolidation(ctx, params);
 }
 
@@ -227,6 +228,30 @@ TEST_CASE("consolidation does not depend on how events were split into runs and 
   consolidate(db_many, clock, small_chunks, "swe-agent");
   consolidate(db_many, clock, small_chunks, "libzmq");
   CHECK(derived_tables(db_many) == derived_tables(db_one));
+}
+
+// Consolidation decides promotions at chunk ends, so it does not end chunks early for ingest
+// (jobs/consolidation.cpp consolidate_chunk): with a writer always waiting its chunks and
+// tables stay those of an undisturbed run.
+TEST_CASE("consolidation under a writer that always waits keeps its chunks and its tables") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string alone = dir.file("alone.db");
+  const std::string yielding = dir.file("yielding.db");
+  REQUIRE(test::load_corpus(alone, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock) == 9052);
+  std::filesystem::copy_file(alone, yielding);
+  auto db_alone = open_writer(alone);
+  auto db_yielding = open_writer(yielding);
+  consolidate(db_alone, clock, default_params());
+  // A writer that always wants the lock: every transaction ends after its 2 ms slice.
+  store::WriteGate gate(1, 2);
+  {
+    test::GateContender writer(gate);
+    CHECK(consolidate(db_yielding, clock, default_params(), "", &gate)["events_processed"] == 9052);
+  }
+  CHECK(gate.stats().job_turns.load() == 3);  // libzmq 5,000 + 3,604, swe-agent 448
+  CHECK(gate.stats().job_yields.load() == 0);
+  CHECK(derived_tables(db_yielding) == derived_tables(db_alone));
 }
 
 TEST_CASE("a run cancelled mid-way and rerun yields the tables of an uninterrupted run") {
