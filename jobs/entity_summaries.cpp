@@ -1,7 +1,11 @@
 #include "jobs/entity_summaries.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/timestamp.hpp"
@@ -32,64 +36,202 @@ std::string first_line(const std::string& text) {
   return {};
 }
 
+// A mentioned event as the salience order sees it.
+struct Candidate {
+  std::int64_t seq;
+  double salience;
+  std::int64_t hits;
+};
+
+// Highest salience base, then most hits, then newest: a total order (seq is unique).
+bool more_salient(const Candidate& a, const Candidate& b) {
+  if (a.salience != b.salience) return a.salience > b.salience;
+  if (a.hits != b.hits) return a.hits > b.hits;
+  return a.seq > b.seq;
+}
+
+struct DirtyEntity {
+  std::int64_t id;
+  bool full;
+  std::string ns, display_name, type;
+  std::int64_t mentions, first_us, last_us;
+  double importance;
+  std::string summary_before;
+  bool has_state;
+  std::optional<std::int64_t> top1, top2;
+  std::int64_t through_seq;
+};
+
+bool has_table(SQLite::Database& db, const char* name) {
+  SQLite::Statement exists(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  exists.bind(1, name);
+  return exists.executeStep();
+}
+
+std::optional<std::int64_t> optional_int(const SQLite::Column& column) {
+  if (column.isNull()) return std::nullopt;
+  return column.getInt64();
+}
+
 }  // namespace
 
-nlohmann::json refresh_entity_summaries(JobContext& ctx) {
+nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_life_s) {
   SQLite::Database& db = ctx.db;
-  {
-    SQLite::Statement exists(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entities'");
-    if (!exists.executeStep()) return {{"summaries_refreshed", 0}, {"summaries_skipped", 0}};
+  if (!has_table(db, "entities") || !has_table(db, "entity_summary_dirty")) {
+    return {{"summaries_refreshed", 0}, {"summaries_skipped", 0}};
   }
-  SQLite::Statement entities(db, "SELECT entity_id, namespace, display_name, entity_type, mention_count, "
-                                 "first_seen_us, last_seen_us, importance_score, coalesce(summary_text, '') "
-                                 "FROM entities WHERE is_active = 1 AND (?1 = '' OR namespace = ?1) "
-                                 "ORDER BY entity_id");
-  entities.bind(1, ctx.ns);
-  SQLite::Statement salient(db, "SELECT e.content FROM event_entities ee JOIN events e ON e.seq = ee.seq "
-                                "WHERE ee.entity_id = ?1 AND e.status = 'active' "
-                                "ORDER BY e.salience_base DESC, e.hit_count DESC, ee.seq DESC LIMIT 2");
-  SQLite::Statement links(db, "SELECT t.canonical_key FROM entity_relationships r JOIN entities t ON "
-                              "t.entity_id = r.target_id WHERE r.namespace = ?1 AND r.source_id = ?2 "
-                              "ORDER BY r.strength DESC, t.canonical_key LIMIT 3");
+  // Read first: the loop below deletes from entity_summary_dirty.
+  std::vector<DirtyEntity> dirty;
+  {
+    SQLite::Statement q(db, "SELECT d.entity_id, d.full, e.namespace, e.display_name, e.entity_type, "
+                            "e.mention_count, e.first_seen_us, e.last_seen_us, e.importance_score, "
+                            "coalesce(e.summary_text, ''), s.entity_id IS NOT NULL, s.top1_seq, s.top2_seq, "
+                            "coalesce(s.through_seq, 0) FROM entity_summary_dirty d JOIN entities e ON "
+                            "e.entity_id = d.entity_id LEFT JOIN entity_summary_state s ON s.entity_id = "
+                            "d.entity_id WHERE e.is_active = 1 AND (?1 = '' OR e.namespace = ?1) "
+                            "ORDER BY d.entity_id");
+    q.bind(1, ctx.ns);
+    while (q.executeStep()) {
+      dirty.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt() != 0, q.getColumn(2).getString(),
+                       q.getColumn(3).getString(), q.getColumn(4).getString(), q.getColumn(5).getInt64(),
+                       q.getColumn(6).getInt64(), q.getColumn(7).getInt64(), q.getColumn(8).getDouble(),
+                       q.getColumn(9).getString(), q.getColumn(10).getInt() != 0, optional_int(q.getColumn(11)),
+                       optional_int(q.getColumn(12)), q.getColumn(13).getInt64()});
+    }
+  }
+  std::int64_t in_scope = 0;
+  {
+    SQLite::Statement q(db, "SELECT count(*) FROM entities WHERE is_active = 1 AND (?1 = '' OR namespace = ?1)");
+    q.bind(1, ctx.ns);
+    q.executeStep();
+    in_scope = q.getColumn(0).getInt64();
+  }
+  SQLite::Statement salient_all(db, "SELECT e.seq, e.salience_base, e.hit_count FROM event_entities ee JOIN "
+                                    "events e ON e.seq = ee.seq WHERE ee.entity_id = ?1 AND e.status = 'active' "
+                                    "ORDER BY e.salience_base DESC, e.hit_count DESC, ee.seq DESC LIMIT 2");
+  SQLite::Statement last_mention(db, "SELECT coalesce(max(seq), 0) FROM event_entities WHERE entity_id = ?1");
+  SQLite::Statement new_mentions(db, "SELECT e.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
+                                     "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1 "
+                                     "AND ee.seq > ?2 ORDER BY ee.seq");
+  SQLite::Statement event_row(db, "SELECT salience_base, hit_count, status = 'active', content FROM events "
+                                  "WHERE seq = ?1");
+  SQLite::Statement links(db, "SELECT t.canonical_key, r.strength_base, r.strength_ref_us FROM "
+                              "entity_relationships r JOIN entities t ON t.entity_id = r.target_id WHERE "
+                              "r.namespace = ?1 AND r.source_id = ?2");
+  SQLite::Statement save_state(db, "INSERT INTO entity_summary_state (entity_id, top1_seq, top2_seq, through_seq) "
+                                   "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (entity_id) DO UPDATE SET top1_seq = "
+                                   "excluded.top1_seq, top2_seq = excluded.top2_seq, through_seq = excluded.through_seq");
+  SQLite::Statement clean(db, "DELETE FROM entity_summary_dirty WHERE entity_id = ?1");
   SQLite::Statement update(db, "UPDATE entities SET summary_text = ?2 WHERE entity_id = ?1");
+  const double half_life_s = static_cast<double>(std::max<std::int64_t>(1, edge_half_life_s));
+
+  // Exact re-search over every mention.
+  auto search_all = [&](std::int64_t id, std::vector<Candidate>& top, std::int64_t& through) {
+    top.clear();
+    salient_all.reset();
+    salient_all.bind(1, id);
+    while (salient_all.executeStep()) {
+      top.push_back({salient_all.getColumn(0).getInt64(), salient_all.getColumn(1).getDouble(),
+                     salient_all.getColumn(2).getInt64()});
+    }
+    last_mention.reset();
+    last_mention.bind(1, id);
+    last_mention.executeStep();
+    through = last_mention.getColumn(0).getInt64();
+  };
+
   std::int64_t refreshed = 0;
-  std::int64_t skipped = 0;
-  while (entities.executeStep()) {
-    if ((refreshed + skipped) % 1024 == 0) ctx.cancel.check();
-    const std::int64_t id = entities.getColumn(0).getInt64();
-    const std::string ns = entities.getColumn(1).getString();
+  std::int64_t processed = 0;
+  std::vector<Candidate> top;
+  for (const DirtyEntity& e : dirty) {
+    if (++processed % 256 == 0) ctx.cancel.check();
+    std::int64_t through = e.through_seq;
+    bool searched = e.full || !e.has_state;
+    if (searched) {
+      search_all(e.id, top, through);
+    } else {
+      // The kept two (still active and unchanged, or the row would be marked full) and the new mentions.
+      top.clear();
+      for (const auto& seq : {e.top1, e.top2}) {
+        if (!seq) continue;
+        event_row.reset();
+        event_row.bind(1, *seq);
+        if (!event_row.executeStep() || event_row.getColumn(2).getInt() == 0) {
+          searched = true;
+          break;
+        }
+        top.push_back({*seq, event_row.getColumn(0).getDouble(), event_row.getColumn(1).getInt64()});
+      }
+      if (searched) {
+        search_all(e.id, top, through);
+      } else {
+        new_mentions.reset();
+        new_mentions.bind(1, e.id);
+        new_mentions.bind(2, e.through_seq);
+        while (new_mentions.executeStep()) {
+          const std::int64_t seq = new_mentions.getColumn(0).getInt64();
+          through = std::max(through, seq);
+          if (new_mentions.getColumn(3).getInt() != 0) {
+            top.push_back({seq, new_mentions.getColumn(1).getDouble(), new_mentions.getColumn(2).getInt64()});
+          }
+        }
+        std::sort(top.begin(), top.end(), more_salient);
+        if (top.size() > 2) top.resize(2);
+      }
+    }
+
     char importance[32];
-    std::snprintf(importance, sizeof importance, "%.2f", entities.getColumn(7).getDouble());
-    std::string summary = entities.getColumn(2).getString() + " (" + entities.getColumn(3).getString() +
-                          "): " + std::to_string(entities.getColumn(4).getInt64()) + " mentions from " +
-                          format_rfc3339_us(entities.getColumn(5).getInt64()).substr(0, 10) + " to " +
-                          format_rfc3339_us(entities.getColumn(6).getInt64()).substr(0, 10) +
-                          ", importance " + importance + ".";
-    salient.reset();
-    salient.bind(1, static_cast<std::int64_t>(id));
+    std::snprintf(importance, sizeof importance, "%.2f", e.importance);
+    std::string summary = e.display_name + " (" + e.type + "): " + std::to_string(e.mentions) + " mentions from " +
+                          format_rfc3339_us(e.first_us).substr(0, 10) + " to " +
+                          format_rfc3339_us(e.last_us).substr(0, 10) + ", importance " + importance + ".";
     std::string quotes;
-    while (salient.executeStep()) {
-      const std::string line = first_line(salient.getColumn(0).getString());
+    for (const Candidate& c : top) {
+      event_row.reset();
+      event_row.bind(1, c.seq);
+      if (!event_row.executeStep()) continue;
+      const std::string line = first_line(event_row.getColumn(3).getString());
       if (!line.empty()) quotes += (quotes.empty() ? " Most salient: \"" : "; \"") + line + "\"";
     }
     summary += quotes.empty() ? "" : quotes + ".";
+
     links.reset();
-    links.bind(1, ns);
-    links.bind(2, static_cast<std::int64_t>(id));
-    std::string linked;
-    while (links.executeStep()) linked += (linked.empty() ? " Strongest links: " : ", ") + links.getColumn(0).getString();
-    summary += linked.empty() ? "" : linked + ".";
-    if (summary == entities.getColumn(8).getString()) {
-      ++skipped;
-      continue;
+    links.bind(1, e.ns);
+    links.bind(2, e.id);
+    std::vector<std::tuple<double, std::string>> ranked;  // (strength rank key, target key)
+    while (links.executeStep()) {
+      const double base = links.getColumn(1).getDouble();
+      const double key = std::log2(base) +
+                         static_cast<double>(links.getColumn(2).getInt64()) / 1'000'000.0 / half_life_s;
+      ranked.emplace_back(key, links.getColumn(0).getString());
     }
+    const std::size_t shown = std::min<std::size_t>(3, ranked.size());
+    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(shown), ranked.end(),
+                      [](const auto& a, const auto& b) {
+                        return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) > std::get<0>(b)
+                                                                : std::get<1>(a) < std::get<1>(b);
+                      });
+    std::string linked;
+    for (std::size_t k = 0; k < shown; ++k) linked += (linked.empty() ? " Strongest links: " : ", ") + std::get<1>(ranked[k]);
+    summary += linked.empty() ? "" : linked + ".";
+
+    save_state.reset();
+    save_state.bind(1, e.id);
+    if (!top.empty()) save_state.bind(2, top[0].seq); else save_state.bind(2);
+    if (top.size() > 1) save_state.bind(3, top[1].seq); else save_state.bind(3);
+    save_state.bind(4, through);
+    save_state.exec();
+    clean.reset();
+    clean.bind(1, e.id);
+    clean.exec();
+    if (summary == e.summary_before) continue;
     update.reset();
-    update.bind(1, static_cast<std::int64_t>(id));
+    update.bind(1, e.id);
     update.bind(2, summary);
     update.exec();
     ++refreshed;
   }
-  return {{"summaries_refreshed", refreshed}, {"summaries_skipped", skipped}};
+  return {{"summaries_refreshed", refreshed}, {"summaries_skipped", in_scope - refreshed}};
 }
 
 }  // namespace reflectd::jobs

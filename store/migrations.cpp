@@ -10,7 +10,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 7> kMigrations{
+constexpr std::array<const char*, 8> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -459,6 +459,94 @@ CREATE INDEX knowledge_evidence_time ON knowledge_evidence (decision_id, ts_us, 
 CREATE INDEX event_targets_contexts ON event_targets (namespace, target, trajectory_id, seq)
   WHERE target IS NOT NULL AND weight > 0;
 CREATE INDEX trajectory_outcomes_target ON trajectory_outcomes (namespace, target, success, final_seq);
+)sql",
+    // 8: incremental state of the importance job and of the entity summaries, so that a run
+    //    costs what changed since the last one instead of every mention (docs/PERFORMANCE.md).
+    //    entity_mention_weights: per entity, the sum in seq order of 2^((ts - ref_us) / h) over
+    //    its mentions with seq <= through_seq (jobs/importance.hpp); importance_state: per
+    //    namespace the reference time, the half-life it was computed with and the largest
+    //    mention seq and time summed. A mention inserted at or below the namespace's
+    //    watermark, or deleted, drops the entity's row (and a deletion the namespace's
+    //    row), so the next run recomputes it from scratch instead of adding it out of order.
+    //    entity_summary_dirty: entities whose summary inputs changed (jobs/entity_summaries.hpp);
+    //    full = 1 when an input other than new mentions changed (an event's salience, hits,
+    //    status or text; a deleted or out-of-order mention), so the two most salient events
+    //    must be searched among all mentions again. entity_summary_state: those two events and
+    //    the largest mention seq they were chosen from. Every entity starts dirty (full).
+    R"sql(
+CREATE TABLE entity_mention_weights (
+  entity_id   INTEGER PRIMARY KEY,
+  weight_sum  REAL    NOT NULL,
+  through_seq INTEGER NOT NULL
+);
+CREATE TABLE importance_state (
+  namespace      TEXT    PRIMARY KEY,
+  half_life_days REAL    NOT NULL,
+  ref_us         INTEGER NOT NULL,
+  max_ts_us      INTEGER NOT NULL,
+  through_seq    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE entity_summary_dirty (
+  entity_id INTEGER PRIMARY KEY,
+  full      INTEGER NOT NULL CHECK (full IN (0, 1))
+);
+CREATE TABLE entity_summary_state (
+  entity_id   INTEGER PRIMARY KEY,
+  top1_seq    INTEGER,
+  top2_seq    INTEGER,
+  through_seq INTEGER NOT NULL
+);
+INSERT INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM entities;
+
+CREATE TRIGGER event_entities_inserted AFTER INSERT ON event_entities BEGIN
+  DELETE FROM entity_mention_weights WHERE entity_id = new.entity_id AND new.seq <= (
+    SELECT s.through_seq FROM importance_state s JOIN entities e ON e.namespace = s.namespace
+    WHERE e.entity_id = new.entity_id);
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (new.entity_id, coalesce(new.seq <= (
+    SELECT through_seq FROM entity_summary_state WHERE entity_id = new.entity_id), 0))
+  ON CONFLICT (entity_id) DO UPDATE SET full = max(full, excluded.full);
+END;
+CREATE TRIGGER event_entities_deleted AFTER DELETE ON event_entities BEGIN
+  DELETE FROM entity_mention_weights WHERE entity_id = old.entity_id;
+  DELETE FROM importance_state WHERE namespace = (SELECT namespace FROM entities WHERE entity_id = old.entity_id);
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.entity_id, 1)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+END;
+CREATE TRIGGER event_entities_updated AFTER UPDATE ON event_entities BEGIN
+  DELETE FROM entity_mention_weights WHERE entity_id IN (old.entity_id, new.entity_id);
+  DELETE FROM importance_state WHERE namespace IN (SELECT namespace FROM entities
+    WHERE entity_id IN (old.entity_id, new.entity_id));
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.entity_id, 1), (new.entity_id, 1)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+END;
+CREATE TRIGGER events_summary_inputs AFTER UPDATE OF salience_base, hit_count, status, content ON events BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM event_entities WHERE seq = new.seq
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+END;
+CREATE TRIGGER entities_inserted AFTER INSERT ON entities BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (new.entity_id, 1)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+END;
+CREATE TRIGGER entities_summary_inputs AFTER UPDATE OF namespace, display_name, entity_type, mention_count,
+  first_seen_us, last_seen_us, is_active ON entities BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (new.entity_id, 0) ON CONFLICT (entity_id) DO NOTHING;
+END;
+CREATE TRIGGER entities_key_changed AFTER UPDATE OF canonical_key, namespace ON entities BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full)
+  SELECT source_id, 0 FROM entity_relationships WHERE target_id = new.entity_id ON CONFLICT (entity_id) DO NOTHING;
+  DELETE FROM entity_mention_weights WHERE entity_id = new.entity_id AND old.namespace != new.namespace;
+END;
+CREATE TRIGGER entity_relationships_inserted AFTER INSERT ON entity_relationships BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (new.source_id, 0) ON CONFLICT (entity_id) DO NOTHING;
+END;
+CREATE TRIGGER entity_relationships_updated AFTER UPDATE OF namespace, source_id, target_id, strength_base,
+  strength_ref_us ON entity_relationships BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.source_id, 0), (new.source_id, 0)
+  ON CONFLICT (entity_id) DO NOTHING;
+END;
+CREATE TRIGGER entity_relationships_deleted AFTER DELETE ON entity_relationships BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.source_id, 0) ON CONFLICT (entity_id) DO NOTHING;
+END;
 )sql",
 };
 
