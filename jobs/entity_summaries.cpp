@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -59,6 +60,7 @@ struct DirtyEntity {
   std::string summary_before;
   bool has_state;
   std::optional<std::int64_t> top1, top2;
+  std::int64_t state_mentions;  // mentions the kept two were chosen from
   std::int64_t through_seq;
 };
 
@@ -80,23 +82,65 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   if (!has_table(db, "entities") || !has_table(db, "entity_summary_dirty")) {
     return {{"summaries_refreshed", 0}, {"summaries_skipped", 0}};
   }
-  // Read first: the loop below deletes from entity_summary_dirty.
+  // The entities to look at: the dirty ones and those with mentions after their namespace's
+  // watermark (read first: the loop below deletes from entity_summary_dirty).
+  std::map<std::int64_t, bool> todo;  // entity -> full
+  std::map<std::string, std::int64_t> watermarks;
+  {
+    SQLite::Statement q(db, "SELECT DISTINCT namespace FROM entities WHERE ?1 = '' OR namespace = ?1");
+    q.bind(1, ctx.ns);
+    while (q.executeStep()) watermarks[q.getColumn(0).getString()] = 0;
+    SQLite::Statement w(db, "SELECT through_seq FROM entity_summary_watermarks WHERE namespace = ?1");
+    SQLite::Statement added(db, "SELECT ee.entity_id, max(ee.seq) FROM event_entities ee JOIN entities e ON "
+                                "e.entity_id = ee.entity_id WHERE ee.seq > ?2 AND e.namespace = ?1 "
+                                "GROUP BY ee.entity_id");
+    for (auto& [ns, through] : watermarks) {
+      w.reset();
+      w.bind(1, ns);
+      const std::int64_t before = w.executeStep() ? w.getColumn(0).getInt64() : 0;
+      through = before;
+      added.reset();
+      added.bind(1, ns);
+      added.bind(2, before);
+      while (added.executeStep()) {
+        todo.emplace(added.getColumn(0).getInt64(), false);
+        through = std::max(through, added.getColumn(1).getInt64());
+      }
+    }
+    SQLite::Statement d(db, "SELECT d.entity_id, d.full FROM entity_summary_dirty d JOIN entities e ON "
+                            "e.entity_id = d.entity_id WHERE ?1 = '' OR e.namespace = ?1");
+    d.bind(1, ctx.ns);
+    while (d.executeStep()) {
+      bool& full = todo[d.getColumn(0).getInt64()];
+      full = full || d.getColumn(1).getInt() != 0;
+    }
+  }
   std::vector<DirtyEntity> dirty;
   {
-    SQLite::Statement q(db, "SELECT d.entity_id, d.full, e.namespace, e.display_name, e.entity_type, "
-                            "e.mention_count, e.first_seen_us, e.last_seen_us, e.importance_score, "
-                            "coalesce(e.summary_text, ''), s.entity_id IS NOT NULL, s.top1_seq, s.top2_seq, "
-                            "coalesce(s.through_seq, 0) FROM entity_summary_dirty d JOIN entities e ON "
-                            "e.entity_id = d.entity_id LEFT JOIN entity_summary_state s ON s.entity_id = "
-                            "d.entity_id WHERE e.is_active = 1 AND (?1 = '' OR e.namespace = ?1) "
-                            "ORDER BY d.entity_id");
-    q.bind(1, ctx.ns);
-    while (q.executeStep()) {
-      dirty.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt() != 0, q.getColumn(2).getString(),
-                       q.getColumn(3).getString(), q.getColumn(4).getString(), q.getColumn(5).getInt64(),
-                       q.getColumn(6).getInt64(), q.getColumn(7).getInt64(), q.getColumn(8).getDouble(),
-                       q.getColumn(9).getString(), q.getColumn(10).getInt() != 0, optional_int(q.getColumn(11)),
-                       optional_int(q.getColumn(12)), q.getColumn(13).getInt64()});
+    SQLite::Statement q(db, "SELECT e.namespace, e.display_name, e.entity_type, e.mention_count, e.first_seen_us, "
+                            "e.last_seen_us, e.importance_score, coalesce(e.summary_text, ''), s.entity_id IS NOT "
+                            "NULL, s.top1_seq, s.top2_seq, coalesce(s.mentions, 0), coalesce(s.through_seq, 0) "
+                            "FROM entities e LEFT JOIN entity_summary_state s ON s.entity_id = e.entity_id WHERE "
+                            "e.entity_id = ?1 AND e.is_active = 1");
+    for (const auto& [id, full] : todo) {
+      q.reset();
+      q.bind(1, id);
+      if (!q.executeStep()) continue;  // inactive: its state is brought up to date when it is reactivated
+      dirty.push_back({id, full, q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getString(),
+                       q.getColumn(3).getInt64(), q.getColumn(4).getInt64(), q.getColumn(5).getInt64(),
+                       q.getColumn(6).getDouble(), q.getColumn(7).getString(), q.getColumn(8).getInt() != 0,
+                       optional_int(q.getColumn(9)), optional_int(q.getColumn(10)), q.getColumn(11).getInt64(),
+                       q.getColumn(12).getInt64()});
+    }
+  }
+  {
+    SQLite::Statement save(db, "INSERT INTO entity_summary_watermarks (namespace, through_seq) VALUES (?1, ?2) "
+                               "ON CONFLICT (namespace) DO UPDATE SET through_seq = excluded.through_seq");
+    for (const auto& [ns, through] : watermarks) {
+      save.reset();
+      save.bind(1, ns);
+      save.bind(2, through);
+      save.exec();
     }
   }
   std::int64_t in_scope = 0;
@@ -109,7 +153,7 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   SQLite::Statement salient_all(db, "SELECT e.seq, e.salience_base, e.hit_count FROM event_entities ee JOIN "
                                     "events e ON e.seq = ee.seq WHERE ee.entity_id = ?1 AND e.status = 'active' "
                                     "ORDER BY e.salience_base DESC, e.hit_count DESC, ee.seq DESC LIMIT 2");
-  SQLite::Statement last_mention(db, "SELECT coalesce(max(seq), 0) FROM event_entities WHERE entity_id = ?1");
+  SQLite::Statement last_mention(db, "SELECT count(*), coalesce(max(seq), 0) FROM event_entities WHERE entity_id = ?1");
   SQLite::Statement new_mentions(db, "SELECT e.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
                                      "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1 "
                                      "AND ee.seq > ?2 ORDER BY ee.seq");
@@ -118,15 +162,16 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   SQLite::Statement links(db, "SELECT t.canonical_key, r.strength_base, r.strength_ref_us FROM "
                               "entity_relationships r JOIN entities t ON t.entity_id = r.target_id WHERE "
                               "r.namespace = ?1 AND r.source_id = ?2");
-  SQLite::Statement save_state(db, "INSERT INTO entity_summary_state (entity_id, top1_seq, top2_seq, through_seq) "
-                                   "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (entity_id) DO UPDATE SET top1_seq = "
-                                   "excluded.top1_seq, top2_seq = excluded.top2_seq, through_seq = excluded.through_seq");
+  SQLite::Statement save_state(db, "INSERT INTO entity_summary_state (entity_id, top1_seq, top2_seq, mentions, "
+                                   "through_seq) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (entity_id) DO UPDATE SET "
+                                   "top1_seq = excluded.top1_seq, top2_seq = excluded.top2_seq, mentions = "
+                                   "excluded.mentions, through_seq = excluded.through_seq");
   SQLite::Statement clean(db, "DELETE FROM entity_summary_dirty WHERE entity_id = ?1");
   SQLite::Statement update(db, "UPDATE entities SET summary_text = ?2 WHERE entity_id = ?1");
   const double half_life_s = static_cast<double>(std::max<std::int64_t>(1, edge_half_life_s));
 
   // Exact re-search over every mention.
-  auto search_all = [&](std::int64_t id, std::vector<Candidate>& top, std::int64_t& through) {
+  auto search_all = [&](std::int64_t id, std::vector<Candidate>& top, std::int64_t& count, std::int64_t& through) {
     top.clear();
     salient_all.reset();
     salient_all.bind(1, id);
@@ -137,7 +182,8 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     last_mention.reset();
     last_mention.bind(1, id);
     last_mention.executeStep();
-    through = last_mention.getColumn(0).getInt64();
+    count = last_mention.getColumn(0).getInt64();
+    through = last_mention.getColumn(1).getInt64();
   };
 
   std::int64_t refreshed = 0;
@@ -146,9 +192,10 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   for (const DirtyEntity& e : dirty) {
     if (++processed % 256 == 0) ctx.cancel.check();
     std::int64_t through = e.through_seq;
+    std::int64_t count = e.state_mentions;
     bool searched = e.full || !e.has_state;
     if (searched) {
-      search_all(e.id, top, through);
+      search_all(e.id, top, count, through);
     } else {
       // The kept two (still active and unchanged, or the row would be marked full) and the new mentions.
       top.clear();
@@ -163,7 +210,7 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
         top.push_back({*seq, event_row.getColumn(0).getDouble(), event_row.getColumn(1).getInt64()});
       }
       if (searched) {
-        search_all(e.id, top, through);
+        search_all(e.id, top, count, through);
       } else {
         new_mentions.reset();
         new_mentions.bind(1, e.id);
@@ -171,12 +218,15 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
         while (new_mentions.executeStep()) {
           const std::int64_t seq = new_mentions.getColumn(0).getInt64();
           through = std::max(through, seq);
+          ++count;
           if (new_mentions.getColumn(3).getInt() != 0) {
             top.push_back({seq, new_mentions.getColumn(1).getDouble(), new_mentions.getColumn(2).getInt64()});
           }
         }
         std::sort(top.begin(), top.end(), more_salient);
         if (top.size() > 2) top.resize(2);
+        // A mention stored below the kept seq (out of order) was not seen: search them all.
+        if (count != e.mentions) search_all(e.id, top, count, through);
       }
     }
 
@@ -219,7 +269,8 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     save_state.bind(1, e.id);
     if (!top.empty()) save_state.bind(2, top[0].seq); else save_state.bind(2);
     if (top.size() > 1) save_state.bind(3, top[1].seq); else save_state.bind(3);
-    save_state.bind(4, through);
+    save_state.bind(4, count);
+    save_state.bind(5, through);
     save_state.exec();
     clean.reset();
     clean.bind(1, e.id);

@@ -10,14 +10,17 @@
 // base * 2^(-(now - ref) / half-life), ranks edges the same at every now, so the order does not
 // depend on when the job runs), ties by the target's canonical key; the first three.
 //
-// Incremental: only entities in entity_summary_dirty (migration 8: set by triggers when an
-// entity's counts or times, its mentions, its outgoing edges' base or reference time, or a
-// mentioned event's salience, hits, status or text change, and by the importance job when the
-// printed importance changes) are recomputed. entity_summary_state keeps each entity's two most
-// salient mentioned events and the largest mention seq they were chosen from; when only new
-// mentions were added, the new two are the best of the kept two and the new mentions (the
-// order is total, so top2(A u B) = top2(top2(A) u B): the same events as a search over every
-// mention). Anything else re-searches all mentions. The result equals refreshing every entity.
+// Incremental (migration 8): only two kinds of entities are recomputed: those with mentions
+// after their namespace's watermark (entity_summary_watermarks; the cluster job's new mentions
+// also bring every count, time and edge change it makes), and those in entity_summary_dirty (set
+// by triggers when a mentioned event's salience, hits, status or text changes, an entity is
+// renamed, retyped, moved or (de)activated, an edge is rewired or deleted, a mention deleted; and
+// by the importance job when the printed importance changes). entity_summary_state keeps each
+// entity's two most salient mentioned events and how many mentions (up to which seq) they were
+// chosen from; when only new mentions were added, the new two are the best of the kept two and
+// the new mentions (the order is total, so top2(A u B) = top2(top2(A) u B): the same events as a
+// search over every mention). Anything else, or a mention count that does not add up (a mention
+// stored out of seq order), re-searches all mentions. The result equals refreshing every entity.
 // Runs as the first step of the medallion job, whose items name entities.
 //
 // Errors: SQLite::Exception, JobCancelled.

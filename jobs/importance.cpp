@@ -35,6 +35,7 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 
 struct WeightState {
   double sum = 0;
+  std::int64_t mentions = 0;
   std::int64_t through_seq = 0;
 };
 
@@ -78,46 +79,49 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
   std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> mentions;  // -> (seq, ts) to add
   std::int64_t rows = 0;
   if (!full) {
+    // The mentions after the watermark, per entity in seq order.
     {
-      SQLite::Statement q(db, "SELECT en.entity_id, w.entity_id IS NOT NULL, coalesce(w.weight_sum, 0), "
-                              "coalesce(w.through_seq, 0) FROM entities en LEFT JOIN entity_mention_weights w "
-                              "ON w.entity_id = en.entity_id WHERE en.namespace = ?1");
+      SQLite::Statement q(db, "SELECT ee.entity_id, ee.seq, ev.ts_us FROM event_entities ee JOIN entities en ON "
+                              "en.entity_id = ee.entity_id JOIN events ev ON ev.seq = ee.seq WHERE ee.seq > ?2 "
+                              "AND en.namespace = ?1 ORDER BY ee.entity_id, ee.seq");
       q.bind(1, ns);
-      std::vector<std::int64_t> rebuild;
+      q.bind(2, watermark);
       while (q.executeStep()) {
-        const std::int64_t id = q.getColumn(0).getInt64();
-        if (q.getColumn(1).getInt() != 0) {
-          state[id] = {q.getColumn(2).getDouble(), q.getColumn(3).getInt64()};
-        } else {
-          state[id] = {};
-          rebuild.push_back(id);
-        }
-      }
-      // Entities without a row (new, or dropped by a trigger): every mention, in seq order.
-      SQLite::Statement all(db, "SELECT ee.seq, ev.ts_us FROM event_entities ee JOIN events ev ON ev.seq = ee.seq "
-                                "WHERE ee.entity_id = ?1 ORDER BY ee.seq");
-      for (const std::int64_t id : rebuild) {
-        all.reset();
-        all.bind(1, id);
-        auto& list = mentions[id];
-        while (all.executeStep()) list.emplace_back(all.getColumn(0).getInt64(), all.getColumn(1).getInt64());
+        mentions[q.getColumn(0).getInt64()].emplace_back(q.getColumn(1).getInt64(), q.getColumn(2).getInt64());
+        if (++rows % 65536 == 0) ctx.cancel.check();
       }
     }
-    // The other entities: their mentions after the watermark.
-    SQLite::Statement q(db, "SELECT ee.entity_id, ee.seq, ev.ts_us FROM event_entities ee JOIN entities en ON "
-                            "en.entity_id = ee.entity_id JOIN events ev ON ev.seq = ee.seq WHERE ee.seq > ?2 "
-                            "AND en.namespace = ?1 ORDER BY ee.entity_id, ee.seq");
+    // An entity without a row (new, or dropped by a trigger), or whose mention_count is not the
+    // mentions its row has summed plus the new ones (a mention stored out of seq order): every
+    // mention again, in seq order.
+    SQLite::Statement q(db, "SELECT en.entity_id, en.mention_count, w.entity_id IS NOT NULL, "
+                            "coalesce(w.weight_sum, 0), coalesce(w.mentions, 0), coalesce(w.through_seq, 0) "
+                            "FROM entities en LEFT JOIN entity_mention_weights w ON w.entity_id = en.entity_id "
+                            "WHERE en.namespace = ?1");
     q.bind(1, ns);
-    q.bind(2, watermark);
+    std::vector<std::int64_t> rebuild;
     while (q.executeStep()) {
       const std::int64_t id = q.getColumn(0).getInt64();
-      const std::int64_t seq = q.getColumn(1).getInt64();
-      auto it = state.find(id);
-      if (it == state.end() || seq <= it->second.through_seq) continue;
+      const auto added = mentions.find(id);
+      const std::int64_t new_count = added == mentions.end() ? 0 : static_cast<std::int64_t>(added->second.size());
+      const WeightState w{q.getColumn(3).getDouble(), q.getColumn(4).getInt64(), q.getColumn(5).getInt64()};
+      const bool consistent = q.getColumn(2).getInt() != 0 && w.mentions + new_count == q.getColumn(1).getInt64() &&
+                              (added == mentions.end() || added->second.front().first > w.through_seq);
+      if (consistent) {
+        state[id] = w;
+      } else {
+        state[id] = {};
+        rebuild.push_back(id);
+      }
+    }
+    SQLite::Statement all(db, "SELECT ee.seq, ev.ts_us FROM event_entities ee JOIN events ev ON ev.seq = ee.seq "
+                              "WHERE ee.entity_id = ?1 ORDER BY ee.seq");
+    for (const std::int64_t id : rebuild) {
+      all.reset();
+      all.bind(1, id);
       auto& list = mentions[id];
-      if (!list.empty() && list.back().first >= seq) continue;  // a rebuilt entity already has it
-      list.emplace_back(seq, q.getColumn(2).getInt64());
-      if (++rows % 65536 == 0) ctx.cancel.check();
+      list.clear();
+      while (all.executeStep()) list.emplace_back(all.getColumn(0).getInt64(), all.getColumn(1).getInt64());
     }
     for (const auto& [id, list] : mentions) {
       for (const auto& m : list) max_ts = std::max(max_ts, m.second);
@@ -141,14 +145,15 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
     ctx.cancel.check();
   }
   ref = ref_of(max_ts);
-  SQLite::Statement save(db, "INSERT INTO entity_mention_weights (entity_id, weight_sum, through_seq) VALUES "
-                             "(?1, ?2, ?3) ON CONFLICT (entity_id) DO UPDATE SET weight_sum = excluded.weight_sum, "
-                             "through_seq = excluded.through_seq");
+  SQLite::Statement save(db, "INSERT INTO entity_mention_weights (entity_id, weight_sum, mentions, through_seq) "
+                             "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (entity_id) DO UPDATE SET weight_sum = "
+                             "excluded.weight_sum, mentions = excluded.mentions, through_seq = excluded.through_seq");
   auto store_entity = [&](std::int64_t id, const WeightState& w) {
     save.reset();
     save.bind(1, id);
     save.bind(2, w.sum);
-    save.bind(3, w.through_seq);
+    save.bind(3, w.mentions);
+    save.bind(4, w.through_seq);
     save.exec();
   };
   if (full) {
@@ -160,6 +165,7 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
       auto& w = state[q.getColumn(0).getInt64()];
       const std::int64_t seq = q.getColumn(1).getInt64();
       w.sum += mention_weight(q.getColumn(2).getInt64(), ref, h);
+      ++w.mentions;
       w.through_seq = std::max(w.through_seq, seq);
       watermark = std::max(watermark, seq);
       if (++rows % 65536 == 0) ctx.cancel.check();
@@ -170,6 +176,7 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
       WeightState& w = state[id];
       for (const auto& [seq, ts] : list) {
         w.sum += mention_weight(ts, ref, h);
+        ++w.mentions;
         w.through_seq = std::max(w.through_seq, seq);
         watermark = std::max(watermark, seq);
       }

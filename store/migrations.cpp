@@ -463,20 +463,27 @@ CREATE INDEX trajectory_outcomes_target ON trajectory_outcomes (namespace, targe
     // 8: incremental state of the importance job and of the entity summaries, so that a run
     //    costs what changed since the last one instead of every mention (docs/PERFORMANCE.md).
     //    entity_mention_weights: per entity, the sum in seq order of 2^((ts - ref_us) / h) over
-    //    its mentions with seq <= through_seq (jobs/importance.hpp); importance_state: per
-    //    namespace the reference time, the half-life it was computed with and the largest
-    //    mention seq and time summed. A mention inserted at or below the namespace's
-    //    watermark, or deleted, drops the entity's row (and a deletion the namespace's
-    //    row), so the next run recomputes it from scratch instead of adding it out of order.
-    //    entity_summary_dirty: entities whose summary inputs changed (jobs/entity_summaries.hpp);
-    //    full = 1 when an input other than new mentions changed (an event's salience, hits,
-    //    status or text; a deleted or out-of-order mention), so the two most salient events
-    //    must be searched among all mentions again. entity_summary_state: those two events and
-    //    the largest mention seq they were chosen from. Every entity starts dirty (full).
+    //    its `mentions` mentions (jobs/importance.hpp); importance_state: per namespace the
+    //    reference time, the half-life it was computed with, the newest mention time and the
+    //    largest mention seq summed. entity_summary_state: each entity's two most salient
+    //    events, the number of mentions and the largest mention seq they were chosen from
+    //    (jobs/entity_summaries.hpp); entity_summary_watermarks: per namespace the largest
+    //    mention seq the summaries have seen. New mentions are found by reading event_entities
+    //    after those watermarks, and an entity whose mention_count differs from the mentions
+    //    its state has seen plus the new ones is recomputed from scratch, so the cluster job's
+    //    inserts carry no trigger. The triggers cover what changes a summary or a weight
+    //    without a new mention: a mentioned event's salience, hits, status or text
+    //    (reinforcement, decay's archiving), a renamed, retyped, moved or (de)activated entity,
+    //    a rewired or deleted edge, a deleted or changed mention. Edges are created and
+    //    reinforced only by the cluster job, from an event that mentions both endpoints, so the
+    //    new mention already brings the source entity (jobs/entities.cpp). entity_summary_dirty
+    //    holds those entities; full = 1 when the two most salient events must be searched among
+    //    all mentions again. Every entity starts dirty (full).
     R"sql(
 CREATE TABLE entity_mention_weights (
   entity_id   INTEGER PRIMARY KEY,
   weight_sum  REAL    NOT NULL,
+  mentions    INTEGER NOT NULL,
   through_seq INTEGER NOT NULL
 );
 CREATE TABLE importance_state (
@@ -494,18 +501,15 @@ CREATE TABLE entity_summary_state (
   entity_id   INTEGER PRIMARY KEY,
   top1_seq    INTEGER,
   top2_seq    INTEGER,
+  mentions    INTEGER NOT NULL,
   through_seq INTEGER NOT NULL
 );
+CREATE TABLE entity_summary_watermarks (
+  namespace   TEXT    PRIMARY KEY,
+  through_seq INTEGER NOT NULL
+) WITHOUT ROWID;
 INSERT INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM entities;
 
-CREATE TRIGGER event_entities_inserted AFTER INSERT ON event_entities BEGIN
-  DELETE FROM entity_mention_weights WHERE entity_id = new.entity_id AND new.seq <= (
-    SELECT s.through_seq FROM importance_state s JOIN entities e ON e.namespace = s.namespace
-    WHERE e.entity_id = new.entity_id);
-  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (new.entity_id, coalesce(new.seq <= (
-    SELECT through_seq FROM entity_summary_state WHERE entity_id = new.entity_id), 0))
-  ON CONFLICT (entity_id) DO UPDATE SET full = max(full, excluded.full);
-END;
 CREATE TRIGGER event_entities_deleted AFTER DELETE ON event_entities BEGIN
   DELETE FROM entity_mention_weights WHERE entity_id = old.entity_id;
   DELETE FROM importance_state WHERE namespace = (SELECT namespace FROM entities WHERE entity_id = old.entity_id);
@@ -527,20 +531,18 @@ CREATE TRIGGER entities_inserted AFTER INSERT ON entities BEGIN
   INSERT INTO entity_summary_dirty (entity_id, full) VALUES (new.entity_id, 1)
   ON CONFLICT (entity_id) DO UPDATE SET full = 1;
 END;
-CREATE TRIGGER entities_summary_inputs AFTER UPDATE OF namespace, display_name, entity_type, mention_count,
-  first_seen_us, last_seen_us, is_active ON entities BEGIN
-  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (new.entity_id, 0) ON CONFLICT (entity_id) DO NOTHING;
+CREATE TRIGGER entities_summary_inputs AFTER UPDATE OF namespace, display_name, entity_type, is_active
+  ON entities BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (new.entity_id, 1)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
 END;
 CREATE TRIGGER entities_key_changed AFTER UPDATE OF canonical_key, namespace ON entities BEGIN
   INSERT INTO entity_summary_dirty (entity_id, full)
   SELECT source_id, 0 FROM entity_relationships WHERE target_id = new.entity_id ON CONFLICT (entity_id) DO NOTHING;
   DELETE FROM entity_mention_weights WHERE entity_id = new.entity_id AND old.namespace != new.namespace;
 END;
-CREATE TRIGGER entity_relationships_inserted AFTER INSERT ON entity_relationships BEGIN
-  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (new.source_id, 0) ON CONFLICT (entity_id) DO NOTHING;
-END;
-CREATE TRIGGER entity_relationships_updated AFTER UPDATE OF namespace, source_id, target_id, strength_base,
-  strength_ref_us ON entity_relationships BEGIN
+CREATE TRIGGER entity_relationships_rewired AFTER UPDATE OF namespace, source_id, target_id
+  ON entity_relationships BEGIN
   INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.source_id, 0), (new.source_id, 0)
   ON CONFLICT (entity_id) DO NOTHING;
 END;

@@ -312,10 +312,11 @@ namespace {
 std::string importance_tables(SQLite::Database& db) {
   return dump(db, "SELECT namespace, canonical_key, mention_count, importance_score, summary_text FROM entities "
                   "ORDER BY namespace, canonical_key") +
-         dump(db, "SELECT e.namespace, e.canonical_key, w.weight_sum, w.through_seq FROM entity_mention_weights w "
+         dump(db, "SELECT e.namespace, e.canonical_key, w.weight_sum, w.mentions, w.through_seq FROM entity_mention_weights w "
                   "JOIN entities e USING (entity_id) ORDER BY 1, 2") +
          dump(db, "SELECT * FROM importance_state ORDER BY namespace") +
-         dump(db, "SELECT e.namespace, e.canonical_key, s.top1_seq, s.top2_seq, s.through_seq FROM "
+         dump(db, "SELECT * FROM entity_summary_watermarks ORDER BY namespace") +
+         dump(db, "SELECT e.namespace, e.canonical_key, s.top1_seq, s.top2_seq, s.mentions, s.through_seq FROM "
                   "entity_summary_state s JOIN entities e USING (entity_id) ORDER BY 1, 2") +
          dump(db, "SELECT count(*) FROM entity_summary_dirty d JOIN entities e USING (entity_id) WHERE e.is_active = 1");
 }
@@ -338,6 +339,7 @@ json entity_cycle(SQLite::Database& db, std::int64_t now, const std::string& ns 
 // Drops the incremental state: the next run recomputes every weight and summary from scratch.
 void forget_incremental_state(SQLite::Database& db) {
   db.exec("DELETE FROM entity_mention_weights; DELETE FROM importance_state; DELETE FROM entity_summary_state; "
+          "DELETE FROM entity_summary_watermarks; "
           "INSERT OR REPLACE INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM entities");
 }
 
