@@ -14,6 +14,9 @@
 // Profiling (docs/PERFORMANCE.md): store once, then profile one cycle on a copy:
 //   build/bench/bench_jobs --build /var/tmp/p.db --events 100000
 //   perf record -g -- build/bench/bench_jobs --cycle /var/tmp/p.db
+// An incremental cycle: append events 100,000..109,999, then cycle again:
+//   build/bench/bench_jobs --build /var/tmp/p.db --first 100000 --events 10000
+// Comparing two builds table by table: --cycle DB --now-us T runs the jobs at the fixed time T.
 //
 // Events: event i is the real event (i mod n) of the streams in --data (libzmq-commits.jsonl,
 // then swe-agent-trajectories.jsonl; n = 9,052) with the id "bench:<i>" and its timestamp moved
@@ -174,8 +177,10 @@ double cpu_seconds() {
 
 // --cycle: runs every job once over `path` and prints {"<job>": seconds, ...,
 // "<job>_result": result} on one line. Runs in its own process (see the header).
-int run_cycle(const std::string& path) {
-  SystemClock clock;
+int run_cycle(const std::string& path, std::int64_t now_us) {
+  SystemClock system_clock;
+  FakeClock fake_clock(now_us);
+  const Clock& clock = now_us != 0 ? static_cast<const Clock&>(fake_clock) : system_clock;
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
   const auto cfg = config::defaults();
@@ -370,6 +375,8 @@ int main(int argc, char** argv) {
   std::string dir;
   std::string cycle_db;
   std::string build_db;
+  std::int64_t now_us = 0;
+  std::uint64_t first_event = 0;
   app.add_option("--events", sizes, "Event counts to measure (one or more)")->check(CLI::Range(1000ULL, 100'000'000ULL));
   app.add_option("--incremental", incremental, "New events before the incremental cycle")
       ->check(CLI::Range(1ULL, 10'000'000ULL));
@@ -378,15 +385,21 @@ int main(int argc, char** argv) {
   app.add_option("--dir", dir, "Directory for the temporary databases (default: $TMPDIR)");
   app.add_option("--cycle", cycle_db, "Internal: run one cycle over this database and print its timings")
       ->group("");
+  app.add_option("--now-us", now_us, "With --cycle: run the jobs at this fixed time (µs since the epoch), "
+                               "so two builds can be compared table by table")
+      ->group("");
+  app.add_option("--first", first_event, "With --build: the index of the first event to store (append to a "
+                                        "database built before, e.g. for an incremental cycle)")
+      ->group("");
   app.add_option("--build", build_db, "For profiling: store the first --events size into this database and exit")
       ->group("");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (!cycle_db.empty()) return run_cycle(cycle_db);
+    if (!cycle_db.empty()) return run_cycle(cycle_db, now_us);
     const auto corpus = read_corpus(data_dir);
     if (!build_db.empty()) {
       SystemClock clock;
-      store_events(build_db, corpus, 0, sizes.front(), clock);
+      store_events(build_db, corpus, first_event, sizes.front(), clock);
       return 0;
     }
     fs::path base = dir.empty() ? fs::temp_directory_path() : fs::path(dir);

@@ -150,10 +150,9 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     q.executeStep();
     in_scope = q.getColumn(0).getInt64();
   }
-  SQLite::Statement salient_all(db, "SELECT e.seq, e.salience_base, e.hit_count FROM event_entities ee JOIN "
-                                    "events e ON e.seq = ee.seq WHERE ee.entity_id = ?1 AND e.status = 'active' "
-                                    "ORDER BY e.salience_base DESC, e.hit_count DESC, ee.seq DESC LIMIT 2");
-  SQLite::Statement last_mention(db, "SELECT count(*), coalesce(max(seq), 0) FROM event_entities WHERE entity_id = ?1");
+  // One pass over every mention (no sort): the count, the largest seq and the best two.
+  SQLite::Statement all_mentions(db, "SELECT ee.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
+                                     "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1");
   SQLite::Statement new_mentions(db, "SELECT e.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
                                      "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1 "
                                      "AND ee.seq > ?2 ORDER BY ee.seq");
@@ -173,17 +172,24 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   // Exact re-search over every mention.
   auto search_all = [&](std::int64_t id, std::vector<Candidate>& top, std::int64_t& count, std::int64_t& through) {
     top.clear();
-    salient_all.reset();
-    salient_all.bind(1, id);
-    while (salient_all.executeStep()) {
-      top.push_back({salient_all.getColumn(0).getInt64(), salient_all.getColumn(1).getDouble(),
-                     salient_all.getColumn(2).getInt64()});
+    count = 0;
+    through = 0;
+    all_mentions.reset();
+    all_mentions.bind(1, id);
+    while (all_mentions.executeStep()) {
+      const Candidate c{all_mentions.getColumn(0).getInt64(), all_mentions.getColumn(1).getDouble(),
+                        all_mentions.getColumn(2).getInt64()};
+      ++count;
+      through = std::max(through, c.seq);
+      if (all_mentions.getColumn(3).getInt() == 0) continue;
+      if (top.size() < 2) {
+        top.push_back(c);
+        if (top.size() == 2 && more_salient(top[1], top[0])) std::swap(top[0], top[1]);
+      } else if (more_salient(c, top[1])) {
+        top[1] = c;
+        if (more_salient(top[1], top[0])) std::swap(top[0], top[1]);
+      }
     }
-    last_mention.reset();
-    last_mention.bind(1, id);
-    last_mention.executeStep();
-    count = last_mention.getColumn(0).getInt64();
-    through = last_mention.getColumn(1).getInt64();
   };
 
   std::int64_t refreshed = 0;

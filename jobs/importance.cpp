@@ -57,13 +57,13 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
   SQLite::Database& db = ctx.db;
   const double h = p.half_life_days;
   const std::int64_t period = h > 0 ? std::max<std::int64_t>(1, std::llround(h * kRefPeriodHalfLives * kUsPerDayD)) : 1;
-  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();  // no mention yet
-  auto ref_of = [&](std::int64_t max_ts) {
-    return h > 0 && max_ts != kNone ? floor_div(max_ts, period) * period : std::int64_t{0};
+  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();  // no event yet
+  auto ref_of = [&](std::int64_t newest) {
+    return h > 0 && newest != kNone ? floor_div(newest, period) * period : std::int64_t{0};
   };
 
   bool full = true;
-  std::int64_t ref = 0, max_ts = kNone, watermark = 0;
+  std::int64_t ref = 0, watermark = 0;
   {
     SQLite::Statement q(db, "SELECT half_life_days, ref_us, max_ts_us, through_seq FROM importance_state "
                             "WHERE namespace = ?1");
@@ -72,9 +72,16 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
       full = false;
       ref = q.getColumn(1).getInt64();
       watermark = q.getColumn(3).getInt64();
-      max_ts = watermark > 0 ? q.getColumn(2).getInt64() : kNone;
     }
   }
+  // The reference follows the namespace's newest event (one index seek), not its newest mention.
+  std::int64_t newest = kNone;
+  {
+    SQLite::Statement q(db, "SELECT max(ts_us) FROM events WHERE namespace = ?1");
+    q.bind(1, ns);
+    if (q.executeStep() && !q.getColumn(0).isNull()) newest = q.getColumn(0).getInt64();
+  }
+  if (!full && ref_of(newest) != ref) full = true;  // the reference moved: sum everything again
   std::map<std::int64_t, WeightState> state;          // entity -> its sum, ordered by id
   std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> mentions;  // -> (seq, ts) to add
   std::int64_t rows = 0;
@@ -123,28 +130,17 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
       list.clear();
       while (all.executeStep()) list.emplace_back(all.getColumn(0).getInt64(), all.getColumn(1).getInt64());
     }
-    for (const auto& [id, list] : mentions) {
-      for (const auto& m : list) max_ts = std::max(max_ts, m.second);
-    }
-    if (ref_of(max_ts) != ref) full = true;  // the reference moved: sum everything again
   }
   if (full) {
     state.clear();
     mentions.clear();
-    max_ts = kNone;
     watermark = 0;
-    {
-      SQLite::Statement q(db, "SELECT max(ev.ts_us) FROM entities en JOIN event_entities ee ON ee.entity_id = "
-                              "en.entity_id JOIN events ev ON ev.seq = ee.seq WHERE en.namespace = ?1");
-      q.bind(1, ns);
-      if (q.executeStep() && !q.getColumn(0).isNull()) max_ts = q.getColumn(0).getInt64();
-    }
     SQLite::Statement ids(db, "SELECT entity_id FROM entities WHERE namespace = ?1");
     ids.bind(1, ns);
     while (ids.executeStep()) state[ids.getColumn(0).getInt64()] = {};
     ctx.cancel.check();
   }
-  ref = ref_of(max_ts);
+  ref = ref_of(newest);
   SQLite::Statement save(db, "INSERT INTO entity_mention_weights (entity_id, weight_sum, mentions, through_seq) "
                              "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (entity_id) DO UPDATE SET weight_sum = "
                              "excluded.weight_sum, mentions = excluded.mentions, through_seq = excluded.through_seq");
@@ -190,7 +186,7 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
   save_ns.bind(1, ns);
   save_ns.bind(2, h);
   save_ns.bind(3, ref);
-  save_ns.bind(4, max_ts == kNone ? std::int64_t{0} : max_ts);
+  save_ns.bind(4, newest == kNone ? std::int64_t{0} : newest);
   save_ns.bind(5, watermark);
   save_ns.exec();
   std::unordered_map<std::int64_t, double> out;

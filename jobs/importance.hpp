@@ -8,8 +8,8 @@
 //                              (h = importance.half_life_days), computed as
 //                              2^(-(now - ref) / h) * W(e) with W(e) = sum of 2^((t - ref) / h),
 //                              summed in seq order, for a reference time ref per namespace:
-//                              ref = floor(newest mention time / P) * P, P = 64 half-lives (so
-//                              no term exceeds 2^64). The factor before W(e) is the same for
+//                              ref = floor(newest event time of the namespace / P) * P,
+//                              P = 64 half-lives (so no term exceeds 2^64). The factor before W(e) is the same for
 //                              every entity and cancels in v, so v uses W(e) directly: W does not
 //                              depend on now, and a run only adds the terms of the mentions after
 //                              its watermark (entity_mention_weights, importance_state; migration

@@ -464,7 +464,7 @@ CREATE INDEX trajectory_outcomes_target ON trajectory_outcomes (namespace, targe
     //    costs what changed since the last one instead of every mention (docs/PERFORMANCE.md).
     //    entity_mention_weights: per entity, the sum in seq order of 2^((ts - ref_us) / h) over
     //    its `mentions` mentions (jobs/importance.hpp); importance_state: per namespace the
-    //    reference time, the half-life it was computed with, the newest mention time and the
+    //    reference time, the half-life it was computed with, the newest event time and the
     //    largest mention seq summed. entity_summary_state: each entity's two most salient
     //    events, the number of mentions and the largest mention seq they were chosen from
     //    (jobs/entity_summaries.hpp); entity_summary_watermarks: per namespace the largest
