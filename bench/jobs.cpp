@@ -16,6 +16,9 @@
 //   perf record -g -- build/bench/bench_jobs --cycle /var/tmp/p.db
 // Jobs yielding to a writer that always waits (the write gate's worst case; same tables):
 //   build/bench/bench_jobs --cycle /var/tmp/p.db --contend 20
+// An incremental cycle: append events 100,000..109,999, then cycle again:
+//   build/bench/bench_jobs --build /var/tmp/p.db --first 100000 --events 10000
+// Comparing two builds table by table: --cycle DB --now-us T runs the jobs at the fixed time T.
 //
 // Events: event i is the real event (i mod n) of the streams in --data (libzmq-commits.jsonl,
 // then swe-agent-trajectories.jsonl; n = 9,052) with the id "bench:<i>" and its timestamp moved
@@ -410,6 +413,7 @@ int main(int argc, char** argv) {
   std::string cycle_db;
   std::string build_db;
   std::int64_t now_us = 0;
+  std::uint64_t first_event = 0;
   app.add_option("--events", sizes, "Event counts to measure (one or more)")->check(CLI::Range(1000ULL, 100'000'000ULL));
   app.add_option("--incremental", incremental, "New events before the incremental cycle")
       ->check(CLI::Range(1ULL, 10'000'000ULL));
@@ -423,6 +427,9 @@ int main(int argc, char** argv) {
                  "With --cycle: a writer always waits at the write gate; job transactions end after this "
                  "many ms (0 = no gate)")
       ->check(CLI::Range(0, 10000));
+  app.add_option("--first", first_event, "With --build: the index of the first event to store (append to a "
+                                        "database built before, e.g. for an incremental cycle)")
+      ->group("");
   app.add_option("--build", build_db, "For profiling: store the first --events size into this database and exit")
       ->group("");
   app.add_option("--now-us", now_us, "With --cycle: a fixed time for every job (microseconds since the epoch)")
@@ -433,7 +440,7 @@ int main(int argc, char** argv) {
     const auto corpus = read_corpus(data_dir);
     if (!build_db.empty()) {
       SystemClock clock;
-      store_events(build_db, corpus, 0, sizes.front(), clock);
+      store_events(build_db, corpus, first_event, sizes.front(), clock);
       return 0;
     }
     fs::path base = dir.empty() ? fs::temp_directory_path() : fs::path(dir);

@@ -1,7 +1,12 @@
 #include "jobs/entity_summaries.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/timestamp.hpp"
@@ -32,64 +37,258 @@ std::string first_line(const std::string& text) {
   return {};
 }
 
+// A mentioned event as the salience order sees it.
+struct Candidate {
+  std::int64_t seq;
+  double salience;
+  std::int64_t hits;
+};
+
+// Highest salience base, then most hits, then newest: a total order (seq is unique).
+bool more_salient(const Candidate& a, const Candidate& b) {
+  if (a.salience != b.salience) return a.salience > b.salience;
+  if (a.hits != b.hits) return a.hits > b.hits;
+  return a.seq > b.seq;
+}
+
+struct DirtyEntity {
+  std::int64_t id;
+  bool full;
+  std::string ns, display_name, type;
+  std::int64_t mentions, first_us, last_us;
+  double importance;
+  std::string summary_before;
+  bool has_state;
+  std::optional<std::int64_t> top1, top2;
+  std::int64_t state_mentions;  // mentions the kept two were chosen from
+  std::int64_t through_seq;
+};
+
+bool has_table(SQLite::Database& db, const char* name) {
+  SQLite::Statement exists(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  exists.bind(1, name);
+  return exists.executeStep();
+}
+
+std::optional<std::int64_t> optional_int(const SQLite::Column& column) {
+  if (column.isNull()) return std::nullopt;
+  return column.getInt64();
+}
+
 }  // namespace
 
-nlohmann::json refresh_entity_summaries(JobContext& ctx) {
+nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_life_s) {
   SQLite::Database& db = ctx.db;
-  {
-    SQLite::Statement exists(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entities'");
-    if (!exists.executeStep()) return {{"summaries_refreshed", 0}, {"summaries_skipped", 0}};
+  if (!has_table(db, "entities") || !has_table(db, "entity_summary_dirty")) {
+    return {{"summaries_refreshed", 0}, {"summaries_skipped", 0}};
   }
-  SQLite::Statement entities(db, "SELECT entity_id, namespace, display_name, entity_type, mention_count, "
-                                 "first_seen_us, last_seen_us, importance_score, coalesce(summary_text, '') "
-                                 "FROM entities WHERE is_active = 1 AND (?1 = '' OR namespace = ?1) "
-                                 "ORDER BY entity_id");
-  entities.bind(1, ctx.ns);
-  SQLite::Statement salient(db, "SELECT e.content FROM event_entities ee JOIN events e ON e.seq = ee.seq "
-                                "WHERE ee.entity_id = ?1 AND e.status = 'active' "
-                                "ORDER BY e.salience_base DESC, e.hit_count DESC, ee.seq DESC LIMIT 2");
-  SQLite::Statement links(db, "SELECT t.canonical_key FROM entity_relationships r JOIN entities t ON "
-                              "t.entity_id = r.target_id WHERE r.namespace = ?1 AND r.source_id = ?2 "
-                              "ORDER BY r.strength DESC, t.canonical_key LIMIT 3");
+  // The entities to look at: the dirty ones and those with mentions after their namespace's
+  // watermark (read first: the loop below deletes from entity_summary_dirty).
+  std::map<std::int64_t, bool> todo;  // entity -> full
+  std::map<std::string, std::int64_t> watermarks;
+  {
+    SQLite::Statement q(db, "SELECT DISTINCT namespace FROM entities WHERE ?1 = '' OR namespace = ?1");
+    q.bind(1, ctx.ns);
+    while (q.executeStep()) watermarks[q.getColumn(0).getString()] = 0;
+    SQLite::Statement w(db, "SELECT through_seq FROM entity_summary_watermarks WHERE namespace = ?1");
+    SQLite::Statement added(db, "SELECT ee.entity_id, max(ee.seq) FROM event_entities ee JOIN entities e ON "
+                                "e.entity_id = ee.entity_id WHERE ee.seq > ?2 AND e.namespace = ?1 "
+                                "GROUP BY ee.entity_id");
+    for (auto& [ns, through] : watermarks) {
+      w.reset();
+      w.bind(1, ns);
+      const std::int64_t before = w.executeStep() ? w.getColumn(0).getInt64() : 0;
+      through = before;
+      added.reset();
+      added.bind(1, ns);
+      added.bind(2, before);
+      while (added.executeStep()) {
+        todo.emplace(added.getColumn(0).getInt64(), false);
+        through = std::max(through, added.getColumn(1).getInt64());
+      }
+    }
+    SQLite::Statement d(db, "SELECT d.entity_id, d.full FROM entity_summary_dirty d JOIN entities e ON "
+                            "e.entity_id = d.entity_id WHERE ?1 = '' OR e.namespace = ?1");
+    d.bind(1, ctx.ns);
+    while (d.executeStep()) {
+      bool& full = todo[d.getColumn(0).getInt64()];
+      full = full || d.getColumn(1).getInt() != 0;
+    }
+  }
+  std::vector<DirtyEntity> dirty;
+  {
+    SQLite::Statement q(db, "SELECT e.namespace, e.display_name, e.entity_type, e.mention_count, e.first_seen_us, "
+                            "e.last_seen_us, e.importance_score, coalesce(e.summary_text, ''), s.entity_id IS NOT "
+                            "NULL, s.top1_seq, s.top2_seq, coalesce(s.mentions, 0), coalesce(s.through_seq, 0) "
+                            "FROM entities e LEFT JOIN entity_summary_state s ON s.entity_id = e.entity_id WHERE "
+                            "e.entity_id = ?1 AND e.is_active = 1");
+    for (const auto& [id, full] : todo) {
+      q.reset();
+      q.bind(1, id);
+      if (!q.executeStep()) continue;  // inactive: its state is brought up to date when it is reactivated
+      dirty.push_back({id, full, q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getString(),
+                       q.getColumn(3).getInt64(), q.getColumn(4).getInt64(), q.getColumn(5).getInt64(),
+                       q.getColumn(6).getDouble(), q.getColumn(7).getString(), q.getColumn(8).getInt() != 0,
+                       optional_int(q.getColumn(9)), optional_int(q.getColumn(10)), q.getColumn(11).getInt64(),
+                       q.getColumn(12).getInt64()});
+    }
+  }
+  {
+    SQLite::Statement save(db, "INSERT INTO entity_summary_watermarks (namespace, through_seq) VALUES (?1, ?2) "
+                               "ON CONFLICT (namespace) DO UPDATE SET through_seq = excluded.through_seq");
+    for (const auto& [ns, through] : watermarks) {
+      save.reset();
+      save.bind(1, ns);
+      save.bind(2, through);
+      save.exec();
+    }
+  }
+  std::int64_t in_scope = 0;
+  {
+    SQLite::Statement q(db, "SELECT count(*) FROM entities WHERE is_active = 1 AND (?1 = '' OR namespace = ?1)");
+    q.bind(1, ctx.ns);
+    q.executeStep();
+    in_scope = q.getColumn(0).getInt64();
+  }
+  // One pass over every mention (no sort): the count, the largest seq and the best two.
+  SQLite::Statement all_mentions(db, "SELECT ee.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
+                                     "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1");
+  SQLite::Statement new_mentions(db, "SELECT e.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
+                                     "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1 "
+                                     "AND ee.seq > ?2 ORDER BY ee.seq");
+  SQLite::Statement event_row(db, "SELECT salience_base, hit_count, status = 'active', content FROM events "
+                                  "WHERE seq = ?1");
+  SQLite::Statement links(db, "SELECT t.canonical_key, r.strength_base, r.strength_ref_us FROM "
+                              "entity_relationships r JOIN entities t ON t.entity_id = r.target_id WHERE "
+                              "r.namespace = ?1 AND r.source_id = ?2");
+  SQLite::Statement save_state(db, "INSERT INTO entity_summary_state (entity_id, top1_seq, top2_seq, mentions, "
+                                   "through_seq) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (entity_id) DO UPDATE SET "
+                                   "top1_seq = excluded.top1_seq, top2_seq = excluded.top2_seq, mentions = "
+                                   "excluded.mentions, through_seq = excluded.through_seq");
+  SQLite::Statement clean(db, "DELETE FROM entity_summary_dirty WHERE entity_id = ?1");
   SQLite::Statement update(db, "UPDATE entities SET summary_text = ?2 WHERE entity_id = ?1");
+  const double half_life_s = static_cast<double>(std::max<std::int64_t>(1, edge_half_life_s));
+
+  // Exact re-search over every mention.
+  auto search_all = [&](std::int64_t id, std::vector<Candidate>& top, std::int64_t& count, std::int64_t& through) {
+    top.clear();
+    count = 0;
+    through = 0;
+    all_mentions.reset();
+    all_mentions.bind(1, id);
+    while (all_mentions.executeStep()) {
+      const Candidate c{all_mentions.getColumn(0).getInt64(), all_mentions.getColumn(1).getDouble(),
+                        all_mentions.getColumn(2).getInt64()};
+      ++count;
+      through = std::max(through, c.seq);
+      if (all_mentions.getColumn(3).getInt() == 0) continue;
+      if (top.size() < 2) {
+        top.push_back(c);
+        if (top.size() == 2 && more_salient(top[1], top[0])) std::swap(top[0], top[1]);
+      } else if (more_salient(c, top[1])) {
+        top[1] = c;
+        if (more_salient(top[1], top[0])) std::swap(top[0], top[1]);
+      }
+    }
+  };
+
   std::int64_t refreshed = 0;
-  std::int64_t skipped = 0;
-  while (entities.executeStep()) {
-    if ((refreshed + skipped) % 1024 == 0) ctx.cancel.check();
-    const std::int64_t id = entities.getColumn(0).getInt64();
-    const std::string ns = entities.getColumn(1).getString();
+  std::int64_t processed = 0;
+  std::vector<Candidate> top;
+  for (const DirtyEntity& e : dirty) {
+    if (++processed % 256 == 0) ctx.cancel.check();
+    std::int64_t through = e.through_seq;
+    std::int64_t count = e.state_mentions;
+    bool searched = e.full || !e.has_state;
+    if (searched) {
+      search_all(e.id, top, count, through);
+    } else {
+      // The kept two (still active and unchanged, or the row would be marked full) and the new mentions.
+      top.clear();
+      for (const auto& seq : {e.top1, e.top2}) {
+        if (!seq) continue;
+        event_row.reset();
+        event_row.bind(1, *seq);
+        if (!event_row.executeStep() || event_row.getColumn(2).getInt() == 0) {
+          searched = true;
+          break;
+        }
+        top.push_back({*seq, event_row.getColumn(0).getDouble(), event_row.getColumn(1).getInt64()});
+      }
+      if (searched) {
+        search_all(e.id, top, count, through);
+      } else {
+        new_mentions.reset();
+        new_mentions.bind(1, e.id);
+        new_mentions.bind(2, e.through_seq);
+        while (new_mentions.executeStep()) {
+          const std::int64_t seq = new_mentions.getColumn(0).getInt64();
+          through = std::max(through, seq);
+          ++count;
+          if (new_mentions.getColumn(3).getInt() != 0) {
+            top.push_back({seq, new_mentions.getColumn(1).getDouble(), new_mentions.getColumn(2).getInt64()});
+          }
+        }
+        std::sort(top.begin(), top.end(), more_salient);
+        if (top.size() > 2) top.resize(2);
+        // A mention stored below the kept seq (out of order) was not seen: search them all.
+        if (count != e.mentions) search_all(e.id, top, count, through);
+      }
+    }
+
     char importance[32];
-    std::snprintf(importance, sizeof importance, "%.2f", entities.getColumn(7).getDouble());
-    std::string summary = entities.getColumn(2).getString() + " (" + entities.getColumn(3).getString() +
-                          "): " + std::to_string(entities.getColumn(4).getInt64()) + " mentions from " +
-                          format_rfc3339_us(entities.getColumn(5).getInt64()).substr(0, 10) + " to " +
-                          format_rfc3339_us(entities.getColumn(6).getInt64()).substr(0, 10) +
-                          ", importance " + importance + ".";
-    salient.reset();
-    salient.bind(1, static_cast<std::int64_t>(id));
+    std::snprintf(importance, sizeof importance, "%.2f", e.importance);
+    std::string summary = e.display_name + " (" + e.type + "): " + std::to_string(e.mentions) + " mentions from " +
+                          format_rfc3339_us(e.first_us).substr(0, 10) + " to " +
+                          format_rfc3339_us(e.last_us).substr(0, 10) + ", importance " + importance + ".";
     std::string quotes;
-    while (salient.executeStep()) {
-      const std::string line = first_line(salient.getColumn(0).getString());
+    for (const Candidate& c : top) {
+      event_row.reset();
+      event_row.bind(1, c.seq);
+      if (!event_row.executeStep()) continue;
+      const std::string line = first_line(event_row.getColumn(3).getString());
       if (!line.empty()) quotes += (quotes.empty() ? " Most salient: \"" : "; \"") + line + "\"";
     }
     summary += quotes.empty() ? "" : quotes + ".";
+
     links.reset();
-    links.bind(1, ns);
-    links.bind(2, static_cast<std::int64_t>(id));
-    std::string linked;
-    while (links.executeStep()) linked += (linked.empty() ? " Strongest links: " : ", ") + links.getColumn(0).getString();
-    summary += linked.empty() ? "" : linked + ".";
-    if (summary == entities.getColumn(8).getString()) {
-      ++skipped;
-      continue;
+    links.bind(1, e.ns);
+    links.bind(2, e.id);
+    std::vector<std::tuple<double, std::string>> ranked;  // (strength rank key, target key)
+    while (links.executeStep()) {
+      const double base = links.getColumn(1).getDouble();
+      const double key = std::log2(base) +
+                         static_cast<double>(links.getColumn(2).getInt64()) / 1'000'000.0 / half_life_s;
+      ranked.emplace_back(key, links.getColumn(0).getString());
     }
+    const std::size_t shown = std::min<std::size_t>(3, ranked.size());
+    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(shown), ranked.end(),
+                      [](const auto& a, const auto& b) {
+                        return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) > std::get<0>(b)
+                                                                : std::get<1>(a) < std::get<1>(b);
+                      });
+    std::string linked;
+    for (std::size_t k = 0; k < shown; ++k) linked += (linked.empty() ? " Strongest links: " : ", ") + std::get<1>(ranked[k]);
+    summary += linked.empty() ? "" : linked + ".";
+
+    save_state.reset();
+    save_state.bind(1, e.id);
+    if (!top.empty()) save_state.bind(2, top[0].seq); else save_state.bind(2);
+    if (top.size() > 1) save_state.bind(3, top[1].seq); else save_state.bind(3);
+    save_state.bind(4, count);
+    save_state.bind(5, through);
+    save_state.exec();
+    clean.reset();
+    clean.bind(1, e.id);
+    clean.exec();
+    if (summary == e.summary_before) continue;
     update.reset();
-    update.bind(1, static_cast<std::int64_t>(id));
+    update.bind(1, e.id);
     update.bind(2, summary);
     update.exec();
     ++refreshed;
   }
-  return {{"summaries_refreshed", refreshed}, {"summaries_skipped", skipped}};
+  return {{"summaries_refreshed", refreshed}, {"summaries_skipped", in_scope - refreshed}};
 }
 
 }  // namespace reflectd::jobs

@@ -1,21 +1,42 @@
 #pragma once
 // Entity summary refresh (seed 003 SummaryRefreshResult; Arandu's "sleep-time compute" without
-// an LLM): an extractive summary_text for every active entity, from its most salient events
-// (highest salience base, most hits, newest first) and its strongest relations. An entity
-// whose importance or evidence did not change gets the same text and is skipped, so a rerun
-// changes nothing. Runs as the first step of the medallion job, whose items name entities.
+// an LLM): an extractive summary_text for every active entity:
+//   "<display name> (<type>): <mentions> mentions from <first day> to <last day>, importance
+//   <importance_score %.2f>. Most salient: "<line>"; "<line>". Strongest links: a, b, c."
+// The two most salient events are the entity's active mentioned events with the highest
+// salience_base, then most hits, then newest (seq). The strongest links are the entity's
+// outgoing relationships with the highest strength at a common instant, compared as
+// log2(strength_base) + strength_ref_us / half-life (the closed form of jobs/entities.hpp,
+// base * 2^(-(now - ref) / half-life), ranks edges the same at every now, so the order does not
+// depend on when the job runs), ties by the target's canonical key; the first three.
+//
+// Incremental (migration 8): only two kinds of entities are recomputed: those with mentions
+// after their namespace's watermark (entity_summary_watermarks; the cluster job's new mentions
+// also bring every count, time and edge change it makes), and those in entity_summary_dirty (set
+// by triggers when a mentioned event's salience, hits, status or text changes, an entity is
+// renamed, retyped, moved or (de)activated, an edge is rewired or deleted, a mention deleted; and
+// by the importance job when the printed importance changes). entity_summary_state keeps each
+// entity's two most salient mentioned events and how many mentions (up to which seq) they were
+// chosen from; when only new mentions were added, the new two are the best of the kept two and
+// the new mentions (the order is total, so top2(A u B) = top2(top2(A) u B): the same events as a
+// search over every mention). Anything else, or a mention count that does not add up (a mention
+// stored out of seq order), re-searches all mentions. The result equals refreshing every entity.
+// Runs as the first step of the medallion job, whose items name entities.
 //
 // Errors: SQLite::Exception, JobCancelled.
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+
 #include "jobs/job.hpp"
 
 namespace reflectd::jobs {
 
-/// Refreshes the summaries of ctx.ns's entities (every namespace when empty) in the caller's
-/// transaction. Returns {"summaries_refreshed", "summaries_skipped"}; both 0 when the entity
-/// tables are absent or empty.
-nlohmann::json refresh_entity_summaries(JobContext& ctx);
+/// Refreshes the summaries of ctx.ns's dirty active entities (every namespace when empty) in the
+/// caller's transaction. `edge_half_life_s` (entities.edge_half_life_days, seconds, > 0) ranks
+/// the links. Returns {"summaries_refreshed": rows whose text changed, "summaries_skipped":
+/// the other active entities in scope}; both 0 when the entity tables are absent or empty.
+nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_life_s);
 
 }  // namespace reflectd::jobs

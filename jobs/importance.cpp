@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <string>
@@ -19,6 +22,177 @@ constexpr double kUsPerDayD = 86'400'000'000.0;
 double decay(std::int64_t t_us, std::int64_t now_us, double half_life_days) {
   if (t_us >= now_us || half_life_days <= 0) return 1.0;
   return std::exp2(-(static_cast<double>(now_us - t_us) / kUsPerDayD) / half_life_days);
+}
+
+// Reference period of the mention weights: 64 half-lives, so a weight 2^((ts - ref) / h) of a
+// mention at most one period after ref stays below 2^64 and never overflows.
+constexpr double kRefPeriodHalfLives = 64;
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+struct WeightState {
+  double sum = 0;
+  std::int64_t mentions = 0;
+  std::int64_t through_seq = 0;
+};
+
+// The weight of one mention at time ts relative to ref (1 when the half-life is not positive).
+double mention_weight(std::int64_t ts_us, std::int64_t ref_us, double half_life_days) {
+  if (half_life_days <= 0) return 1.0;
+  return std::exp2(static_cast<double>(ts_us - ref_us) / kUsPerDayD / half_life_days);
+}
+
+// Per entity of `ns` (every entity, active or not): the sum in seq order of mention_weight over
+// its mentions, brought up to date in entity_mention_weights / importance_state (migration 8).
+// A run reads only the mentions after the namespace's watermark, plus every mention of the
+// entities whose row a trigger dropped; when the reference time moves (the newest mention is a
+// period past it), when the half-life changed or a mention was deleted, everything is summed
+// again. Each sum is formed by the same additions in the same order either way, so the stored
+// sums equal a recomputation from scratch bit for bit.
+std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const std::string& ns,
+                                                         const ImportanceParams& p) {
+  SQLite::Database& db = ctx.db;
+  const double h = p.half_life_days;
+  const std::int64_t period = h > 0 ? std::max<std::int64_t>(1, std::llround(h * kRefPeriodHalfLives * kUsPerDayD)) : 1;
+  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();  // no event yet
+  auto ref_of = [&](std::int64_t newest) {
+    return h > 0 && newest != kNone ? floor_div(newest, period) * period : std::int64_t{0};
+  };
+
+  bool full = true;
+  std::int64_t ref = 0, watermark = 0;
+  {
+    SQLite::Statement q(db, "SELECT half_life_days, ref_us, max_ts_us, through_seq FROM importance_state "
+                            "WHERE namespace = ?1");
+    q.bind(1, ns);
+    if (q.executeStep() && q.getColumn(0).getDouble() == h) {
+      full = false;
+      ref = q.getColumn(1).getInt64();
+      watermark = q.getColumn(3).getInt64();
+    }
+  }
+  // The reference follows the namespace's newest event (one index seek), not its newest mention.
+  std::int64_t newest = kNone;
+  {
+    SQLite::Statement q(db, "SELECT max(ts_us) FROM events WHERE namespace = ?1");
+    q.bind(1, ns);
+    if (q.executeStep() && !q.getColumn(0).isNull()) newest = q.getColumn(0).getInt64();
+  }
+  if (!full && ref_of(newest) != ref) full = true;  // the reference moved: sum everything again
+  std::map<std::int64_t, WeightState> state;          // entity -> its sum, ordered by id
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> mentions;  // -> (seq, ts) to add
+  std::int64_t rows = 0;
+  if (!full) {
+    // The mentions after the watermark, per entity in seq order.
+    {
+      SQLite::Statement q(db, "SELECT ee.entity_id, ee.seq, ev.ts_us FROM event_entities ee JOIN entities en ON "
+                              "en.entity_id = ee.entity_id JOIN events ev ON ev.seq = ee.seq WHERE ee.seq > ?2 "
+                              "AND en.namespace = ?1 ORDER BY ee.entity_id, ee.seq");
+      q.bind(1, ns);
+      q.bind(2, watermark);
+      while (q.executeStep()) {
+        mentions[q.getColumn(0).getInt64()].emplace_back(q.getColumn(1).getInt64(), q.getColumn(2).getInt64());
+        if (++rows % 65536 == 0) ctx.cancel.check();
+      }
+    }
+    // An entity without a row (new, or dropped by a trigger), or whose mention_count is not the
+    // mentions its row has summed plus the new ones (a mention stored out of seq order): every
+    // mention again, in seq order.
+    SQLite::Statement q(db, "SELECT en.entity_id, en.mention_count, w.entity_id IS NOT NULL, "
+                            "coalesce(w.weight_sum, 0), coalesce(w.mentions, 0), coalesce(w.through_seq, 0) "
+                            "FROM entities en LEFT JOIN entity_mention_weights w ON w.entity_id = en.entity_id "
+                            "WHERE en.namespace = ?1");
+    q.bind(1, ns);
+    std::vector<std::int64_t> rebuild;
+    while (q.executeStep()) {
+      const std::int64_t id = q.getColumn(0).getInt64();
+      const auto added = mentions.find(id);
+      const std::int64_t new_count = added == mentions.end() ? 0 : static_cast<std::int64_t>(added->second.size());
+      const WeightState w{q.getColumn(3).getDouble(), q.getColumn(4).getInt64(), q.getColumn(5).getInt64()};
+      const bool consistent = q.getColumn(2).getInt() != 0 && w.mentions + new_count == q.getColumn(1).getInt64() &&
+                              (added == mentions.end() || added->second.front().first > w.through_seq);
+      if (consistent) {
+        state[id] = w;
+      } else {
+        state[id] = {};
+        rebuild.push_back(id);
+      }
+    }
+    SQLite::Statement all(db, "SELECT ee.seq, ev.ts_us FROM event_entities ee JOIN events ev ON ev.seq = ee.seq "
+                              "WHERE ee.entity_id = ?1 ORDER BY ee.seq");
+    for (const std::int64_t id : rebuild) {
+      all.reset();
+      all.bind(1, id);
+      auto& list = mentions[id];
+      list.clear();
+      while (all.executeStep()) list.emplace_back(all.getColumn(0).getInt64(), all.getColumn(1).getInt64());
+    }
+  }
+  if (full) {
+    state.clear();
+    mentions.clear();
+    watermark = 0;
+    SQLite::Statement ids(db, "SELECT entity_id FROM entities WHERE namespace = ?1");
+    ids.bind(1, ns);
+    while (ids.executeStep()) state[ids.getColumn(0).getInt64()] = {};
+    ctx.cancel.check();
+  }
+  ref = ref_of(newest);
+  SQLite::Statement save(db, "INSERT INTO entity_mention_weights (entity_id, weight_sum, mentions, through_seq) "
+                             "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (entity_id) DO UPDATE SET weight_sum = "
+                             "excluded.weight_sum, mentions = excluded.mentions, through_seq = excluded.through_seq");
+  auto store_entity = [&](std::int64_t id, const WeightState& w) {
+    save.reset();
+    save.bind(1, id);
+    save.bind(2, w.sum);
+    save.bind(3, w.mentions);
+    save.bind(4, w.through_seq);
+    save.exec();
+  };
+  if (full) {
+    SQLite::Statement q(db, "SELECT ee.entity_id, ee.seq, ev.ts_us FROM entities en JOIN event_entities ee ON "
+                            "ee.entity_id = en.entity_id JOIN events ev ON ev.seq = ee.seq WHERE en.namespace = ?1 "
+                            "ORDER BY ee.entity_id, ee.seq");
+    q.bind(1, ns);
+    while (q.executeStep()) {
+      auto& w = state[q.getColumn(0).getInt64()];
+      const std::int64_t seq = q.getColumn(1).getInt64();
+      w.sum += mention_weight(q.getColumn(2).getInt64(), ref, h);
+      ++w.mentions;
+      w.through_seq = std::max(w.through_seq, seq);
+      watermark = std::max(watermark, seq);
+      if (++rows % 65536 == 0) ctx.cancel.check();
+    }
+    for (const auto& [id, w] : state) store_entity(id, w);
+  } else {
+    for (const auto& [id, list] : mentions) {
+      WeightState& w = state[id];
+      for (const auto& [seq, ts] : list) {
+        w.sum += mention_weight(ts, ref, h);
+        ++w.mentions;
+        w.through_seq = std::max(w.through_seq, seq);
+        watermark = std::max(watermark, seq);
+      }
+      store_entity(id, w);
+    }
+  }
+  SQLite::Statement save_ns(db, "INSERT INTO importance_state (namespace, half_life_days, ref_us, max_ts_us, "
+                                "through_seq) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (namespace) DO UPDATE SET "
+                                "half_life_days = excluded.half_life_days, ref_us = excluded.ref_us, max_ts_us = "
+                                "excluded.max_ts_us, through_seq = excluded.through_seq");
+  save_ns.bind(1, ns);
+  save_ns.bind(2, h);
+  save_ns.bind(3, ref);
+  save_ns.bind(4, newest == kNone ? std::int64_t{0} : newest);
+  save_ns.bind(5, watermark);
+  save_ns.exec();
+  std::unordered_map<std::int64_t, double> out;
+  out.reserve(state.size());
+  for (const auto& [id, w] : state) out.emplace(id, w.sum);
+  return out;
 }
 
 struct Vertex {
@@ -49,19 +223,11 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   std::unordered_map<std::int64_t, std::size_t> index;
   for (std::size_t i = 0; i < n; ++i) index[vertices[i].id] = i;
 
-  // Recency-weighted mentions, summed per entity in seq order.
+  // Recency-weighted mentions from the incremental per-entity sums (header, migration 8).
+  const std::unordered_map<std::int64_t, double> weights = mention_weights(ctx, ns, p);
   std::vector<double> personalization(n, 0.0);
-  {
-    SQLite::Statement q(db, "SELECT ee.entity_id, ev.ts_us FROM entities en JOIN event_entities ee ON "
-                            "ee.entity_id = en.entity_id JOIN events ev ON ev.seq = ee.seq WHERE "
-                            "en.namespace = ?1 ORDER BY ee.entity_id, ee.seq");
-    q.bind(1, ns);
-    std::int64_t rows = 0;
-    while (q.executeStep()) {
-      const auto it = index.find(q.getColumn(0).getInt64());
-      if (it != index.end()) personalization[it->second] += decay(q.getColumn(1).getInt64(), now, p.half_life_days);
-      if (++rows % 65536 == 0) ctx.cancel.check();
-    }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (const auto it = weights.find(vertices[i].id); it != weights.end()) personalization[i] = it->second;
   }
   ctx.cancel.check();
 
@@ -116,7 +282,10 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   }
 
   // Summaries are the medallion job's (jobs/entity_summaries.hpp): only scores change here.
+  // The summary prints the score with two decimals: it is stale only when that text changes.
   SQLite::Statement update(db, "UPDATE entities SET importance_score = ?2 WHERE entity_id = ?1");
+  SQLite::Statement summary_dirty(db, "INSERT INTO entity_summary_dirty (entity_id, full) VALUES (?1, 0) "
+                                      "ON CONFLICT (entity_id) DO NOTHING");
   std::int64_t updated = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (scores[i] == vertices[i].score_before) continue;
@@ -125,6 +294,14 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
     update.bind(2, scores[i]);
     update.exec();
     ++updated;
+    char before[32], after[32];
+    std::snprintf(before, sizeof before, "%.2f", vertices[i].score_before);
+    std::snprintf(after, sizeof after, "%.2f", scores[i]);
+    if (std::strcmp(before, after) != 0) {
+      summary_dirty.reset();
+      summary_dirty.bind(1, static_cast<std::int64_t>(vertices[i].id));
+      summary_dirty.exec();
+    }
   }
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);

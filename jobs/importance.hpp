@@ -1,12 +1,24 @@
 #pragma once
 // The `importance` job (seed 003 EntityImportanceResult, Arandu's "sleep-time compute"):
 // one importance_score in [0, 1] per entity, recomputed from the whole entity graph of a
-// namespace at the clock's now. Same tables and same now give the same scores, bit for bit.
+// namespace at the clock's now (the mention weights incrementally, see r(e)). Same tables and same now give the same scores, bit for bit.
 //
 // For each entity e of the namespace (vertices sorted by canonical key):
 //   recency-weighted mentions  r(e) = sum over its mentions at time t of 2^(-(now - t) / h)
-//                              (h = importance.half_life_days; a future t counts 1)
-//   personalisation            v(e) = r(e) / sum r   (uniform when the sum is 0)
+//                              (h = importance.half_life_days), computed as
+//                              2^(-(now - ref) / h) * W(e) with W(e) = sum of 2^((t - ref) / h),
+//                              summed in seq order, for a reference time ref per namespace:
+//                              ref = floor(newest event time of the namespace / P) * P,
+//                              P = 64 half-lives (so no term exceeds 2^64). The factor before W(e) is the same for
+//                              every entity and cancels in v, so v uses W(e) directly: W does not
+//                              depend on now, and a run only adds the terms of the mentions after
+//                              its watermark (entity_mention_weights, importance_state; migration
+//                              8). A new period, a changed h or a deleted mention recomputes W
+//                              from scratch; either way W is the same sequence of additions, so
+//                              the incremental value equals the full one bit for bit.
+//                              (Mentions dated after now count with their full weight; before
+//                              this state they counted 1.)
+//   personalisation            v(e) = W(e) / sum W   (uniform when the sum is 0)
 //   PageRank                   x = d * (P^T x + (dangling mass) v) + (1 - d) v, from x0 = v,
 //                              P the row-normalised weight matrix: co_occurs edges in both
 //                              directions, typed edges from source to target, weight = the
@@ -28,7 +40,9 @@
 // Only rows whose score or summary changed are written, so a rerun with the same data and
 // clock writes nothing.
 //
-// Thread-safety: the pure functions are thread-safe; run_importance uses ctx.db only.
+// Marks an entity's summary stale (entity_summary_dirty) when its score printed with two
+// decimals changes. Thread-safety: the pure functions are thread-safe; run_importance uses
+// ctx.db only.
 
 #include <nlohmann/json.hpp>
 

@@ -87,7 +87,7 @@ class Refresher {
     json summaries;
     {
       WriteTransaction transaction(ctx_);
-      summaries = refresh_entity_summaries(ctx_);
+      summaries = refresh_entity_summaries(ctx_, p_.edge_half_life_s);
       transaction.commit();
     }
     std::int64_t refreshed = 0;

@@ -10,7 +10,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 8> kMigrations{
+constexpr std::array<const char*, 9> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -526,6 +526,96 @@ CREATE TRIGGER observations_support_sensitivity_update AFTER UPDATE OF supportin
   UPDATE observations SET sensitivity = (CASE m.r WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' ELSE 'hyper' END) FROM (SELECT max((CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END)) AS r
     FROM json_each(new.supporting_event_ids) j JOIN events e ON e.seq = j.value) AS m
   WHERE observation_id = new.observation_id AND m.r IS NOT NULL AND (CASE observations.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < m.r;
+END;
+)sql",
+    // 9: incremental state of the importance job and of the entity summaries, so that a run
+    //    costs what changed since the last one instead of every mention (docs/PERFORMANCE.md).
+    //    entity_mention_weights: per entity, the sum in seq order of 2^((ts - ref_us) / h) over
+    //    its `mentions` mentions (jobs/importance.hpp); importance_state: per namespace the
+    //    reference time, the half-life it was computed with, the newest event time and the
+    //    largest mention seq summed. entity_summary_state: each entity's two most salient
+    //    events, the number of mentions and the largest mention seq they were chosen from
+    //    (jobs/entity_summaries.hpp); entity_summary_watermarks: per namespace the largest
+    //    mention seq the summaries have seen. New mentions are found by reading event_entities
+    //    after those watermarks, and an entity whose mention_count differs from the mentions
+    //    its state has seen plus the new ones is recomputed from scratch, so the cluster job's
+    //    inserts carry no trigger. The triggers cover what changes a summary or a weight
+    //    without a new mention: a mentioned event's salience, hits, status or text
+    //    (reinforcement, decay's archiving), a renamed, retyped, moved or (de)activated entity,
+    //    a rewired or deleted edge, a deleted or changed mention. Edges are created and
+    //    reinforced only by the cluster job, from an event that mentions both endpoints, so the
+    //    new mention already brings the source entity (jobs/entities.cpp). entity_summary_dirty
+    //    holds those entities; full = 1 when the two most salient events must be searched among
+    //    all mentions again. Every entity starts dirty (full).
+    R"sql(
+CREATE TABLE entity_mention_weights (
+  entity_id   INTEGER PRIMARY KEY,
+  weight_sum  REAL    NOT NULL,
+  mentions    INTEGER NOT NULL,
+  through_seq INTEGER NOT NULL
+);
+CREATE TABLE importance_state (
+  namespace      TEXT    PRIMARY KEY,
+  half_life_days REAL    NOT NULL,
+  ref_us         INTEGER NOT NULL,
+  max_ts_us      INTEGER NOT NULL,
+  through_seq    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE entity_summary_dirty (
+  entity_id INTEGER PRIMARY KEY,
+  full      INTEGER NOT NULL CHECK (full IN (0, 1))
+);
+CREATE TABLE entity_summary_state (
+  entity_id   INTEGER PRIMARY KEY,
+  top1_seq    INTEGER,
+  top2_seq    INTEGER,
+  mentions    INTEGER NOT NULL,
+  through_seq INTEGER NOT NULL
+);
+CREATE TABLE entity_summary_watermarks (
+  namespace   TEXT    PRIMARY KEY,
+  through_seq INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM entities;
+
+CREATE TRIGGER event_entities_deleted AFTER DELETE ON event_entities BEGIN
+  DELETE FROM entity_mention_weights WHERE entity_id = old.entity_id;
+  DELETE FROM importance_state WHERE namespace = (SELECT namespace FROM entities WHERE entity_id = old.entity_id);
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.entity_id, 1)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+END;
+CREATE TRIGGER event_entities_updated AFTER UPDATE ON event_entities BEGIN
+  DELETE FROM entity_mention_weights WHERE entity_id IN (old.entity_id, new.entity_id);
+  DELETE FROM importance_state WHERE namespace IN (SELECT namespace FROM entities
+    WHERE entity_id IN (old.entity_id, new.entity_id));
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.entity_id, 1), (new.entity_id, 1)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+END;
+CREATE TRIGGER events_summary_inputs AFTER UPDATE OF salience_base, hit_count, status, content ON events BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM event_entities WHERE seq = new.seq
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+END;
+CREATE TRIGGER entities_inserted AFTER INSERT ON entities BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (new.entity_id, 1)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+END;
+CREATE TRIGGER entities_summary_inputs AFTER UPDATE OF namespace, display_name, entity_type, is_active
+  ON entities BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (new.entity_id, 1)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+END;
+CREATE TRIGGER entities_key_changed AFTER UPDATE OF canonical_key, namespace ON entities BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full)
+  SELECT source_id, 0 FROM entity_relationships WHERE target_id = new.entity_id ON CONFLICT (entity_id) DO NOTHING;
+  DELETE FROM entity_mention_weights WHERE entity_id = new.entity_id AND old.namespace != new.namespace;
+END;
+CREATE TRIGGER entity_relationships_rewired AFTER UPDATE OF namespace, source_id, target_id
+  ON entity_relationships BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.source_id, 0), (new.source_id, 0)
+  ON CONFLICT (entity_id) DO NOTHING;
+END;
+CREATE TRIGGER entity_relationships_deleted AFTER DELETE ON entity_relationships BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.source_id, 0) ON CONFLICT (entity_id) DO NOTHING;
 END;
 )sql",
 };

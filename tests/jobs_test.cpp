@@ -8,8 +8,11 @@
 #include <sstream>
 
 #include "daemon/settings.hpp"
+#include "jobs/clustering.hpp"
 #include "jobs/consolidation.hpp"
 #include "jobs/decay.hpp"
+#include "jobs/entity_summaries.hpp"
+#include "jobs/importance.hpp"
 #include "jobs/scheduler.hpp"
 #include "jobs/sql_functions.hpp"
 #include "store/database.hpp"
@@ -326,4 +329,95 @@ TEST_CASE("decay sweeps are closed-form: many sweeps equal one") {
   CHECK(db_a.execAndGet("SELECT count(*) FROM audit_log WHERE action = 'archive'").getInt() == 448);
   CHECK(db_b.execAndGet("SELECT count(*) FROM audit_log WHERE action = 'archive'").getInt() == 448);
   CHECK(once["facts_marked_stale"].get<int>() >= 448);
+}
+
+namespace {
+
+// What the importance job and the entity summaries derive, by keys, plus their incremental state.
+std::string importance_tables(SQLite::Database& db) {
+  return dump(db, "SELECT namespace, canonical_key, mention_count, importance_score, summary_text FROM entities "
+                  "ORDER BY namespace, canonical_key") +
+         dump(db, "SELECT e.namespace, e.canonical_key, w.weight_sum, w.mentions, w.through_seq FROM entity_mention_weights w "
+                  "JOIN entities e USING (entity_id) ORDER BY 1, 2") +
+         dump(db, "SELECT * FROM importance_state ORDER BY namespace") +
+         dump(db, "SELECT * FROM entity_summary_watermarks ORDER BY namespace") +
+         dump(db, "SELECT e.namespace, e.canonical_key, s.top1_seq, s.top2_seq, s.mentions, s.through_seq FROM "
+                  "entity_summary_state s JOIN entities e USING (entity_id) ORDER BY 1, 2") +
+         dump(db, "SELECT count(*) FROM entity_summary_dirty d JOIN entities e USING (entity_id) WHERE e.is_active = 1");
+}
+
+// cluster, importance, then the entity summaries (the medallion job's first step), at `now`.
+json entity_cycle(SQLite::Database& db, std::int64_t now, const std::string& ns = "") {
+  FakeClock clock(now);
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  const auto cfg = config::defaults();
+  jobs::JobContext ctx{db, clock, cancel, ns, "demand", 0, {}};
+  jobs::run_clustering(ctx, daemon::cluster_params(cfg));
+  jobs::run_importance(ctx, daemon::importance_params(cfg));
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  json summaries = jobs::refresh_entity_summaries(ctx, daemon::medallion_params(cfg).edge_half_life_s);
+  transaction.commit();
+  return summaries;
+}
+
+// Drops the incremental state: the next run recomputes every weight and summary from scratch.
+void forget_incremental_state(SQLite::Database& db) {
+  db.exec("DELETE FROM entity_mention_weights; DELETE FROM importance_state; DELETE FROM entity_summary_state; "
+          "DELETE FROM entity_summary_watermarks; "
+          "INSERT OR REPLACE INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM entities");
+}
+
+}  // namespace
+
+TEST_CASE("importance and entity summaries: incremental runs equal one run and a run from scratch") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string one = dir.file("one.db");
+  const std::string many = dir.file("many.db");
+  REQUIRE(test::load_corpus(one, {"swe-agent-trajectories.jsonl", "libzmq-commits.jsonl"}, clock) == 9052);
+  // The other database gets the events in three batches, each scored and summarised before
+  // the next arrives: new mentions of known entities, new entities, a new namespace.
+  const auto libzmq = test::corpus_lines("libzmq-commits.jsonl");
+  const std::vector<std::string> part1(libzmq.begin(), libzmq.begin() + 3000);
+  const std::vector<std::string> part2(libzmq.begin() + 3000, libzmq.begin() + 6000);
+  const std::vector<std::string> part3(libzmq.begin() + 6000, libzmq.end());
+  REQUIRE(test::load_corpus(many, {"swe-agent-trajectories.jsonl"}, clock) == 448);
+  REQUIRE(test::load_lines(many, part1, clock) == 3000);
+  {
+    auto db = open_writer(many);
+    const json first = entity_cycle(db, kNow - 10 * kDay);
+    CHECK(first["summaries_refreshed"].get<int>() > 100);
+    const json again = entity_cycle(db, kNow - 10 * kDay);
+    CHECK(again["summaries_refreshed"] == 0);
+  }
+  REQUIRE(test::load_lines(many, part2, clock) == 3000);
+  {
+    auto db = open_writer(many);
+    entity_cycle(db, kNow - 5 * kDay, "libzmq");
+  }
+  REQUIRE(test::load_lines(many, part3, clock) == 2604);
+  auto db_one = open_writer(one);
+  auto db_many = open_writer(many);
+  // Reinforcement (hits, salience) of mentioned events from both batches: the summaries of
+  // their entities must be searched again over every mention.
+  for (auto* db : {&db_one, &db_many}) {
+    db->exec("UPDATE events SET hit_count = hit_count + 3, salience_base = 1.5 WHERE seq IN (3, 40, 500, 4000)");
+  }
+  const json many_libzmq = entity_cycle(db_many, kNow, "libzmq");
+  CHECK(many_libzmq["summaries_refreshed"].get<int>() > 100);
+  // Only mentions after the watermark were read: the weights' namespace state kept its reference.
+  CHECK(db_many.execAndGet("SELECT count(*) FROM importance_state").getInt() == 2);
+  entity_cycle(db_many, kNow);
+  entity_cycle(db_one, kNow);
+  const std::string incremental = importance_tables(db_many);
+  CHECK(incremental == importance_tables(db_one));
+
+  forget_incremental_state(db_many);
+  entity_cycle(db_many, kNow);
+  CHECK(importance_tables(db_many) == incremental);
+  // And nothing left to do: a rerun at the same now writes nothing.
+  const json rerun = entity_cycle(db_many, kNow);
+  CHECK(rerun["summaries_refreshed"] == 0);
+  CHECK(importance_tables(db_many) == incremental);
 }

@@ -16,35 +16,47 @@
 
 namespace reflectd::test {
 
-/// Stores every line of the named files (in ../shared/data) in `path`; returns events stored.
-inline std::size_t load_corpus(const std::string& path, const std::vector<std::string>& files,
-                               const Clock& clock) {
+/// Stores `lines` (one event each, wire format) in `path` in messages of 1,000; returns events stored.
+inline std::size_t load_lines(const std::string& path, const std::vector<std::string>& lines, const Clock& clock) {
   store::WriterOptions options;
   options.database = {path, "normal", 5000};
   options.profiles = daemon::decay_profiles(config::defaults().decay);
   store::Writer writer(options, clock);
   bus::EventDecoder decoder(clock);
   std::size_t stored = 0;
-  for (const auto& name : files) {
-    std::ifstream in(std::string(REFLECTD_DATA_DIR) + "/" + name);
-    if (!in) throw std::runtime_error("cannot open " + name);
-    std::string line;
-    store::WriteRequest request;
-    auto flush = [&] {
-      std::promise<store::WriteResult> done;
-      auto future = done.get_future();
-      request.on_done = [&](store::WriteResult&& result) { done.set_value(std::move(result)); };
-      if (!writer.submit(std::move(request), true)) throw std::runtime_error("writer refused");
-      for (const auto& r : future.get().results) stored += r.status == store::EventStatus::kStored;
-      request = {};
-    };
-    while (std::getline(in, line)) {
-      auto message = decoder.decode(line, 1 << 20);
-      request.entries.push_back(std::move(message.events.at(0)));
-      if (request.entries.size() == 1000) flush();
-    }
-    if (!request.entries.empty()) flush();
+  store::WriteRequest request;
+  auto flush = [&] {
+    std::promise<store::WriteResult> done;
+    auto future = done.get_future();
+    request.on_done = [&](store::WriteResult&& result) { done.set_value(std::move(result)); };
+    if (!writer.submit(std::move(request), true)) throw std::runtime_error("writer refused");
+    for (const auto& r : future.get().results) stored += r.status == store::EventStatus::kStored;
+    request = {};
+  };
+  for (const auto& line : lines) {
+    auto message = decoder.decode(line, 1 << 20);
+    request.entries.push_back(std::move(message.events.at(0)));
+    if (request.entries.size() == 1000) flush();
   }
+  if (!request.entries.empty()) flush();
+  return stored;
+}
+
+/// The lines of one file in ../shared/data.
+inline std::vector<std::string> corpus_lines(const std::string& name) {
+  std::ifstream in(std::string(REFLECTD_DATA_DIR) + "/" + name);
+  if (!in) throw std::runtime_error("cannot open " + name);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(std::move(line));
+  return lines;
+}
+
+/// Stores every line of the named files (in ../shared/data) in `path`; returns events stored.
+inline std::size_t load_corpus(const std::string& path, const std::vector<std::string>& files,
+                               const Clock& clock) {
+  std::size_t stored = 0;
+  for (const auto& name : files) stored += load_lines(path, corpus_lines(name), clock);
   return stored;
 }
 
