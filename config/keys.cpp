@@ -230,7 +230,7 @@ const std::array kKeys{
   KeySpec{"jobs.medallion.idle_s", KT::kInteger, "60", 0, 86400, "", true, "s",
           "Run once the bus has been idle this long with unprocessed events (0 disables the trigger).",
           +[](Config& c) -> std::int64_t& { return c.jobs.medallion.idle_s; }},
-  KeySpec{"jobs.write_wait_ms", KT::kInteger, "200", 0, 60000, "", true, "ms",
+  KeySpec{"jobs.write_wait_ms", KT::kInteger, "500", 0, 60000, "", true, "ms",
           "Ingest has priority over the jobs for the database's single write lock: a job's "
           "write transaction waits while the writer is busy, at most this long; then the "
           "writer lets it in at its next commit. Under a sustained flood a job so gets about "

@@ -488,18 +488,24 @@ std::string hidden(const char* column, const char* alias = nullptr) {
   return fmt::format("CASE WHEN r > ?20 THEN NULL ELSE {} END AS {}", column, alias ? alias : column);
 }
 
-// A community is derived from its member entities and clusters, whose sensitivity can rise
-// after it was detected: ranked from them when read, never stale.
-std::string observation_rank_sql() {
-  const std::string entity = rank_sql("e.sensitivity");
-  const std::string cluster = rank_sql("c.sensitivity");
+// Observations are ranked when read, from their sources (consolidation rewrites them at every
+// chunk, so triggers there were costly; they are few): a pattern from its problem occurrences,
+// a community from its member entities and clusters (whose level can rise after it was
+// detected), any other type from the events it lists as support. `o` names the table.
+std::string observation_rank_sql(const char* o) {
+  const std::string event = rank_sql("e.sensitivity");
   return fmt::format(
-      "(CASE WHEN o.observation_type = 'community' THEN max("
-      "coalesce((SELECT max({}) FROM community_members cm JOIN entities e ON e.entity_id = cm.member_id "
-      "WHERE cm.observation_id = o.observation_id AND cm.member_type = 'entity'), 0), "
-      "coalesce((SELECT max({}) FROM community_members cm JOIN clusters c ON c.cluster_id = cm.member_id "
-      "WHERE cm.observation_id = o.observation_id AND cm.member_type = 'cluster'), 0)) ELSE {} END)",
-      entity, cluster, rank_sql("o.sensitivity"));
+      "(CASE {0}.observation_type "
+      "WHEN 'pattern' THEN coalesce((SELECT max({1}) FROM problem_occurrences p JOIN events e ON e.seq = p.seq "
+      "WHERE p.namespace = {0}.namespace AND p.signature = {0}.signature), 0) "
+      "WHEN 'community' THEN max("
+      "coalesce((SELECT max({2}) FROM community_members cm JOIN entities n ON n.entity_id = cm.member_id "
+      "WHERE cm.observation_id = {0}.observation_id AND cm.member_type = 'entity'), 0), "
+      "coalesce((SELECT max({3}) FROM community_members cm JOIN clusters c ON c.cluster_id = cm.member_id "
+      "WHERE cm.observation_id = {0}.observation_id AND cm.member_type = 'cluster'), 0)) "
+      "ELSE coalesce((SELECT max({1}) FROM json_each({0}.supporting_event_ids) j JOIN events e ON e.seq = j.value), 0) "
+      "END)",
+      o, event, rank_sql("n.sensitivity"), rank_sql("c.sensitivity"));
 }
 
 }  // namespace
@@ -539,7 +545,7 @@ SELECT observation_id, namespace, observation_type, )sql" + hidden("target") + "
        )sql" + hidden("supporting_event_ids", "supporting_event_ids_json") + R"sql(, support_count, trajectory_count,
        success_count, confidence, importance, times_reinforced, first_detected_us,
        last_reinforced_us
-FROM (SELECT o.*, )sql" + observation_rank_sql() + R"sql( AS r FROM observations o
+FROM (SELECT o.*, )sql" + observation_rank_sql("o") + R"sql( AS r FROM observations o
       WHERE (?1 = '' OR o.namespace = ?1) AND (?2 = '' OR o.observation_type = ?2) AND o.is_active = 1
         AND )sql" + scope_sql("o.namespace") + R"sql()
 WHERE r <= ?20 + 1
@@ -704,9 +710,10 @@ static std::string medallion_scope_sql(const char* id_column) {
 // and pattern observations): its rank is theirs when read. An item whose source is gone counts
 // as the highest level.
 static std::string medallion_rank_sql(const char* id_column) {
-  return fmt::format("coalesce((SELECT max({}) FROM medallion_items i LEFT JOIN knowledge k ON k.decision_id = "
+  return fmt::format("coalesce((SELECT max(CASE WHEN k.decision_id IS NOT NULL THEN {} WHEN o.observation_id IS "
+                     "NOT NULL THEN {} ELSE 4 END) FROM medallion_items i LEFT JOIN knowledge k ON k.decision_id = "
                      "i.source_id LEFT JOIN observations o ON o.observation_id = i.source_id WHERE i.medallion_id = "
-                     "{}), 0)", rank_sql("coalesce(k.sensitivity, o.sensitivity)"), id_column);
+                     "{}), 0)", rank_sql("k.sensitivity"), observation_rank_sql("o"), id_column);
 }
 
 nlohmann::json Daemon::control_medallion(const nlohmann::json& request, const bus::Principal& caller) {

@@ -463,18 +463,16 @@ CREATE INDEX trajectory_outcomes_target ON trajectory_outcomes (namespace, targe
     // 8: derived records carry a sensitivity (seed 002 MemoryRecord.sensitivity): the highest
     //    level among the events they were derived from, so a summary never shows a reader what
     //    the events behind it would not. Kept by triggers on the link rows, in the transaction
-    //    that writes them (exact, crash-safe, no job code involved); it only ever rises. Pattern
-    //    observations follow their problem occurrences, other observations their supporting
-    //    events; communities and medallions are derived from other derived records and are
-    //    ranked when read (daemon/control reads).
+    //    that writes them (exact, crash-safe, no job code involved); it only ever rises.
+    //    Observations and medallions are ranked when read instead (daemon/daemon.cpp): the
+    //    consolidation job rewrites observations at every chunk, and triggers there doubled its
+    //    cost; they are few, so ranking them from their sources per read is cheap.
     R"sql(
 ALTER TABLE knowledge ADD COLUMN sensitivity TEXT NOT NULL DEFAULT 'public'
   CHECK (sensitivity IN ('public', 'low', 'medium', 'high', 'hyper'));
 ALTER TABLE entities ADD COLUMN sensitivity TEXT NOT NULL DEFAULT 'public'
   CHECK (sensitivity IN ('public', 'low', 'medium', 'high', 'hyper'));
 ALTER TABLE clusters ADD COLUMN sensitivity TEXT NOT NULL DEFAULT 'public'
-  CHECK (sensitivity IN ('public', 'low', 'medium', 'high', 'hyper'));
-ALTER TABLE observations ADD COLUMN sensitivity TEXT NOT NULL DEFAULT 'public'
   CHECK (sensitivity IN ('public', 'low', 'medium', 'high', 'hyper'));
 UPDATE knowledge SET sensitivity = (CASE m.r WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' ELSE 'hyper' END) FROM (
   SELECT x.decision_id AS k, max((CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END)) AS r FROM (SELECT decision_id, event_seq AS seq FROM knowledge_evidence UNION ALL SELECT decision_id, source_event_seq FROM knowledge WHERE source_event_seq IS NOT NULL) x JOIN events e ON e.seq = x.seq GROUP BY x.decision_id) AS m
@@ -485,13 +483,6 @@ WHERE entities.entity_id = m.k;
 UPDATE clusters SET sensitivity = (CASE m.r WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' ELSE 'hyper' END) FROM (
   SELECT ec.cluster_id AS k, max((CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END)) AS r FROM event_clusters ec JOIN events e ON e.seq = ec.seq GROUP BY ec.cluster_id) AS m
 WHERE clusters.cluster_id = m.k;
-UPDATE observations SET sensitivity = (CASE m.r WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' ELSE 'hyper' END) FROM (
-  SELECT o.observation_id AS k, max((CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END)) AS r FROM observations o JOIN problem_occurrences p ON o.observation_type = 'pattern' AND p.namespace = o.namespace AND p.signature = o.signature JOIN events e ON e.seq = p.seq GROUP BY o.observation_id) AS m
-WHERE observations.observation_id = m.k;
-UPDATE observations SET sensitivity = (CASE m.r WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' ELSE 'hyper' END) FROM (
-  SELECT o.observation_id AS k, max((CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END)) AS r FROM observations o, json_each(o.supporting_event_ids) j JOIN events e ON e.seq = j.value WHERE o.observation_type NOT IN ('pattern', 'community') GROUP BY o.observation_id) AS m
-WHERE observations.observation_id = m.k;
-CREATE INDEX observations_signature ON observations (namespace, signature);
 CREATE TRIGGER knowledge_evidence_sensitivity AFTER INSERT ON knowledge_evidence BEGIN
   UPDATE knowledge SET sensitivity = e.sensitivity FROM (SELECT sensitivity FROM events WHERE seq = new.event_seq) AS e
   WHERE decision_id = new.decision_id AND (CASE knowledge.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < (CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END);
@@ -507,25 +498,6 @@ END;
 CREATE TRIGGER event_clusters_sensitivity AFTER INSERT ON event_clusters BEGIN
   UPDATE clusters SET sensitivity = e.sensitivity FROM (SELECT sensitivity FROM events WHERE seq = new.seq) AS e
   WHERE cluster_id = new.cluster_id AND (CASE clusters.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < (CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END);
-END;
-CREATE TRIGGER problem_occurrences_sensitivity AFTER INSERT ON problem_occurrences BEGIN
-  UPDATE observations SET sensitivity = e.sensitivity FROM (SELECT sensitivity FROM events WHERE seq = new.seq) AS e
-  WHERE observation_type = 'pattern' AND namespace = new.namespace AND signature = new.signature AND (CASE observations.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < (CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END);
-END;
-CREATE TRIGGER observations_pattern_sensitivity AFTER INSERT ON observations WHEN new.observation_type = 'pattern' BEGIN
-  UPDATE observations SET sensitivity = (CASE m.r WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' ELSE 'hyper' END) FROM (SELECT max((CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END)) AS r
-    FROM problem_occurrences p JOIN events e ON e.seq = p.seq WHERE p.namespace = new.namespace AND p.signature = new.signature) AS m
-  WHERE observation_id = new.observation_id AND m.r IS NOT NULL AND (CASE observations.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < m.r;
-END;
-CREATE TRIGGER observations_support_sensitivity AFTER INSERT ON observations WHEN new.observation_type NOT IN ('pattern', 'community') BEGIN
-  UPDATE observations SET sensitivity = (CASE m.r WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' ELSE 'hyper' END) FROM (SELECT max((CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END)) AS r
-    FROM json_each(new.supporting_event_ids) j JOIN events e ON e.seq = j.value) AS m
-  WHERE observation_id = new.observation_id AND m.r IS NOT NULL AND (CASE observations.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < m.r;
-END;
-CREATE TRIGGER observations_support_sensitivity_update AFTER UPDATE OF supporting_event_ids ON observations WHEN new.observation_type NOT IN ('pattern', 'community') BEGIN
-  UPDATE observations SET sensitivity = (CASE m.r WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' ELSE 'hyper' END) FROM (SELECT max((CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END)) AS r
-    FROM json_each(new.supporting_event_ids) j JOIN events e ON e.seq = j.value) AS m
-  WHERE observation_id = new.observation_id AND m.r IS NOT NULL AND (CASE observations.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < m.r;
 END;
 )sql",
     // 9: incremental state of the importance job and of the entity summaries, so that a run
