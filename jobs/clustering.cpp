@@ -180,6 +180,7 @@ struct Cluster {
   IdVector medoid;
   std::string label;
   std::string summary;
+  int sensitivity = 0;  // rank (jobs::sensitivity_rank): the highest of its members' events
   bool dirty = false;
 };
 
@@ -227,7 +228,7 @@ class Clusterer {
         db_(ctx.db),
         state_(db_, kJob),
         entities_(db_, params.entities),
-        read_events_(db_, "SELECT seq, kind, ts_us, content, context, entities, relations, agent_id, episode_id "
+        read_events_(db_, "SELECT seq, kind, ts_us, content, context, entities, relations, agent_id, episode_id, sensitivity "
                           "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
                           "ORDER BY seq LIMIT ?3"),
         find_term_(db_, "SELECT df, surface FROM cluster_terms WHERE namespace = ?1 AND term = ?2"),
@@ -239,14 +240,14 @@ class Clusterer {
                              "(?1, ?2, ?3, ?4) ON CONFLICT (namespace, term, cluster_id) DO UPDATE SET "
                              "touched_seq = excluded.touched_seq"),
         read_cluster_(db_, "SELECT first_seq, last_seq, first_seen_us, last_seen_us, member_count, "
-                           "duplicate_count, centroid, medoid_seq, medoid_vector, label, summary_text "
-                           "FROM clusters WHERE cluster_id = ?1"),
+                           "duplicate_count, centroid, medoid_seq, medoid_vector, label, summary_text, "
+                           "sensitivity FROM clusters WHERE cluster_id = ?1"),
         insert_cluster_(db_, "INSERT INTO clusters (namespace, label, summary_text, medoid_seq, medoid_vector, "
-                             "centroid, member_count, first_seq, last_seq, first_seen_us, last_seen_us) "
-                             "VALUES (?1, ?2, ?3, ?4, ?5, ?5, 1, ?4, ?4, ?6, ?6)"),
+                             "centroid, member_count, first_seq, last_seq, first_seen_us, last_seen_us, sensitivity) "
+                             "VALUES (?1, ?2, ?3, ?4, ?5, ?5, 1, ?4, ?4, ?6, ?6, ?7)"),
         update_cluster_(db_, "UPDATE clusters SET label = ?2, summary_text = ?3, medoid_seq = ?4, "
                              "medoid_vector = ?5, centroid = ?6, member_count = ?7, duplicate_count = ?8, "
-                             "last_seq = ?9, first_seen_us = ?10, last_seen_us = ?11 WHERE cluster_id = ?1"),
+                             "last_seq = ?9, first_seen_us = ?10, last_seen_us = ?11, sensitivity = ?12 WHERE cluster_id = ?1"),
         insert_member_(db_, "INSERT OR IGNORE INTO event_clusters (seq, cluster_id, role, similarity) "
                             "VALUES (?1, ?2, ?3, ?4)"),
         add_cluster_entity_(db_, "INSERT INTO cluster_entities (cluster_id, entity_id, mentions) VALUES "
@@ -352,8 +353,9 @@ class Clusterer {
       }
       const Extraction extraction =
           extract_entities({kind, content, agent, &context, &entities, &relations, cwd});
-      const auto entity_ids = entities_.add_event(ns, seq, ts, extraction);
-      cluster_event(ns, seq, ts, content, entity_ids);
+      const int sensitivity = sensitivity_rank(read_events_.getColumn(9).getText());
+      const auto entity_ids = entities_.add_event(ns, seq, ts, extraction, sensitivity);
+      cluster_event(ns, seq, ts, content, entity_ids, sensitivity);
       if (processed % 256 == 0) ctx_.cancel.check();
       // Ingest waits for the lock: end the chunk here (chunk ends do not change results).
       if (transaction.should_yield()) {
@@ -577,6 +579,7 @@ class Clusterer {
     c.medoid = decode(read_cluster_.getColumn(8).getBlob(), read_cluster_.getColumn(8).getBytes());
     c.label = read_cluster_.getColumn(9).getString();
     c.summary = read_cluster_.getColumn(10).getString();
+    c.sensitivity = sensitivity_rank(read_cluster_.getColumn(11).getText());
     read_cluster_.reset();
     return clusters_.emplace(id, std::move(c)).first->second;
   }
@@ -638,7 +641,7 @@ class Clusterer {
   }
 
   void cluster_event(const std::string& ns, std::int64_t seq, std::int64_t ts, const std::string& content,
-                     const std::vector<std::int64_t>& entity_ids) {
+                     const std::vector<std::int64_t>& entity_ids, int sensitivity) {
     const IdVector v = vectorize(ns, content);
     if (v.empty()) {
       ++totals_.events_without_terms;
@@ -714,6 +717,7 @@ class Clusterer {
       c.medoid = v;
       c.label = label_of(ns, v);
       c.summary = summary_of(content);
+      c.sensitivity = sensitivity;
       insert_cluster_.reset();
       insert_cluster_.bind(1, ns);
       insert_cluster_.bind(2, c.label);
@@ -722,6 +726,7 @@ class Clusterer {
       const std::string blob = encode(v);
       insert_cluster_.bind(5, blob.data(), static_cast<int>(blob.size()));
       insert_cluster_.bind(6, static_cast<std::int64_t>(ts));
+      insert_cluster_.bind(7, sensitivity_level(sensitivity));
       insert_cluster_.exec();
       c.id = db_.getLastInsertRowid();
       created_ids_.insert(c.id);
@@ -732,6 +737,10 @@ class Clusterer {
     ++totals_.facts_assigned;
     for (const TermId t : heaviest_terms(target->centroid, static_cast<std::size_t>(p_.index_terms))) {
       touch(ns, t, target->id, seq);
+    }
+    if (sensitivity > target->sensitivity) {
+      target->sensitivity = sensitivity;
+      mark_dirty(*target);
     }
     pending_members_.push_back({seq, target->id, role == "duplicate", similarity});
     for (const std::int64_t entity : entity_ids) ++cluster_entities_[{target->id, entity}];
@@ -811,6 +820,7 @@ class Clusterer {
       update_cluster_.bind(9, static_cast<std::int64_t>(c.last_seq));
       update_cluster_.bind(10, static_cast<std::int64_t>(c.first_us));
       update_cluster_.bind(11, static_cast<std::int64_t>(c.last_us));
+      update_cluster_.bind(12, sensitivity_level(c.sensitivity));
       update_cluster_.exec();
       c.dirty = false;
     }

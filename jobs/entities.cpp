@@ -20,15 +20,28 @@ double hebbian_step(double base, std::int64_t ref_us, std::int64_t t_us, double 
   return std::clamp(s + eta * step * (1.0 - s), 0.0, 1.0);
 }
 
+int sensitivity_rank(std::string_view level) {
+  if (level == "public") return 0;
+  if (level == "low") return 1;
+  if (level == "medium") return 2;
+  if (level == "high") return 3;
+  return 4;
+}
+
+const char* sensitivity_level(int rank) {
+  static constexpr const char* kLevels[] = {"public", "low", "medium", "high", "hyper"};
+  return kLevels[std::clamp(rank, 0, 4)];
+}
+
 EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
     : db_(db),
       p_(params),
-      find_entity_(db, "SELECT entity_id, mention_count, first_seen_us, last_seen_us FROM entities "
+      find_entity_(db, "SELECT entity_id, mention_count, first_seen_us, last_seen_us, sensitivity FROM entities "
                        "WHERE namespace = ?1 AND canonical_key = ?2"),
       insert_entity_(db, "INSERT INTO entities (namespace, canonical_key, display_name, entity_type, "
                          "mention_count, first_seen_us, last_seen_us) VALUES (?1, ?2, ?3, ?4, 0, ?5, ?5)"),
-      update_entity_(db, "UPDATE entities SET mention_count = ?2, first_seen_us = ?3, last_seen_us = ?4 "
-                         "WHERE entity_id = ?1"),
+      update_entity_(db, "UPDATE entities SET mention_count = ?2, first_seen_us = ?3, last_seen_us = ?4, "
+                         "sensitivity = ?5 WHERE entity_id = ?1"),
       find_alias_(db, "SELECT canonical_key FROM entity_aliases WHERE namespace = ?1 AND alias = ?2"),
       insert_alias_(db, "INSERT OR IGNORE INTO entity_aliases (namespace, alias, canonical_key, origin, "
                         "first_seq) VALUES (?1, ?2, ?3, ?4, ?5)"),
@@ -81,6 +94,7 @@ EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& m
     e.mentions = find_entity_.getColumn(1).getInt64();
     e.first_us = find_entity_.getColumn(2).getInt64();
     e.last_us = find_entity_.getColumn(3).getInt64();
+    e.sensitivity = sensitivity_rank(find_entity_.getColumn(4).getText());
     find_entity_.reset();
   } else {
     find_entity_.reset();
@@ -149,7 +163,7 @@ void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int
 }
 
 std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int64_t seq, std::int64_t ts_us,
-                                                 const Extraction& extraction) {
+                                                 const Extraction& extraction, int sensitivity) {
   // Aliases this event teaches, before its own mentions resolve.
   for (const auto& alias : extraction.aliases) {
     const std::string canonical = resolve(ns, alias.canonical_key);
@@ -199,6 +213,7 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
     ++e.mentions;
     e.first_us = std::min(e.first_us, ts_us);
     e.last_us = std::max(e.last_us, ts_us);
+    e.sensitivity = std::max(e.sensitivity, sensitivity);
     if (!e.dirty) dirty_entities_.push_back(&e);
     e.dirty = true;
     id_of[m.key] = e.id;
@@ -273,6 +288,7 @@ void EntityStore::flush() {
     update_entity_.bind(2, static_cast<std::int64_t>(e.mentions));
     update_entity_.bind(3, static_cast<std::int64_t>(e.first_us));
     update_entity_.bind(4, static_cast<std::int64_t>(e.last_us));
+    update_entity_.bind(5, sensitivity_level(e.sensitivity));
     update_entity_.exec();
     e.dirty = false;
   }

@@ -32,6 +32,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -53,14 +54,20 @@ double edge_strength_at(double base, std::int64_t ref_us, std::int64_t now_us, s
 double hebbian_step(double base, std::int64_t ref_us, std::int64_t t_us, double eta, double step,
                     std::int64_t half_life_s);
 
+/// Seed 002 sensitivity levels (public < low < medium < high < hyper) as ranks 0..4: the rank
+/// of a level (anything else counts as the highest, as the control reads do) and back. Pure.
+int sensitivity_rank(std::string_view level);
+const char* sensitivity_level(int rank);
+
 class EntityStore {
  public:
   EntityStore(SQLite::Database& db, const EntityParams& params);
 
   /// Stores one event's extraction. Returns its entity ids in mention order (the first
-  /// max_co_mentions), for the clusters' entity counts.
+  /// max_co_mentions), for the clusters' entity counts. `sensitivity` is the event's rank
+  /// (sensitivity_rank): an entity's stored sensitivity is the highest of its mentions'.
   std::vector<std::int64_t> add_event(const std::string& ns, std::int64_t seq, std::int64_t ts_us,
-                                      const Extraction& extraction);
+                                      const Extraction& extraction, int sensitivity);
 
   /// Writes every changed entity and edge and the events' entity links (event_entities rows
   /// are buffered until then). Call before committing a chunk.
@@ -80,6 +87,7 @@ class EntityStore {
     std::int64_t mentions = 0;
     std::int64_t first_us = 0;
     std::int64_t last_us = 0;
+    int sensitivity = 0;  ///< rank; see sensitivity_rank
     bool dirty = false;
   };
   struct Edge {

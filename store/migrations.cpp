@@ -462,8 +462,10 @@ CREATE INDEX trajectory_outcomes_target ON trajectory_outcomes (namespace, targe
 )sql",
     // 8: derived records carry a sensitivity (seed 002 MemoryRecord.sensitivity): the highest
     //    level among the events they were derived from, so a summary never shows a reader what
-    //    the events behind it would not. Kept by triggers on the link rows, in the transaction
-    //    that writes them (exact, crash-safe, no job code involved); it only ever rises.
+    //    the events behind it would not; it only ever rises. Knowledge keeps it by triggers on
+    //    its evidence rows (in the transaction that writes them); entities and clusters by the
+    //    cluster job, which reads each event's level anyway (a trigger per link row cost it
+    //    ~12%). Existing rows are backfilled here.
     //    Observations and medallions are ranked when read instead (daemon/daemon.cpp): the
     //    consolidation job rewrites observations at every chunk, and triggers there doubled its
     //    cost; they are few, so ranking them from their sources per read is cheap.
@@ -490,14 +492,6 @@ END;
 CREATE TRIGGER knowledge_source_sensitivity AFTER INSERT ON knowledge WHEN new.source_event_seq IS NOT NULL BEGIN
   UPDATE knowledge SET sensitivity = e.sensitivity FROM (SELECT sensitivity FROM events WHERE seq = new.source_event_seq) AS e
   WHERE decision_id = new.decision_id AND (CASE knowledge.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < (CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END);
-END;
-CREATE TRIGGER event_entities_sensitivity AFTER INSERT ON event_entities BEGIN
-  UPDATE entities SET sensitivity = e.sensitivity FROM (SELECT sensitivity FROM events WHERE seq = new.seq) AS e
-  WHERE entity_id = new.entity_id AND (CASE entities.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < (CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END);
-END;
-CREATE TRIGGER event_clusters_sensitivity AFTER INSERT ON event_clusters BEGIN
-  UPDATE clusters SET sensitivity = e.sensitivity FROM (SELECT sensitivity FROM events WHERE seq = new.seq) AS e
-  WHERE cluster_id = new.cluster_id AND (CASE clusters.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < (CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END);
 END;
 )sql",
     // 9: incremental state of the importance job and of the entity summaries, so that a run
