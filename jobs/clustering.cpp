@@ -9,12 +9,12 @@
 #include <cstring>
 #include <limits>
 #include <map>
-#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jobs/batched_insert.hpp"
 #include "jobs/job_state.hpp"
 
 namespace reflectd::jobs {
@@ -248,8 +248,13 @@ class Clusterer {
         update_cluster_(db_, "UPDATE clusters SET label = ?2, summary_text = ?3, medoid_seq = ?4, "
                              "medoid_vector = ?5, centroid = ?6, member_count = ?7, duplicate_count = ?8, "
                              "last_seq = ?9, first_seen_us = ?10, last_seen_us = ?11, sensitivity = ?12 WHERE cluster_id = ?1"),
-        insert_member_(db_, "INSERT OR IGNORE INTO event_clusters (seq, cluster_id, role, similarity) "
-                            "VALUES (?1, ?2, ?3, ?4)"),
+        members_(db_, "INSERT OR IGNORE INTO event_clusters (seq, cluster_id, role, similarity) VALUES", 4,
+                 [](SQLite::Statement& statement, int base, const Member& m) {
+                   statement.bind(base + 1, static_cast<std::int64_t>(m.seq));
+                   statement.bind(base + 2, static_cast<std::int64_t>(m.cluster));
+                   statement.bind(base + 3, m.duplicate ? "duplicate" : "member");
+                   statement.bind(base + 4, m.similarity);
+                 }),
         add_cluster_entity_(db_, "INSERT INTO cluster_entities (cluster_id, entity_id, mentions) VALUES "
                                  "(?1, ?2, ?3) ON CONFLICT (cluster_id, entity_id) DO UPDATE SET "
                                  "mentions = mentions + excluded.mentions") {}
@@ -742,7 +747,7 @@ class Clusterer {
       target->sensitivity = sensitivity;
       mark_dirty(*target);
     }
-    pending_members_.push_back({seq, target->id, role == "duplicate", similarity});
+    members_.add({seq, target->id, role == "duplicate", similarity});
     for (const std::int64_t entity : entity_ids) ++cluster_entities_[{target->id, entity}];
   }
 
@@ -754,34 +759,8 @@ class Clusterer {
     double similarity;
   };
 
-  void bind_member(SQLite::Statement& statement, int base, const Member& m) {
-    statement.bind(base + 1, static_cast<std::int64_t>(m.seq));
-    statement.bind(base + 2, static_cast<std::int64_t>(m.cluster));
-    statement.bind(base + 3, m.duplicate ? "duplicate" : "member");
-    statement.bind(base + 4, m.similarity);
-  }
-
   void flush(const std::string& ns) {
-    // event_clusters rows, kMembersPerInsert per statement (same rows, same order).
-    std::size_t next = 0;
-    if (pending_members_.size() >= kMembersPerInsert && !insert_members_) {
-      std::string sql = "INSERT OR IGNORE INTO event_clusters (seq, cluster_id, role, similarity) VALUES ";
-      for (std::size_t i = 0; i < kMembersPerInsert; ++i) sql += i == 0 ? "(?,?,?,?)" : ",(?,?,?,?)";
-      insert_members_.emplace(db_, sql);
-    }
-    for (; next + kMembersPerInsert <= pending_members_.size(); next += kMembersPerInsert) {
-      insert_members_->reset();
-      for (std::size_t i = 0; i < kMembersPerInsert; ++i) {
-        bind_member(*insert_members_, static_cast<int>(4 * i), pending_members_[next + i]);
-      }
-      insert_members_->exec();
-    }
-    for (; next < pending_members_.size(); ++next) {
-      insert_member_.reset();
-      bind_member(insert_member_, 0, pending_members_[next]);
-      insert_member_.exec();
-    }
-    pending_members_.clear();
+    members_.flush();
     for (const TermId id : dirty_terms_) {
       Term& t = slots_[id].term;
       upsert_term_.reset();
@@ -871,11 +850,8 @@ class Clusterer {
   SQLite::Statement read_cluster_;
   SQLite::Statement insert_cluster_;
   SQLite::Statement update_cluster_;
-  SQLite::Statement insert_member_;
+  BatchedInsert<Member> members_;
   SQLite::Statement add_cluster_entity_;
-  static constexpr std::size_t kMembersPerInsert = 64;
-  std::vector<Member> pending_members_;
-  std::optional<SQLite::Statement> insert_members_;  // kMembersPerInsert rows, prepared on first use
   std::int64_t documents_ = 0;
   std::unordered_map<std::string, TermId, StringHash, std::equal_to<>> ids_;
   std::vector<Slot> slots_;

@@ -45,8 +45,13 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
       find_alias_(db, "SELECT canonical_key FROM entity_aliases WHERE namespace = ?1 AND alias = ?2"),
       insert_alias_(db, "INSERT OR IGNORE INTO entity_aliases (namespace, alias, canonical_key, origin, "
                         "first_seq) VALUES (?1, ?2, ?3, ?4, ?5)"),
-      insert_link_(db, "INSERT OR IGNORE INTO event_entities (seq, entity_id, is_primary, source) "
-                       "VALUES (?1, ?2, ?3, ?4)"),
+      links_(db, "INSERT OR IGNORE INTO event_entities (seq, entity_id, is_primary, source) VALUES", 4,
+             [](SQLite::Statement& statement, int base, const Link& link) {
+               statement.bind(base + 1, static_cast<std::int64_t>(link.seq));
+               statement.bind(base + 2, static_cast<std::int64_t>(link.entity_id));
+               statement.bind(base + 3, link.primary ? 1 : 0);
+               statement.bind(base + 4, to_string(link.source));
+             }),
       find_edge_(db, "SELECT relationship_id, strength_base, strength_ref_us, mention_count, evidence_seq, "
                      "last_evidence_seq, valid_from_us FROM entity_relationships WHERE namespace = ?1 AND "
                      "source_id = ?2 AND target_id = ?3 AND rel_type = ?4"),
@@ -218,7 +223,7 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
     e.dirty = true;
     id_of[m.key] = e.id;
     mention_ids.push_back(e.id);
-    pending_links_.push_back({seq, e.id, m.primary, m.source});
+    links_.add({seq, e.id, m.primary, m.source});
     ++mentions_stored_;
     if (static_cast<std::int64_t>(ids.size()) < p_.max_co_mentions) ids.push_back(e.id);
   }
@@ -250,36 +255,7 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
 }
 
 void EntityStore::flush() {
-  // event_entities rows, kLinksPerInsert per statement: one statement execution per row was a
-  // large share of the job's SQLite time. Same rows in the same order as one INSERT each.
-  std::size_t next = 0;
-  if (pending_links_.size() >= kLinksPerInsert && !insert_links_) {
-    std::string sql = "INSERT OR IGNORE INTO event_entities (seq, entity_id, is_primary, source) VALUES ";
-    for (std::size_t i = 0; i < kLinksPerInsert; ++i) sql += i == 0 ? "(?,?,?,?)" : ",(?,?,?,?)";
-    insert_links_.emplace(db_, sql);
-  }
-  for (; next + kLinksPerInsert <= pending_links_.size(); next += kLinksPerInsert) {
-    insert_links_->reset();
-    for (std::size_t i = 0; i < kLinksPerInsert; ++i) {
-      const Link& link = pending_links_[next + i];
-      const int base = static_cast<int>(4 * i);
-      insert_links_->bind(base + 1, static_cast<std::int64_t>(link.seq));
-      insert_links_->bind(base + 2, static_cast<std::int64_t>(link.entity_id));
-      insert_links_->bind(base + 3, link.primary ? 1 : 0);
-      insert_links_->bind(base + 4, to_string(link.source));
-    }
-    insert_links_->exec();
-  }
-  for (; next < pending_links_.size(); ++next) {
-    const Link& link = pending_links_[next];
-    insert_link_.reset();
-    insert_link_.bind(1, static_cast<std::int64_t>(link.seq));
-    insert_link_.bind(2, static_cast<std::int64_t>(link.entity_id));
-    insert_link_.bind(3, link.primary ? 1 : 0);
-    insert_link_.bind(4, to_string(link.source));
-    insert_link_.exec();
-  }
-  pending_links_.clear();
+  links_.flush();
   // Updates by primary key: their order does not matter.
   for (Entity* entity : dirty_entities_) {
     Entity& e = *entity;

@@ -29,13 +29,13 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cstdint>
-#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "jobs/batched_insert.hpp"
 #include "jobs/entity_extraction.hpp"
 
 namespace reflectd::jobs {
@@ -142,7 +142,6 @@ class EntityStore {
   SQLite::Statement update_entity_;
   SQLite::Statement find_alias_;
   SQLite::Statement insert_alias_;
-  SQLite::Statement insert_link_;
   // One event_entities row waiting for flush().
   struct Link {
     std::int64_t seq;
@@ -150,9 +149,7 @@ class EntityStore {
     bool primary;
     Source source;
   };
-  static constexpr std::size_t kLinksPerInsert = 64;
-  std::vector<Link> pending_links_;
-  std::optional<SQLite::Statement> insert_links_;  // kLinksPerInsert rows, prepared on first use
+  BatchedInsert<Link> links_;
   SQLite::Statement find_edge_;
   SQLite::Statement insert_edge_;
   SQLite::Statement update_edge_;
