@@ -24,6 +24,7 @@
 #include "bus/security.hpp"
 #include "common/zcert.hpp"
 #include "config/config.hpp"
+#include "support/child_daemon.hpp"
 #include "support/daemon_fixture.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -74,20 +75,10 @@ struct SecureDaemon {
            "store: {path: \"" + dir.file("reflectd.db") + "\"}\n"
            "security: {curve_secret_key_file: \"" + dir.file("server.key") + "\", authorized_keys_file: \"" +
            keys_file + "\"}\n" +
-           (jobs_on_demand ? std::string(kJobsOnDemandYaml)
-                           : "jobs:\n  consolidate: {enabled: false}\n  decay: {enabled: false}\n  cluster: {enabled: false}\n"
-                             "  importance: {enabled: false}\n  medallion: {enabled: false}\n");
+           (jobs_on_demand ? test::kJobsOnDemandYaml : test::kNoJobsYaml);
   }
 
-  // Jobs enabled but never due by themselves: they run when `run` asks.
-  static constexpr const char* kJobsOnDemandYaml =
-      "jobs:\n"
-      "  consolidate: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
-      "  decay: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
-      "  cluster: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
-      "  importance: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
-      "  medallion: {interval_s: 604800, after_events: 0, idle_s: 0}\n";
-  bool jobs_on_demand = false;
+  bool jobs_on_demand = false;  // jobs enabled, run only when a test asks (test::kJobsOnDemandYaml)
 
   SecureDaemon() : SecureDaemon(std::string{}, std::string{}) {}
   SecureDaemon(std::string bus_lines, std::string key_entries, bool with_jobs_on_demand = false)

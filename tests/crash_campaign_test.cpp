@@ -336,8 +336,7 @@ TEST_CASE("crash campaign: SIGKILL during each job, then a rerun, equals an undi
   // The daemon's job order; each runs only on demand, and the wall clock is pinned so both
   // runs see the same now.
   const std::vector<std::string> jobs{"consolidate", "cluster", "importance", "decay", "medallion"};
-  std::string jobs_yaml = "jobs:\n";
-  for (const auto& job : jobs) jobs_yaml += "  " + job + ":\n    interval_s: 604800\n    after_events: 0\n    idle_s: 0\n";
+  const std::string jobs_yaml = test::kJobsOnDemandYaml;
   ::setenv("REFLECTD_TEST_HOOKS", "1", 1);
   ::setenv("REFLECTD_TEST_NOW_US", std::to_string(kNowUs).c_str(), 1);
   zmq::context_t context;

@@ -26,6 +26,16 @@ inline constexpr const char* kNoJobsYaml =
     "jobs:\n  consolidate:\n    enabled: false\n  decay:\n    enabled: false\n  cluster:\n    enabled: false\n"
     "  importance:\n    enabled: false\n  medallion:\n    enabled: false\n";
 
+/// YAML keeping every background job enabled but never due by itself (a week's interval, no
+/// event or idle trigger): jobs run when a test asks with {"cmd":"run"}.
+inline constexpr const char* kJobsOnDemandYaml =
+    "jobs:\n"
+    "  consolidate: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
+    "  decay: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
+    "  cluster: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
+    "  importance: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
+    "  medallion: {interval_s: 604800, after_events: 0, idle_s: 0}\n";
+
 /// YAML for a daemon with ingest "i", push "p", notify "n", control "c" in `dir`, the
 /// database at `db`, and `extra` YAML appended (top-level sections other than bus/store/log).
 inline std::string child_config(const TempDir& dir, const std::string& db, const std::string& extra = "",
