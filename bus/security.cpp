@@ -177,13 +177,6 @@ void check_subscribe_keys(SecuritySettings& s, const config::Config& config) {
 
 }  // namespace
 
-std::optional<int> sensitivity_rank(std::string_view level) {
-  for (int i = 0; i <= kMaxClearance; ++i) {
-    if (kSensitivityLevels[i] == level) return i;
-  }
-  return std::nullopt;
-}
-
 bool Principal::may_use(std::string_view ns) const {
   return all_namespaces || std::find(namespaces.begin(), namespaces.end(), ns) != namespaces.end();
 }

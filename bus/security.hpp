@@ -27,13 +27,11 @@
 
 namespace reflectd::bus {
 
-/// Seed 002 Sensitivity levels in order; the index is the rank compared against clearances.
-inline constexpr std::string_view kSensitivityLevels[] = {"public", "low", "medium", "high", "hyper"};
-/// Rank of the highest level (hyper).
-inline constexpr int kMaxClearance = 4;
-
-/// Rank of a level name (0 = public ... 4 = hyper), nullopt for anything else.
-std::optional<int> sensitivity_rank(std::string_view level);
+// Seed 002 levels and their ranks live with the event (store/event.hpp).
+using store::kSensitivityLevels;
+using store::sensitivity_rank;
+/// Rank of the highest level (hyper): full clearance.
+inline constexpr int kMaxClearance = store::kMaxSensitivityRank;
 
 /// Who sent a message or a control request.
 struct Principal {

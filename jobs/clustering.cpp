@@ -180,7 +180,7 @@ struct Cluster {
   IdVector medoid;
   std::string label;
   std::string summary;
-  int sensitivity = 0;  // rank (jobs::sensitivity_rank): the highest of its members' events
+  int sensitivity = 0;  // rank (store::sensitivity_rank): the highest of its members' events
   bool dirty = false;
 };
 
@@ -358,7 +358,7 @@ class Clusterer {
       }
       const Extraction extraction =
           extract_entities({kind, content, agent, &context, &entities, &relations, cwd});
-      const int sensitivity = sensitivity_rank(read_events_.getColumn(9).getText());
+      const int sensitivity = stored_sensitivity_rank(read_events_.getColumn(9).getText());
       const auto entity_ids = entities_.add_event(ns, seq, ts, extraction, sensitivity);
       cluster_event(ns, seq, ts, content, entity_ids, sensitivity);
       if (processed % 256 == 0) ctx_.cancel.check();
@@ -584,7 +584,7 @@ class Clusterer {
     c.medoid = decode(read_cluster_.getColumn(8).getBlob(), read_cluster_.getColumn(8).getBytes());
     c.label = read_cluster_.getColumn(9).getString();
     c.summary = read_cluster_.getColumn(10).getString();
-    c.sensitivity = sensitivity_rank(read_cluster_.getColumn(11).getText());
+    c.sensitivity = stored_sensitivity_rank(read_cluster_.getColumn(11).getText());
     read_cluster_.reset();
     return clusters_.emplace(id, std::move(c)).first->second;
   }
@@ -731,7 +731,7 @@ class Clusterer {
       const std::string blob = encode(v);
       insert_cluster_.bind(5, blob.data(), static_cast<int>(blob.size()));
       insert_cluster_.bind(6, static_cast<std::int64_t>(ts));
-      insert_cluster_.bind(7, sensitivity_level(sensitivity));
+      insert_cluster_.bind(7, store::sensitivity_level(sensitivity));
       insert_cluster_.exec();
       c.id = db_.getLastInsertRowid();
       created_ids_.insert(c.id);
@@ -799,7 +799,7 @@ class Clusterer {
       update_cluster_.bind(9, static_cast<std::int64_t>(c.last_seq));
       update_cluster_.bind(10, static_cast<std::int64_t>(c.first_us));
       update_cluster_.bind(11, static_cast<std::int64_t>(c.last_us));
-      update_cluster_.bind(12, sensitivity_level(c.sensitivity));
+      update_cluster_.bind(12, store::sensitivity_level(c.sensitivity));
       update_cluster_.exec();
       c.dirty = false;
     }

@@ -20,19 +20,6 @@ double hebbian_step(double base, std::int64_t ref_us, std::int64_t t_us, double 
   return std::clamp(s + eta * step * (1.0 - s), 0.0, 1.0);
 }
 
-int sensitivity_rank(std::string_view level) {
-  if (level == "public") return 0;
-  if (level == "low") return 1;
-  if (level == "medium") return 2;
-  if (level == "high") return 3;
-  return 4;
-}
-
-const char* sensitivity_level(int rank) {
-  static constexpr const char* kLevels[] = {"public", "low", "medium", "high", "hyper"};
-  return kLevels[std::clamp(rank, 0, 4)];
-}
-
 EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
     : db_(db),
       p_(params),
@@ -99,7 +86,7 @@ EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& m
     e.mentions = find_entity_.getColumn(1).getInt64();
     e.first_us = find_entity_.getColumn(2).getInt64();
     e.last_us = find_entity_.getColumn(3).getInt64();
-    e.sensitivity = sensitivity_rank(find_entity_.getColumn(4).getText());
+    e.sensitivity = stored_sensitivity_rank(find_entity_.getColumn(4).getText());
     find_entity_.reset();
   } else {
     find_entity_.reset();
@@ -264,7 +251,7 @@ void EntityStore::flush() {
     update_entity_.bind(2, static_cast<std::int64_t>(e.mentions));
     update_entity_.bind(3, static_cast<std::int64_t>(e.first_us));
     update_entity_.bind(4, static_cast<std::int64_t>(e.last_us));
-    update_entity_.bind(5, sensitivity_level(e.sensitivity));
+    update_entity_.bind(5, store::sensitivity_level(e.sensitivity));
     update_entity_.exec();
     e.dirty = false;
   }

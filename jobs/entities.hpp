@@ -37,6 +37,7 @@
 
 #include "jobs/batched_insert.hpp"
 #include "jobs/entity_extraction.hpp"
+#include "store/event.hpp"
 
 namespace reflectd::jobs {
 
@@ -54,10 +55,11 @@ double edge_strength_at(double base, std::int64_t ref_us, std::int64_t now_us, s
 double hebbian_step(double base, std::int64_t ref_us, std::int64_t t_us, double eta, double step,
                     std::int64_t half_life_s);
 
-/// Seed 002 sensitivity levels (public < low < medium < high < hyper) as ranks 0..4: the rank
-/// of a level (anything else counts as the highest, as the control reads do) and back. Pure.
-int sensitivity_rank(std::string_view level);
-const char* sensitivity_level(int rank);
+/// Rank of a stored sensitivity level (store::sensitivity_rank); a level this build does not
+/// know counts as the highest, as the control reads do. Pure.
+inline int stored_sensitivity_rank(std::string_view level) {
+  return store::sensitivity_rank(level).value_or(store::kMaxSensitivityRank);
+}
 
 class EntityStore {
  public:
@@ -65,7 +67,7 @@ class EntityStore {
 
   /// Stores one event's extraction. Returns its entity ids in mention order (the first
   /// max_co_mentions), for the clusters' entity counts. `sensitivity` is the event's rank
-  /// (sensitivity_rank): an entity's stored sensitivity is the highest of its mentions'.
+  /// (store::sensitivity_rank): an entity's stored sensitivity is the highest of its mentions'.
   std::vector<std::int64_t> add_event(const std::string& ns, std::int64_t seq, std::int64_t ts_us,
                                       const Extraction& extraction, int sensitivity);
 
@@ -87,7 +89,7 @@ class EntityStore {
     std::int64_t mentions = 0;
     std::int64_t first_us = 0;
     std::int64_t last_us = 0;
-    int sensitivity = 0;  ///< rank; see sensitivity_rank
+    int sensitivity = 0;  ///< rank; see store::sensitivity_rank
     bool dirty = false;
   };
   struct Edge {

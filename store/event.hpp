@@ -2,11 +2,31 @@
 // The stored shape of one event: the wire envelope (README "Wire format v1") after
 // validation and normalisation. Produced by bus::EventDecoder, consumed by store::EventStore.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace reflectd::store {
+
+/// Seed 002 Sensitivity levels in order; the index is the rank compared against clearances.
+inline constexpr std::string_view kSensitivityLevels[] = {"public", "low", "medium", "high", "hyper"};
+/// Rank of the highest level (hyper).
+inline constexpr int kMaxSensitivityRank = 4;
+
+/// Rank of a level name (0 = public ... 4 = hyper), nullopt for anything else. Pure.
+constexpr std::optional<int> sensitivity_rank(std::string_view level) {
+  for (int i = 0; i <= kMaxSensitivityRank; ++i) {
+    if (kSensitivityLevels[i] == level) return i;
+  }
+  return std::nullopt;
+}
+
+/// Level name of a rank (clamped to 0..4), NUL-terminated for SQLite binds. Pure.
+constexpr const char* sensitivity_level(int rank) {
+  return kSensitivityLevels[std::clamp(rank, 0, kMaxSensitivityRank)].data();
+}
 
 /// Storage class of a kind (seed 000 KIND_STORAGE_MAP): semantic kinds are long-lived
 /// knowledge, everything else is episodic.
