@@ -465,7 +465,7 @@ void Bus::handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames) {
   for (std::size_t i = 0; i + 1 < frames.size(); ++i) envelope->push_back(std::move(frames[i]));
   std::weak_ptr<std::atomic<bool>> alive = alive_;
   Inlet* target = &inlet;
-  ControlReply reply = [this, alive, target, envelope](nlohmann::json body) {
+  ControlReply reply = [this, alive, target, envelope](const nlohmann::json& body) {
     auto text = std::make_shared<std::string>(
         body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     boost::asio::post(io_, [this, alive, target, envelope, text] {

@@ -19,7 +19,7 @@ ParsedControlRequest parse_control_request(std::size_t frame_count, std::string_
   }
   auto request = nlohmann::json::parse(payload, nullptr, false);
   if (request.is_discarded() || !request.is_object()) {
-    parsed.error = "request: must be a JSON object such as {\"cmd\":\"status\"}";
+    parsed.error = R"(request: must be a JSON object such as {"cmd":"status"})";
     return parsed;
   }
   parsed.request = std::move(request);

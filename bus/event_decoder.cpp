@@ -177,7 +177,7 @@ class Checker {
       if (typed_name) {
         const auto colon = item.find(':');
         if (colon == std::string::npos || colon == 0 || colon + 1 == item.size()) {
-          return fail(name, "must be \"type:name\" (e.g. \"file:src/ctx.cpp\")");
+          return fail(name, R"(must be "type:name" (e.g. "file:src/ctx.cpp"))");
         }
       }
     }

@@ -24,7 +24,7 @@ namespace reflectd::bus {
 /// Largest number of events in one batch message.
 inline constexpr std::size_t kMaxBatchEvents = 1000;
 /// Largest `content`, bytes.
-inline constexpr std::size_t kMaxContentBytes = 256 * 1024;
+inline constexpr std::size_t kMaxContentBytes = std::size_t{256} * 1024;
 
 /// One event of a message: valid (`event` set) or rejected (`error` set).
 using DecodedEvent = store::EventEntry;

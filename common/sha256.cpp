@@ -13,7 +13,7 @@ std::string sha256_hex(std::string_view data) {
   if (EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1) {
     throw std::runtime_error("EVP_Digest(sha256) failed");
   }
-  static constexpr char kHex[] = "0123456789abcdef";
+  static constexpr std::string_view kHex = "0123456789abcdef";
   std::string out;
   out.reserve(static_cast<std::size_t>(length) * 2);
   for (unsigned int i = 0; i < length; ++i) {

@@ -97,8 +97,8 @@ void Daemon::start() {
 
   bus_ = std::make_unique<bus::Bus>(io_, zmq_context_, config_.bus, *writer_, clock_,
                                     [this](const nlohmann::json& request, const bus::Principal& caller,
-                                           bus::ControlReply reply) {
-                                      handle_control(request, caller, std::move(reply));
+                                           const bus::ControlReply& reply) {
+                                      handle_control(request, caller, reply);
                                     },
                                     security_);
   bus_for_writer_ = bus_.get();
@@ -351,7 +351,7 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
 }
 
 void Daemon::handle_control(const nlohmann::json& request, const bus::Principal& caller,
-                            bus::ControlReply reply) {
+                            const bus::ControlReply& reply) {
   const auto cmd = request.find("cmd");
   if (cmd == request.end() || !cmd->is_string()) {
     reply({{"ok", false}, {"error", std::string("request: \"cmd\" (string) is required; known: ") + kCommands}});
@@ -366,13 +366,13 @@ void Daemon::handle_control(const nlohmann::json& request, const bus::Principal&
   }
   try {
     if (*cmd == "status") return reply(status(caller));
-    if (*cmd == "run") return control_run(request, std::move(reply));
+    if (*cmd == "run") return control_run(request, reply);
     if (*cmd == "jobs") return reply(control_jobs(request));
     if (*cmd == "knowledge") return reply(control_knowledge(request, caller));
     if (*cmd == "observations") return reply(control_observations(request, caller));
     if (*cmd == "entities") return reply(control_entities(request, caller));
     if (*cmd == "clusters") return reply(control_clusters(request, caller));
-    if (*cmd == "reinforce") return control_reinforce(request, caller, std::move(reply));
+    if (*cmd == "reinforce") return control_reinforce(request, caller, reply);
     if (*cmd == "search") return reply(control_search(request, caller));
     if (*cmd == "events") return reply(control_events(request, caller));
     if (*cmd == "medallion") return reply(control_medallion(request, caller));
@@ -445,7 +445,7 @@ nlohmann::json rows(SQLite::Statement& query) {
 
 }  // namespace
 
-void Daemon::control_run(const nlohmann::json& request, bus::ControlReply reply) {
+void Daemon::control_run(const nlohmann::json& request, const bus::ControlReply& reply) {
   const std::string job = text_param(request, "job");
   const std::string ns = text_param(request, "namespace");
   const bool wait = request.value("wait", false);
@@ -605,7 +605,7 @@ LIMIT ?2)sql");
 namespace reflectd::daemon {
 
 void Daemon::control_reinforce(const nlohmann::json& request, const bus::Principal& caller,
-                               bus::ControlReply reply) {
+                               const bus::ControlReply& reply) {
   const std::string id = text_param(request, "id");
   if (id.empty()) return reply({{"ok", false}, {"error", "reinforce: \"id\" (string) is required"}});
   const bool useful = request.value("useful", true);

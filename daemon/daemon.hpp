@@ -72,7 +72,7 @@ class Daemon {
   /// "Read surface" and "Security": admin commands need caller.admin, reads are limited to
   /// the caller's namespaces and clearance inside their SQL.
   void handle_control(const nlohmann::json& request, const bus::Principal& caller,
-                      bus::ControlReply reply);
+                      const bus::ControlReply& reply);
 
  private:
   void stop_now();
@@ -81,14 +81,14 @@ class Daemon {
   void arm_stats_timer();
   void arm_watchdog_timer();
   nlohmann::json status(const bus::Principal& caller) const;
-  void control_run(const nlohmann::json& request, bus::ControlReply reply);
+  void control_run(const nlohmann::json& request, const bus::ControlReply& reply);
   nlohmann::json control_jobs(const nlohmann::json& request);
   nlohmann::json control_knowledge(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_observations(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_entities(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_clusters(const nlohmann::json& request, const bus::Principal& caller);
   void control_reinforce(const nlohmann::json& request, const bus::Principal& caller,
-                         bus::ControlReply reply);
+                         const bus::ControlReply& reply);
   nlohmann::json control_search(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_events(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_medallion(const nlohmann::json& request, const bus::Principal& caller);

@@ -50,9 +50,7 @@ FILES
 
 See README.md for the wire format and reflectctl(1)-style usage.)";
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{kDescription, "reflectd"};
   app.footer(kFooter);
   std::string config_path;
@@ -114,4 +112,19 @@ int main(int argc, char** argv) {
     spdlog::critical("startup failed: {}", error.what());
     return 1;
   }
+}
+
+}  // namespace
+
+// Anything run() did not turn into an exit status itself (an allocation failure, a logging
+// sink that cannot be created) still ends with a message and status 1, never std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "reflectd: " << error.what() << '\n';
+  } catch (...) {
+    std::cerr << "reflectd: unknown error\n";
+  }
+  return 1;
 }

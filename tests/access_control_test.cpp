@@ -554,7 +554,7 @@ TEST_CASE("reflectctl keygen writes zcert files with modes 0600/0644; the keys w
   test::TempDir dir;
   const auto keygen = [&](const std::string& path, bool force) {
     std::vector<std::string> argv{REFLECTCTL_BIN, "keygen", path};
-    if (force) argv.push_back("--force");
+    if (force) argv.emplace_back("--force");
     return test::run_process(argv, std::chrono::seconds(30));
   };
   const auto server = keygen(dir.file("server.key"), false);

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -98,8 +100,8 @@ TEST_CASE("a push flood beyond the writer's capacity is pushed back with bounded
   // Bounded: six times the events barely moves the peak (the writer queue holds ≤ 5,000
   // events, each libzmq pipe ≤ its high-water mark of messages).
 #ifndef REFLECTD_SANITIZED
-  CHECK(peak_after_long - peak_after_short <= 32 * 1024);
-  CHECK(peak_after_long <= 256 * 1024);
+  CHECK(peak_after_long - peak_after_short <= std::int64_t{32} * 1024);
+  CHECK(peak_after_long <= std::int64_t{256} * 1024);
 #endif
 
   daemon.send_signal(SIGTERM);
@@ -150,8 +152,8 @@ TEST_CASE("stuck peers never block the daemon for anyone else", "[backpressure][
   address.sin_port = htons(static_cast<std::uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   REQUIRE(::connect(raw, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  const char half_greeting[] = {'\xff', 0, 0, 0, 0};
-  REQUIRE(::send(raw, half_greeting, sizeof half_greeting, 0) == static_cast<ssize_t>(sizeof half_greeting));
+  const std::array<char, 5> half_greeting{'\xff', 0, 0, 0, 0};
+  REQUIRE(::send(raw, half_greeting.data(), half_greeting.size(), 0) == static_cast<ssize_t>(half_greeting.size()));
 
   // Everyone else is served: every stuck message is stored (its replies overflow and are
   // dropped), a healthy publisher gets each acknowledgement, the control socket answers.

@@ -106,7 +106,7 @@ TEST_CASE("ingest: one reply per message after commit; ids make resends idempote
   SECTION("a peer over the transport limit is dropped; others are unaffected") {
     auto abuser = make_client(context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
     abuser.set(zmq::sockopt::rcvtimeo, 500);
-    const std::string huge(5 * 1048576, 'x');
+    const std::string huge(std::size_t{5} * 1048576, 'x');
     CHECK(round_trip(abuser, {huge}).empty());
     CHECK(ingest(dealer, R"({"kind":"task","content":"still up"})")["ok"] == true);
   }

@@ -4,7 +4,7 @@
 // Needs REFLECTD_BIN, REFLECTCTL_BIN and REFLECTD_DATA_DIR (compile definitions).
 
 #include <SQLiteCpp/SQLiteCpp.h>
-#include <signal.h>
+#include <csignal>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 

@@ -8,10 +8,10 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <poll.h>
-#include <signal.h>
+#include <csignal>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
+#include <ctime>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -573,7 +573,7 @@ TEST_CASE("reflectd's command line: --check-config, --help, --version", "[lifecy
   const TempDir dir;
   const auto reflectd = [](std::vector<std::string> args) {
     args.insert(args.begin(), REFLECTD_BIN);
-    const RunResult run = reflectd::test::run_process(args, 30s);
+    RunResult run = reflectd::test::run_process(args, 30s);
     REQUIRE_FALSE(run.timed_out);
     return run;
   };

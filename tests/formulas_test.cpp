@@ -11,6 +11,7 @@ using namespace reflectd::jobs;
 
 namespace {
 constexpr std::int64_t kSecond = 1'000'000;
+constexpr std::int64_t kSecondsPerHour = 3600;
 constexpr std::int64_t kDay = 86'400 * kSecond;
 constexpr std::int64_t kT0 = 1'700'000'000 * kSecond;
 
@@ -56,9 +57,9 @@ TEST_CASE("sweeps never compound: many evaluations equal one") {
   const DecayProfile p = membrane(0.01);
   double hourly = 0;
   for (int hour = 1; hour <= 48; ++hour) {
-    hourly = *salience_at(1.0, kT0, kT0, p, kT0 + hour * 3600 * kSecond);
+    hourly = *salience_at(1.0, kT0, kT0, p, kT0 + hour * kSecondsPerHour * kSecond);
   }
-  CHECK(hourly == *salience_at(1.0, kT0, kT0, p, kT0 + 48 * 3600 * kSecond));
+  CHECK(hourly == *salience_at(1.0, kT0, kT0, p, kT0 + 48 * kSecondsPerHour * kSecond));
   CHECK(hourly == std::max(0.01, std::exp2(-48.0)));
 }
 
@@ -66,9 +67,9 @@ TEST_CASE("archive time: below the floor and past max age, auto_prune only") {
   DecayProfile p = membrane(0.125);
   p.max_age_s = 3600;
   // 1.0 -> 0.125 takes 3 half-lives; max age 1 h: the later is 3 h.
-  CHECK(*archive_at_us(1.0, kT0, kT0, p) == kT0 + 3 * 3600 * kSecond);
-  p.max_age_s = 5 * 3600;
-  CHECK(*archive_at_us(1.0, kT0, kT0, p) == kT0 + 5 * 3600 * kSecond);
+  CHECK(*archive_at_us(1.0, kT0, kT0, p) == kT0 + 3 * kSecondsPerHour * kSecond);
+  p.max_age_s = 5 * kSecondsPerHour;
+  CHECK(*archive_at_us(1.0, kT0, kT0, p) == kT0 + 5 * kSecondsPerHour * kSecond);
   p.deletion_policy = DeletionPolicy::kManualOnly;
   CHECK_FALSE(archive_at_us(1.0, kT0, kT0, p));
   p.deletion_policy = DeletionPolicy::kNever;

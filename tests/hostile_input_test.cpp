@@ -151,7 +151,7 @@ std::vector<HostileCase> message_cases() {
       {"1,001-event batch", "[" + repeat(good + ",", 1000) + good + "]",
        "message: a batch holds 1 to 1000 events, not 1001"},
       {"over bus.max_message_bytes (within 4x)",
-       R"({"kind":"task","content":")" + std::string(1100 * 1024, 'a') + R"("})",
+       R"({"kind":"task","content":")" + std::string(std::size_t{1100} * 1024, 'a') + R"("})",
        "bytes exceeds the limit of 1048576 bytes (bus.max_message_bytes)"},
   };
 }
@@ -330,7 +330,7 @@ TEST_CASE("multipart messages with extra frames", "[hostile]") {
     auto control = make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
     auto reply = round_trip(control, {"x", "y", "not json"});
     CHECK_THAT(json::parse(reply.back())["error"].get<std::string>(), Catch::Contains("JSON object"));
-    const std::vector<std::string> bad_requests{"[]", "null", "{\"cmd\":7}", "{\"cmd\":\"nope\"}",
+    const std::vector<std::string> bad_requests{"[]", "null", R"({"cmd":7})", R"({"cmd":"nope"})",
                                                 "{\"cmd\":\"status\"\x80}", std::string(5000, '[')};
     for (const std::string& bad : bad_requests) {
       INFO(bad.substr(0, 40));
@@ -345,7 +345,7 @@ TEST_CASE("multipart messages with extra frames", "[hostile]") {
 TEST_CASE("a message over ZMQ_MAXMSGSIZE drops only its sender's connection", "[hostile]") {
   test::TempDir dir;
   config::Config config = test::loopback_config(dir);
-  config.bus.max_message_bytes = 64 * 1024;  // transport limit: 256 KiB
+  config.bus.max_message_bytes = std::int64_t{64} * 1024;  // transport limit: 256 KiB
   test::RunningDaemon running(std::move(config));
   const std::string db = dir.file("reflectd.db");
   zmq::context_t context;
@@ -354,14 +354,14 @@ TEST_CASE("a message over ZMQ_MAXMSGSIZE drops only its sender's connection", "[
 
   auto attacker = make_client(context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
   attacker.set(zmq::sockopt::rcvtimeo, 1000);
-  const std::string huge = R"({"kind":"task","content":")" + std::string(300 * 1024, 'a') + R"("})";
+  const std::string huge = R"({"kind":"task","content":")" + std::string(std::size_t{300} * 1024, 'a') + R"("})";
   CHECK(round_trip(attacker, {huge}).empty());  // disconnected by libzmq: no reply
 
   auto push_attacker = make_client(context, zmq::socket_type::push, running.endpoints().push.at(0));
   push_attacker.send(zmq::buffer(huge));
 
   // Between the payload limit and the transport limit: a precise reply.
-  const std::string big = R"({"kind":"task","content":")" + std::string(100 * 1024, 'a') + R"("})";
+  const std::string big = R"({"kind":"task","content":")" + std::string(std::size_t{100} * 1024, 'a') + R"("})";
   CHECK_THAT(ingest(bystander, big)["error"].get<std::string>(),
              Catch::Contains("exceeds the limit of 65536 bytes (bus.max_message_bytes)"));
   CHECK(ingest(bystander, good_event("by-2"))["ok"] == true);
@@ -377,7 +377,7 @@ TEST_CASE("an event with a huge number of fields is decoded in linear time", "[h
   zmq::context_t context;
   auto dealer = make_client(context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
   std::string payload = R"({"kind":"task","content":"many fields")";
-  for (int i = 0; payload.size() < 1000 * 1000; ++i) payload += ",\"f" + std::to_string(i) + "\":0";
+  for (int i = 0; payload.size() < std::size_t{1000} * 1000; ++i) payload += ",\"f" + std::to_string(i) + "\":0";
   payload += "}";
   const auto start = std::chrono::steady_clock::now();
   const json reply = ingest(dealer, payload);

@@ -39,7 +39,7 @@ json run_job(SQLite::Database& db, const Clock& clock, const jobs::MedallionPara
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
   jobs::JobContext ctx{db, clock, cancel, "", "demand", 0,
-                       [&](const std::string& topic, json payload) {
+                       [&](const std::string& topic, const json& payload) {
                          if (published != nullptr && topic == "medallion.updated") published->push_back(payload);
                        }};
   return jobs::run_medallion_refresh(ctx, params);

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
-#include <signal.h>
+#include <csignal>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,7 +43,7 @@ std::string batch(const std::string& prefix, int events, std::size_t content_byt
 json send(zmq::socket_t& dealer, const std::string& payload) {
   dealer.send(zmq::buffer(payload));
   zmq::message_t reply;
-  if (!dealer.recv(reply)) return json();
+  if (!dealer.recv(reply)) return {};
   return json::parse(reply.to_string());
 }
 
@@ -98,7 +98,7 @@ TEST_CASE("disk full (store.max_pages): clear rejection, no partial batch, resum
   REQUIRE(filled < 1000);
   CHECK(all_rejected_with(reply, full));
   const std::int64_t stored_before = count(db, "SELECT count(*) FROM events");
-  CHECK(stored_before == filled * 20);
+  CHECK(stored_before == std::int64_t{filled} * 20);
 
   // A batch that cannot fit: refused as a whole, nothing of it committed.
   reply = send(dealer, batch("big-", 200, 2000));

@@ -8,7 +8,9 @@
 
 #include <catch2/catch.hpp>
 
-#include <stdlib.h>
+#include <array>
+
+#include <cstdlib>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,9 +53,9 @@ CommandResult run(const std::string& command) {
   CommandResult result;
   FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
   REQUIRE(pipe != nullptr);
-  char buffer[4096];
+  std::array<char, 4096> buffer{};
   std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
   const int raw = ::pclose(pipe);
   result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return result;
@@ -111,7 +113,7 @@ fs::path render_unit(const fs::path& dir) {
     out << line << '\n';
   }
   REQUIRE(exec_starts == 1);
-  const fs::path unit = dir / fs::path(REFLECTD_UNIT_FILE).filename();
+  fs::path unit = dir / fs::path(REFLECTD_UNIT_FILE).filename();
   std::ofstream(unit) << out.str();
   return unit;
 }

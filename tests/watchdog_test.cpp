@@ -5,7 +5,9 @@
 
 #include <catch2/catch.hpp>
 
-#include <signal.h>
+#include <array>
+
+#include <csignal>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -48,9 +50,9 @@ class NotifySocket {
 
   /// One datagram, or "" after the 50 ms receive timeout.
   std::string receive() {
-    char buffer[4096];
-    const ssize_t n = ::recv(fd_, buffer, sizeof(buffer), 0);
-    return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
+    std::array<char, 4096> buffer{};
+    const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
+    return n > 0 ? std::string(buffer.data(), static_cast<std::size_t>(n)) : std::string();
   }
 
  private:

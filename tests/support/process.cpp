@@ -1,7 +1,7 @@
 #include "support/process.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
+#include <csignal>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -56,6 +56,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const SpawnOpti
   if (!options.stdout_path.empty()) actions.open(STDOUT_FILENO, options.stdout_path, kWrite);
   if (!options.stderr_path.empty()) actions.open(STDERR_FILENO, options.stderr_path, kWrite);
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
   const int error = ::posix_spawn(&pid_, args[0], actions.get(), nullptr, args.data(), environ);
