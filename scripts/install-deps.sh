@@ -9,7 +9,7 @@ packages=(
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libhowardhinnant-date-dev libssl-dev
   libutf8proc-dev libstemmer-dev libigraph-dev
   systemd
-  clang-14 libclang-rt-14-dev llvm-14
+  clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14
 )
 missing=()
 for p in "${packages[@]}"; do
