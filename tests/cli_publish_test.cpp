@@ -4,8 +4,8 @@
 // Needs REFLECTD_BIN, REFLECTCTL_BIN and REFLECTD_DATA_DIR (compile definitions).
 
 #include <SQLiteCpp/SQLiteCpp.h>
-#include <csignal>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <nlohmann/json.hpp>
 
 #include <chrono>

@@ -10,9 +10,9 @@
 
 #include <array>
 
-#include <cstdlib>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cstdlib>
 
 #include <cstdio>
 #include <cstdlib>
@@ -55,7 +55,8 @@ CommandResult run(const std::string& command) {
   REQUIRE(pipe != nullptr);
   std::array<char, 4096> buffer{};
   std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.output.append(buffer.data(), n);
   const int raw = ::pclose(pipe);
   result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return result;
@@ -133,8 +134,9 @@ std::vector<std::string> lines_mentioning(const std::string& output, const std::
 TEST_CASE("the systemd unit passes systemd-analyze verify and security", "[systemd]") {
   const std::string analyze = find_in_path("systemd-analyze");
   if (analyze.empty()) {
-    FAIL("systemd-analyze not found in PATH: install the `systemd` package (see README) to "
-         "check reflectd.service");
+    FAIL(
+        "systemd-analyze not found in PATH: install the `systemd` package (see README) to "
+        "check reflectd.service");
   }
   REQUIRE(fs::exists(REFLECTD_BIN));
   TempDir dir;
@@ -142,16 +144,16 @@ TEST_CASE("the systemd unit passes systemd-analyze verify and security", "[syste
   const std::string name = unit.filename().string();
 
   SECTION("verify accepts it") {
-    const CommandResult verify = run(shell_quote(analyze) + " --no-pager verify " +
-                                     shell_quote(unit.string()));
+    const CommandResult verify =
+        run(shell_quote(analyze) + " --no-pager verify " + shell_quote(unit.string()));
     INFO("systemd-analyze verify output:\n" << verify.output);
     CHECK(verify.status == 0);
     CHECK(lines_mentioning(verify.output, name).empty());
   }
 
   SECTION("security rates its exposure OK or better") {
-    const CommandResult security = run(shell_quote(analyze) + " --no-pager security --offline=yes " +
-                                       shell_quote(unit.string()));
+    const CommandResult security = run(
+        shell_quote(analyze) + " --no-pager security --offline=yes " + shell_quote(unit.string()));
     INFO("systemd-analyze security output:\n" << security.output);
     REQUIRE(security.status == 0);
     std::smatch match;

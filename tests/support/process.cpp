@@ -1,9 +1,9 @@
 #include "support/process.hpp"
 
 #include <fcntl.h>
-#include <csignal>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <csignal>
 
 #include <cerrno>
 #include <fstream>
