@@ -77,7 +77,8 @@ jobs::MedallionParams medallion_params(const config::Config& config) {
     }
   }
   params.vitality = vitality_params(config.decay);
-  params.edge_half_life_s = static_cast<std::int64_t>(config.entities.edge_half_life_days * 86400.0);
+  params.edge_half_life_s =
+      static_cast<std::int64_t>(config.entities.edge_half_life_days * 86400.0);
   return params;
 }
 
