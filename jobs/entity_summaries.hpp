@@ -13,7 +13,9 @@
 // Incremental (migration 8): only two kinds of entities are recomputed: those with mentions
 // after their namespace's watermark (entity_summary_watermarks; the cluster job's new mentions
 // also bring every count, time and edge change it makes), and those in entity_summary_dirty (set
-// by triggers when a mentioned event's salience, hits, status or text changes, an entity is
+// by triggers when a mentioned event's salience, hits, status or text changes -- an event that
+// only leaves `active` marks just the entities that kept it among their two, or have no state
+// yet: nothing else can change for the others --, an entity is
 // renamed, retyped, moved or (de)activated, an edge is rewired or deleted, a mention deleted; and
 // by the importance job when the printed importance changes). entity_summary_state keeps each
 // entity's two most salient mentioned events and how many mentions (up to which seq) they were

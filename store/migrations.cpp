@@ -10,7 +10,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 9> kMigrations{
+constexpr std::array<const char*, 10> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -582,6 +582,31 @@ CREATE TRIGGER entity_relationships_rewired AFTER UPDATE OF namespace, source_id
 END;
 CREATE TRIGGER entity_relationships_deleted AFTER DELETE ON entity_relationships BEGIN
   INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.source_id, 0) ON CONFLICT (entity_id) DO NOTHING;
+END;
+)sql",
+    // Archiving without a full re-search (jobs/entity_summaries.hpp). The decay job archives
+    // every event whose time has come, and each archived event marked all its entities for a
+    // search over all their mentions (hub entities: tens of thousands each, at every sweep).
+    // A summary depends on its entity's mentioned events only through the two most salient
+    // active ones (entity_summary_state), and the state counts mentions whatever their status:
+    // an event that only leaves `active` changes the summaries of the entities that kept it
+    // among their two (or have no state yet), and no other. Every other change of the inputs
+    // still marks every mentioning entity, as before.
+    R"sql(
+DROP TRIGGER events_summary_inputs;
+CREATE TRIGGER events_summary_inputs AFTER UPDATE OF salience_base, hit_count, status, content ON events
+  WHEN NOT (old.status = 'active' AND new.status != 'active' AND old.salience_base IS new.salience_base
+            AND old.hit_count IS new.hit_count AND old.content IS new.content) BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM event_entities WHERE seq = new.seq
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+END;
+CREATE TRIGGER events_summary_deactivated AFTER UPDATE OF salience_base, hit_count, status, content ON events
+  WHEN old.status = 'active' AND new.status != 'active' AND old.salience_base IS new.salience_base
+       AND old.hit_count IS new.hit_count AND old.content IS new.content BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full)
+  SELECT ee.entity_id, 1 FROM event_entities ee LEFT JOIN entity_summary_state s ON s.entity_id = ee.entity_id
+  WHERE ee.seq = new.seq AND (s.entity_id IS NULL OR s.top1_seq IS new.seq OR s.top2_seq IS new.seq)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
 END;
 )sql",
 };

@@ -472,4 +472,44 @@ TEST_CASE(
   const json rerun = entity_cycle(db_many, kNow);
   CHECK(rerun["summaries_refreshed"] == 0);
   CHECK(importance_tables(db_many) == incremental);
+
+  // Archiving (the decay job) after everything was clustered and summarised: one event in
+  // seven, plus the most salient event of every fifth entity. Only the entities that kept an
+  // archived event among their two most salient are searched again; the tables must equal
+  // those of the database summarised from scratch.
+  std::string archived = "0";
+  {
+    SQLite::Statement tops(
+        db_many,
+        "SELECT DISTINCT top1_seq FROM entity_summary_state WHERE entity_id % 5 = 0 "
+        "AND top1_seq IS NOT NULL ORDER BY 1");
+    while (tops.executeStep()) archived += "," + std::to_string(tops.getColumn(0).getInt64());
+  }
+  const std::int64_t dirty_before =
+      db_many.execAndGet("SELECT count(*) FROM entity_summary_dirty").getInt64();
+  REQUIRE(dirty_before == 0);
+  for (auto* db : {&db_one, &db_many}) {
+    db->exec(
+        "UPDATE events SET status = 'archived' WHERE status = 'active' AND "
+        "(seq % 7 = 0 OR seq IN (" +
+        archived + "))");
+  }
+  const std::int64_t mentioning = db_many
+                                      .execAndGet(
+                                          "SELECT count(DISTINCT entity_id) FROM event_entities "
+                                          "WHERE seq IN (SELECT seq FROM events WHERE "
+                                          "status = 'archived')")
+                                      .getInt64();
+  const std::int64_t dirty_after =
+      db_many.execAndGet("SELECT count(*) FROM entity_summary_dirty").getInt64();
+  CHECK(dirty_after > dirty_before);
+  CHECK(dirty_after < mentioning);
+  entity_cycle(db_many, kNow + kDay);
+  entity_cycle(db_one, kNow + kDay);
+  const std::string after_archiving = importance_tables(db_many);
+  CHECK(after_archiving == importance_tables(db_one));
+  CHECK(after_archiving != incremental);
+  forget_incremental_state(db_one);
+  entity_cycle(db_one, kNow + kDay);
+  CHECK(importance_tables(db_one) == after_archiving);
 }
