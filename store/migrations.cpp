@@ -590,9 +590,10 @@ END;
     //    went into events_namespace_ts (namespace, ts_us) at its timestamp's place: events that
     //    do not arrive in time order (a replayed or imported history, agents' clocks) each
     //    dirtied another leaf page, so a commit of 2,000 events wrote ~2,000 index pages to the
-    //    WAL and ingest fell to a third of the rate without it. Its only reader was the
-    //    importance job's newest event time per namespace, now one row per namespace kept by
-    //    triggers (exact: every change of events' namespace or ts_us goes through them). The
+    //    WAL (4.9 KB written per 0.8 KB row) and inserts ran at half the rate they have
+    //    without it. Its only reader was the importance job's newest event time per namespace,
+    //    now one row per namespace kept by triggers (exact: every change of events' namespace
+    //    or ts_us goes through them). The
     //    namespace list and the medallion spans use events_namespace_active_seq, which covers
     //    ts_us. events_episode served no query at all.
     R"sql(
