@@ -1,12 +1,12 @@
 #include "jobs/consolidation.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
 #include <string_view>
 #include <unordered_map>
-#include <functional>
 
 #include "common/sha256.hpp"
 #include "jobs/job_state.hpp"
@@ -23,8 +23,10 @@ constexpr std::size_t kMaxEvidenceIdsListed = 100;
 constexpr std::size_t kMaxSupportIdsListed = 200;
 // Every weighted event of a target becomes evidence of its stream.
 constexpr const char* kBackfill =
-    "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, ts_us, weight) SELECT ?1, t.seq, "
-    "e.ts_us, t.weight FROM event_targets t JOIN events e ON e.seq = t.seq WHERE t.namespace = ?2 AND "
+    "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, ts_us, weight) SELECT ?1, "
+    "t.seq, "
+    "e.ts_us, t.weight FROM event_targets t JOIN events e ON e.seq = t.seq WHERE t.namespace = ?2 "
+    "AND "
     "t.target = ?3 AND t.weight > 0";
 
 std::string first_line(std::string_view text, std::size_t max_bytes) {
@@ -37,7 +39,8 @@ std::string first_line(std::string_view text, std::size_t max_bytes) {
       line = line.substr(a, line.find_last_not_of(" \t\r") - a + 1);
       std::string out(line.substr(0, max_bytes));
       // Do not cut a UTF-8 sequence in half.
-      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80)
+        out.pop_back();
       if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80) != 0) out.pop_back();
       return out;
     }
@@ -142,47 +145,71 @@ class Consolidator {
         db_(ctx.db),
         state_(db_, kJob),
         audit_(db_),
-        read_events_(db_, "SELECT seq, kind, ts_us, content, context, entities, episode_id "
-                          "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
-                          "ORDER BY seq LIMIT ?3"),
-        insert_target_(db_, "INSERT OR REPLACE INTO event_targets (seq, namespace, trajectory_id, "
-                            "target, weight) VALUES (?1, ?2, ?3, ?4, ?5)"),
-        trajectory_target_(db_, "SELECT target FROM event_targets WHERE namespace = ?1 AND "
-                                "trajectory_id = ?2 AND target IS NOT NULL ORDER BY seq DESC LIMIT 1"),
-        add_weight_(db_, "INSERT INTO consolidation_targets (namespace, target, weight, events, "
-                         "commits, errors, successes) VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6) "
-                         "ON CONFLICT (namespace, target) DO UPDATE SET weight = weight + ?3, "
-                         "events = events + 1, commits = commits + ?4, errors = errors + ?5, "
-                         "successes = successes + ?6"),
-        insert_problem_(db_, "INSERT OR IGNORE INTO problem_occurrences (namespace, signature, seq, "
-                             "trajectory_id, target, ts_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
-        stream_totals_(db_, "SELECT weight, commits, errors, successes, events FROM consolidation_targets "
-                            "WHERE namespace = ?1 AND target = ?2"),
-        stream_existing_(db_, "SELECT phase, status, scope, hit_count, coalesce(last_hit_us, 0), "
-                              "json_object('status', status, 'phase', phase, 'vitality', vitality, "
-                              "'confidence', confidence), provenance FROM knowledge WHERE decision_id = ?1"),
-        stream_create_(db_, "INSERT INTO knowledge (decision_id, namespace, kind, target, title, rationale, "
-                            "status, provenance, keywords, salience_ref_us, first_seen_us, last_seen_us, "
-                            "updated_us) VALUES (?1, ?2, 'proposal', ?3, ?4, 'pending evidence', 'draft', "
-                            "'internal', ?5, ?6, ?6, ?6, ?6)"),
+        read_events_(db_,
+                     "SELECT seq, kind, ts_us, content, context, entities, episode_id "
+                     "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
+                     "ORDER BY seq LIMIT ?3"),
+        insert_target_(db_,
+                       "INSERT OR REPLACE INTO event_targets (seq, namespace, trajectory_id, "
+                       "target, weight) VALUES (?1, ?2, ?3, ?4, ?5)"),
+        trajectory_target_(db_,
+                           "SELECT target FROM event_targets WHERE namespace = ?1 AND "
+                           "trajectory_id = ?2 AND target IS NOT NULL ORDER BY seq DESC LIMIT 1"),
+        add_weight_(db_,
+                    "INSERT INTO consolidation_targets (namespace, target, weight, events, "
+                    "commits, errors, successes) VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6) "
+                    "ON CONFLICT (namespace, target) DO UPDATE SET weight = weight + ?3, "
+                    "events = events + 1, commits = commits + ?4, errors = errors + ?5, "
+                    "successes = successes + ?6"),
+        insert_problem_(db_,
+                        "INSERT OR IGNORE INTO problem_occurrences (namespace, signature, seq, "
+                        "trajectory_id, target, ts_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+        stream_totals_(
+            db_,
+            "SELECT weight, commits, errors, successes, events FROM consolidation_targets "
+            "WHERE namespace = ?1 AND target = ?2"),
+        stream_existing_(
+            db_,
+            "SELECT phase, status, scope, hit_count, coalesce(last_hit_us, 0), "
+            "json_object('status', status, 'phase', phase, 'vitality', vitality, "
+            "'confidence', confidence), provenance FROM knowledge WHERE decision_id = ?1"),
+        stream_create_(
+            db_,
+            "INSERT INTO knowledge (decision_id, namespace, kind, target, title, rationale, "
+            "status, provenance, keywords, salience_ref_us, first_seen_us, last_seen_us, "
+            "updated_us) VALUES (?1, ?2, 'proposal', ?3, ?4, 'pending evidence', 'draft', "
+            "'internal', ?5, ?6, ?6, ?6, ?6)"),
         stream_backfill_all_(db_, std::string(kBackfill)),
         stream_backfill_since_(db_, std::string(kBackfill) + " AND t.seq > ?4"),
-        stream_evidence_all_(db_, "SELECT ts_us, event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
-                                  "ORDER BY ts_us, event_seq"),
-        stream_evidence_since_(db_, "SELECT ts_us, event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
-                                    "AND event_seq > ?2"),
-        stream_solutions_latest_(db_, "SELECT k.ts_us, k.event_seq FROM knowledge_evidence k JOIN events e ON "
-                                      "e.seq = k.event_seq WHERE k.decision_id = ?1 AND e.content LIKE "
-                                      "'%Solution:%' ORDER BY k.ts_us DESC, k.event_seq DESC LIMIT 5"),
-        stream_solutions_since_(db_, "SELECT k.ts_us, k.event_seq FROM knowledge_evidence k JOIN events e ON "
-                                     "e.seq = k.event_seq WHERE k.decision_id = ?1 AND k.event_seq > ?2 AND "
-                                     "e.content LIKE '%Solution:%'"),
-        stream_contexts_(db_, "SELECT count(DISTINCT trajectory_id) FROM event_targets WHERE namespace = ?1 "
-                              "AND target = ?2 AND weight > 0"),
-        stream_context_seen_(db_, "SELECT 1 FROM event_targets WHERE namespace = ?1 AND target = ?2 AND "
-                                  "trajectory_id = ?3 AND weight > 0 AND seq <= ?4 LIMIT 1"),
-        stream_procedure_(db_, "SELECT procedural FROM trajectory_outcomes WHERE namespace = ?1 AND target = ?2 "
-                               "AND success = 1 ORDER BY final_seq DESC LIMIT 1"),
+        stream_evidence_all_(
+            db_,
+            "SELECT ts_us, event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
+            "ORDER BY ts_us, event_seq"),
+        stream_evidence_since_(
+            db_,
+            "SELECT ts_us, event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
+            "AND event_seq > ?2"),
+        stream_solutions_latest_(
+            db_,
+            "SELECT k.ts_us, k.event_seq FROM knowledge_evidence k JOIN events e ON "
+            "e.seq = k.event_seq WHERE k.decision_id = ?1 AND e.content LIKE "
+            "'%Solution:%' ORDER BY k.ts_us DESC, k.event_seq DESC LIMIT 5"),
+        stream_solutions_since_(
+            db_,
+            "SELECT k.ts_us, k.event_seq FROM knowledge_evidence k JOIN events e ON "
+            "e.seq = k.event_seq WHERE k.decision_id = ?1 AND k.event_seq > ?2 AND "
+            "e.content LIKE '%Solution:%'"),
+        stream_contexts_(
+            db_,
+            "SELECT count(DISTINCT trajectory_id) FROM event_targets WHERE namespace = ?1 "
+            "AND target = ?2 AND weight > 0"),
+        stream_context_seen_(db_,
+                             "SELECT 1 FROM event_targets WHERE namespace = ?1 AND target = ?2 AND "
+                             "trajectory_id = ?3 AND weight > 0 AND seq <= ?4 LIMIT 1"),
+        stream_procedure_(
+            db_,
+            "SELECT procedural FROM trajectory_outcomes WHERE namespace = ?1 AND target = ?2 "
+            "AND success = 1 ORDER BY final_seq DESC LIMIT 1"),
         stream_update_(db_, R"sql(
 UPDATE knowledge SET rationale = ?2, status = ?3, phase = ?4, vitality = ?5, evidence_event_ids = ?6,
   consequences = ?7, procedural = ?8, frequency = ?9, unique_contexts = ?10, confidence = ?11,
@@ -191,8 +218,9 @@ UPDATE knowledge SET rationale = ?2, status = ?3, phase = ?4, vitality = ?5, evi
   first_seen_us = ?19, last_seen_us = ?20, updated_us = ?21
 WHERE decision_id = ?1)sql"),
         event_content_(db_, "SELECT content FROM events WHERE seq = ?1"),
-        pattern_rows_(db_, "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
-                           "namespace = ?1 AND signature = ?2 AND seq > ?3") {}
+        pattern_rows_(db_,
+                      "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
+                      "namespace = ?1 AND signature = ?2 AND seq > ?3") {}
 
   json run() {
     std::vector<std::string> namespaces;
@@ -262,10 +290,12 @@ WHERE decision_id = ?1)sql"),
       const json context = read_events_.getColumn(4).isNull()
                                ? json()
                                : json::parse(read_events_.getColumn(4).getString(), nullptr, false);
-      const json entities = read_events_.getColumn(5).isNull()
-                                ? json()
-                                : json::parse(read_events_.getColumn(5).getString(), nullptr, false);
-      const std::string episode = read_events_.getColumn(6).isNull() ? "" : read_events_.getColumn(6).getString();
+      const json entities =
+          read_events_.getColumn(5).isNull()
+              ? json()
+              : json::parse(read_events_.getColumn(5).getString(), nullptr, false);
+      const std::string episode =
+          read_events_.getColumn(6).isNull() ? "" : read_events_.getColumn(6).getString();
       last_seq = seq;
       ++processed;
 
@@ -278,7 +308,8 @@ WHERE decision_id = ?1)sql"),
         if (inserted) it->second = stored_trajectory_target(ns, trajectory);
         trajectory_target = &it->second;
       } else {
-        if (open.id.empty() || kind == "prompt" || kind == "task" || ts - open.last_ts_us > p_.gap_us) {
+        if (open.id.empty() || kind == "prompt" || kind == "task" ||
+            ts - open.last_ts_us > p_.gap_us) {
           open = {"tr:" + std::to_string(seq), ts, ""};
         }
         open.last_ts_us = ts;
@@ -296,7 +327,8 @@ WHERE decision_id = ?1)sql"),
       const std::string problem = kind == "error" ? content : labelled_line(content, "Problem:");
       const bool problem_solution = !labelled_line(content, "Problem:").empty() &&
                                     !labelled_line(content, "Solution:").empty();
-      const double weight = weight_of(kind, success) + (problem_solution ? p_.weight_problem_solution : 0.0);
+      const double weight =
+          weight_of(kind, success) + (problem_solution ? p_.weight_problem_solution : 0.0);
       insert_target_.reset();
       insert_target_.bind(1, static_cast<std::int64_t>(seq));
       insert_target_.bind(2, ns);
@@ -352,12 +384,14 @@ WHERE decision_id = ?1)sql"),
       record_outcome(ns, outcome);
       if (!outcome.target.empty()) touched_targets.insert(outcome.target);
     }
-    for (const auto& target : touched_targets) update_stream(ns, target, watermark, chunk_trajectories[target]);
+    for (const auto& target : touched_targets)
+      update_stream(ns, target, watermark, chunk_trajectories[target]);
     for (const auto& signature : touched_signatures) update_pattern(ns, signature);
 
     state_.set(ns, "watermark", std::to_string(last_seq));
-    state_.set(ns, "open_trajectory",
-               json{{"id", open.id}, {"last_ts_us", open.last_ts_us}, {"target", open.target}}.dump());
+    state_.set(
+        ns, "open_trajectory",
+        json{{"id", open.id}, {"last_ts_us", open.last_ts_us}, {"target", open.target}}.dump());
     ctx_.cancel.check();  // A cancelled run must not commit half of its last chunk.
     transaction.commit();
     totals_.events_processed += processed;
@@ -388,9 +422,10 @@ WHERE decision_id = ?1)sql"),
   // A finished trajectory: its tool sequence, and for a success its procedure (seed 000
   // ProceduralContent) and competence (seed 002).
   void record_outcome(const std::string& ns, const Outcome& outcome) {
-    SQLite::Statement steps(db_, "SELECT e.seq, e.kind, e.content, e.context FROM event_targets t "
-                                 "JOIN events e ON e.seq = t.seq WHERE t.namespace = ?1 AND "
-                                 "t.trajectory_id = ?2 AND t.seq <= ?3 ORDER BY t.seq");
+    SQLite::Statement steps(db_,
+                            "SELECT e.seq, e.kind, e.content, e.context FROM event_targets t "
+                            "JOIN events e ON e.seq = t.seq WHERE t.namespace = ?1 AND "
+                            "t.trajectory_id = ?2 AND t.seq <= ?3 ORDER BY t.seq");
     steps.bind(1, ns);
     steps.bind(2, outcome.trajectory_id);
     steps.bind(3, static_cast<std::int64_t>(outcome.final_seq));
@@ -401,7 +436,9 @@ WHERE decision_id = ?1)sql"),
     while (steps.executeStep()) {
       const std::string kind = steps.getColumn(1).getString();
       const std::string content = steps.getColumn(2).getString();
-      const json context = steps.getColumn(3).isNull() ? json() : json::parse(steps.getColumn(3).getString(), nullptr, false);
+      const json context = steps.getColumn(3).isNull()
+                               ? json()
+                               : json::parse(steps.getColumn(3).getString(), nullptr, false);
       if (kind == "task" && task.empty()) task = first_line(content, 200);
       if (kind == "call") {
         const std::string tool = string_field(context, "tool");
@@ -424,9 +461,10 @@ WHERE decision_id = ?1)sql"),
                     {"success_evidence_ids", json::array({outcome.final_seq})}};
       ++totals_.procedures_distilled;
     }
-    SQLite::Statement upsert(db_, "INSERT OR REPLACE INTO trajectory_outcomes (namespace, "
-                                  "trajectory_id, target, success, tool_sequence, procedural, "
-                                  "final_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    SQLite::Statement upsert(db_,
+                             "INSERT OR REPLACE INTO trajectory_outcomes (namespace, "
+                             "trajectory_id, target, success, tool_sequence, procedural, "
+                             "final_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     upsert.bind(1, ns);
     upsert.bind(2, outcome.trajectory_id);
     if (outcome.target.empty()) {
@@ -447,9 +485,10 @@ WHERE decision_id = ?1)sql"),
   }
 
   void update_competence(const std::string& ns, const std::string& sequence) {
-    SQLite::Statement runs(db_, "SELECT final_seq, o.target, e.ts_us FROM trajectory_outcomes o "
-                                "JOIN events e ON e.seq = o.final_seq WHERE o.namespace = ?1 AND "
-                                "o.tool_sequence = ?2 AND o.success = 1 ORDER BY e.ts_us, final_seq");
+    SQLite::Statement runs(db_,
+                           "SELECT final_seq, o.target, e.ts_us FROM trajectory_outcomes o "
+                           "JOIN events e ON e.seq = o.final_seq WHERE o.namespace = ?1 AND "
+                           "o.tool_sequence = ?2 AND o.success = 1 ORDER BY e.ts_us, final_seq");
     runs.bind(1, ns);
     runs.bind(2, sequence);
     json ids = json::array();
@@ -465,9 +504,9 @@ WHERE decision_id = ?1)sql"),
     const std::string id = "competence:" + ns + ":" + sha256_hex(sequence).substr(0, 16);
     const std::string text = "The tool sequence " + sequence + " succeeded in " +
                              std::to_string(count) + " trajectories.";
-    upsert_observation(id, ns, "competence", sequence, target, "Competence: " + sequence, text, ids,
-                       count, count, count,
-                       times[static_cast<std::size_t>(p_.competence_min_successes - 1)], times.back());
+    upsert_observation(
+        id, ns, "competence", sequence, target, "Competence: " + sequence, text, ids, count, count,
+        count, times[static_cast<std::size_t>(p_.competence_min_successes - 1)], times.back());
     ++totals_.competences;
   }
 
@@ -479,14 +518,17 @@ WHERE decision_id = ?1)sql"),
   struct StreamCache {
     std::vector<std::pair<std::int64_t, std::int64_t>> evidence;  // (ts_us, event_seq), sorted
     std::int64_t max_seq = 0;                                     // largest event_seq in evidence
-    std::vector<std::pair<std::int64_t, std::int64_t>> solutions;  // the latest <= 5 "Solution:" ones, newest first
+    std::vector<std::pair<std::int64_t, std::int64_t>>
+        solutions;  // the latest <= 5 "Solution:" ones, newest first
     std::int64_t unique_contexts = 0;
   };
   static constexpr std::size_t kSolutions = 5;
 
   // Merges (ts_us, seq) rows of `query` into the newest-first top kSolutions of `top`.
-  static void merge_solutions(std::vector<std::pair<std::int64_t, std::int64_t>>& top, SQLite::Statement& query) {
-    while (query.executeStep()) top.emplace_back(query.getColumn(0).getInt64(), query.getColumn(1).getInt64());
+  static void merge_solutions(std::vector<std::pair<std::int64_t, std::int64_t>>& top,
+                              SQLite::Statement& query) {
+    while (query.executeStep())
+      top.emplace_back(query.getColumn(0).getInt64(), query.getColumn(1).getInt64());
     query.reset();
     std::sort(top.begin(), top.end(), std::greater<>());
     if (top.size() > kSolutions) top.resize(kSolutions);
@@ -562,7 +604,8 @@ WHERE decision_id = ?1)sql"),
       stream_evidence_all_.reset();
       stream_evidence_all_.bind(1, id);
       while (stream_evidence_all_.executeStep()) {
-        c.evidence.emplace_back(stream_evidence_all_.getColumn(0).getInt64(), stream_evidence_all_.getColumn(1).getInt64());
+        c.evidence.emplace_back(stream_evidence_all_.getColumn(0).getInt64(),
+                                stream_evidence_all_.getColumn(1).getInt64());
         c.max_seq = std::max(c.max_seq, c.evidence.back().second);
       }
       stream_evidence_all_.reset();
@@ -584,7 +627,8 @@ WHERE decision_id = ?1)sql"),
       stream_evidence_since_.bind(1, id);
       stream_evidence_since_.bind(2, static_cast<std::int64_t>(before));
       while (stream_evidence_since_.executeStep()) {
-        fresh.emplace_back(stream_evidence_since_.getColumn(0).getInt64(), stream_evidence_since_.getColumn(1).getInt64());
+        fresh.emplace_back(stream_evidence_since_.getColumn(0).getInt64(),
+                           stream_evidence_since_.getColumn(1).getInt64());
         c.max_seq = std::max(c.max_seq, fresh.back().second);
       }
       stream_evidence_since_.reset();
@@ -618,14 +662,16 @@ WHERE decision_id = ?1)sql"),
     for (const auto& [ts, seq] : c.evidence) {
       newest.push_back(seq);
       if (newest.size() > 2 * kMaxEvidenceIdsListed) {
-        std::nth_element(newest.begin(), newest.begin() + static_cast<std::ptrdiff_t>(kMaxEvidenceIdsListed), newest.end(),
-                         std::greater<>());
+        std::nth_element(newest.begin(),
+                         newest.begin() + static_cast<std::ptrdiff_t>(kMaxEvidenceIdsListed),
+                         newest.end(), std::greater<>());
         newest.resize(kMaxEvidenceIdsListed);
       }
     }
     std::sort(newest.begin(), newest.end());
     json recent_ids = json::array();
-    for (std::size_t i = newest.size() > kMaxEvidenceIdsListed ? newest.size() - kMaxEvidenceIdsListed : 0;
+    for (std::size_t i =
+             newest.size() > kMaxEvidenceIdsListed ? newest.size() - kMaxEvidenceIdsListed : 0;
          i < newest.size(); ++i) {
       recent_ids.push_back(newest[i]);
     }
@@ -637,7 +683,8 @@ WHERE decision_id = ?1)sql"),
       m.removal_cost = removal_cost(next, scope, m.stability, m.frequency);
       audit_.append("knowledge", id, "promote", kActor, now,
                     std::string(to_string(phase)) + " -> " + to_string(next) + " at frequency " +
-                        std::to_string(m.frequency) + ", confidence " + std::to_string(m.confidence),
+                        std::to_string(m.frequency) + ", confidence " +
+                        std::to_string(m.confidence),
                     previous);
       ++totals_.streams_promoted;
     }
@@ -645,18 +692,18 @@ WHERE decision_id = ?1)sql"),
     if (status == "draft" && next != Phase::kPattern && acceptance >= p_.accept_threshold) {
       status = "accepted";
       audit_.append("knowledge", id, "accept", kActor, now,
-                    "acceptance score " + std::to_string(acceptance) + " >= " +
-                        std::to_string(p_.accept_threshold),
+                    "acceptance score " + std::to_string(acceptance) +
+                        " >= " + std::to_string(p_.accept_threshold),
                     previous);
       ++totals_.proposals_accepted;
     }
 
     const std::string latest_line = first_line(event_content(c.evidence.back().second), 120);
     const std::string rationale =
-        std::to_string(m.frequency) + " events over " + std::to_string(static_cast<std::int64_t>(m.lifetime_days)) +
-        " days point at " + target + " (" + std::to_string(commits) + " commits, " +
-        std::to_string(errors) + " errors, " + std::to_string(successes) +
-        " successful results). Latest: " + latest_line;
+        std::to_string(m.frequency) + " events over " +
+        std::to_string(static_cast<std::int64_t>(m.lifetime_days)) + " days point at " + target +
+        " (" + std::to_string(commits) + " commits, " + std::to_string(errors) + " errors, " +
+        std::to_string(successes) + " successful results). Latest: " + latest_line;
 
     json consequences = json::array();
     for (const auto& [ts, seq] : c.solutions) {
@@ -668,7 +715,8 @@ WHERE decision_id = ?1)sql"),
     procedure.reset();
     procedure.bind(1, ns);
     procedure.bind(2, target);
-    const std::string procedural = procedure.executeStep() ? procedure.getColumn(0).getString() : "";
+    const std::string procedural =
+        procedure.executeStep() ? procedure.getColumn(0).getString() : "";
     procedure.reset();
 
     SQLite::Statement& update = stream_update_;
@@ -707,11 +755,14 @@ WHERE decision_id = ?1)sql"),
     std::int64_t seq;
     std::int32_t trajectory;
     std::int32_t target;  // -1: none
-    bool operator<(const Occurrence& o) const { return ts_us != o.ts_us ? ts_us < o.ts_us : seq < o.seq; }
+    bool operator<(const Occurrence& o) const {
+      return ts_us != o.ts_us ? ts_us < o.ts_us : seq < o.seq;
+    }
   };
 
   std::int32_t intern(const std::string& text) {
-    const auto [it, inserted] = interned_.try_emplace(text, static_cast<std::int32_t>(strings_.size()));
+    const auto [it, inserted] =
+        interned_.try_emplace(text, static_cast<std::int32_t>(strings_.size()));
     if (inserted) strings_.push_back(text);
     return it->second;
   }
@@ -722,8 +773,13 @@ WHERE decision_id = ?1)sql"),
   void update_pattern(const std::string& ns, const std::string& signature) {
     auto [cached, fresh] = patterns_.try_emplace(ns + '\n' + signature);
     auto& occurrences = cached->second;
-    const std::int64_t after = occurrences.empty() ? 0 : std::max_element(occurrences.begin(), occurrences.end(),
-        [](const Occurrence& a, const Occurrence& b) { return a.seq < b.seq; })->seq;
+    const std::int64_t after = occurrences.empty()
+                                   ? 0
+                                   : std::max_element(occurrences.begin(), occurrences.end(),
+                                                      [](const Occurrence& a, const Occurrence& b) {
+                                                        return a.seq < b.seq;
+                                                      })
+                                         ->seq;
     SQLite::Statement& rows = pattern_rows_;
     rows.reset();
     rows.bind(1, ns);
@@ -731,9 +787,10 @@ WHERE decision_id = ?1)sql"),
     rows.bind(3, static_cast<std::int64_t>(fresh ? 0 : after));
     const auto middle = static_cast<std::ptrdiff_t>(occurrences.size());
     while (rows.executeStep()) {
-      occurrences.push_back({rows.getColumn(2).getInt64(), rows.getColumn(0).getInt64(),
-                             intern(rows.getColumn(1).getString()),
-                             rows.getColumn(3).isNull() ? -1 : intern(rows.getColumn(3).getString())});
+      occurrences.push_back(
+          {rows.getColumn(2).getInt64(), rows.getColumn(0).getInt64(),
+           intern(rows.getColumn(1).getString()),
+           rows.getColumn(3).isNull() ? -1 : intern(rows.getColumn(3).getString())});
     }
     rows.reset();
     std::sort(occurrences.begin() + middle, occurrences.end());
@@ -749,7 +806,8 @@ WHERE decision_id = ?1)sql"),
       trajectories.insert(o.trajectory);
       times.push_back(o.ts_us);
       if (o.target >= 0) ++targets[strings_[static_cast<std::size_t>(o.target)]];
-      if (qualified_at == 0 && static_cast<std::int64_t>(seqs.size()) >= p_.pattern_min_occurrences &&
+      if (qualified_at == 0 &&
+          static_cast<std::int64_t>(seqs.size()) >= p_.pattern_min_occurrences &&
           static_cast<std::int64_t>(trajectories.size()) >= p_.pattern_min_trajectories) {
         qualified_at = times.back();
       }
@@ -766,7 +824,8 @@ WHERE decision_id = ?1)sql"),
     const auto count = static_cast<std::int64_t>(seqs.size());
     json ids = json::array();
     std::sort(seqs.begin(), seqs.end());
-    for (std::size_t i = seqs.size() > kMaxSupportIdsListed ? seqs.size() - kMaxSupportIdsListed : 0;
+    for (std::size_t i = seqs.size() > kMaxSupportIdsListed ? seqs.size() - kMaxSupportIdsListed
+                                                            : 0;
          i < seqs.size(); ++i) {
       ids.push_back(seqs[i]);
     }
@@ -776,7 +835,8 @@ WHERE decision_id = ?1)sql"),
                              (target.empty() ? "" : ", mostly around " + target) + ": " + signature;
     upsert_observation(id, ns, "pattern", signature, target,
                        "Recurring problem: " + signature.substr(0, 200), text, ids, count,
-                       static_cast<std::int64_t>(trajectories.size()), 0, qualified_at, times.back());
+                       static_cast<std::int64_t>(trajectories.size()), 0, qualified_at,
+                       times.back());
   }
 
   // Creates or reinforces an observation (seed 003 MemoryMetaObservation). Confidence
@@ -790,7 +850,8 @@ WHERE decision_id = ?1)sql"),
                           const std::string& title, const std::string& text, const json& ids,
                           std::int64_t support, std::int64_t trajectories, std::int64_t successes,
                           std::int64_t first_us, std::int64_t last_us) {
-    SQLite::Statement before(db_, "SELECT support_count FROM observations WHERE observation_id = ?1");
+    SQLite::Statement before(db_,
+                             "SELECT support_count FROM observations WHERE observation_id = ?1");
     before.bind(1, id);
     const bool exists = before.executeStep();
     const std::int64_t previous_support = exists ? before.getColumn(0).getInt64() : 0;
@@ -830,8 +891,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     upsert.exec();
     const std::int64_t now = ctx_.clock.now_us();
     if (exists) {
-      audit_.append("observation", id, "reinforce", kActor, now,
-                    "support " + std::to_string(previous_support) + " -> " + std::to_string(support));
+      audit_.append(
+          "observation", id, "reinforce", kActor, now,
+          "support " + std::to_string(previous_support) + " -> " + std::to_string(support));
       ++totals_.observations_reinforced;
     } else {
       audit_.append("observation", id, "create", kActor, now, title);
@@ -842,7 +904,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   std::string event_content(std::int64_t seq) {
     event_content_.reset();
     event_content_.bind(1, static_cast<std::int64_t>(seq));
-    std::string content = event_content_.executeStep() ? event_content_.getColumn(0).getString() : "";
+    std::string content =
+        event_content_.executeStep() ? event_content_.getColumn(0).getString() : "";
     event_content_.reset();
     return content;
   }
@@ -873,7 +936,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement event_content_;
   SQLite::Statement pattern_rows_;
   std::unordered_map<std::string, StreamCache> streams_;  // by decision_id, this run only
-  std::unordered_map<std::string, std::vector<Occurrence>> patterns_;  // ns + '\n' + signature, sorted, this run only
+  std::unordered_map<std::string, std::vector<Occurrence>>
+      patterns_;  // ns + '\n' + signature, sorted, this run only
   std::unordered_map<std::string, std::int32_t> interned_;
   std::vector<std::string> strings_;
   Totals totals_;

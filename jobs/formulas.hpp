@@ -63,8 +63,8 @@ std::optional<double> penalize(double salience, double amount, double floor);
 /// floor (exponential: ref + h * log2(base / floor); linear: ref + 2h * (1 - floor / base))
 /// and it is older than max_age_s, i.e. the later of the two. nullopt when it never is: pinned,
 /// deletion policy other than auto_prune, max_age_s = 0, or floor <= 0.
-std::optional<std::int64_t> archive_at_us(double base, std::int64_t ref_us,
-                                          std::int64_t created_us, const DecayProfile& profile);
+std::optional<std::int64_t> archive_at_us(double base, std::int64_t ref_us, std::int64_t created_us,
+                                          const DecayProfile& profile);
 
 // ---------------------------------------------------------------- knowledge (seed 000)
 
