@@ -24,6 +24,10 @@
 //                 reports every event stored (polled every 5 ms: a benchmark may poll). Also
 //                 reported: the largest search-index lag seen (events), the time from the last
 //                 commit until the index caught up, and the daemon's peak RSS (VmHWM).
+//                 baseline, push and ingest also report written_bytes_per_event: what the
+//                 inserting process passed to write system calls while timed (WAL frames,
+//                 checkpoint copies; for the daemon also its replies), per event: the schema's
+//                 write amplification, which hardly depends on the machine's load.
 //   ingest        the same daemon fed by a DEALER keeping --window messages in flight; timed
 //                 until every message is acknowledged (acknowledgements follow commits).
 //   latency       one DEALER, one event per message, paced at --rate for --latency-events;
@@ -39,6 +43,9 @@
 // Events: the real streams in --data (libzmq-commits.jsonl, then swe-agent-trajectories.jsonl)
 // cycled in file order, each given the unique id "bench:<n>", so every run sends
 // byte-identical input. The header line gives the mean size of one event's JSON as sent.
+// --random-ids gives event n the id "bench:" + 16 hex digits of splitmix64(n) instead (still
+// unique: splitmix64 is a bijection): ids that land anywhere in the uid index, as hashes
+// (git commits, derived SHA-256 ids) do, where "bench:<n>" is nearly sequential.
 //
 // Exit status: 0 when every mode stored all its events; 1 otherwise (or on any error).
 
@@ -79,6 +86,19 @@
 namespace {
 
 namespace fs = std::filesystem;
+
+// Bytes a process has passed to write system calls so far (`wchar` of /proc/PID/io): for the
+// daemon, the WAL frames, the checkpoints' copies into the database and its replies. Unlike a
+// rate it hardly depends on the machine's load, so it shows the write amplification of the
+// schema. 0 when unavailable.
+std::uint64_t written_bytes(const std::string& pid) {
+  std::ifstream io("/proc/" + pid + "/io");
+  std::string line;
+  while (std::getline(io, line)) {
+    if (line.rfind("wchar:", 0) == 0) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
 using namespace reflectd;
 using Seconds = std::chrono::duration<double>;
 
@@ -106,6 +126,7 @@ struct Options {
   std::string dir;
   std::string daemon_config;  ///< YAML applied over the defaults (daemon modes and baselines).
   bool json = false;
+  bool random_ids = false;
   config::Config base = config::defaults();  ///< The defaults, or --daemon-config loaded.
 };
 
@@ -127,7 +148,7 @@ struct ModeResult {
 // the event's compact JSON split around the id's value, so building a message is appending.
 class Corpus {
  public:
-  explicit Corpus(const fs::path& data_dir) {
+  Corpus(const fs::path& data_dir, bool random_ids) : random_ids_(random_ids) {
     const std::string marker = "@@reflectd-bench-id@@";
     for (const char* name : kDataFiles) {
       std::ifstream in(data_dir / name);
@@ -149,7 +170,18 @@ class Corpus {
     const Template& t = templates_[n % templates_.size()];
     out += t.prefix;
     out += "bench:";
-    out += std::to_string(n);
+    if (random_ids_) {
+      // splitmix64's finaliser (Steele, Lea, Flood 2014): a bijection of 64-bit integers.
+      std::uint64_t z = n + 0x9e3779b97f4a7c15ULL;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      z ^= z >> 31;
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(z));
+      out += hex;
+    } else {
+      out += std::to_string(n);
+    }
     out += t.suffix;
   }
 
@@ -183,6 +215,7 @@ class Corpus {
     std::string suffix;
   };
   std::vector<Template> templates_;
+  bool random_ids_ = false;
 };
 
 std::uint64_t count_rows(const std::string& path, const config::Config& cfg) {
@@ -216,6 +249,7 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
     std::vector<store::EventRecord> rows;
     rows.reserve(chunk);
     Seconds elapsed{0};
+    std::uint64_t written = 0;
     for (std::uint64_t first = 0; first < options.events; first += chunk) {
       const std::uint64_t last = std::min(first + chunk, options.events);
       rows.clear();
@@ -226,6 +260,7 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
           if (entry.event) rows.push_back(std::move(*entry.event));
         }
       }
+      const std::uint64_t written_before = written_bytes("self");
       const auto start = std::chrono::steady_clock::now();
       SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
       for (const auto& row : rows) {
@@ -236,8 +271,12 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
       if (with_fts) fts.index_pending(static_cast<std::int64_t>(rows.size()));
       transaction.commit();
       elapsed += std::chrono::steady_clock::now() - start;
+      written += written_bytes("self") - written_before;
     }
     result.seconds = elapsed.count();
+    result.extra["written_bytes_per_event"] =
+        static_cast<double>(written) /
+        static_cast<double>(std::max<std::uint64_t>(result.stored, 1));
   }
   if (count_rows(path, cfg) != result.stored)
     throw std::runtime_error("baseline: row count differs");
@@ -283,6 +322,9 @@ class ForkedDaemon {
     }
     return 0;
   }
+
+  /// Bytes the daemon has passed to write system calls so far (see written_bytes()).
+  std::uint64_t written_bytes() const { return ::written_bytes(std::to_string(pid_)); }
 
   /// SIGTERM, then waits; true when it exited 0.
   bool stop() {
@@ -420,12 +462,17 @@ ModeResult run_push(const Corpus& corpus, const Options& options, const fs::path
     push.set(zmq::sockopt::linger, 0);
     push.connect(cfg.bus.push.front());
 
+    const std::uint64_t written_before = daemon.written_bytes();
     const auto start = std::chrono::steady_clock::now();
     push_events(push, corpus, 0, options.events, options.batch);
     PushProgress progress;
     await_finished(control, options.events, &progress, "push");
     const auto stored = std::chrono::steady_clock::now();
     result.seconds = Seconds(stored - start).count();
+    // Until every event is stored; the search index's catch-up below is not counted.
+    result.extra["written_bytes_per_event"] =
+        static_cast<double>(daemon.written_bytes() - written_before) /
+        static_cast<double>(options.events);
     // Search index: how far behind it was, and how long after the last commit it caught up.
     for (;;) {
       const std::int64_t lag = ControlClient::index_lag(control.status());
@@ -521,9 +568,13 @@ ModeResult run_ingest(const Corpus& corpus, const Options& options, const fs::pa
     zmq::context_t context(1);
     ControlClient(context, cfg.bus.control.front()).wait_ready();
     zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
+    const std::uint64_t written_before = daemon.written_bytes();
     const auto start = std::chrono::steady_clock::now();
     acknowledged = ingest_windowed(dealer, corpus, 0, options.events, options);
     result.seconds = Seconds(std::chrono::steady_clock::now() - start).count();
+    result.extra["written_bytes_per_event"] =
+        static_cast<double>(daemon.written_bytes() - written_before) /
+        static_cast<double>(options.events);
     result.extra["daemon_peak_rss_mb"] =
         static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
     if (!daemon.stop()) throw std::runtime_error("ingest: the daemon did not exit cleanly");
@@ -765,6 +816,7 @@ nlohmann::ordered_json to_json(const std::vector<ModeResult>& results, const Opt
           {"window_messages", options.window},
           {"commit_max_events", cfg.store.commit_max_events},
           {"synchronous", cfg.store.synchronous},
+          {"ids", options.random_ids ? "random" : "sequential"},
           {"modes", std::move(modes)}};
 }
 
@@ -806,6 +858,8 @@ int main(int argc, char** argv) {
                  "endpoints, store.path and the jobs are set by the benchmark")
       ->check(CLI::ExistingFile);
   app.add_flag("--json", options.json, "Print the results as JSON");
+  app.add_flag("--random-ids", options.random_ids,
+               "Ids spread over the uid index (hashes) instead of the nearly sequential bench:<n>");
   CLI11_PARSE(app, argc, argv);
 
   // The daemon must not talk to whatever supervises this benchmark.
@@ -813,7 +867,7 @@ int main(int argc, char** argv) {
   ::unsetenv("WATCHDOG_USEC");
   daemon::setup_logging();
   try {
-    const Corpus corpus(options.data_dir);
+    const Corpus corpus(options.data_dir, options.random_ids);
     const double bytes = corpus.mean_event_bytes(options.events);
     const TempDir dir(options.dir);
     if (!options.daemon_config.empty()) options.base = config::load_file(options.daemon_config);
@@ -821,12 +875,12 @@ int main(int argc, char** argv) {
     if (!options.json) {
       std::printf(
           "%llu events (%zu distinct from %s), mean %.0f bytes/event as sent, %llu per message, "
-          "ingest window %llu, commit_max_events %lld, synchronous %s, databases in %s\n\n",
+          "ingest window %llu, commit_max_events %lld, synchronous %s, %s ids, databases in %s\n\n",
           static_cast<unsigned long long>(options.events), corpus.size(), options.data_dir.c_str(),
           bytes, static_cast<unsigned long long>(options.batch),
           static_cast<unsigned long long>(options.window),
           static_cast<long long>(cfg.store.commit_max_events), cfg.store.synchronous.c_str(),
-          dir.path().c_str());
+          options.random_ids ? "random" : "sequential", dir.path().c_str());
       std::fflush(stdout);
     }
     std::vector<ModeResult> results;

@@ -100,9 +100,10 @@ const std::array kKeys{
   KeySpec{"store.commit_max_events", KT::kInteger, "2000", 1, 100000, "", true, "events",
           "Most events committed in one write transaction (group commit).",
           +[](Config& c) -> std::int64_t& { return c.store.commit_max_events; }},
-  KeySpec{"store.commit_max_delay_ms", KT::kInteger, "2", 0, 1000, "", true, "ms",
+  KeySpec{"store.commit_max_delay_ms", KT::kInteger, "20", 0, 1000, "", true, "ms",
           "Longest an open write transaction keeps collecting events that are still arriving "
-          "before it commits. The writer never waits when its queue is empty.",
+          "before it commits. The writer never waits when its queue is empty, so this only "
+          "matters under sustained load, where larger groups write fewer pages per event.",
           +[](Config& c) -> std::int64_t& { return c.store.commit_max_delay_ms; }},
   KeySpec{"store.writer_queue_events", KT::kInteger, "20000", 1000, 10000000, "", false,
           "events",

@@ -77,12 +77,13 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
       watermark = q.getColumn(3).getInt64();
     }
   }
-  // The reference follows the namespace's newest event (one index seek), not its newest mention.
+  // The reference follows the namespace's newest event (kept by triggers on events), not its
+  // newest mention.
   std::int64_t newest = kNone;
   {
-    SQLite::Statement q(db, "SELECT max(ts_us) FROM events WHERE namespace = ?1");
+    SQLite::Statement q(db, "SELECT max_ts_us FROM event_namespaces WHERE namespace = ?1");
     q.bind(1, ns);
-    if (q.executeStep() && !q.getColumn(0).isNull()) newest = q.getColumn(0).getInt64();
+    if (q.executeStep()) newest = q.getColumn(0).getInt64();
   }
   if (!full && ref_of(newest) != ref) full = true;  // the reference moved: sum everything again
   std::map<std::int64_t, WeightState> state;        // entity -> its sum, ordered by id

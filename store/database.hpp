@@ -36,4 +36,8 @@ int latest_schema_version();
 /// newer than this build. Returns the version after migrating.
 int migrate(SQLite::Database& db);
 
+/// The same, stopping at version `up_to` (clamped to latest_schema_version()): lets tests
+/// build a database of an older version and check that a later migration converts it.
+int migrate(SQLite::Database& db, int up_to);
+
 }  // namespace reflectd::store

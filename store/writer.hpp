@@ -119,7 +119,7 @@ struct WriterOptions {
   DatabaseOptions database;
   DecayProfiles profiles;
   std::int64_t commit_max_events = 2000;
-  std::int64_t commit_max_delay_ms = 2;
+  std::int64_t commit_max_delay_ms = 20;
   std::int64_t queue_capacity_events = 100000;
   std::int64_t max_pages = 0;  ///< PRAGMA max_page_count; 0 = unlimited.
   /// Most events indexed for full-text search in one transaction (bounds how long an event

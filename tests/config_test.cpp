@@ -36,7 +36,7 @@ TEST_CASE("defaults come from the key table") {
   CHECK(config.store.path == "reflectd.db");
   CHECK(config.store.synchronous == "full");
   CHECK(config.store.commit_max_events == 2000);
-  CHECK(config.store.commit_max_delay_ms == 2);
+  CHECK(config.store.commit_max_delay_ms == 20);
   CHECK(config.daemon.stats_interval_ms == 1000);
   CHECK(load_string("", "empty.yaml").store.path == "reflectd.db");
 }

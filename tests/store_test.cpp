@@ -86,6 +86,80 @@ TEST_CASE("a failed migration leaves the version untouched") {
         0);
 }
 
+TEST_CASE(
+    "the newest event time per namespace: converted from the previous schema, then kept exact") {
+  test::TempDir dir;
+  SQLite::Database db(dir.file("old.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  REQUIRE(store::migrate(db, store::latest_schema_version() - 1) ==
+          store::latest_schema_version() - 1);
+  FakeClock clock;
+  bus::EventDecoder decoder(clock);
+  const store::DecayProfiles profiles;
+  auto insert = [&](const std::string& id, const std::string& ns, std::int64_t ms) {
+    const auto message =
+        decoder.decode(R"({"kind":"task","id":")" + id + R"(","namespace":")" + ns +
+                           R"(","timestamp":)" + std::to_string(ms) + R"(,"content":"c"})",
+                       1 << 20);
+    const store::EventRecord& e = *message.events.at(0).event;
+    store::EventStore events(db);
+    return events.insert(e, store::resolve_lifecycle(e, profiles));
+  };
+  // Out of time order, as a replayed history arrives.
+  insert("a1", "alpha", 5000);
+  insert("a2", "alpha", 9000);
+  insert("a3", "alpha", 7000);
+  insert("b1", "beta", 3000);
+  auto table = [&] {
+    std::vector<std::pair<std::string, std::int64_t>> rows;
+    SQLite::Statement q(db, "SELECT namespace, max_ts_us FROM event_namespaces ORDER BY namespace");
+    while (q.executeStep())
+      rows.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getInt64());
+    return rows;
+  };
+  auto truth = [&] {
+    std::vector<std::pair<std::string, std::int64_t>> rows;
+    SQLite::Statement q(
+        db, "SELECT namespace, max(ts_us) FROM events GROUP BY namespace ORDER BY namespace");
+    while (q.executeStep())
+      rows.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getInt64());
+    return rows;
+  };
+  CHECK(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'events_namespace_ts'")
+            .getInt() == 1);
+
+  REQUIRE(store::migrate(db) == store::latest_schema_version());
+  using Rows = std::vector<std::pair<std::string, std::int64_t>>;
+  CHECK(table() == Rows{{"alpha", 9'000'000}, {"beta", 3'000'000}});
+  for (const char* index : {"events_namespace_ts", "events_episode"}) {
+    INFO(index);
+    CHECK(db.execAndGet(std::string("SELECT count(*) FROM sqlite_master WHERE name = '") + index +
+                        "'")
+              .getInt() == 0);
+  }
+  // Inserts (older, newer, a duplicate, a new namespace), deletes and updates keep it equal to
+  // max(ts_us) per namespace.
+  insert("a4", "alpha", 8000);
+  CHECK(table() == Rows{{"alpha", 9'000'000}, {"beta", 3'000'000}});
+  insert("b2", "beta", 4000);
+  CHECK(insert("b2", "beta", 99000).duplicate);
+  insert("g1", "gamma", 1000);
+  CHECK(table() == Rows{{"alpha", 9'000'000}, {"beta", 4'000'000}, {"gamma", 1'000'000}});
+  db.exec("DELETE FROM events WHERE uid = 'a2'");
+  CHECK(table() == Rows{{"alpha", 8'000'000}, {"beta", 4'000'000}, {"gamma", 1'000'000}});
+  db.exec("DELETE FROM events WHERE uid = 'g1'");
+  CHECK(table() == Rows{{"alpha", 8'000'000}, {"beta", 4'000'000}});
+  db.exec("UPDATE events SET namespace = 'beta' WHERE uid = 'a4'");
+  CHECK(table() == Rows{{"alpha", 7'000'000}, {"beta", 8'000'000}});
+  db.exec("UPDATE events SET ts_us = 500 WHERE uid = 'a4'");
+  CHECK(table() == truth());
+  CHECK(table() == Rows{{"alpha", 7'000'000}, {"beta", 4'000'000}});
+  // The importance job's query for it is a primary-key lookup.
+  SQLite::Statement explain(
+      db, "EXPLAIN QUERY PLAN SELECT max_ts_us FROM event_namespaces WHERE namespace = ?1");
+  REQUIRE(explain.executeStep());
+  CHECK_THAT(explain.getColumn(3).getString(), Catch::Contains("USING PRIMARY KEY (namespace=?)"));
+}
+
 TEST_CASE("inserts are idempotent by uid and indexed for full-text search") {
   test::TempDir dir;
   auto db = store::open_database({dir.file("e.db"), "full", 1000}, store::Access::kWriter);
