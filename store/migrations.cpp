@@ -10,7 +10,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 9> kMigrations{
+constexpr std::array<const char*, 10> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -583,6 +583,25 @@ END;
 CREATE TRIGGER entity_relationships_deleted AFTER DELETE ON entity_relationships BEGIN
   INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.source_id, 0) ON CONFLICT (entity_id) DO NOTHING;
 END;
+)sql",
+    // 10: consolidation streams' running state (jobs/consolidation.cpp): per proposal stream the
+    //    exact sums its metrics need (E, t_1, t_E, Σgap² in µs² as two 64-bit limbs: hi·2^64 +
+    //    lo, lo read as unsigned), its latest evidence, its newest "Solution:" candidates and
+    //    its unique contexts, so that an evidence event costs O(log n) and neither a chunk nor
+    //    a run reads a stream's whole evidence. A stream without a row (databases of earlier
+    //    versions) gets one from its evidence the first time the job touches it.
+    R"sql(
+CREATE TABLE consolidation_streams (
+  decision_id     TEXT    PRIMARY KEY REFERENCES knowledge (decision_id),
+  evidence        INTEGER NOT NULL,
+  first_ts_us     INTEGER NOT NULL,
+  last_ts_us      INTEGER NOT NULL,
+  last_seq        INTEGER NOT NULL,
+  gap_squares_hi  INTEGER NOT NULL,
+  gap_squares_lo  INTEGER NOT NULL,
+  solutions       TEXT    NOT NULL,
+  unique_contexts INTEGER NOT NULL
+) WITHOUT ROWID;
 )sql",
 };
 
