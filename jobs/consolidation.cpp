@@ -505,6 +505,7 @@ WHERE decision_id = ?1)sql"),
   // (consolidation_streams), read at its first event of the chunk and written at its end.
   // The tables are the truth between chunks, so a failed or cancelled chunk loses nothing.
   struct Stream {
+    std::string id;       // "proposal:<namespace>:<target>"
     bool exists = false;  // the knowledge row exists
     bool active = false;  // it has running state: its evidence is complete up to the event
     EvidenceSums sums;
@@ -520,6 +521,7 @@ WHERE decision_id = ?1)sql"),
     double confidence = 1.0;
     bool dirty = false;       // to be written at the chunk's end
     bool reinforced = false;  // got evidence in this chunk while active (counted once)
+    std::set<std::string> chunk_contexts;  // trajectories already counted or seen in this chunk
   };
   static constexpr std::size_t kSolutions = 5;
 
@@ -572,9 +574,10 @@ WHERE decision_id = ?1)sql"),
     auto [it, fresh] = chunk_streams_.try_emplace(target);
     if (!fresh) return it->second;
     Stream& s = it->second;
+    s.id = stream_id(ns, target);
     SQLite::Statement& q = stream_load_;
     q.reset();
-    q.bind(1, stream_id(ns, target));
+    q.bind(1, s.id);
     if (q.executeStep()) {
       s.exists = true;
       s.phase = parse_phase(q.getColumn(0).getString()).value_or(Phase::kPattern);
@@ -634,7 +637,7 @@ WHERE decision_id = ?1)sql"),
   // three index probes, none when the event is the stream's latest.
   void add_evidence(const std::string& ns, const std::string& target, const TargetTotals& totals, const Evidence& e) {
     Stream& s = stream_of(ns, target);
-    const std::string id = stream_id(ns, target);
+    const std::string& id = s.id;
     if (!s.active) {
       if (totals.weight < p_.stream_weight_threshold && totals.commits < 1) return;
       start_stream(ns, target, id, s, e.seq, totals.weight);
@@ -654,14 +657,17 @@ WHERE decision_id = ?1)sql"),
         s.sums.add(e.ts_us, neighbour(evidence_before_, id, e.ts_us, e.seq), neighbour(evidence_after_, id, e.ts_us, e.seq));
       }
       if (mentions_solution(*e.content)) add_solution(s.solutions, e.ts_us, e.seq);
-      // A new context when none of the target's earlier weighted events had this trajectory.
-      stream_context_seen_.reset();
-      stream_context_seen_.bind(1, ns);
-      stream_context_seen_.bind(2, target);
-      stream_context_seen_.bind(3, *e.trajectory);
-      stream_context_seen_.bind(4, static_cast<std::int64_t>(e.seq - 1));
-      if (!stream_context_seen_.executeStep()) ++s.unique_contexts;
-      stream_context_seen_.reset();
+      // A new context when none of the target's earlier weighted events had this trajectory
+      // (one index probe per trajectory and chunk: its later events in the chunk are not new).
+      if (s.chunk_contexts.insert(*e.trajectory).second) {
+        stream_context_seen_.reset();
+        stream_context_seen_.bind(1, ns);
+        stream_context_seen_.bind(2, target);
+        stream_context_seen_.bind(3, *e.trajectory);
+        stream_context_seen_.bind(4, static_cast<std::int64_t>(e.seq - 1));
+        if (!stream_context_seen_.executeStep()) ++s.unique_contexts;
+        stream_context_seen_.reset();
+      }
       if (!s.reinforced) {
         s.reinforced = true;
         ++totals_.streams_reinforced;
