@@ -737,7 +737,8 @@ WHERE decision_id = ?1)sql"),
   // demoted and an acceptance is never revoked, so a stream is promoted/accepted when the
   // rule holds at any prefix of its evidence (in seq order). O(1).
   void evaluate(const std::string& id, Stream& s) {
-    if (s.sums.count == 0) return;
+    // Nothing left to decide: the state it would record is never read again.
+    if (s.sums.count == 0 || (s.phase == Phase::kCanonical && s.status != "draft")) return;
     const Vitality vitality = vitality_at(std::max(s.sums.last_us, s.use.last_hit_us), now_, p_.vitality);
     const StreamMetrics m = compute_metrics(s.sums, s.use, s.phase, s.scope, now_, p_.metrics);
     const Phase next = next_phase(s.phase, m, vitality, s.scope);
