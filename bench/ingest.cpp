@@ -14,8 +14,9 @@
 //   baseline      the same rows inserted straight into the same schema as migrated
 //                 (store::open_database + store::EventStore::insert, one prepared statement) in
 //                 transactions of store.commit_max_events, with the configured synchronous mode
-//                 (FULL by default) and page cache (store.cache_mib). Rows are decoded beforehand with bus::EventDecoder from the
-//                 very payloads the daemon receives; only insert + commit time is counted.
+//                 (FULL by default) and page cache (store.cache_mib). Rows are decoded beforehand
+//                 with bus::EventDecoder from the very payloads the daemon receives; only insert +
+//                 commit time is counted.
 //   baseline-fts  the same, also adding each transaction's rows to the full-text index in it
 //                 (what an insert trigger would do): the price of indexing on the write path.
 //   push          a daemon (built-in defaults, ipc:// endpoints, reflection jobs off) fed by a
@@ -41,10 +42,10 @@
 //
 // Exit status: 0 when every mode stored all its events; 1 otherwise (or on any error).
 
-#include <CLI/CLI.hpp>
 #include <SQLiteCpp/SQLiteCpp.h>
-#include <nlohmann/json.hpp>
 #include <simdjson.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
 #include <signal.h>
@@ -69,8 +70,8 @@
 #include "common/clock.hpp"
 #include "config/config.hpp"
 #include "daemon/daemon.hpp"
-#include "daemon/settings.hpp"
 #include "daemon/logging.hpp"
+#include "daemon/settings.hpp"
 #include "store/database.hpp"
 #include "store/event_store.hpp"
 #include "store/fts_index.hpp"
@@ -99,7 +100,8 @@ struct Options {
   std::uint64_t preload = 200'000;
   std::uint64_t under_job_events = 100'000;
   std::string job = "cluster";
-  std::vector<std::string> modes{"baseline", "baseline-fts", "push", "ingest", "latency", "under-job"};
+  std::vector<std::string> modes{"baseline", "baseline-fts", "push",
+                                 "ingest",   "latency",      "under-job"};
   std::string data_dir = REFLECTD_DATA_DIR;
   std::string dir;
   std::string daemon_config;  ///< YAML applied over the defaults (daemon modes and baselines).
@@ -204,7 +206,8 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
   {
     auto db = store::open_database({path, cfg.store.synchronous, cfg.store.busy_timeout_ms},
                                    store::Access::kWriter);
-    // The writer's page cache too: the same storage settings as the daemon, only the daemon taken away.
+    // The writer's page cache too: the same storage settings as the daemon, only the daemon taken
+    // away.
     db.exec("PRAGMA cache_size = " + std::to_string(-cfg.store.cache_mib * 1024));
     store::EventStore event_store(db);
     store::FtsIndex fts(db);
@@ -236,7 +239,8 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
     }
     result.seconds = elapsed.count();
   }
-  if (count_rows(path, cfg) != result.stored) throw std::runtime_error("baseline: row count differs");
+  if (count_rows(path, cfg) != result.stored)
+    throw std::runtime_error("baseline: row count differs");
   remove_database(path);
   return result;
 }
@@ -325,7 +329,8 @@ class ControlClient {
       socket_.send(zmq::str_buffer(R"({"cmd":"status"})"), zmq::send_flags::none);
       zmq::message_t reply;
       if (socket_.recv(reply)) return;
-      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("daemon did not start");
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("daemon did not start");
     }
   }
 
@@ -357,7 +362,9 @@ void disable_jobs(config::Config& cfg) {
 config::Config daemon_config(const Options& options, const fs::path& dir, const std::string& mode) {
   config::Config cfg = options.base;
   cfg.log.level = "warn";
-  const auto ipc = [&](const char* name) { return "ipc://" + (dir / (mode + "-" + name)).string(); };
+  const auto ipc = [&](const char* name) {
+    return "ipc://" + (dir / (mode + "-" + name)).string();
+  };
   cfg.bus.ingest = {ipc("ingest.sock")};
   cfg.bus.push = {ipc("push.sock")};
   cfg.bus.notify = {ipc("notify.sock")};
@@ -368,10 +375,11 @@ config::Config daemon_config(const Options& options, const fs::path& dir, const 
 }
 
 // Sends [first, first + count) as fast as PUSH takes it, --batch events per message.
-void push_events(zmq::socket_t& push, const Corpus& corpus, std::uint64_t first, std::uint64_t count,
-                 std::uint64_t batch) {
+void push_events(zmq::socket_t& push, const Corpus& corpus, std::uint64_t first,
+                 std::uint64_t count, std::uint64_t batch) {
   for (std::uint64_t n = first; n < first + count; n += batch) {
-    push.send(zmq::buffer(corpus.message(n, std::min(batch, first + count - n))), zmq::send_flags::none);
+    push.send(zmq::buffer(corpus.message(n, std::min(batch, first + count - n))),
+              zmq::send_flags::none);
   }
 }
 
@@ -392,8 +400,9 @@ void await_finished(ControlClient& control, std::uint64_t target, PushProgress* 
       finished = now_finished;
       last_progress = now;
     } else if (now - last_progress > kStallTimeout) {
-      throw std::runtime_error(std::string(mode) + ": no progress for 60 s at " + std::to_string(finished) +
-                               " of " + std::to_string(target) + " events");
+      throw std::runtime_error(std::string(mode) + ": no progress for 60 s at " +
+                               std::to_string(finished) + " of " + std::to_string(target) +
+                               " events");
     }
     if (finished < target) std::this_thread::sleep_for(kPollInterval);
   }
@@ -423,13 +432,15 @@ ModeResult run_push(const Corpus& corpus, const Options& options, const fs::path
       progress.max_lag = std::max(progress.max_lag, lag);
       if (lag == 0) break;
       if (std::chrono::steady_clock::now() - stored > kStallTimeout * 5) {
-        throw std::runtime_error("push: search index still " + std::to_string(lag) + " events behind");
+        throw std::runtime_error("push: search index still " + std::to_string(lag) +
+                                 " events behind");
       }
       std::this_thread::sleep_for(kPollInterval);
     }
     result.extra["index_lag_max_events"] = progress.max_lag;
     result.extra["index_catch_up_s"] = Seconds(std::chrono::steady_clock::now() - stored).count();
-    result.extra["daemon_peak_rss_mb"] = static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
+    result.extra["daemon_peak_rss_mb"] =
+        static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
     if (!daemon.stop()) throw std::runtime_error("push: the daemon did not exit cleanly");
   }
   result.stored = count_rows(cfg.store.path, cfg);
@@ -442,7 +453,8 @@ ModeResult run_push(const Corpus& corpus, const Options& options, const fs::path
 // unavailable" (the writer could not get the write lock in time); `resent` counts those.
 // Returns the events acknowledged as stored or duplicate.
 std::uint64_t ingest_windowed(zmq::socket_t& dealer, const Corpus& corpus, std::uint64_t first,
-                              std::uint64_t count, const Options& options, std::uint64_t* resent = nullptr) {
+                              std::uint64_t count, const Options& options,
+                              std::uint64_t* resent = nullptr) {
   simdjson::dom::parser parser;
   std::uint64_t acknowledged = 0;
   const std::uint64_t messages = (count + options.batch - 1) / options.batch;
@@ -494,7 +506,8 @@ std::uint64_t ingest_windowed(zmq::socket_t& dealer, const Corpus& corpus, std::
 zmq::socket_t ingest_socket(zmq::context_t& context, const std::string& endpoint) {
   zmq::socket_t dealer(context, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::linger, 0);
-  dealer.set(zmq::sockopt::rcvtimeo, static_cast<int>(std::chrono::milliseconds(kStallTimeout).count()));
+  dealer.set(zmq::sockopt::rcvtimeo,
+             static_cast<int>(std::chrono::milliseconds(kStallTimeout).count()));
   dealer.connect(endpoint);
   return dealer;
 }
@@ -511,7 +524,8 @@ ModeResult run_ingest(const Corpus& corpus, const Options& options, const fs::pa
     const auto start = std::chrono::steady_clock::now();
     acknowledged = ingest_windowed(dealer, corpus, 0, options.events, options);
     result.seconds = Seconds(std::chrono::steady_clock::now() - start).count();
-    result.extra["daemon_peak_rss_mb"] = static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
+    result.extra["daemon_peak_rss_mb"] =
+        static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
     if (!daemon.stop()) throw std::runtime_error("ingest: the daemon did not exit cleanly");
   }
   result.stored = count_rows(cfg.store.path, cfg);
@@ -557,8 +571,10 @@ ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::p
         continue;
       }
       // Wait for a reply until the next send is due.
-      const auto due = sent < events ? start + period * static_cast<long>(sent) : now + kStallTimeout;
-      const auto wait_ms = std::max<long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(due - now).count());
+      const auto due =
+          sent < events ? start + period * static_cast<long>(sent) : now + kStallTimeout;
+      const auto wait_ms = std::max<long>(
+          0, std::chrono::duration_cast<std::chrono::milliseconds>(due - now).count());
       zmq::pollitem_t item{static_cast<void*>(dealer), 0, ZMQ_POLLIN, 0};
       zmq::poll(&item, 1, std::chrono::milliseconds(wait_ms));
       std::vector<zmq::message_t> frames;
@@ -569,7 +585,8 @@ ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::p
         if (frames[1].to_string().find(R"("status":"stored")") == std::string::npos) {
           throw std::runtime_error("latency: not stored: " + frames[1].to_string());
         }
-        latencies.push_back(std::chrono::duration<double, std::micro>(received - sent_at.at(n)).count());
+        latencies.push_back(
+            std::chrono::duration<double, std::micro>(received - sent_at.at(n)).count());
         ++answered;
         frames.clear();
       }
@@ -578,12 +595,14 @@ ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::p
       }
     }
     result.seconds = Seconds(Clock::now() - start).count();
-    result.extra["daemon_peak_rss_mb"] = static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
+    result.extra["daemon_peak_rss_mb"] =
+        static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
     if (!daemon.stop()) throw std::runtime_error("latency: the daemon did not exit cleanly");
   }
   std::sort(latencies.begin(), latencies.end());
   const auto pct = [&](double p) {
-    const auto at = static_cast<std::size_t>(p / 100.0 * static_cast<double>(latencies.size() - 1) + 0.5);
+    const auto at =
+        static_cast<std::size_t>(p / 100.0 * static_cast<double>(latencies.size() - 1) + 0.5);
     return latencies[std::min(at, latencies.size() - 1)];
   };
   result.extra["rate_per_s"] = static_cast<double>(options.rate);
@@ -626,13 +645,15 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
     zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
     std::uint64_t next = options.preload;
     // Let the index catch up so that the idle figure is idle.
-    while (ControlClient::index_lag(control.status()) > 0) std::this_thread::sleep_for(kPollInterval);
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
 
     auto start = std::chrono::steady_clock::now();
     acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
     const double idle_s = Seconds(std::chrono::steady_clock::now() - start).count();
     next += chunk;
-    while (ControlClient::index_lag(control.status()) > 0) std::this_thread::sleep_for(kPollInterval);
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
 
     const auto queued = control.request({{"cmd", "run"}, {"job", options.job}});
     if (!queued.value("ok", false)) throw std::runtime_error("under-job: " + queued.dump());
@@ -669,7 +690,8 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
   result.stored = count_rows(cfg.store.path, cfg) - options.preload;
   result.expected = 2 * chunk;
   if (acknowledged != result.stored) {
-    std::cerr << "under-job: " << acknowledged << " acknowledged but " << result.stored << " stored\n";
+    std::cerr << "under-job: " << acknowledged << " acknowledged but " << result.stored
+              << " stored\n";
     result.stored = std::min(acknowledged, result.stored);
   }
   // The figure compared with the baseline: the rate while the job ran.
@@ -707,7 +729,8 @@ void print_table(const std::vector<ModeResult>& results) {
                   static_cast<unsigned long long>(r.stored), r.seconds, r.rate(), "-");
     } else {
       std::printf("%-12s %10llu %9.3f %11.0f %6.2f\n", r.mode.c_str(),
-                  static_cast<unsigned long long>(r.stored), r.seconds, r.rate(), r.rate() / baseline);
+                  static_cast<unsigned long long>(r.stored), r.seconds, r.rate(),
+                  r.rate() / baseline);
     }
   }
   std::printf("\n");
@@ -730,10 +753,8 @@ nlohmann::ordered_json to_json(const std::vector<ModeResult>& results, const Opt
   const double baseline = results.front().rate();
   nlohmann::ordered_json modes = nlohmann::ordered_json::array();
   for (const auto& r : results) {
-    nlohmann::ordered_json mode = {{"mode", r.mode},
-                                   {"events", r.stored},
-                                   {"seconds", r.seconds},
-                                   {"events_per_s", r.rate()}};
+    nlohmann::ordered_json mode = {
+        {"mode", r.mode}, {"events", r.stored}, {"seconds", r.seconds}, {"events_per_s", r.rate()}};
     if (!r.paced) mode["ratio"] = r.rate() / baseline;
     mode.update(r.extra);
     modes.push_back(std::move(mode));
@@ -756,23 +777,29 @@ int main(int argc, char** argv) {
   app.add_option("--events", options.events, "Events per mode")->check(CLI::Range(1, 100'000'000));
   app.add_option("--batch", options.batch, "Events per message")
       ->check(CLI::Range(1, static_cast<int>(bus::kMaxBatchEvents)));
-  app.add_option("--window", options.window, "ingest: messages in flight")->check(CLI::Range(1, 10'000));
-  app.add_option("--modes", options.modes, "Modes to run, the first being the baseline of the ratios")
+  app.add_option("--window", options.window, "ingest: messages in flight")
+      ->check(CLI::Range(1, 10'000));
+  app.add_option("--modes", options.modes,
+                 "Modes to run, the first being the baseline of the ratios")
       ->delimiter(',')
-      ->check(CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency", "under-job"}));
+      ->check(
+          CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency", "under-job"}));
   app.add_option("--latency-events", options.latency_events, "latency: events (at most --events)")
       ->check(CLI::Range(1, 10'000'000));
-  app.add_option("--rate", options.rate, "latency: events per second")->check(CLI::Range(1, 1'000'000));
+  app.add_option("--rate", options.rate, "latency: events per second")
+      ->check(CLI::Range(1, 1'000'000));
   app.add_option("--preload", options.preload, "under-job: events stored before the job runs")
       ->check(CLI::Range(1, 100'000'000));
-  app.add_option("--under-job-events", options.under_job_events,
-                 "under-job: events ingested idle, then as many while the job runs (at most --events)")
+  app.add_option(
+         "--under-job-events", options.under_job_events,
+         "under-job: events ingested idle, then as many while the job runs (at most --events)")
       ->check(CLI::Range(1, 100'000'000));
   app.add_option("--job", options.job, "under-job: the job to run")
       ->check(CLI::IsMember({"cluster", "consolidate", "importance", "medallion", "decay"}));
   app.add_option("--data", options.data_dir, "Directory holding the .jsonl event streams")
       ->check(CLI::ExistingDirectory);
-  app.add_option("--dir", options.dir, "Parent of the temporary database directory (default $TMPDIR)")
+  app.add_option("--dir", options.dir,
+                 "Parent of the temporary database directory (default $TMPDIR)")
       ->check(CLI::ExistingDirectory);
   app.add_option("--daemon-config", options.daemon_config,
                  "YAML file applied over the built-in defaults (e.g. store.checkpoint_pages: 0); "
@@ -792,19 +819,22 @@ int main(int argc, char** argv) {
     if (!options.daemon_config.empty()) options.base = config::load_file(options.daemon_config);
     const config::Config& cfg = options.base;
     if (!options.json) {
-      std::printf("%llu events (%zu distinct from %s), mean %.0f bytes/event as sent, %llu per message, "
-                  "ingest window %llu, commit_max_events %lld, synchronous %s, databases in %s\n\n",
-                  static_cast<unsigned long long>(options.events), corpus.size(),
-                  options.data_dir.c_str(), bytes, static_cast<unsigned long long>(options.batch),
-                  static_cast<unsigned long long>(options.window),
-                  static_cast<long long>(cfg.store.commit_max_events), cfg.store.synchronous.c_str(),
-                  dir.path().c_str());
+      std::printf(
+          "%llu events (%zu distinct from %s), mean %.0f bytes/event as sent, %llu per message, "
+          "ingest window %llu, commit_max_events %lld, synchronous %s, databases in %s\n\n",
+          static_cast<unsigned long long>(options.events), corpus.size(), options.data_dir.c_str(),
+          bytes, static_cast<unsigned long long>(options.batch),
+          static_cast<unsigned long long>(options.window),
+          static_cast<long long>(cfg.store.commit_max_events), cfg.store.synchronous.c_str(),
+          dir.path().c_str());
       std::fflush(stdout);
     }
     std::vector<ModeResult> results;
     for (const auto& mode : options.modes) {
-      if (mode == "baseline") results.push_back(run_baseline(corpus, options, cfg, dir.path(), false));
-      if (mode == "baseline-fts") results.push_back(run_baseline(corpus, options, cfg, dir.path(), true));
+      if (mode == "baseline")
+        results.push_back(run_baseline(corpus, options, cfg, dir.path(), false));
+      if (mode == "baseline-fts")
+        results.push_back(run_baseline(corpus, options, cfg, dir.path(), true));
       if (mode == "push") results.push_back(run_push(corpus, options, dir.path()));
       if (mode == "ingest") results.push_back(run_ingest(corpus, options, dir.path()));
       if (mode == "latency") {

@@ -40,17 +40,17 @@
 // Each cycle runs in a child process (this program re-executed with --cycle), so its peak RSS
 // (getrusage ru_maxrss = VmHWM) is the jobs' own memory on top of a bare process: the parent's
 // copy of the corpus is not in it.
-// Columns: wall-clock seconds per job and in total (then the same as CPU seconds), µs per event (full: per stored event; incremental:
-// per new event), peak RSS in MiB, and "growth" = (full-cycle cost per event at this size) /
-// (cost per event at the first size): about 1 is linear, about the size ratio is quadratic.
-// For the incremental cycle "growth" is its total relative to the first size's: about 1
-// means it does not depend on how much was stored before.
+// Columns: wall-clock seconds per job and in total (then the same as CPU seconds), µs per event
+// (full: per stored event; incremental: per new event), peak RSS in MiB, and "growth" = (full-cycle
+// cost per event at this size) / (cost per event at the first size): about 1 is linear, about the
+// size ratio is quadratic. For the incremental cycle "growth" is its total relative to the first
+// size's: about 1 means it does not depend on how much was stored before.
 //
 // Exit status: 0 on success, 1 on any error (a job failing, an event rejected, a daemon that
 // never became ready).
 
-#include <CLI/CLI.hpp>
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -61,8 +61,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -262,9 +262,11 @@ pid_t spawn(const std::vector<std::string>& args, const std::vector<std::string>
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!err_path.empty()) {
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
   }
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -306,7 +308,8 @@ Cycle cycle_in_child(const fs::path& work, const std::string& db_path) {
   int status = 0;
   rusage usage{};
   if (wait4(pid, &status, 0, &usage) != pid) throw std::runtime_error("wait4 failed");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("the cycle failed: " + read_file(out));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("the cycle failed: " + read_file(out));
   Cycle c;
   c.results = json::parse(read_file(out));
   for (std::size_t j = 0; j < kJobCount; ++j) {
@@ -321,10 +324,11 @@ Cycle cycle_in_child(const fs::path& work, const std::string& db_path) {
 
 void expect_processed(const Cycle& c, std::uint64_t count) {
   for (const char* job : {"consolidate", "cluster"}) {
-    const auto processed = c.results.at(std::string(job) + "_result").at("events_processed").get<std::uint64_t>();
+    const auto processed =
+        c.results.at(std::string(job) + "_result").at("events_processed").get<std::uint64_t>();
     if (processed != count) {
-      throw std::runtime_error(std::string(job) + " processed " + std::to_string(processed) + " events, not " +
-                               std::to_string(count));
+      throw std::runtime_error(std::string(job) + " processed " + std::to_string(processed) +
+                               " events, not " + std::to_string(count));
     }
   }
 }
@@ -351,7 +355,8 @@ Startup measure_startup(const fs::path& work, const std::string& db_path, int st
   if (fd < 0) throw std::runtime_error("socket(AF_UNIX) failed");
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  if (notify_path.size() >= sizeof address.sun_path) throw std::runtime_error("work directory path too long");
+  if (notify_path.size() >= sizeof address.sun_path)
+    throw std::runtime_error("work directory path too long");
   std::memcpy(address.sun_path, notify_path.c_str(), notify_path.size() + 1);
   fs::remove(notify_path);
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
@@ -369,27 +374,31 @@ Startup measure_startup(const fs::path& work, const std::string& db_path, int st
   Startup result;
   for (int i = 0; i < starts; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    const pid_t pid = spawn({REFLECTD_BIN, "--config", config_path}, {"NOTIFY_SOCKET=" + notify_path},
-                            (work / "daemon.out").string(), (work / "daemon.log").string());
+    const pid_t pid =
+        spawn({REFLECTD_BIN, "--config", config_path}, {"NOTIFY_SOCKET=" + notify_path},
+              (work / "daemon.out").string(), (work / "daemon.log").string());
     bool ready = false;
     while (!ready) {
       pollfd item{fd, POLLIN, 0};
       if (::poll(&item, 1, 120'000) <= 0) break;
       char buffer[4096];
       const ssize_t size = ::recv(fd, buffer, sizeof buffer, 0);
-      if (size > 0 && ("\n" + std::string(buffer, static_cast<std::size_t>(size)) + "\n").find("\nREADY=1\n") !=
-                          std::string::npos) {
+      if (size > 0 &&
+          ("\n" + std::string(buffer, static_cast<std::size_t>(size)) + "\n").find("\nREADY=1\n") !=
+              std::string::npos) {
         ready = true;
       }
     }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (ready) result.vmhwm_mib = std::max(result.vmhwm_mib, proc_status_mib(pid, "VmHWM"));
     ::kill(pid, SIGTERM);
     int status = 0;
     ::waitpid(pid, &status, 0);
     if (!ready) {
       ::close(fd);
-      throw std::runtime_error("reflectd never sent READY=1: " + read_file((work / "daemon.log").string()));
+      throw std::runtime_error("reflectd never sent READY=1: " +
+                               read_file((work / "daemon.log").string()));
     }
     result.ms.push_back(ms);
   }
@@ -404,7 +413,9 @@ void remove_database(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Times a full and an incremental reflection cycle, the jobs' memory and the daemon's startup as events grow."};
+  CLI::App app{
+      "Times a full and an incremental reflection cycle, the jobs' memory and the daemon's startup "
+      "as events grow."};
   std::vector<std::uint64_t> sizes{100'000, 300'000, 1'000'000};
   std::uint64_t incremental = 10'000;
   int starts = 5;
@@ -414,25 +425,32 @@ int main(int argc, char** argv) {
   std::string build_db;
   std::int64_t now_us = 0;
   std::uint64_t first_event = 0;
-  app.add_option("--events", sizes, "Event counts to measure (one or more)")->check(CLI::Range(1000ULL, 100'000'000ULL));
+  app.add_option("--events", sizes, "Event counts to measure (one or more)")
+      ->check(CLI::Range(1000ULL, 100'000'000ULL));
   app.add_option("--incremental", incremental, "New events before the incremental cycle")
       ->check(CLI::Range(1ULL, 10'000'000ULL));
-  app.add_option("--starts", starts, "Daemon starts timed per size (0 = none)")->check(CLI::Range(0, 1000));
+  app.add_option("--starts", starts, "Daemon starts timed per size (0 = none)")
+      ->check(CLI::Range(0, 1000));
   app.add_option("--data", data_dir, "Directory of the real streams");
   app.add_option("--dir", dir, "Directory for the temporary databases (default: $TMPDIR)");
-  app.add_option("--cycle", cycle_db, "Internal: run one cycle over this database and print its timings")
+  app.add_option("--cycle", cycle_db,
+                 "Internal: run one cycle over this database and print its timings")
       ->group("");
   std::int64_t contend_slice_ms = 0;
-  app.add_option("--contend", contend_slice_ms,
-                 "With --cycle: a writer always waits at the write gate; job transactions end after this "
-                 "many ms (0 = no gate)")
+  app.add_option(
+         "--contend", contend_slice_ms,
+         "With --cycle: a writer always waits at the write gate; job transactions end after this "
+         "many ms (0 = no gate)")
       ->check(CLI::Range(0, 10000));
-  app.add_option("--first", first_event, "With --build: the index of the first event to store (append to a "
-                                        "database built before, e.g. for an incremental cycle)")
+  app.add_option("--first", first_event,
+                 "With --build: the index of the first event to store (append to a "
+                 "database built before, e.g. for an incremental cycle)")
       ->group("");
-  app.add_option("--build", build_db, "For profiling: store the first --events size into this database and exit")
+  app.add_option("--build", build_db,
+                 "For profiling: store the first --events size into this database and exit")
       ->group("");
-  app.add_option("--now-us", now_us, "With --cycle: a fixed time for every job (microseconds since the epoch)")
+  app.add_option("--now-us", now_us,
+                 "With --cycle: a fixed time for every job (microseconds since the epoch)")
       ->group("");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -445,7 +463,8 @@ int main(int argc, char** argv) {
     }
     fs::path base = dir.empty() ? fs::temp_directory_path() : fs::path(dir);
     std::string pattern = (base / "bench_jobs-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed in " + base.string());
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("mkdtemp failed in " + base.string());
     const fs::path work(pattern);
     SystemClock clock;
     struct Row {
@@ -472,19 +491,22 @@ int main(int argc, char** argv) {
         row.startup = measure_startup(work, path, starts);
       }
       // Partial results survive an interrupted multi-size run.
-      std::cerr << count << " events: full " << row.full.total << " s (CPU " << row.full.cpu_total << " s), +"
-                << incremental << " " << row.incr.total << " s (CPU " << row.incr.cpu_total << " s), peak RSS "
+      std::cerr << count << " events: full " << row.full.total << " s (CPU " << row.full.cpu_total
+                << " s), +" << incremental << " " << row.incr.total << " s (CPU "
+                << row.incr.cpu_total << " s), peak RSS "
                 << std::max(row.full.peak_rss_mib, row.incr.peak_rss_mib) << " MiB\n";
       rows.push_back(std::move(row));
       remove_database(path);
     }
     fs::remove_all(work);
 
-    std::printf("%-8s %10s %9s %9s %9s %9s %9s %9s %8s %8s %7s\n", "cycle", "events", "consol_s", "cluster_s",
-                "decay_s", "import_s", "medal_s", "total_s", "us/ev", "rss_MiB", "growth");
+    std::printf("%-8s %10s %9s %9s %9s %9s %9s %9s %8s %8s %7s\n", "cycle", "events", "consol_s",
+                "cluster_s", "decay_s", "import_s", "medal_s", "total_s", "us/ev", "rss_MiB",
+                "growth");
     const double first_full = rows.front().full.total / static_cast<double>(rows.front().events);
     const double first_incr = rows.front().incr.total;
-    auto print = [&](const char* name, std::uint64_t events, const Cycle& c, double per_event, double growth) {
+    auto print = [&](const char* name, std::uint64_t events, const Cycle& c, double per_event,
+                     double growth) {
       std::printf("%-8s %10llu", name, static_cast<unsigned long long>(events));
       for (double s : c.seconds) std::printf(" %9.3f", s);
       std::printf(" %9.3f %8.2f %8.1f %7.2f\n", c.total, per_event, c.peak_rss_mib, growth);
@@ -504,16 +526,20 @@ int main(int argc, char** argv) {
         std::printf(" %9.3f\n", c->cpu_total);
       }
     }
-    std::printf("growth: full = seconds per event relative to the first size (~1 is linear); "
-                "+incr = total relative to the first size's incremental cycle (~1: independent of the stored events)\n");
+    std::printf(
+        "growth: full = seconds per event relative to the first size (~1 is linear); "
+        "+incr = total relative to the first size's incremental cycle (~1: independent of the "
+        "stored events)\n");
     for (const auto& r : rows) {
       if (r.startup.ms.empty()) continue;
       auto ms = r.startup.ms;
       std::sort(ms.begin(), ms.end());
-      std::printf("startup to READY=1 on %llu events (%zu starts): min %.1f ms, median %.1f ms, max %.1f ms; "
-                  "daemon VmHWM %.1f MiB\n",
-                  static_cast<unsigned long long>(r.events + incremental), ms.size(), ms.front(), ms[ms.size() / 2],
-                  ms.back(), r.startup.vmhwm_mib);
+      std::printf(
+          "startup to READY=1 on %llu events (%zu starts): min %.1f ms, median %.1f ms, max %.1f "
+          "ms; "
+          "daemon VmHWM %.1f MiB\n",
+          static_cast<unsigned long long>(r.events + incremental), ms.size(), ms.front(),
+          ms[ms.size() / 2], ms.back(), r.startup.vmhwm_mib);
     }
     return 0;
   } catch (const std::exception& error) {

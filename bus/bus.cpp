@@ -2,10 +2,10 @@
 
 #include "bus/control_request.hpp"
 
-#include <boost/asio/post.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <boost/asio/post.hpp>
 
 #include <cstring>
 #include <stdexcept>
@@ -38,11 +38,14 @@ nlohmann::json memory_decision(const store::EventResult& r) {
   nlohmann::json metadata = nlohmann::json::object();
   if (r.seq != 0) metadata["event_seq"] = r.seq;
   if (!r.decision_id.empty()) metadata["decision_id"] = r.decision_id;
-  if (!r.resolved_ids.empty()) metadata[r.resolution_type == "supersede" ? "superseded" : "deprecated"] = r.resolved_ids;
+  if (!r.resolved_ids.empty())
+    metadata[r.resolution_type == "supersede" ? "superseded" : "deprecated"] = r.resolved_ids;
   if (!r.conflicting_ids.empty()) metadata["conflicting_ids"] = r.conflicting_ids;
   std::string reason;
   switch (r.status) {
-    case store::EventStatus::kStored: reason = r.semantic ? "Decision recorded" : "Event recorded"; break;
+    case store::EventStatus::kStored:
+      reason = r.semantic ? "Decision recorded" : "Event recorded";
+      break;
     case store::EventStatus::kDuplicate: reason = "Duplicate: already recorded"; break;
     case store::EventStatus::kRejected: reason = r.error; break;
   }
@@ -146,7 +149,8 @@ std::vector<std::string> Bus::bind_endpoints(zmq::socket_t& socket, const std::s
       try {
         socket.bind(endpoints[i]);
       } catch (const zmq::error_t& error) {
-        throw std::runtime_error("cannot bind " + label + " endpoint " + endpoints[i] + ": " + error.what());
+        throw std::runtime_error("cannot bind " + label + " endpoint " + endpoints[i] + ": " +
+                                 error.what());
       }
       bound[i] = socket.get(zmq::sockopt::last_endpoint);
       restrict_ipc_mode(bound[i]);
@@ -159,7 +163,8 @@ Bus::Sender Bus::sender_of(const Inlet& inlet, const zmq::message_t& frame) cons
   if (!security_.curve) return {};
   if (!inlet.publisher_key.empty()) {
     // Looked up per message, so a reload that removes the key stops the publisher at once.
-    const Principal* principal = security_.keys ? security_.keys->find(inlet.publisher_key) : nullptr;
+    const Principal* principal =
+        security_.keys ? security_.keys->find(inlet.publisher_key) : nullptr;
     return principal ? Sender{principal, {}} : Sender{nullptr, inlet.publisher_key};
   }
   const char* user_id = zmq_msg_gets(frame.handle(), "User-Id");
@@ -171,7 +176,8 @@ Bus::Sender Bus::sender_of(const Inlet& inlet, const zmq::message_t& frame) cons
 }
 
 Bus::Inlet& Bus::add_inlet(Role role, zmq::socket_type type, const std::string& label) {
-  auto inlet = std::make_unique<Inlet>(Inlet{role, label, make_socket(type, true), nullptr, {}, {}});
+  auto inlet =
+      std::make_unique<Inlet>(Inlet{role, label, make_socket(type, true), nullptr, {}, {}});
   Inlet& ref = *inlet;
   inlets_.push_back(std::move(inlet));
   return ref;
@@ -194,12 +200,14 @@ void Bus::start() {
   Inlet* shared_sub = nullptr;
   for (std::size_t i = 0; i < config_.subscribe.size(); ++i) {
     const std::string& endpoint = config_.subscribe[i];
-    const std::string key =
-        i < security_.subscribe_server_keys.size() ? security_.subscribe_server_keys[i] : std::string{};
+    const std::string key = i < security_.subscribe_server_keys.size()
+                                ? security_.subscribe_server_keys[i]
+                                : std::string{};
     Inlet* sub = key.empty() ? shared_sub : nullptr;
     if (sub == nullptr) {
       sub = &add_inlet(Role::kSubscribe, zmq::socket_type::sub, "subscribe");
-      for (const auto& topic : config_.subscribe_topics) sub->socket.set(zmq::sockopt::subscribe, topic);
+      for (const auto& topic : config_.subscribe_topics)
+        sub->socket.set(zmq::sockopt::subscribe, topic);
       if (key.empty()) {
         shared_sub = sub;
       } else {
@@ -213,7 +221,8 @@ void Bus::start() {
     try {
       sub->socket.connect(endpoint);
     } catch (const zmq::error_t& error) {
-      throw std::runtime_error("cannot connect subscribe endpoint " + endpoint + ": " + error.what());
+      throw std::runtime_error("cannot connect subscribe endpoint " + endpoint + ": " +
+                               error.what());
     }
   }
   if (!config_.control.empty()) {
@@ -227,16 +236,14 @@ void Bus::start() {
   reading_ = true;
   for (auto& monitor : monitors_) {
     LinkMonitor* raw = monitor.get();
-    monitor->reactor = std::make_unique<SocketReactor>(io_, monitor->socket, [this, raw] {
-      return drain_monitor(*raw);
-    });
+    monitor->reactor = std::make_unique<SocketReactor>(io_, monitor->socket,
+                                                       [this, raw] { return drain_monitor(*raw); });
     monitor->reactor->check();
   }
   for (auto& inlet : inlets_) {
     Inlet* raw = inlet.get();
-    inlet->reactor = std::make_unique<SocketReactor>(io_, inlet->socket, [this, raw] {
-      return drain(*raw);
-    });
+    inlet->reactor =
+        std::make_unique<SocketReactor>(io_, inlet->socket, [this, raw] { return drain(*raw); });
     inlet->reactor->check();
   }
 }
@@ -280,7 +287,8 @@ void Bus::monitor_link(zmq::socket_t& sub, const std::string& endpoint, const st
                          ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
                              ZMQ_EVENT_DISCONNECTED) != 0) {
-    throw std::runtime_error("cannot monitor subscribe endpoint " + endpoint + ": " + zmq_strerror(zmq_errno()));
+    throw std::runtime_error("cannot monitor subscribe endpoint " + endpoint + ": " +
+                             zmq_strerror(zmq_errno()));
   }
   monitor->socket = zmq::socket_t(context_, zmq::socket_type::pair);
   monitor->socket.set(zmq::sockopt::linger, 0);
@@ -295,9 +303,10 @@ std::string handshake_failure(int event, std::uint32_t value) {
     case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
       // What a CURVE client sees when the server cannot open its HELLO (it holds another key
       // than the one configured), and often when the server is not CURVE at all.
-      return fmt::format("the publisher closed the connection during the handshake ({}): it holds another "
-                         "key than the configured one, or is not a CURVE server",
-                         zmq_strerror(static_cast<int>(value)));
+      return fmt::format(
+          "the publisher closed the connection during the handshake ({}): it holds another "
+          "key than the configured one, or is not a CURVE server",
+          zmq_strerror(static_cast<int>(value)));
     case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
       if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
         return "mechanism mismatch: the publisher is not a CURVE server";
@@ -307,10 +316,11 @@ std::string handshake_failure(int event, std::uint32_t value) {
       }
       return fmt::format("ZMTP protocol error 0x{:x}", value);
     case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
-      return fmt::format("refused by the publisher's ZAP handler (status {}): is the daemon's public key "
-                         "authorized there?", value);
-    default:
-      return fmt::format("monitor event 0x{:x}", event);
+      return fmt::format(
+          "refused by the publisher's ZAP handler (status {}): is the daemon's public key "
+          "authorized there?",
+          value);
+    default: return fmt::format("monitor event 0x{:x}", event);
   }
 }
 
@@ -322,7 +332,8 @@ SocketReactor::Drain Bus::drain_monitor(LinkMonitor& monitor) {
     std::vector<zmq::message_t> frames;
     std::optional<std::size_t> received;
     try {
-      received = zmq::recv_multipart(monitor.socket, std::back_inserter(frames), zmq::recv_flags::dontwait);
+      received = zmq::recv_multipart(monitor.socket, std::back_inserter(frames),
+                                     zmq::recv_flags::dontwait);
     } catch (const zmq::error_t& error) {
       spdlog::warn("subscribe: monitor of {} failed: {}", link.endpoint, error.what());
       return SocketReactor::Drain::kEmpty;
@@ -346,8 +357,8 @@ SocketReactor::Drain Bus::drain_monitor(LinkMonitor& monitor) {
       std::string reason = handshake_failure(event, value);
       // libzmq retries every reconnect interval: log a failure once, not on every retry.
       if (reason != link.last_failure || link.handshakes_failed == 1) {
-        spdlog::warn("subscribe: CURVE handshake with {} (publisher key {}) failed: {}; retrying", link.endpoint,
-                     link.public_key, reason);
+        spdlog::warn("subscribe: CURVE handshake with {} (publisher key {}) failed: {}; retrying",
+                     link.endpoint, link.public_key, reason);
       }
       link.connected = false;
       link.last_failure = std::move(reason);
@@ -369,8 +380,8 @@ SocketReactor::Drain Bus::drain(Inlet& inlet) {
     std::vector<zmq::message_t> frames;
     std::optional<std::size_t> received;
     try {
-      received = zmq::recv_multipart(inlet.socket, std::back_inserter(frames),
-                                     zmq::recv_flags::dontwait);
+      received =
+          zmq::recv_multipart(inlet.socket, std::back_inserter(frames), zmq::recv_flags::dontwait);
     } catch (const zmq::error_t& error) {
       spdlog::warn("{}: receive failed: {}", inlet.label, error.what());
       return SocketReactor::Drain::kEmpty;
@@ -403,17 +414,19 @@ bool Bus::handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames) {
     envelope->push_back(std::move(frames[1]));
     payload = view(frames[2]);
   } else {
-    message.error = "message: expected one payload frame, optionally preceded by one request-id "
-                    "frame of at most 255 bytes; got " + std::to_string(frames.size() - 1) +
-                    " frames";
+    message.error =
+        "message: expected one payload frame, optionally preceded by one request-id "
+        "frame of at most 255 bytes; got " +
+        std::to_string(frames.size() - 1) + " frames";
   }
   if (message.error.empty()) {
     const Sender sender = sender_of(inlet, frames.back());
     if (!sender.revoked.empty()) {
-      message.error = "authorization: CURVE key " + sender.revoked +
-                      " is no longer in the authorized keys";
+      message.error =
+          "authorization: CURVE key " + sender.revoked + " is no longer in the authorized keys";
     } else {
-      message = decoder_.decode(payload, static_cast<std::size_t>(max_message_bytes_), sender.principal);
+      message =
+          decoder_.decode(payload, static_cast<std::size_t>(max_message_bytes_), sender.principal);
     }
   }
   const bool batch = message.batch;
@@ -440,13 +453,14 @@ bool Bus::handle_fire_and_forget(Inlet& inlet, std::vector<zmq::message_t>& fram
   // PULL: exactly one frame. SUB: topic frame(s), payload last.
   const std::string_view payload = view(frames.back());
   if (inlet.role == Role::kPush && frames.size() != 1) {
-    request.dead_letters.push_back(store::DeadLetter{
-        std::string(payload), inlet.label,
-        "message: expected 1 frame, got " + std::to_string(frames.size()), now});
+    request.dead_letters.push_back(
+        store::DeadLetter{std::string(payload), inlet.label,
+                          "message: expected 1 frame, got " + std::to_string(frames.size()), now});
   } else if (const Sender sender = sender_of(inlet, frames.back()); !sender.revoked.empty()) {
     request.dead_letters.push_back(store::DeadLetter{
         std::string(payload), inlet.label,
-        "authorization: CURVE key " + sender.revoked + " is no longer in the authorized keys", now});
+        "authorization: CURVE key " + sender.revoked + " is no longer in the authorized keys",
+        now});
   } else {
     DecodedMessage message =
         decoder_.decode(payload, static_cast<std::size_t>(max_message_bytes_), sender.principal);
@@ -484,7 +498,8 @@ void Bus::handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames) {
   const Sender sender = sender_of(inlet, frames.back());
   if (!sender.revoked.empty()) {
     reply({{"ok", false},
-           {"error", "authorization: CURVE key " + sender.revoked + " is no longer in the authorized keys"}});
+           {"error", "authorization: CURVE key " + sender.revoked +
+                         " is no longer in the authorized keys"}});
     return;
   }
   try {
@@ -530,7 +545,8 @@ void Bus::send_reply(Inlet& inlet, std::vector<zmq::message_t>&& envelope,
   if (closed_) return;
   try {
     for (auto& frame : envelope) {
-      if (!inlet.socket.send(std::move(frame), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
+      if (!inlet.socket.send(std::move(frame),
+                             zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
         stats_.replies_dropped.fetch_add(1, std::memory_order_relaxed);
         return;
       }

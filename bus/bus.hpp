@@ -59,11 +59,11 @@ struct BoundEndpoints {
 /// (the daemon is the CURVE client there, so the ZAP counters do not see it).
 struct SubscribeLink {
   std::string endpoint;
-  std::string public_key;                ///< The publisher's key (Z85), as configured.
+  std::string public_key;  ///< The publisher's key (Z85), as configured.
   std::uint64_t handshakes_succeeded = 0;
-  std::uint64_t handshakes_failed = 0;   ///< Each reconnect attempt that failed counts.
-  bool connected = false;                ///< A handshake succeeded and no disconnect since.
-  std::string last_failure;              ///< Why the last handshake failed; empty if none did.
+  std::uint64_t handshakes_failed = 0;  ///< Each reconnect attempt that failed counts.
+  bool connected = false;               ///< A handshake succeeded and no disconnect since.
+  std::string last_failure;             ///< Why the last handshake failed; empty if none did.
 };
 
 /// Counters kept by the bus thread.
@@ -104,7 +104,9 @@ class Bus {
   /// Live setting (SIGHUP): the authorized keys used for messages read from now on; a
   /// connection whose key was removed, or a subscribe publisher whose key was removed, gets
   /// every message refused (dead letters on push and subscribe).
-  void set_authorized_keys(std::shared_ptr<const AuthorizedKeys> keys) { security_.keys = std::move(keys); }
+  void set_authorized_keys(std::shared_ptr<const AuthorizedKeys> keys) {
+    security_.keys = std::move(keys);
+  }
 
   /// Live setting (SIGHUP): the payload limit applied to messages read from now on.
   void set_max_message_bytes(std::int64_t bytes) { max_message_bytes_ = bytes; }

@@ -8,8 +8,8 @@
 #include <unordered_set>
 
 #include "bus/kinds.hpp"
-#include "common/timestamp.hpp"
 #include "common/sha256.hpp"
+#include "common/timestamp.hpp"
 
 namespace reflectd::bus {
 namespace {
@@ -96,9 +96,9 @@ class Checker {
     if (s.find('\0') != std::string_view::npos) return fail(field, "must not contain NUL");
     const std::size_t chars = utf8_chars(trim(s));
     if (chars < min_chars) {
-      std::string rule = min_chars == 1 ? "must not be empty"
-                                        : "must be at least " + std::to_string(min_chars) +
-                                              " characters";
+      std::string rule = min_chars == 1
+                             ? "must not be empty"
+                             : "must be at least " + std::to_string(min_chars) + " characters";
       if (!rule_source.empty()) rule += " (" + std::string(rule_source) + ")";
       return fail(field, rule);
     }
@@ -134,8 +134,7 @@ class Checker {
     return true;
   }
 
-  bool one_of(element value, std::string_view field, std::string_view choices,
-              std::string& out) {
+  bool one_of(element value, std::string_view field, std::string_view choices, std::string& out) {
     std::string_view s;
     if (value.get_string().get(s) != simdjson::SUCCESS) {
       return fail(field, "must be one of " + std::string(choices));
@@ -368,8 +367,8 @@ void check_resolution(Checker& check, element value) {
 bool valid_namespace(std::string_view ns) {
   if (ns.empty() || ns.size() > kMaxNamespaceChars) return false;
   return std::all_of(ns.begin(), ns.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' ||
-           c == ':' || c == '-';
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == ':' ||
+           c == '-';
   });
 }
 
@@ -410,7 +409,8 @@ DecodedMessage EventDecoder::decode(std::string_view payload, std::size_t max_me
   }
   message.events.reserve(items.size());
   std::size_t index = 0;
-  for (element item : items) message.events.push_back(decode_event(item, index++, received_us, sender));
+  for (element item : items)
+    message.events.push_back(decode_event(item, index++, received_us, sender));
   return message;
 }
 
@@ -420,8 +420,8 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
   result.index = index;
   object fields;
   if (element_value.get_object().get(fields) != simdjson::SUCCESS) {
-    result.error = std::string("event: must be a JSON object, not ") +
-                   type_name(element_value.type());
+    result.error =
+        std::string("event: must be a JSON object, not ") + type_name(element_value.type());
     return result;
   }
 
@@ -471,8 +471,8 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
       if (value.get_string().get(s) != simdjson::SUCCESS) {
         check.fail("content", std::string("must be a string, not ") + type_name(value.type()));
       } else if (s.size() > kMaxContentBytes) {
-        check.fail("content", "must be at most 262144 bytes (256 KiB), got " +
-                                  std::to_string(s.size()));
+        check.fail("content",
+                   "must be at most 262144 bytes (256 KiB), got " + std::to_string(s.size()));
       } else if (check.text(value, "content", 0, event.content)) {
         have_content = true;
       }
@@ -541,8 +541,7 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
       check.text(value, "episode_id", kMaxShortTextChars, event.episode_id);
     } else if (key == "sequence_number") {
       std::int64_t n = 0;
-      if (check.integer(value, "sequence_number", 0, std::numeric_limits<std::int64_t>::max(),
-                        n)) {
+      if (check.integer(value, "sequence_number", 0, std::numeric_limits<std::int64_t>::max(), n)) {
         event.sequence_number = n;
       }
     } else if (key == "sensitivity") {
@@ -602,10 +601,9 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
   // Unknown fields join a client's own metadata._unknown_fields (an event re-published from
   // a store already has one); a clash would drop one of the two values, so it is refused.
   element prior_unknown;
-  const bool have_prior_unknown =
-      have_metadata && !unknown.empty() &&
-      metadata_value.get_object().value_unsafe()["_unknown_fields"].get(prior_unknown) ==
-          simdjson::SUCCESS;
+  const bool have_prior_unknown = have_metadata && !unknown.empty() &&
+                                  metadata_value.get_object().value_unsafe()["_unknown_fields"].get(
+                                      prior_unknown) == simdjson::SUCCESS;
   if (!check.failed() && have_prior_unknown) {
     object prior;
     if (prior_unknown.get_object().get(prior) != simdjson::SUCCESS) {
@@ -628,8 +626,8 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
 
   if (have_context) event.context_json = json_of(context_value);
   if (!unknown.empty()) {
-    nlohmann::json metadata = have_metadata ? nlohmann::json::parse(json_of(metadata_value))
-                                            : nlohmann::json::object();
+    nlohmann::json metadata =
+        have_metadata ? nlohmann::json::parse(json_of(metadata_value)) : nlohmann::json::object();
     metadata["_unknown_fields"].update(unknown);  // creates it, or merges into the client's
     event.metadata_json = metadata.dump();
   } else if (have_metadata) {

@@ -39,7 +39,7 @@ constexpr std::array<KindInfo, 25> kKinds{{
 }};
 
 constexpr std::array<std::string_view, 10> kSources{
-    "user", "agent", "system", "reflection_engine", "bridge",      // LedgerMind
+    "user", "agent", "system", "reflection_engine", "bridge",     // LedgerMind
     "api",  "file",  "web",    "ai_generated",      "inferred"};  // SHODH
 
 }  // namespace

@@ -28,7 +28,8 @@ std::string where(std::string_view origin, const YAML::Mark& mark) {
 bool valid_namespace(std::string_view ns) {
   if (ns.empty() || ns.size() > 64) return false;
   return std::all_of(ns.begin(), ns.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == ':' || c == '-';
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == ':' ||
+           c == '-';
   });
 }
 
@@ -39,7 +40,9 @@ std::string scalar(std::string_view origin, const YAML::Node& node, std::string_
 
 Principal parse_entry(std::string_view origin, const YAML::Node& entry, std::size_t index) {
   const std::string at = "keys[" + std::to_string(index) + "]";
-  if (!entry.IsMap()) fail(origin, entry, at + ": must be a mapping with public_key, agent_id, namespaces, max_sensitivity");
+  if (!entry.IsMap())
+    fail(origin, entry,
+         at + ": must be a mapping with public_key, agent_id, namespaces, max_sensitivity");
   Principal p;
   p.admin = false;
   bool have_key = false, have_agent = false, have_ns = false, have_level = false;
@@ -49,24 +52,29 @@ Principal parse_entry(std::string_view origin, const YAML::Node& entry, std::siz
     const std::string label = at + "." + name;
     if (name == "public_key") {
       p.public_key = scalar(origin, value, label);
-      if (!is_z85_key(p.public_key)) fail(origin, value, label + ": must be a CURVE public key, 40 Z85 characters");
+      if (!is_z85_key(p.public_key))
+        fail(origin, value, label + ": must be a CURVE public key, 40 Z85 characters");
       have_key = true;
     } else if (name == "agent_id") {
       p.agent_id = scalar(origin, value, label);
-      if (p.agent_id.empty() || p.agent_id.size() > 256) fail(origin, value, label + ": must be 1 to 256 characters");
+      if (p.agent_id.empty() || p.agent_id.size() > 256)
+        fail(origin, value, label + ": must be 1 to 256 characters");
       have_agent = true;
     } else if (name == "namespaces") {
       if (!value.IsSequence() || value.size() == 0) {
-        fail(origin, value, label + ": must be a non-empty list of namespaces, or [\"*\"] for every namespace");
+        fail(origin, value,
+             label + ": must be a non-empty list of namespaces, or [\"*\"] for every namespace");
       }
       p.all_namespaces = false;
       for (const auto& item : value) {
         const std::string ns = scalar(origin, item, label);
         if (ns == "*") {
-          if (value.size() != 1) fail(origin, item, label + ": \"*\" (every namespace) must be the only entry");
+          if (value.size() != 1)
+            fail(origin, item, label + ": \"*\" (every namespace) must be the only entry");
           p.all_namespaces = true;
         } else if (!valid_namespace(ns)) {
-          fail(origin, item, label + ": '" + ns + "' is not a namespace (1-64 characters of [A-Za-z0-9._:-])");
+          fail(origin, item,
+               label + ": '" + ns + "' is not a namespace (1-64 characters of [A-Za-z0-9._:-])");
         } else {
           p.namespaces.push_back(ns);
         }
@@ -75,7 +83,8 @@ Principal parse_entry(std::string_view origin, const YAML::Node& entry, std::siz
     } else if (name == "max_sensitivity") {
       const std::string level = scalar(origin, value, label);
       const auto rank = sensitivity_rank(level);
-      if (!rank) fail(origin, value, label + ": must be one of public|low|medium|high|hyper (seed 002)");
+      if (!rank)
+        fail(origin, value, label + ": must be one of public|low|medium|high|hyper (seed 002)");
       p.clearance = *rank;
       have_level = true;
     } else if (name == "admin") {
@@ -84,7 +93,9 @@ Principal parse_entry(std::string_view origin, const YAML::Node& entry, std::siz
       }
       p.admin = value.Scalar() == "true";
     } else {
-      fail(origin, field.first, label + ": unknown field (known: public_key, agent_id, namespaces, max_sensitivity, admin)");
+      fail(origin, field.first,
+           label +
+               ": unknown field (known: public_key, agent_id, namespaces, max_sensitivity, admin)");
     }
   }
   const auto missing = [&](bool have, const char* what) {
@@ -100,14 +111,17 @@ Principal parse_entry(std::string_view origin, const YAML::Node& entry, std::siz
 // "tcp://HOST:PORT" -> HOST without IPv6 brackets.
 std::string tcp_host(std::string_view endpoint) {
   std::string_view rest = endpoint.substr(6);
-  if (const auto semi = rest.find(';'); semi != std::string_view::npos) rest = rest.substr(semi + 1);
+  if (const auto semi = rest.find(';'); semi != std::string_view::npos)
+    rest = rest.substr(semi + 1);
   const auto colon = rest.rfind(':');
   std::string_view host = colon == std::string_view::npos ? rest : rest.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   return std::string(host);
 }
 
-void check_binds(const SecuritySettings& s, std::string_view key, const std::vector<std::string>& endpoints) {
+void check_binds(const SecuritySettings& s, std::string_view key,
+                 const std::vector<std::string>& endpoints) {
   if (s.curve || s.insecure) return;
   for (const auto& endpoint : endpoints) {
     if (is_tcp(endpoint) && !is_loopback_tcp(endpoint)) {
@@ -132,9 +146,10 @@ void check_subscribe_keys(SecuritySettings& s, const config::Config& config) {
   }
   if (!s.curve) {
     if (std::any_of(entries.begin(), entries.end(), is_set)) {
-      throw ConfigError("bus.subscribe_server_keys: publisher keys need CURVE; set "
-                        "security.curve_secret_key_file (the daemon's keypair, used as the client key) "
-                        "and security.authorized_keys_file");
+      throw ConfigError(
+          "bus.subscribe_server_keys: publisher keys need CURVE; set "
+          "security.curve_secret_key_file (the daemon's keypair, used as the client key) "
+          "and security.authorized_keys_file");
     }
     return;
   }
@@ -155,7 +170,8 @@ void check_subscribe_keys(SecuritySettings& s, const config::Config& config) {
       if (s.insecure) continue;
       throw ConfigError("bus.subscribe: endpoint " + endpoint +
                         ": with CURVE the daemon connects to a tcp publisher as a CURVE client and "
-                        "needs the publisher's public key: set " + at +
+                        "needs the publisher's public key: set " +
+                        at +
                         " (40 Z85 characters or its certificate file), or security.insecure: true "
                         "to read it without CURVE as the local operator");
     }
@@ -166,10 +182,11 @@ void check_subscribe_keys(SecuritySettings& s, const config::Config& config) {
       throw ConfigError(at + ": " + error.what());
     }
     if (s.keys->find(key) == nullptr) {
-      throw ConfigError(at + ": the publisher key " + key + " of endpoint " + endpoint +
-                        " is not in the authorized keys (" + config.security.authorized_keys_file +
-                        "); add an entry for it: its agent_id, namespaces and max_sensitivity apply "
-                        "to the events read from that endpoint");
+      throw ConfigError(
+          at + ": the publisher key " + key + " of endpoint " + endpoint +
+          " is not in the authorized keys (" + config.security.authorized_keys_file +
+          "); add an entry for it: its agent_id, namespaces and max_sensitivity apply "
+          "to the events read from that endpoint");
     }
     s.subscribe_server_keys[i] = std::move(key);
   }
@@ -206,10 +223,12 @@ AuthorizedKeys AuthorizedKeys::load_string(std::string_view yaml, std::string_vi
   if (!root.IsMap()) fail(origin, root, "must be a mapping with a \"keys\" list");
   AuthorizedKeys out;
   for (const auto& field : root) {
-    if (field.first.Scalar() != "keys") fail(origin, field.first, field.first.Scalar() + ": unknown field (known: keys)");
+    if (field.first.Scalar() != "keys")
+      fail(origin, field.first, field.first.Scalar() + ": unknown field (known: keys)");
   }
   const YAML::Node keys = root["keys"];
-  if (!keys || !(keys.IsSequence() || keys.IsNull())) fail(origin, root, "keys: must be a list of client entries");
+  if (!keys || !(keys.IsSequence() || keys.IsNull()))
+    fail(origin, root, "keys: must be a list of client entries");
   std::size_t index = 0;
   for (const auto& entry : keys) {
     Principal p = parse_entry(origin, entry, index);
@@ -243,7 +262,8 @@ SecuritySettings load_security(const config::Config& config) {
     } catch (const std::runtime_error& error) {
       throw ConfigError(std::string("security.curve_secret_key_file: ") + error.what());
     }
-    s.keys = std::make_shared<const AuthorizedKeys>(AuthorizedKeys::load_file(c.authorized_keys_file));
+    s.keys =
+        std::make_shared<const AuthorizedKeys>(AuthorizedKeys::load_file(c.authorized_keys_file));
     s.curve = true;
   }
   check_binds(s, "bus.ingest", config.bus.ingest);
@@ -259,8 +279,10 @@ std::string resolve_public_key(const std::string& entry) {
   try {
     return read_cert(entry, false).public_key;
   } catch (const std::runtime_error& error) {
-    throw std::runtime_error("'" + entry + "' is neither a CURVE public key (40 Z85 characters) nor a readable "
-                             "certificate file: " + error.what());
+    throw std::runtime_error("'" + entry +
+                             "' is neither a CURVE public key (40 Z85 characters) nor a readable "
+                             "certificate file: " +
+                             error.what());
   }
 }
 
@@ -286,7 +308,8 @@ std::string authorize_event(store::EventRecord& event, const Principal& principa
   const int rank = sensitivity_rank(event.sensitivity).value_or(kMaxClearance);
   if (rank > principal.clearance) {
     return "sensitivity: '" + event.sensitivity + "' is above the max_sensitivity '" +
-           std::string(kSensitivityLevels[principal.clearance]) + "' of agent '" + principal.agent_id + "'";
+           std::string(kSensitivityLevels[principal.clearance]) + "' of agent '" +
+           principal.agent_id + "'";
   }
   if (!event.agent_id.empty() && event.agent_id != principal.agent_id) {
     // Never trusted, but kept: the claim may matter to whoever investigates it.

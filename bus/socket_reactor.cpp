@@ -17,11 +17,8 @@ void SocketReactor::check() {
   if (stopped_ || paused_) return;
   while ((socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0) {
     switch (drain_()) {
-      case Drain::kEmpty:
-        continue;
-      case Drain::kPaused:
-        paused_ = true;
-        return;
+      case Drain::kEmpty: continue;
+      case Drain::kPaused: paused_ = true; return;
       case Drain::kBudget:
         // Let the other sockets and the replies run before reading more.
         if (!yield_posted_) {

@@ -41,7 +41,8 @@ SocketReactor::Drain ZapHandler::drain() {
     std::vector<zmq::message_t> frames;
     std::optional<std::size_t> received;
     try {
-      received = zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait);
+      received =
+          zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait);
     } catch (const zmq::error_t& error) {
       spdlog::warn("zap: receive failed: {}", error.what());
       return SocketReactor::Drain::kEmpty;
@@ -60,7 +61,8 @@ SocketReactor::Drain ZapHandler::drain() {
           status = "200", text = "OK", user_id = z85.data();
         } else {
           text = "unknown CURVE key";
-          spdlog::warn("zap: refused CURVE key {} from {}: not in the authorized keys", z85.data(), address);
+          spdlog::warn("zap: refused CURVE key {} from {}: not in the authorized keys", z85.data(),
+                       address);
         }
       } else if (mechanism == "NULL") {
         status = "200", text = "OK";
@@ -71,8 +73,8 @@ SocketReactor::Drain ZapHandler::drain() {
     }
     (status == "200" ? stats_.accepted : stats_.refused).fetch_add(1, std::memory_order_relaxed);
     std::array<zmq::const_buffer, 6> reply{zmq::str_buffer("1.0"), zmq::buffer(request_id),
-                                           zmq::buffer(status), zmq::buffer(text),
-                                           zmq::buffer(user_id), zmq::const_buffer{}};
+                                           zmq::buffer(status),    zmq::buffer(text),
+                                           zmq::buffer(user_id),   zmq::const_buffer{}};
     try {
       zmq::send_multipart(socket_, reply, zmq::send_flags::dontwait);
     } catch (const zmq::error_t& error) {

@@ -24,8 +24,9 @@ std::optional<json> control_request(const std::string& endpoint, const json& req
                                                       deadline - std::chrono::steady_clock::now()));
   };
   zmq::context_t context(1);
-  zmq::socket_t socket = connect_socket(context, zmq::socket_type::dealer, endpoint,
-                                        SocketOptions{1000, std::chrono::milliseconds(1000), curve});
+  zmq::socket_t socket =
+      connect_socket(context, zmq::socket_type::dealer, endpoint,
+                     SocketOptions{1000, std::chrono::milliseconds(1000), curve});
   if (!wait_writable(socket, remaining())) return std::nullopt;
   const std::string body = request.dump();
   socket.send(zmq::str_buffer("1"), zmq::send_flags::sndmore);

@@ -30,10 +30,9 @@ struct ControlOptions {
 /// Sends `request` as [request id, JSON] on a DEALER connected to `endpoint` and returns the
 /// parsed reply, or nullopt when none arrived within `timeout`. A reply that is not JSON is
 /// returned as a string value. Throws std::runtime_error for an endpoint that cannot be used.
-std::optional<nlohmann::json> control_request(const std::string& endpoint,
-                                              const nlohmann::json& request,
-                                              std::chrono::milliseconds timeout,
-                                              const std::optional<CurveClientKeys>& curve = std::nullopt);
+std::optional<nlohmann::json> control_request(
+    const std::string& endpoint, const nlohmann::json& request, std::chrono::milliseconds timeout,
+    const std::optional<CurveClientKeys>& curve = std::nullopt);
 
 /// Turns a reply into the text printed on stdout.
 using ReplyFormatter = std::function<std::string(const nlohmann::json& reply)>;

@@ -21,12 +21,9 @@ std::string flag_for(Role role) {
 
 std::string_view role_name(Role role) {
   switch (role) {
-    case Role::kIngest:
-      return "ingest";
-    case Role::kPush:
-      return "push";
-    case Role::kControl:
-      return "control";
+    case Role::kIngest: return "ingest";
+    case Role::kPush: return "push";
+    case Role::kControl: return "control";
   }
   return "?";
 }

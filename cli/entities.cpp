@@ -13,7 +13,8 @@ constexpr std::size_t kTextWidth = 56;
 }  // namespace
 
 json entities_request(const EntitiesOptions& options) {
-  return {{"cmd", "entities"}, {"namespace", options.ns}, {"type", options.type}, {"top", options.top}};
+  return {
+      {"cmd", "entities"}, {"namespace", options.ns}, {"type", options.type}, {"top", options.top}};
 }
 
 std::string format_entities_table(const json& reply) {
@@ -28,8 +29,9 @@ std::string format_entities_table(const json& reply) {
     const auto last = row.find("last_seen_us");
     table.add({cell(row, "namespace"), cell(row, "entity_type"), cell(row, "display_name"),
                fixed(row, "importance_score", 3), cell(row, "mention_count"),
-               last != row.end() && last->is_number_integer() ? rfc3339_utc(last->get<std::int64_t>())
-                                                             : std::string("-"),
+               last != row.end() && last->is_number_integer()
+                   ? rfc3339_utc(last->get<std::int64_t>())
+                   : std::string("-"),
                cell(row, "summary_text")});
   }
   return table.empty() ? "no entities match\n" : table.render();

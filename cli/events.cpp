@@ -80,7 +80,8 @@ std::string format_event_lines(const json& reply) {
 
 int run_events_tail(const EventsOptions& options) {
   const ControlCommand command{"events", format_event_lines, {}};
-  if (!options.follow) return run_control_command(command, options.control, events_request(options, -1));
+  if (!options.follow)
+    return run_control_command(command, options.control, events_request(options, -1));
 
   install_stop_handlers();
   long long after = -1;

@@ -65,8 +65,8 @@ struct Commands {
   CLI::App* clusters = nullptr;
   ClustersOptions clusters_options;
   int other_timeout_ms = 3000;  // search, reinforce, events, medallion, entities, clusters.
-  std::string curve_key_file;    // --curve-key
-  std::string server_key_file;   // --server-key
+  std::string curve_key_file;   // --curve-key
+  std::string server_key_file;  // --server-key
   CLI::App* keygen = nullptr;
   std::string keygen_path;
   bool keygen_force = false;
@@ -258,8 +258,7 @@ void add_reinforce(CLI::App& app, Commands& c) {
   cmd->option_defaults()->always_capture_default();
   ReinforceOptions& o = c.reinforce_options;
   cmd->add_option("ID", o.id, "the event or knowledge id")->required();
-  CLI::Option* useful =
-      cmd->add_flag("--useful", c.useful_flag, "the record helped (the default)");
+  CLI::Option* useful = cmd->add_flag("--useful", c.useful_flag, "the record helped (the default)");
   cmd->add_flag("--misleading", c.misleading, "the record misled")->excludes(useful);
   add_control_options(*cmd, c.other_timeout_ms, o.control.json);
   c.reinforce = cmd;
@@ -273,7 +272,9 @@ void add_events(CLI::App& app, Commands& c) {
   tail->option_defaults()->always_capture_default();
   EventsOptions& o = c.events_options;
   add_namespace(*tail, o.ns);
-  tail->add_option("-k,--kind", o.kind, "events of this kind only")->type_name("K")->default_str("");
+  tail->add_option("-k,--kind", o.kind, "events of this kind only")
+      ->type_name("K")
+      ->default_str("");
   tail->add_option("-n,--lines", o.limit, "latest events to print (and per poll with -f)")
       ->check(CLI::Range(1, 10000))
       ->type_name("N");
@@ -314,7 +315,9 @@ void add_entities(CLI::App& app, Commands& c) {
   cmd->add_option("--top", o.top, "entities to show, most important first")
       ->check(CLI::Range(1, 10000))
       ->type_name("K");
-  cmd->add_option("-T,--type", o.type, "entities of this type only")->type_name("T")->default_str("");
+  cmd->add_option("-T,--type", o.type, "entities of this type only")
+      ->type_name("T")
+      ->default_str("");
   add_control_options(*cmd, c.other_timeout_ms, o.control.json);
   c.entities = cmd;
 }
@@ -333,7 +336,8 @@ void add_clusters(CLI::App& app, Commands& c) {
 void add_keygen(CLI::App& app, Commands& c) {
   CLI::App* cmd = app.add_subcommand("keygen", kKeygenDescription);
   cmd->footer(kKeygenFooter);
-  cmd->add_option("PATH", c.keygen_path, "the secret key file; the public one is PATH.pub")->required();
+  cmd->add_option("PATH", c.keygen_path, "the secret key file; the public one is PATH.pub")
+      ->required();
   cmd->add_flag("-f,--force", c.keygen_force, "replace existing files");
   c.keygen = cmd;
 }
@@ -344,7 +348,8 @@ int run_keygen(const Commands& c) {
     reflectd::write_cert_pair(c.keygen_path, cert, c.keygen_force);
   } catch (const std::runtime_error& error) {
     std::cerr << "reflectctl keygen: " << error.what() << '\n';
-    const bool exists = std::string_view(error.what()).find("exists; not overwriting") != std::string_view::npos;
+    const bool exists =
+        std::string_view(error.what()).find("exists; not overwriting") != std::string_view::npos;
     return exists ? kExitUsage : kExitFailed;
   }
   std::cout << "secret key: " << c.keygen_path << " (mode 0600)\n"

@@ -28,8 +28,8 @@ std::string format_list_table(const json& reply) {
                {"UPDATED"},
                {"HIGH_LEVEL", Align::kLeft, kTextWidth}});
   for (const json& row : reply.value("medallions", json::array())) {
-    table.add({cell(row, "id"), cell(row, "status"), cell(row, "updated_at"),
-               cell(row, "high_level")});
+    table.add(
+        {cell(row, "id"), cell(row, "status"), cell(row, "updated_at"), cell(row, "high_level")});
   }
   return table.empty() ? "no medallions\n" : table.render();
 }
@@ -38,8 +38,8 @@ std::string format_history_table(const json& reply) {
   Table table({{"VERSION", Align::kRight}, {"UPDATED"}, {"HIGH_LEVEL", Align::kLeft, kTextWidth}});
   for (const json& row : reply.value("versions", json::array())) {
     const json medallion = row.value("medallion", json::object());
-    const json summary = medallion.is_object() ? medallion.value("summary", json::object())
-                                               : json::object();
+    const json summary =
+        medallion.is_object() ? medallion.value("summary", json::object()) : json::object();
     table.add({cell(row, "version"), cell(row, "updated_at"), str(summary, "high_level")});
   }
   return table.empty() ? "no earlier versions of " + cell(reply, "id") + "\n" : table.render();
@@ -66,8 +66,8 @@ std::string format_medallion(const json& reply) {
   const json meta = m.value("meta", json::object());
   const json x = meta.is_object() ? meta.value("x_reflectd", json::object()) : json::object();
   std::string out = fmt::format("{}  status {}  namespace {}  updated {}  events {}\n",
-                                str(meta, "medallion_id"), str(meta, "status"),
-                                str(x, "namespace"), str(meta, "updated_at"), str(x, "events"));
+                                str(meta, "medallion_id"), str(meta, "status"), str(x, "namespace"),
+                                str(meta, "updated_at"), str(x, "events"));
   const json scope = m.value("scope", json::object());
   if (scope.is_object()) {
     out += fmt::format("scope: nodes {}  tags {}\n", str(scope, "graph_nodes"), str(scope, "tags"));
@@ -75,7 +75,8 @@ std::string format_medallion(const json& reply) {
   const json summary = m.value("summary", json::object());
   section(out, "HIGH LEVEL");
   out += "  " + str(summary, "high_level") + '\n';
-  const json subsystems = summary.is_object() ? summary.value("subsystems", json::array()) : json::array();
+  const json subsystems =
+      summary.is_object() ? summary.value("subsystems", json::array()) : json::array();
   if (subsystems.is_array() && !subsystems.empty()) {
     section(out, "SUBSYSTEMS");
     for (const json& s : subsystems) {

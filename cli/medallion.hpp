@@ -18,8 +18,8 @@ namespace reflectd::cli {
 
 struct MedallionOptions {
   ControlOptions control;
-  std::string action;  ///< get, query, history or list.
-  std::string id;      ///< get, history.
+  std::string action;              ///< get, query, history or list.
+  std::string id;                  ///< get, history.
   std::vector<std::string> nodes;  ///< query.
   std::vector<std::string> tags;   ///< query.
   int limit = 20;                  ///< history (query and list: when given).

@@ -18,12 +18,9 @@ EventOutcome outcome_of_result(const json& result) {
 
 int severity(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kDuplicate:
-      return 0;
-    case Outcome::kStored:
-      return 1;
-    case Outcome::kRejected:
-      return 2;
+    case Outcome::kDuplicate: return 0;
+    case Outcome::kStored: return 1;
+    case Outcome::kRejected: return 2;
   }
   return 2;
 }

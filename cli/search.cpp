@@ -34,8 +34,9 @@ std::string format_search_table(const json& reply) {
   // Search covers what the background indexer reached; say so when it trails.
   const auto lag = reply.value("lag_events", std::int64_t{0});
   if (lag > 0) {
-    out += "(search complete through seq " + std::to_string(reply.value("indexed_through_seq", std::int64_t{0})) +
-           "; " + std::to_string(lag) + " newer events not indexed yet)\n";
+    out += "(search complete through seq " +
+           std::to_string(reply.value("indexed_through_seq", std::int64_t{0})) + "; " +
+           std::to_string(lag) + " newer events not indexed yet)\n";
   }
   return out;
 }

@@ -18,8 +18,9 @@ std::optional<CurveClientKeys> load_curve_client(const std::string& curve_key_fi
                                                  const std::string& server_key_file) {
   if (curve_key_file.empty() && server_key_file.empty()) return std::nullopt;
   if (curve_key_file.empty() || server_key_file.empty()) {
-    throw std::runtime_error("CURVE needs both --curve-key (your secret key file) and --server-key "
-                             "(the daemon's public key file)");
+    throw std::runtime_error(
+        "CURVE needs both --curve-key (your secret key file) and --server-key "
+        "(the daemon's public key file)");
   }
   const CurveCert ours = read_cert(curve_key_file, true);
   const CurveCert server = read_cert(server_key_file, false);

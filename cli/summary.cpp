@@ -16,14 +16,9 @@ double rate(const Summary& summary) {
 void Summary::record(const EventRef& where, const EventOutcome& outcome,
                      const std::vector<std::string>& names) {
   switch (outcome.outcome) {
-    case Outcome::kStored:
-      ++stored;
-      return;
-    case Outcome::kDuplicate:
-      ++duplicate;
-      return;
-    case Outcome::kRejected:
-      break;
+    case Outcome::kStored: ++stored; return;
+    case Outcome::kDuplicate: ++duplicate; return;
+    case Outcome::kRejected: break;
   }
   ++rejected;
   if (problems.size() < kMaxProblems) {

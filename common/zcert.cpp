@@ -83,8 +83,8 @@ std::string cert_text(const CurveCert& cert, bool secret) {
            "#   Exchange securely, or use a secure mechanism to verify the contents\n"
            "#   of this file after exchange.\n";
   }
-  out << "#   Written by reflectctl keygen\n\nmetadata\ncurve\n    public-key = \"" << cert.public_key
-      << "\"\n";
+  out << "#   Written by reflectctl keygen\n\nmetadata\ncurve\n    public-key = \""
+      << cert.public_key << "\"\n";
   if (secret) out << "    secret-key = \"" << cert.secret_key << "\"\n";
   return out.str();
 }
@@ -134,21 +134,26 @@ CurveCert generate_cert() {
 
 CurveCert read_cert(const std::string& path, bool need_secret) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read CURVE certificate " + path + ": " + error_text(errno));
+  if (!in)
+    throw std::runtime_error("cannot read CURVE certificate " + path + ": " + error_text(errno));
   const auto values = parse_zpl(path, in);
   CurveCert cert;
-  if (const auto it = values.find("curve/public-key"); it != values.end()) cert.public_key = it->second;
-  if (const auto it = values.find("curve/secret-key"); it != values.end()) cert.secret_key = it->second;
+  if (const auto it = values.find("curve/public-key"); it != values.end())
+    cert.public_key = it->second;
+  if (const auto it = values.find("curve/secret-key"); it != values.end())
+    cert.secret_key = it->second;
   if (cert.public_key.empty()) {
-    throw std::runtime_error(path + ": no curve/public-key (a ZeroMQ certificate reads: curve, then "
-                                    "    public-key = \"<40 Z85 characters>\")");
+    throw std::runtime_error(path +
+                             ": no curve/public-key (a ZeroMQ certificate reads: curve, then "
+                             "    public-key = \"<40 Z85 characters>\")");
   }
   if (!is_z85_key(cert.public_key)) {
     throw std::runtime_error(path + ": curve/public-key must be 40 Z85 characters");
   }
   if (need_secret && cert.secret_key.empty()) {
-    throw std::runtime_error(path + ": no curve/secret-key: this is a public certificate; the "
-                                    "secret one is the file without .pub");
+    throw std::runtime_error(path +
+                             ": no curve/secret-key: this is a public certificate; the "
+                             "secret one is the file without .pub");
   }
   if (!cert.secret_key.empty()) {
     if (!is_z85_key(cert.secret_key)) {

@@ -101,7 +101,8 @@ void apply(Config& config, const KeySpec& spec, const YAML::Node& node, std::str
       // A string whose default is empty (an optional file) may be empty: "not set".
       const bool may_be_empty = spec.default_yaml == "\"\"";
       if (!node.IsScalar() || (node.Scalar().empty() && !may_be_empty)) {
-        fail(origin, node.Mark(), key, may_be_empty ? "must be a string" : "must be a non-empty string");
+        fail(origin, node.Mark(), key,
+             may_be_empty ? "must be a string" : "must be a non-empty string");
       }
       std::get<std::string& (*)(Config&)>(spec.field)(config) = node.Scalar();
       return;
@@ -138,8 +139,9 @@ void apply(Config& config, const KeySpec& spec, const YAML::Node& node, std::str
         fail(origin, node.Mark(), key, "must be a number");
       }
       if (value < spec.real_min || value > spec.real_max) {
-        fail(origin, node.Mark(), key,
-             "must be between " + format_real(spec.real_min) + " and " + format_real(spec.real_max));
+        fail(
+            origin, node.Mark(), key,
+            "must be between " + format_real(spec.real_min) + " and " + format_real(spec.real_max));
       }
       std::get<double& (*)(Config&)>(spec.field)(config) = value;
       return;

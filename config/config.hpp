@@ -21,18 +21,18 @@ struct LogConfig {
 };
 
 struct BusConfig {
-  std::vector<std::string> ingest;   ///< ROUTER endpoints (acknowledged ingest) to bind.
-  std::vector<std::string> push;     ///< PULL endpoints (fire-and-forget ingest) to bind.
+  std::vector<std::string> ingest;            ///< ROUTER endpoints (acknowledged ingest) to bind.
+  std::vector<std::string> push;              ///< PULL endpoints (fire-and-forget ingest) to bind.
   std::vector<std::string> subscribe;         ///< Agents' PUB endpoints to connect a SUB to.
   std::vector<std::string> subscribe_topics;  ///< Topic prefixes subscribed on every SUB.
   /// Publisher CURVE keys (Z85 or certificate path), parallel to `subscribe`; "" = no CURVE.
   std::vector<std::string> subscribe_server_keys;
-  std::vector<std::string> notify;   ///< PUB endpoints for the daemon's announcements.
-  std::vector<std::string> control;  ///< ROUTER endpoints for JSON control requests.
-  std::int64_t max_message_bytes = 0;  ///< Largest accepted message payload, bytes.
-  std::int64_t receive_hwm = 0;        ///< ZMQ_RCVHWM, messages.
-  std::int64_t send_hwm = 0;           ///< ZMQ_SNDHWM, messages.
-  std::int64_t linger_ms = 0;          ///< ZMQ_LINGER at shutdown, milliseconds.
+  std::vector<std::string> notify;         ///< PUB endpoints for the daemon's announcements.
+  std::vector<std::string> control;        ///< ROUTER endpoints for JSON control requests.
+  std::int64_t max_message_bytes = 0;      ///< Largest accepted message payload, bytes.
+  std::int64_t receive_hwm = 0;            ///< ZMQ_RCVHWM, messages.
+  std::int64_t send_hwm = 0;               ///< ZMQ_SNDHWM, messages.
+  std::int64_t linger_ms = 0;              ///< ZMQ_LINGER at shutdown, milliseconds.
   std::int64_t heartbeat_interval_ms = 0;  ///< ZMQ_HEARTBEAT_IVL on tcp, milliseconds.
   std::int64_t heartbeat_timeout_ms = 0;   ///< ZMQ_HEARTBEAT_TIMEOUT on tcp, milliseconds.
 };
@@ -82,43 +82,43 @@ struct MedallionConfig {
 
 /// Entity extraction and the entity graph (jobs/entities.hpp).
 struct EntitiesConfig {
-  double hebbian_rate = 0;              ///< eta of s += eta (1 - s) per co-mention.
-  double edge_half_life_days = 0;       ///< Half-life of edge strength, days.
-  std::int64_t max_co_mentions = 0;     ///< Entities per event that get co_occurs edges.
+  double hebbian_rate = 0;           ///< eta of s += eta (1 - s) per co-mention.
+  double edge_half_life_days = 0;    ///< Half-life of edge strength, days.
+  std::int64_t max_co_mentions = 0;  ///< Entities per event that get co_occurs edges.
 };
 
 /// Lexical clustering and communities (jobs/clustering.hpp, jobs/communities.hpp).
 struct ClusteringConfig {
-  double similarity_threshold = 0;      ///< Cosine needed to join a cluster.
-  double duplicate_threshold = 0;       ///< Cosine to the medoid that makes a near-duplicate.
-  std::int64_t vector_terms = 0;        ///< Terms kept per event vector.
-  std::int64_t centroid_terms = 0;      ///< Terms kept per centroid.
-  std::int64_t index_terms = 0;         ///< Centroid terms a cluster is indexed under.
-  std::int64_t query_terms = 0;         ///< Event terms used to look up candidates.
-  std::int64_t candidates_per_term = 0; ///< Most recently touched clusters read per term.
-  double community_resolution = 0;      ///< Louvain resolution.
+  double similarity_threshold = 0;       ///< Cosine needed to join a cluster.
+  double duplicate_threshold = 0;        ///< Cosine to the medoid that makes a near-duplicate.
+  std::int64_t vector_terms = 0;         ///< Terms kept per event vector.
+  std::int64_t centroid_terms = 0;       ///< Terms kept per centroid.
+  std::int64_t index_terms = 0;          ///< Centroid terms a cluster is indexed under.
+  std::int64_t query_terms = 0;          ///< Event terms used to look up candidates.
+  std::int64_t candidates_per_term = 0;  ///< Most recently touched clusters read per term.
+  double community_resolution = 0;       ///< Louvain resolution.
   std::int64_t community_min_entities = 0;
 };
 
 /// Entity importance (jobs/importance.hpp).
 struct ImportanceConfig {
-  double half_life_days = 0;            ///< Recency half-life of mentions, days.
-  double damping = 0;                   ///< PageRank damping factor.
+  double half_life_days = 0;  ///< Recency half-life of mentions, days.
+  double damping = 0;         ///< PageRank damping factor.
   std::int64_t max_iterations = 0;
-  double tolerance = 0;                 ///< L1 change that ends the power iteration.
+  double tolerance = 0;  ///< L1 change that ends the power iteration.
   double weight_pagerank = 0, weight_mentions = 0, weight_recency = 0;
-  std::int64_t top_entities = 0;        ///< Entities listed per namespace in the result.
+  std::int64_t top_entities = 0;  ///< Entities listed per namespace in the result.
 };
 
 /// Consolidation (LedgerMind reflection, Arandu L2/L3); defaults are the anchors' values.
 struct ConsolidationConfig {
-  std::int64_t gap_minutes = 0;           ///< A silence this long ends a trajectory.
+  std::int64_t gap_minutes = 0;  ///< A silence this long ends a trajectory.
   double weight_decision = 0, weight_commit_change = 0, weight_error = 0;
   double weight_result_success = 0, weight_result_other = 0, weight_call = 0, weight_task = 0;
   double weight_prompt = 0, weight_problem_solution = 0;
-  double stream_weight_threshold = 0;     ///< Evidence weight that creates a proposal stream.
-  double window_days = 0;                 ///< W of coverage.
-  double accept_threshold = 0;            ///< Acceptance score that accepts a proposal.
+  double stream_weight_threshold = 0;  ///< Evidence weight that creates a proposal stream.
+  double window_days = 0;              ///< W of coverage.
+  double accept_threshold = 0;         ///< Acceptance score that accepts a proposal.
   std::int64_t pattern_min_occurrences = 0;
   std::int64_t pattern_min_trajectories = 0;
   std::int64_t competence_min_successes = 0;
@@ -181,9 +181,9 @@ enum class KeyType { kString, kEnum, kInteger, kReal, kBoolean, kStringList, kEn
 /// One row of the key table. `field` points into Config; the table is the only place a key
 /// is declared.
 struct KeySpec {
-  using Field = std::variant<std::string& (*)(Config&), std::int64_t& (*)(Config&),
-                             double& (*)(Config&), bool& (*)(Config&),
-                             std::vector<std::string>& (*)(Config&)>;
+  using Field =
+      std::variant<std::string& (*)(Config&), std::int64_t& (*)(Config&), double& (*)(Config&),
+                   bool& (*)(Config&), std::vector<std::string>& (*)(Config&)>;
   std::string_view path;          ///< Dotted YAML path, e.g. "store.synchronous".
   KeyType type;                   ///< How the YAML scalar or sequence is read.
   std::string_view default_yaml;  ///< The default, as YAML (flow style for lists).

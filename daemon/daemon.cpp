@@ -1,9 +1,9 @@
 #include "daemon/daemon.hpp"
 
-#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
+#include <boost/asio/post.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -72,15 +72,18 @@ void Daemon::start() {
     zap_->start();
   }
 
-  write_gate_ = std::make_unique<store::WriteGate>(config_.jobs.write_wait_ms, config_.jobs.write_slice_ms);
+  write_gate_ =
+      std::make_unique<store::WriteGate>(config_.jobs.write_wait_ms, config_.jobs.write_slice_ms);
   // The jobs' connection and the interrupted-run recovery come before the writer: the writer's
   // thread starts indexing unindexed events (FTS) at once, and the recovery's UPDATE would wait
   // for those transactions (0.7-1.6 s before READY=1 on a database with a search-index backlog).
   const store::DatabaseOptions database{store_path_, config_.store.synchronous,
                                         config_.store.busy_timeout_ms};
-  jobs_db_ = std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kWriter));
+  jobs_db_ =
+      std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kWriter));
   scheduler_ = std::make_unique<jobs::Scheduler>(
-      *jobs_db_, clock_, build_jobs(config_), [this](const std::string& topic, nlohmann::json payload) {
+      *jobs_db_, clock_, build_jobs(config_),
+      [this](const std::string& topic, nlohmann::json payload) {
         boost::asio::post(io_, [this, topic, payload = std::move(payload)]() mutable {
           if (!stopping_) bus_->publish(topic, std::move(payload));
         });
@@ -95,15 +98,16 @@ void Daemon::start() {
     if (bus::Bus* bus = bus_for_writer_.load()) bus->writer_has_space();
   });
 
-  bus_ = std::make_unique<bus::Bus>(io_, zmq_context_, config_.bus, *writer_, clock_,
-                                    [this](const nlohmann::json& request, const bus::Principal& caller,
-                                           bus::ControlReply reply) {
-                                      handle_control(request, caller, std::move(reply));
-                                    },
-                                    security_);
+  bus_ = std::make_unique<bus::Bus>(
+      io_, zmq_context_, config_.bus, *writer_, clock_,
+      [this](const nlohmann::json& request, const bus::Principal& caller, bus::ControlReply reply) {
+        handle_control(request, caller, std::move(reply));
+      },
+      security_);
   bus_for_writer_ = bus_.get();
   writer_->share_checkpointer(*jobs_db_);
-  reader_db_ = std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kReader));
+  reader_db_ =
+      std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kReader));
   reader_vitality_ = vitality_params(config_.decay);
   jobs::register_sql_functions(*reader_db_, reader_vitality_);
   writer_->set_commit_listener([this](const std::map<std::string, std::uint64_t>& stored) {
@@ -220,9 +224,10 @@ void Daemon::reload_now() {
     writer_->set_fts_batch_events(config_.store.fts_batch_events);
     write_gate_->set_policy(config_.jobs.write_wait_ms, config_.jobs.write_slice_ms);
     last_reload_.ok = true;
-    last_reload_.message = restart_needed.empty()
-                               ? "applied"
-                               : "applied; needs a restart: " + fmt::format("{}", fmt::join(restart_needed, ", "));
+    last_reload_.message =
+        restart_needed.empty()
+            ? "applied"
+            : "applied; needs a restart: " + fmt::format("{}", fmt::join(restart_needed, ", "));
     spdlog::info("configuration reloaded: {}", last_reload_.message);
   } catch (const std::exception& error) {
     last_reload_.ok = false;
@@ -291,22 +296,25 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
   // by a reload, events refused).
   nlohmann::json publishers = nlohmann::json::array();
   for (const bus::SubscribeLink& link : bus_->subscribe_links()) {
-    const bus::Principal* principal = security_.keys ? security_.keys->find(link.public_key) : nullptr;
-    publishers.push_back({{"endpoint", link.endpoint},
-                          {"public_key", link.public_key},
-                          {"agent_id", principal ? nlohmann::json(principal->agent_id) : nlohmann::json()},
-                          {"connected", link.connected},
-                          {"handshakes_succeeded", link.handshakes_succeeded},
-                          {"handshakes_failed", link.handshakes_failed},
-                          {"last_failure", link.last_failure}});
+    const bus::Principal* principal =
+        security_.keys ? security_.keys->find(link.public_key) : nullptr;
+    publishers.push_back(
+        {{"endpoint", link.endpoint},
+         {"public_key", link.public_key},
+         {"agent_id", principal ? nlohmann::json(principal->agent_id) : nlohmann::json()},
+         {"connected", link.connected},
+         {"handshakes_succeeded", link.handshakes_succeeded},
+         {"handshakes_failed", link.handshakes_failed},
+         {"last_failure", link.last_failure}});
   }
   return {
       {"ok", true},
       {"version", kVersion},
       {"uptime_s", static_cast<double>(clock_.now_us() - started_us_) / 1e6},
-      {"events", {{"stored", stats.stored.load()},
-                  {"duplicate", stats.duplicate.load()},
-                  {"rejected", stats.rejected.load()}}},
+      {"events",
+       {{"stored", stats.stored.load()},
+        {"duplicate", stats.duplicate.load()},
+        {"rejected", stats.rejected.load()}}},
       {"dead_letters", stats.dead_letters.load()},
       {"writer_queue_events", stats.queue_events.load()},
       {"commits", stats.commits.load()},
@@ -327,10 +335,13 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
       {"search_index",
        {{"indexed_through_seq", stats.fts_indexed_seq.load()},
         {"last_seq", stats.last_seq.load()},
-        {"lag_events", std::max<std::int64_t>(0, stats.last_seq.load() - stats.fts_indexed_seq.load())}}},
+        {"lag_events",
+         std::max<std::int64_t>(0, stats.last_seq.load() - stats.fts_indexed_seq.load())}}},
       {"database", store_path_},
       {"endpoints",
-       {{"ingest", bound.ingest}, {"push", bound.push}, {"notify", bound.notify},
+       {{"ingest", bound.ingest},
+        {"push", bound.push},
+        {"notify", bound.notify},
         {"control", bound.control}}},
       {"last_reload",
        {{"at_us", last_reload_.at_us}, {"ok", last_reload_.ok}, {"message", last_reload_.message}}},
@@ -342,9 +353,11 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
         {"handshakes_refused", zap_ ? zap_->stats().refused.load() : 0},
         {"subscribe_publishers", std::move(publishers)}}},
       {"caller",
-       {{"agent_id", caller.is_local_operator() ? nlohmann::json() : nlohmann::json(caller.agent_id)},
+       {{"agent_id",
+         caller.is_local_operator() ? nlohmann::json() : nlohmann::json(caller.agent_id)},
         {"local_operator", caller.is_local_operator()},
-        {"namespaces", caller.all_namespaces ? nlohmann::json::array({"*"}) : nlohmann::json(caller.namespaces)},
+        {"namespaces",
+         caller.all_namespaces ? nlohmann::json::array({"*"}) : nlohmann::json(caller.namespaces)},
         {"max_sensitivity", bus::kSensitivityLevels[caller.clearance]},
         {"admin", caller.admin}}},
   };
@@ -354,15 +367,18 @@ void Daemon::handle_control(const nlohmann::json& request, const bus::Principal&
                             bus::ControlReply reply) {
   const auto cmd = request.find("cmd");
   if (cmd == request.end() || !cmd->is_string()) {
-    reply({{"ok", false}, {"error", std::string("request: \"cmd\" (string) is required; known: ") + kCommands}});
+    reply({{"ok", false},
+           {"error", std::string("request: \"cmd\" (string) is required; known: ") + kCommands}});
     return;
   }
   // Admin commands change what the daemon holds or does (README "Security").
   const bool admin_command = *cmd == "run" || *cmd == "reinforce" || *cmd == "test_stall";
   if (admin_command && !caller.admin) {
-    return reply({{"ok", false},
-                  {"error", cmd->get<std::string>() + ": not allowed for agent '" + caller.agent_id +
-                                "': admin commands (run, reinforce) need admin: true in the authorized keys"}});
+    return reply(
+        {{"ok", false},
+         {"error",
+          cmd->get<std::string>() + ": not allowed for agent '" + caller.agent_id +
+              "': admin commands (run, reinforce) need admin: true in the authorized keys"}});
   }
   try {
     if (*cmd == "status") return reply(status(caller));
@@ -404,8 +420,10 @@ void bind_scope(SQLite::Statement& query, const bus::Principal& caller, bool wit
 
 // Seed 002 level -> rank; an unknown value counts as the highest level.
 std::string rank_sql(const char* column) {
-  return fmt::format("(CASE {} WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
-                     "WHEN 'high' THEN 3 ELSE 4 END)", column);
+  return fmt::format(
+      "(CASE {} WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
+      "WHEN 'high' THEN 3 ELSE 4 END)",
+      column);
 }
 
 std::string scope_sql(const char* column) {
@@ -452,7 +470,8 @@ void Daemon::control_run(const nlohmann::json& request, bus::ControlReply reply)
   jobs::Scheduler::RunDone done;
   if (wait) {
     done = [reply](const jobs::RunRecord& run) {
-      nlohmann::json body = {{"ok", run.status == "ok" || run.status == "skipped"}, {"run", jobs::to_json(run)}};
+      nlohmann::json body = {{"ok", run.status == "ok" || run.status == "skipped"},
+                             {"run", jobs::to_json(run)}};
       if (!run.error.empty()) body["error"] = run.error;
       reply(std::move(body));
     };
@@ -465,7 +484,8 @@ void Daemon::control_run(const nlohmann::json& request, bus::ControlReply reply)
 
 nlohmann::json Daemon::control_jobs(const nlohmann::json& request) {
   nlohmann::json runs = nlohmann::json::array();
-  for (const auto& run : jobs::recent_runs(*reader_db_, limit_param(request, 20), text_param(request, "job"))) {
+  for (const auto& run :
+       jobs::recent_runs(*reader_db_, limit_param(request, 20), text_param(request, "job"))) {
     runs.push_back(jobs::to_json(run));
   }
   return {{"ok", true}, {"jobs", scheduler_->job_names()}, {"runs", std::move(runs)}};
@@ -478,14 +498,17 @@ nlohmann::json Daemon::control_jobs(const nlohmann::json& request) {
 namespace {
 
 std::string level_sql(const std::string& rank) {
-  return fmt::format("(CASE {} WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' "
-                     "ELSE 'hyper' END)", rank);
+  return fmt::format(
+      "(CASE {} WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' "
+      "ELSE 'hyper' END)",
+      rank);
 }
 std::string redacted_text(const char* column) {
   return fmt::format("CASE WHEN r > ?20 THEN ?23 ELSE {0} END AS {0}", column);
 }
 std::string hidden(const char* column, const char* alias = nullptr) {
-  return fmt::format("CASE WHEN r > ?20 THEN NULL ELSE {} END AS {}", column, alias ? alias : column);
+  return fmt::format("CASE WHEN r > ?20 THEN NULL ELSE {} END AS {}", column,
+                     alias ? alias : column);
 }
 
 // Observations are ranked when read, from their sources (consolidation rewrites them at every
@@ -496,34 +519,45 @@ std::string observation_rank_sql(const char* o) {
   const std::string event = rank_sql("e.sensitivity");
   return fmt::format(
       "(CASE {0}.observation_type "
-      "WHEN 'pattern' THEN coalesce((SELECT max({1}) FROM problem_occurrences p JOIN events e ON e.seq = p.seq "
+      "WHEN 'pattern' THEN coalesce((SELECT max({1}) FROM problem_occurrences p JOIN events e ON "
+      "e.seq = p.seq "
       "WHERE p.namespace = {0}.namespace AND p.signature = {0}.signature), 0) "
       "WHEN 'community' THEN max("
-      "coalesce((SELECT max({2}) FROM community_members cm JOIN entities n ON n.entity_id = cm.member_id "
+      "coalesce((SELECT max({2}) FROM community_members cm JOIN entities n ON n.entity_id = "
+      "cm.member_id "
       "WHERE cm.observation_id = {0}.observation_id AND cm.member_type = 'entity'), 0), "
-      "coalesce((SELECT max({3}) FROM community_members cm JOIN clusters c ON c.cluster_id = cm.member_id "
+      "coalesce((SELECT max({3}) FROM community_members cm JOIN clusters c ON c.cluster_id = "
+      "cm.member_id "
       "WHERE cm.observation_id = {0}.observation_id AND cm.member_type = 'cluster'), 0)) "
-      "ELSE coalesce((SELECT max({1}) FROM json_each({0}.supporting_event_ids) j JOIN events e ON e.seq = j.value), 0) "
+      "ELSE coalesce((SELECT max({1}) FROM json_each({0}.supporting_event_ids) j JOIN events e ON "
+      "e.seq = j.value), 0) "
       "END)",
       o, event, rank_sql("n.sensitivity"), rank_sql("c.sensitivity"));
 }
 
 }  // namespace
 
-nlohmann::json Daemon::control_knowledge(const nlohmann::json& request, const bus::Principal& caller) {
-  SQLite::Statement query(*reader_db_, R"sql(
-SELECT decision_id, namespace, kind, )sql" + hidden("target") + ", " + redacted_text("title") + ", " +
-                                           redacted_text("rationale") + R"sql(, scope, status, phase, vitality,
-       provenance, sensitivity, r > ?20 AS redacted, )sql" + hidden("keywords", "keywords_json") + ", " +
-                                           hidden("evidence_event_ids", "evidence_event_ids_json") + ", " +
-                                           hidden("consequences", "consequences_json") + R"sql(,
-       supersedes AS supersedes_json, superseded_by, )sql" + hidden("procedural", "procedural_json") + R"sql(,
+nlohmann::json Daemon::control_knowledge(const nlohmann::json& request,
+                                         const bus::Principal& caller) {
+  SQLite::Statement query(*reader_db_,
+                          R"sql(
+SELECT decision_id, namespace, kind, )sql" +
+                              hidden("target") + ", " + redacted_text("title") + ", " +
+                              redacted_text("rationale") + R"sql(, scope, status, phase, vitality,
+       provenance, sensitivity, r > ?20 AS redacted, )sql" +
+                              hidden("keywords", "keywords_json") + ", " +
+                              hidden("evidence_event_ids", "evidence_event_ids_json") + ", " +
+                              hidden("consequences", "consequences_json") + R"sql(,
+       supersedes AS supersedes_json, superseded_by, )sql" +
+                              hidden("procedural", "procedural_json") + R"sql(,
        frequency, unique_contexts, hit_count, confidence,
        stability_score, reinforcement_density, coverage, lifetime_days, estimated_removal_cost,
        estimated_utility, acceptance_score, first_seen_us, last_seen_us, updated_us
-FROM (SELECT *, )sql" + rank_sql("sensitivity") + R"sql( AS r FROM knowledge
+FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+                              R"sql( AS r FROM knowledge
       WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR phase = ?2) AND (?3 = '' OR status = ?3)
-        AND )sql" + scope_sql("namespace") + R"sql()
+        AND )sql" + scope_sql("namespace") +
+                              R"sql()
 WHERE r <= ?20 + 1
 ORDER BY CASE phase WHEN 'canonical' THEN 0 WHEN 'emergent' THEN 1 ELSE 2 END, frequency DESC,
          decision_id
@@ -537,17 +571,22 @@ LIMIT ?4)sql");
   return {{"ok", true}, {"knowledge", rows(query)}};
 }
 
-nlohmann::json Daemon::control_observations(const nlohmann::json& request, const bus::Principal& caller) {
+nlohmann::json Daemon::control_observations(const nlohmann::json& request,
+                                            const bus::Principal& caller) {
   SQLite::Statement query(*reader_db_, R"sql(
-SELECT observation_id, namespace, observation_type, )sql" + hidden("target") + ", " + redacted_text("title") +
-                                           ", " + redacted_text("text") + ", " + level_sql("r") +
+SELECT observation_id, namespace, observation_type, )sql" +
+                                           hidden("target") + ", " + redacted_text("title") + ", " +
+                                           redacted_text("text") + ", " + level_sql("r") +
                                            R"sql( AS sensitivity, r > ?20 AS redacted,
-       )sql" + hidden("supporting_event_ids", "supporting_event_ids_json") + R"sql(, support_count, trajectory_count,
+       )sql" + hidden("supporting_event_ids", "supporting_event_ids_json") +
+                                           R"sql(, support_count, trajectory_count,
        success_count, confidence, importance, times_reinforced, first_detected_us,
        last_reinforced_us
-FROM (SELECT o.*, )sql" + observation_rank_sql("o") + R"sql( AS r FROM observations o
+FROM (SELECT o.*, )sql" + observation_rank_sql("o") +
+                                           R"sql( AS r FROM observations o
       WHERE (?1 = '' OR o.namespace = ?1) AND (?2 = '' OR o.observation_type = ?2) AND o.is_active = 1
-        AND )sql" + scope_sql("o.namespace") + R"sql()
+        AND )sql" + scope_sql("o.namespace") +
+                                           R"sql()
 WHERE r <= ?20 + 1
 ORDER BY support_count DESC, observation_id
 LIMIT ?3)sql");
@@ -561,15 +600,20 @@ LIMIT ?3)sql");
 
 // {"cmd":"entities","namespace":NS,"top":K,"type":T}: the most important entities. A redacted
 // entity keeps its canonical key's type but not the key: the key is text from its events.
-nlohmann::json Daemon::control_entities(const nlohmann::json& request, const bus::Principal& caller) {
+nlohmann::json Daemon::control_entities(const nlohmann::json& request,
+                                        const bus::Principal& caller) {
   const int top = limit_param(request, limit_param(request, 20), "top");
   SQLite::Statement query(*reader_db_, R"sql(
-SELECT namespace, )sql" + redacted_text("canonical_key") + ", " + redacted_text("display_name") + R"sql(,
+SELECT namespace, )sql" + redacted_text("canonical_key") +
+                                           ", " + redacted_text("display_name") + R"sql(,
        entity_type, importance_score, mention_count, first_seen_us, last_seen_us,
-       )sql" + redacted_text("summary_text") + R"sql(, sensitivity, r > ?20 AS redacted
-FROM (SELECT *, )sql" + rank_sql("sensitivity") + R"sql( AS r FROM entities
+       )sql" + redacted_text("summary_text") +
+                                           R"sql(, sensitivity, r > ?20 AS redacted
+FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+                                           R"sql( AS r FROM entities
       WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR entity_type = ?2) AND is_active = 1
-        AND )sql" + scope_sql("namespace") + R"sql()
+        AND )sql" + scope_sql("namespace") +
+                                           R"sql()
 WHERE r <= ?20 + 1
 ORDER BY importance_score DESC, mention_count DESC, namespace, canonical_key
 LIMIT ?3)sql");
@@ -582,14 +626,19 @@ LIMIT ?3)sql");
 }
 
 // {"cmd":"clusters","namespace":NS,"limit":N}: the largest clusters.
-nlohmann::json Daemon::control_clusters(const nlohmann::json& request, const bus::Principal& caller) {
+nlohmann::json Daemon::control_clusters(const nlohmann::json& request,
+                                        const bus::Principal& caller) {
   SQLite::Statement query(*reader_db_, R"sql(
-SELECT cluster_id, namespace, )sql" + redacted_text("label") + ", " + redacted_text("summary_text") + R"sql(,
-       member_count, duplicate_count, )sql" + hidden("medoid_seq") + R"sql(,
+SELECT cluster_id, namespace, )sql" + redacted_text("label") +
+                                           ", " + redacted_text("summary_text") + R"sql(,
+       member_count, duplicate_count, )sql" +
+                                           hidden("medoid_seq") + R"sql(,
        first_seq, last_seq, first_seen_us, last_seen_us, sensitivity, r > ?20 AS redacted
-FROM (SELECT *, )sql" + rank_sql("sensitivity") + R"sql( AS r FROM clusters
+FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+                                           R"sql( AS r FROM clusters
       WHERE (?1 = '' OR namespace = ?1) AND is_active = 1
-        AND )sql" + scope_sql("namespace") + R"sql()
+        AND )sql" + scope_sql("namespace") +
+                                           R"sql()
 WHERE r <= ?20 + 1
 ORDER BY member_count + duplicate_count DESC, cluster_id
 LIMIT ?2)sql");
@@ -607,19 +656,22 @@ namespace reflectd::daemon {
 void Daemon::control_reinforce(const nlohmann::json& request, const bus::Principal& caller,
                                bus::ControlReply reply) {
   const std::string id = text_param(request, "id");
-  if (id.empty()) return reply({{"ok", false}, {"error", "reinforce: \"id\" (string) is required"}});
+  if (id.empty())
+    return reply({{"ok", false}, {"error", "reinforce: \"id\" (string) is required"}});
   const bool useful = request.value("useful", true);
   // An authenticated caller is its key's agent_id in the audit row, whatever the request says.
-  const std::string actor = !caller.is_local_operator()             ? caller.agent_id
-                            : text_param(request, "agent_id").empty() ? "control"
-                                                                      : text_param(request, "agent_id");
+  const std::string actor = !caller.is_local_operator() ? caller.agent_id
+                            : text_param(request, "agent_id").empty()
+                                ? "control"
+                                : text_param(request, "agent_id");
   store::WriteRequest write;
   write.apply = [id, useful, actor, now = clock_.now_us(),
                  profiles = decay_profiles(config_.decay)](SQLite::Database& db) {
     return store::reinforce(db, id, useful, actor, now, profiles);
   };
   write.on_done = [reply](store::WriteResult&& result) {
-    if (!result.storage_error.empty()) return reply({{"ok", false}, {"error", result.storage_error}});
+    if (!result.storage_error.empty())
+      return reply({{"ok", false}, {"error", result.storage_error}});
     if (!result.apply_error.empty()) return reply({{"ok", false}, {"error", result.apply_error}});
     reply({{"ok", true}, {"reinforced", nlohmann::json::parse(result.apply_result)}});
   };
@@ -649,7 +701,8 @@ SELECT e.uid AS id, e.seq, e.kind, e.namespace, e.sensitivity,
 FROM events_fts JOIN events e ON e.seq = events_fts.rowid
 LEFT JOIN knowledge k ON k.source_event_seq = e.seq
 WHERE events_fts MATCH ?1 AND (?2 = '' OR e.namespace = ?2) AND (?3 = '' OR e.kind = ?3)
-  AND )sql" + rank + R"sql( <= ?20 + 1 AND )sql" + scope_sql("e.namespace") + R"sql(
+  AND )sql" + rank + R"sql( <= ?20 + 1 AND )sql" +
+                                            scope_sql("e.namespace") + R"sql(
 ORDER BY score DESC, e.seq DESC
 LIMIT ?5)sql");
   search.bind(1, query);
@@ -671,7 +724,8 @@ LIMIT ?5)sql");
 
 nlohmann::json Daemon::control_events(const nlohmann::json& request, const bus::Principal& caller) {
   const auto after = request.find("after_seq");
-  const std::int64_t after_seq = after != request.end() && after->is_number_integer() ? after->get<std::int64_t>() : -1;
+  const std::int64_t after_seq =
+      after != request.end() && after->is_number_integer() ? after->get<std::int64_t>() : -1;
   // Without after_seq: the latest `limit` events (newest last); with it: the next ones.
   // Clearance and namespace scope in the WHERE clause (see control_search).
   const std::string rank = rank_sql("sensitivity");
@@ -682,7 +736,8 @@ SELECT * FROM (
          )sql" + rank + R"sql( > ?20 AS redacted
   FROM events
   WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR kind = ?2) AND (?3 < 0 OR seq > ?3)
-    AND )sql" + rank + R"sql( <= ?20 + 1 AND )sql" + scope_sql("namespace") + R"sql(
+    AND )sql" + rank + R"sql( <= ?20 + 1 AND )sql" +
+                                           scope_sql("namespace") + R"sql(
   ORDER BY CASE WHEN ?3 < 0 THEN -seq ELSE seq END
   LIMIT ?4)
 ORDER BY seq)sql");
@@ -702,21 +757,28 @@ namespace reflectd::daemon {
 // A medallion is in the caller's scope when its scope's namespace is (medallion_scopes); a
 // scope over every namespace only for callers with every namespace.
 static std::string medallion_scope_sql(const char* id_column) {
-  return fmt::format("(?21 = 1 OR EXISTS (SELECT 1 FROM medallion_scopes s WHERE s.medallion_id = {} "
-                     "AND s.namespace IN (SELECT value FROM json_each(?22))))", id_column);
+  return fmt::format(
+      "(?21 = 1 OR EXISTS (SELECT 1 FROM medallion_scopes s WHERE s.medallion_id = {} "
+      "AND s.namespace IN (SELECT value FROM json_each(?22))))",
+      id_column);
 }
 
 // A medallion is derived from the decisions and questions it lists (medallion_items: knowledge
 // and pattern observations): its rank is theirs when read. An item whose source is gone counts
 // as the highest level.
 static std::string medallion_rank_sql(const char* id_column) {
-  return fmt::format("coalesce((SELECT max(CASE WHEN k.decision_id IS NOT NULL THEN {} WHEN o.observation_id IS "
-                     "NOT NULL THEN {} ELSE 4 END) FROM medallion_items i LEFT JOIN knowledge k ON k.decision_id = "
-                     "i.source_id LEFT JOIN observations o ON o.observation_id = i.source_id WHERE i.medallion_id = "
-                     "{}), 0)", rank_sql("k.sensitivity"), observation_rank_sql("o"), id_column);
+  return fmt::format(
+      "coalesce((SELECT max(CASE WHEN k.decision_id IS NOT NULL THEN {} WHEN o.observation_id IS "
+      "NOT NULL THEN {} ELSE 4 END) FROM medallion_items i LEFT JOIN knowledge k ON k.decision_id "
+      "= "
+      "i.source_id LEFT JOIN observations o ON o.observation_id = i.source_id WHERE i.medallion_id "
+      "= "
+      "{}), 0)",
+      rank_sql("k.sensitivity"), observation_rank_sql("o"), id_column);
 }
 
-nlohmann::json Daemon::control_medallion(const nlohmann::json& request, const bus::Principal& caller) {
+nlohmann::json Daemon::control_medallion(const nlohmann::json& request,
+                                         const bus::Principal& caller) {
   const std::string action = text_param(request, "action");
   const std::string id = text_param(request, "id");
   if (action == "get") {
@@ -729,9 +791,12 @@ nlohmann::json Daemon::control_medallion(const nlohmann::json& request, const bu
     if (!query.executeStep()) return {{"ok", false}, {"error", "no medallion '" + id + "'"}};
     if (query.getColumn(2).getInt() > caller.clearance) {
       return {{"ok", true},
-              {"medallion", {{"id", id}, {"redacted", 1}, {"sensitivity", query.getColumn(3).getString()},
-                             {"summary", {{"high_level", kRedacted}}},
-                             {"meta", {{"status", query.getColumn(1).getString()}}}}}};
+              {"medallion",
+               {{"id", id},
+                {"redacted", 1},
+                {"sensitivity", query.getColumn(3).getString()},
+                {"summary", {{"high_level", kRedacted}}},
+                {"meta", {{"status", query.getColumn(1).getString()}}}}}};
     }
     auto medallion = nlohmann::json::parse(query.getColumn(0).getString());
     medallion["meta"]["status"] = query.getColumn(1).getString();  // stale is marked in place
@@ -740,20 +805,24 @@ nlohmann::json Daemon::control_medallion(const nlohmann::json& request, const bu
   }
   if (action == "history") {
     // Versions are ranked by the medallion's items as they are now (sources only rise).
-    SQLite::Statement query(*reader_db_, "SELECT version, updated_at, content_json, " + medallion_rank_sql("?1") +
-                                         " AS r FROM medallion_history WHERE medallion_id = ?1 AND " +
-                                         medallion_scope_sql("?1") + " AND r <= ?20 + 1 ORDER BY version DESC LIMIT ?2");
+    SQLite::Statement query(
+        *reader_db_, "SELECT version, updated_at, content_json, " + medallion_rank_sql("?1") +
+                         " AS r FROM medallion_history WHERE medallion_id = ?1 AND " +
+                         medallion_scope_sql("?1") +
+                         " AND r <= ?20 + 1 ORDER BY version DESC LIMIT ?2");
     query.bind(1, id);
     query.bind(2, limit_param(request, 20));
     bind_scope(query, caller, true);
     nlohmann::json versions = nlohmann::json::array();
     while (query.executeStep()) {
       const bool redacted = query.getColumn(3).getInt() > caller.clearance;
-      versions.push_back({{"version", query.getColumn(0).getInt64()},
-                          {"updated_at", query.getColumn(1).getString()},
-                          {"medallion", redacted ? nlohmann::json{{"id", id}, {"redacted", 1},
-                                                                  {"summary", {{"high_level", kRedacted}}}}
-                                                 : nlohmann::json::parse(query.getColumn(2).getString())}});
+      versions.push_back(
+          {{"version", query.getColumn(0).getInt64()},
+           {"updated_at", query.getColumn(1).getString()},
+           {"medallion", redacted ? nlohmann::json{{"id", id},
+                                                   {"redacted", 1},
+                                                   {"summary", {{"high_level", kRedacted}}}}
+                                  : nlohmann::json::parse(query.getColumn(2).getString())}});
     }
     return {{"ok", true}, {"id", id}, {"versions", std::move(versions)}};
   }
@@ -766,12 +835,14 @@ nlohmann::json Daemon::control_medallion(const nlohmann::json& request, const bu
 SELECT id, status, updated_at, scope_graph_nodes, scope_tags,
        CASE WHEN r > ?20 THEN ?23 ELSE json_extract(content_json, '$.summary.high_level') END AS high_level,
        )sql" + level_sql("r") + R"sql( AS sensitivity, r > ?20 AS redacted
-FROM (SELECT m.*, )sql" + medallion_rank_sql("m.id") + R"sql( AS r FROM medallions m
+FROM (SELECT m.*, )sql" + medallion_rank_sql("m.id") +
+                                             R"sql( AS r FROM medallions m
       WHERE (SELECT count(*) FROM medallion_nodes n, json_each(?1) q
              WHERE n.medallion_id = m.id AND n.node = q.value) = json_array_length(?1)
         AND (json_array_length(?2) = 0 OR EXISTS (SELECT 1 FROM medallion_tags t, json_each(?2) q
              WHERE t.medallion_id = m.id AND t.tag = q.value))
-        AND )sql" + medallion_scope_sql("m.id") + R"sql()
+        AND )sql" + medallion_scope_sql("m.id") +
+                                             R"sql()
 WHERE r <= ?20 + 1
 ORDER BY updated_at DESC, id
 LIMIT ?3)sql");
@@ -788,8 +859,9 @@ LIMIT ?3)sql");
       found.push_back({{"id", query.getColumn(0).getString()},
                        {"status", query.getColumn(1).getString()},
                        {"updated_at", query.getColumn(2).getString()},
-                       {"scope", {{"graph_nodes", nlohmann::json::parse(query.getColumn(3).getString())},
-                                  {"tags", nlohmann::json::parse(query.getColumn(4).getString())}}},
+                       {"scope",
+                        {{"graph_nodes", nlohmann::json::parse(query.getColumn(3).getString())},
+                         {"tags", nlohmann::json::parse(query.getColumn(4).getString())}}},
                        {"high_level", query.getColumn(5).getString()},
                        {"sensitivity", query.getColumn(6).getString()},
                        {"redacted", query.getColumn(7).getInt()}});
@@ -797,11 +869,13 @@ LIMIT ?3)sql");
     return {{"ok", true}, {"medallions", std::move(found)}};
   }
   if (action == "list" || action.empty()) {
-    SQLite::Statement query(*reader_db_, "SELECT id, status, updated_at, CASE WHEN r > ?20 THEN ?23 ELSE "
-                                         "json_extract(content_json, '$.summary.high_level') END AS high_level, " +
-                                         level_sql("r") + " AS sensitivity, r > ?20 AS redacted FROM (SELECT m.*, " +
-                                         medallion_rank_sql("m.id") + " AS r FROM medallions m WHERE " +
-                                         medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1 ORDER BY id LIMIT ?1");
+    SQLite::Statement query(
+        *reader_db_,
+        "SELECT id, status, updated_at, CASE WHEN r > ?20 THEN ?23 ELSE "
+        "json_extract(content_json, '$.summary.high_level') END AS high_level, " +
+            level_sql("r") + " AS sensitivity, r > ?20 AS redacted FROM (SELECT m.*, " +
+            medallion_rank_sql("m.id") + " AS r FROM medallions m WHERE " +
+            medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1 ORDER BY id LIMIT ?1");
     query.bind(1, limit_param(request, 100));
     bind_scope(query, caller, true);
     query.bind(23, kRedacted);

@@ -1,7 +1,7 @@
 // reflectd: thin entry point. Flags -> config -> Daemon; everything else lives in libraries.
 
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdlib>
 #include <iostream>
@@ -13,8 +13,8 @@
 #include "config/config.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/logging.hpp"
-#include "daemon/test_hooks.hpp"
 #include "daemon/settings.hpp"
+#include "daemon/test_hooks.hpp"
 
 namespace {
 
@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
   if (const char* now = std::getenv("REFLECTD_TEST_NOW_US"); test_hooks && now != nullptr) {
     pinned.emplace(std::strtoll(now, nullptr, 10));
   }
-  const reflectd::Clock& clock = pinned ? static_cast<const reflectd::Clock&>(*pinned) : system_clock;
+  const reflectd::Clock& clock =
+      pinned ? static_cast<const reflectd::Clock&>(*pinned) : system_clock;
   if (test_hooks) spdlog::warn("REFLECTD_TEST_HOOKS=1: test-only control commands are enabled");
   try {
     reflectd::daemon::Daemon daemon(std::move(config), {config_path, true, test_hooks}, clock);

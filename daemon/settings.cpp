@@ -77,7 +77,8 @@ jobs::MedallionParams medallion_params(const config::Config& config) {
     }
   }
   params.vitality = vitality_params(config.decay);
-  params.edge_half_life_s = static_cast<std::int64_t>(config.entities.edge_half_life_days * 86400.0);
+  params.edge_half_life_s =
+      static_cast<std::int64_t>(config.entities.edge_half_life_days * 86400.0);
   return params;
 }
 
@@ -143,7 +144,8 @@ std::vector<jobs::Job> build_jobs(const config::Config& config) {
                  }});
   out.push_back({"decay", schedule(config.jobs.decay),
                  [params = vitality_params(config.decay),
-                  edge_half_life_s = cluster_params(config).entities.edge_half_life_s](jobs::JobContext& ctx) {
+                  edge_half_life_s =
+                      cluster_params(config).entities.edge_half_life_s](jobs::JobContext& ctx) {
                    // The SQL functions point at this closure's copy, alive for the whole run.
                    jobs::register_sql_functions(ctx.db, params);
                    return jobs::run_decay(ctx, params, edge_half_life_s);

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "config/config.hpp"
-#include "jobs/consolidation.hpp"
 #include "jobs/clustering.hpp"
+#include "jobs/consolidation.hpp"
 #include "jobs/importance.hpp"
 #include "jobs/job.hpp"
 #include "jobs/medallion.hpp"

@@ -80,8 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     config = reflectd::config::load_string(yaml, "<fuzz>");
   } catch (const reflectd::config::ConfigError& error) {
     const std::string message = error.what();
-    FUZZ_CHECK(message.starts_with("<fuzz>") && message.size() > 8, "error '%s'",
-               message.c_str());
+    FUZZ_CHECK(message.starts_with("<fuzz>") && message.size() > 8, "error '%s'", message.c_str());
     return 0;
   } catch (const std::exception& error) {
     FUZZ_CHECK(false, "not a ConfigError: %s", error.what());

@@ -2,7 +2,8 @@
 // (bus::EventDecoder, the code every ingest/push/subscribe message takes). Beyond "no crash,
 // no sanitizer report": errors name a field and a rule, an accepted event re-validates to the
 // same EventRecord, nothing is dropped (unknown fields and metadata reappear in the stored
-// metadata, README "anything else: kept, never dropped"), and the byte limit is enforced. Seeds: one line of ../shared/data each.
+// metadata, README "anything else: kept, never dropped"), and the byte limit is enforced. Seeds:
+// one line of ../shared/data each.
 
 #include <cstddef>
 #include <cstdint>
@@ -20,11 +21,31 @@ namespace {
 // their columns (checked by the round trip), the others under metadata._unknown_fields and
 // the client's own metadata keys in metadata.
 void check_nothing_dropped(std::string_view payload, const reflectd::store::EventRecord& event) {
-  static const std::set<std::string> known = {
-      "kind", "content", "schema_version", "id", "source", "namespace", "agent_id", "timestamp",
-      "context", "tags", "entities", "relations", "episode_id", "sequence_number",
-      "sensitivity", "confidence", "credibility", "importance", "salience", "emotion",
-      "emotional_valence", "emotional_arousal", "lifecycle", "resolution", "metadata"};
+  static const std::set<std::string> known = {"kind",
+                                              "content",
+                                              "schema_version",
+                                              "id",
+                                              "source",
+                                              "namespace",
+                                              "agent_id",
+                                              "timestamp",
+                                              "context",
+                                              "tags",
+                                              "entities",
+                                              "relations",
+                                              "episode_id",
+                                              "sequence_number",
+                                              "sensitivity",
+                                              "confidence",
+                                              "credibility",
+                                              "importance",
+                                              "salience",
+                                              "emotion",
+                                              "emotional_valence",
+                                              "emotional_arousal",
+                                              "lifecycle",
+                                              "resolution",
+                                              "metadata"};
   const auto input = nlohmann::json::parse(payload, nullptr, false);
   if (!input.is_object()) return;  // simdjson accepted what nlohmann refuses: nothing to compare
   const auto stored = reflectd::fuzz::parsed_or_null(event.metadata_json);

@@ -35,16 +35,19 @@ inline nlohmann::json to_wire(const store::EventRecord& e) {
   if (!e.emotion.empty()) wire["emotion"] = e.emotion;
   if (e.sequence_number) wire["sequence_number"] = *e.sequence_number;
   const std::pair<const char*, const std::optional<double>*> numbers[] = {
-      {"confidence", &e.confidence},         {"credibility", &e.credibility},
-      {"importance", &e.importance},         {"salience", &e.salience},
-      {"emotional_valence", &e.emotional_valence}, {"emotional_arousal", &e.emotional_arousal}};
+      {"confidence", &e.confidence},
+      {"credibility", &e.credibility},
+      {"importance", &e.importance},
+      {"salience", &e.salience},
+      {"emotional_valence", &e.emotional_valence},
+      {"emotional_arousal", &e.emotional_arousal}};
   for (const auto& [name, value] : numbers) {
     if (*value) wire[name] = **value;
   }
   const std::pair<const char*, const std::string*> objects[] = {
-      {"context", &e.context_json},       {"tags", &e.tags_json},
-      {"entities", &e.entities_json},     {"relations", &e.relations_json},
-      {"lifecycle", &e.lifecycle_json},   {"resolution", &e.resolution_json},
+      {"context", &e.context_json},     {"tags", &e.tags_json},
+      {"entities", &e.entities_json},   {"relations", &e.relations_json},
+      {"lifecycle", &e.lifecycle_json}, {"resolution", &e.resolution_json},
       {"metadata", &e.metadata_json}};
   for (const auto& [name, text] : objects) {
     if (!text->empty()) wire[name] = nlohmann::json::parse(*text);
@@ -71,9 +74,9 @@ inline void check_same_event(const store::EventRecord& a, const store::EventReco
                  a.emotional_arousal == b.emotional_arousal,
              "numbers");
   const std::pair<const std::string*, const std::string*> texts[] = {
-      {&a.context_json, &b.context_json},       {&a.tags_json, &b.tags_json},
-      {&a.entities_json, &b.entities_json},     {&a.relations_json, &b.relations_json},
-      {&a.lifecycle_json, &b.lifecycle_json},   {&a.resolution_json, &b.resolution_json},
+      {&a.context_json, &b.context_json},     {&a.tags_json, &b.tags_json},
+      {&a.entities_json, &b.entities_json},   {&a.relations_json, &b.relations_json},
+      {&a.lifecycle_json, &b.lifecycle_json}, {&a.resolution_json, &b.resolution_json},
       {&a.metadata_json, &b.metadata_json}};
   for (const auto& [x, y] : texts) {
     FUZZ_CHECK(parsed_or_null(*x) == parsed_or_null(*y), "JSON field %s vs %s", x->c_str(),
@@ -96,8 +99,8 @@ inline void check_message(bus::EventDecoder& decoder, const bus::DecodedMessage&
     FUZZ_CHECK(message.error.starts_with("message: "), "error '%s'", message.error.c_str());
     return;
   }
-  FUZZ_CHECK(!message.events.empty() && message.events.size() <= bus::kMaxBatchEvents,
-             "%zu events", message.events.size());
+  FUZZ_CHECK(!message.events.empty() && message.events.size() <= bus::kMaxBatchEvents, "%zu events",
+             message.events.size());
   FUZZ_CHECK(message.batch || message.events.size() == 1, "lone object with several events");
   nlohmann::json batch = nlohmann::json::array();
   std::vector<const store::EventRecord*> accepted;

@@ -33,22 +33,28 @@ constexpr std::size_t kCacheLimit = 200'000;
 // English stop words (the Snowball English list) plus commit-message boilerplate.
 const std::unordered_set<std::string_view>& stop_words() {
   static const std::unordered_set<std::string_view> words{
-      "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "your", "yours",
-      "yourself", "yourselves", "he", "him", "his", "himself", "she", "her", "hers", "herself",
-      "it", "its", "itself", "they", "them", "their", "theirs", "themselves", "what", "which",
-      "who", "whom", "this", "that", "these", "those", "am", "is", "are", "was", "were", "be",
-      "been", "being", "have", "has", "had", "having", "do", "does", "did", "doing", "would",
-      "should", "could", "ought", "a", "an", "the", "and", "but", "if", "or", "because", "as",
-      "until", "while", "of", "at", "by", "for", "with", "about", "against", "between", "into",
-      "through", "during", "before", "after", "above", "below", "to", "from", "up", "down", "in",
-      "out", "on", "off", "over", "under", "again", "further", "then", "once", "here", "there",
-      "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other",
-      "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than", "too", "very",
-      "can", "will", "just", "don", "now", "also", "s", "t", "d", "ll", "m", "re", "ve", "y",
-      "isn", "aren", "wasn", "weren", "hasn", "haven", "hadn", "doesn", "didn", "won", "wouldn",
-      "shan", "shouldn", "cannot", "couldn", "mustn", "let", "may", "might", "must", "shall",
-      "signed", "co", "authored", "com", "http", "https", "www", "merge", "pull", "request",
-      "branch", "git", "via", "e", "g", "ie", "eg", "etc"};
+      "i",        "me",    "my",      "myself",   "we",         "our",     "ours",    "ourselves",
+      "you",      "your",  "yours",   "yourself", "yourselves", "he",      "him",     "his",
+      "himself",  "she",   "her",     "hers",     "herself",    "it",      "its",     "itself",
+      "they",     "them",  "their",   "theirs",   "themselves", "what",    "which",   "who",
+      "whom",     "this",  "that",    "these",    "those",      "am",      "is",      "are",
+      "was",      "were",  "be",      "been",     "being",      "have",    "has",     "had",
+      "having",   "do",    "does",    "did",      "doing",      "would",   "should",  "could",
+      "ought",    "a",     "an",      "the",      "and",        "but",     "if",      "or",
+      "because",  "as",    "until",   "while",    "of",         "at",      "by",      "for",
+      "with",     "about", "against", "between",  "into",       "through", "during",  "before",
+      "after",    "above", "below",   "to",       "from",       "up",      "down",    "in",
+      "out",      "on",    "off",     "over",     "under",      "again",   "further", "then",
+      "once",     "here",  "there",   "when",     "where",      "why",     "how",     "all",
+      "any",      "both",  "each",    "few",      "more",       "most",    "other",   "some",
+      "such",     "no",    "nor",     "not",      "only",       "own",     "same",    "so",
+      "than",     "too",   "very",    "can",      "will",       "just",    "don",     "now",
+      "also",     "s",     "t",       "d",        "ll",         "m",       "re",      "ve",
+      "y",        "isn",   "aren",    "wasn",     "weren",      "hasn",    "haven",   "hadn",
+      "doesn",    "didn",  "won",     "wouldn",   "shan",       "shouldn", "cannot",  "couldn",
+      "mustn",    "let",   "may",     "might",    "must",       "shall",   "signed",  "co",
+      "authored", "com",   "http",    "https",    "www",        "merge",   "pull",    "request",
+      "branch",   "git",   "via",     "e",        "g",          "ie",      "eg",      "etc"};
   return words;
 }
 
@@ -61,10 +67,8 @@ bool token_code_point(utf8proc_int32_t cp) {
     case UTF8PROC_CATEGORY_LO:
     case UTF8PROC_CATEGORY_MN:
     case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ND:
-      return true;
-    default:
-      return false;
+    case UTF8PROC_CATEGORY_ND: return true;
+    default: return false;
   }
 }
 
@@ -125,8 +129,8 @@ std::string summary_of(std::string_view text) {
 // say who, not what, and would group commits by author.
 std::string without_trailers(std::string_view text) {
   static constexpr std::array<std::string_view, 7> kTrailers{
-      "signed-off-by:", "co-authored-by:", "reviewed-by:", "acked-by:", "reported-by:", "tested-by:",
-      "(cherry picked from"};
+      "signed-off-by:", "co-authored-by:", "reviewed-by:",       "acked-by:",
+      "reported-by:",   "tested-by:",      "(cherry picked from"};
   std::string out;
   out.reserve(text.size());
   std::size_t start = 0;
@@ -138,9 +142,10 @@ std::string without_trailers(std::string_view text) {
     if (a != std::string_view::npos) {
       for (const auto t : kTrailers) {
         if (line.size() - a >= t.size() &&
-            std::equal(t.begin(), t.end(), line.begin() + static_cast<std::ptrdiff_t>(a), [](char x, char y) {
-              return x == (y >= 'A' && y <= 'Z' ? static_cast<char>(y - 'A' + 'a') : y);
-            })) {
+            std::equal(t.begin(), t.end(), line.begin() + static_cast<std::ptrdiff_t>(a),
+                       [](char x, char y) {
+                         return x == (y >= 'A' && y <= 'Z' ? static_cast<char>(y - 'A' + 'a') : y);
+                       })) {
           trailer = true;
         }
       }
@@ -198,7 +203,9 @@ double norm(const IdVector& v) {
 // Heterogeneous lookup (find by string_view without building a std::string).
 struct StringHash {
   using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
 };
 
 struct PairHash {
@@ -216,8 +223,9 @@ struct Totals {
   std::int64_t duplicates_merged = 0;
   std::int64_t events_without_terms = 0;
   std::set<std::int64_t> reinforced;
-  json communities = {{"communities_created", 0}, {"communities_reinforced", 0}, {"communities_retired", 0},
-                      {"clusters_in_communities", 0}, {"skipped", true}, {"skip_reason", "no new events"}};
+  json communities = {{"communities_created", 0}, {"communities_reinforced", 0},
+                      {"communities_retired", 0}, {"clusters_in_communities", 0},
+                      {"skipped", true},          {"skip_reason", "no new events"}};
 };
 
 class Clusterer {
@@ -228,36 +236,54 @@ class Clusterer {
         db_(ctx.db),
         state_(db_, kJob),
         entities_(db_, params.entities),
-        read_events_(db_, "SELECT seq, kind, ts_us, content, context, entities, relations, agent_id, episode_id, sensitivity "
-                          "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
-                          "ORDER BY seq LIMIT ?3"),
+        read_events_(db_,
+                     "SELECT seq, kind, ts_us, content, context, entities, relations, agent_id, "
+                     "episode_id, sensitivity "
+                     "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
+                     "ORDER BY seq LIMIT ?3"),
         find_term_(db_, "SELECT df, surface FROM cluster_terms WHERE namespace = ?1 AND term = ?2"),
-        upsert_term_(db_, "INSERT INTO cluster_terms (namespace, term, df, surface) VALUES (?1, ?2, ?3, ?4) "
-                          "ON CONFLICT (namespace, term) DO UPDATE SET df = excluded.df"),
-        read_window_(db_, "SELECT cluster_id, touched_seq FROM cluster_postings WHERE namespace = ?1 AND "
-                          "term = ?2 ORDER BY touched_seq DESC LIMIT ?3"),
-        upsert_posting_(db_, "INSERT INTO cluster_postings (namespace, term, cluster_id, touched_seq) VALUES "
-                             "(?1, ?2, ?3, ?4) ON CONFLICT (namespace, term, cluster_id) DO UPDATE SET "
-                             "touched_seq = excluded.touched_seq"),
-        read_cluster_(db_, "SELECT first_seq, last_seq, first_seen_us, last_seen_us, member_count, "
-                           "duplicate_count, centroid, medoid_seq, medoid_vector, label, summary_text, "
-                           "sensitivity FROM clusters WHERE cluster_id = ?1"),
-        insert_cluster_(db_, "INSERT INTO clusters (namespace, label, summary_text, medoid_seq, medoid_vector, "
-                             "centroid, member_count, first_seq, last_seq, first_seen_us, last_seen_us, sensitivity) "
-                             "VALUES (?1, ?2, ?3, ?4, ?5, ?5, 1, ?4, ?4, ?6, ?6, ?7)"),
-        update_cluster_(db_, "UPDATE clusters SET label = ?2, summary_text = ?3, medoid_seq = ?4, "
-                             "medoid_vector = ?5, centroid = ?6, member_count = ?7, duplicate_count = ?8, "
-                             "last_seq = ?9, first_seen_us = ?10, last_seen_us = ?11, sensitivity = ?12 WHERE cluster_id = ?1"),
-        members_(db_, "INSERT OR IGNORE INTO event_clusters (seq, cluster_id, role, similarity) VALUES", 4,
+        upsert_term_(
+            db_,
+            "INSERT INTO cluster_terms (namespace, term, df, surface) VALUES (?1, ?2, ?3, ?4) "
+            "ON CONFLICT (namespace, term) DO UPDATE SET df = excluded.df"),
+        read_window_(
+            db_,
+            "SELECT cluster_id, touched_seq FROM cluster_postings WHERE namespace = ?1 AND "
+            "term = ?2 ORDER BY touched_seq DESC LIMIT ?3"),
+        upsert_posting_(
+            db_,
+            "INSERT INTO cluster_postings (namespace, term, cluster_id, touched_seq) VALUES "
+            "(?1, ?2, ?3, ?4) ON CONFLICT (namespace, term, cluster_id) DO UPDATE SET "
+            "touched_seq = excluded.touched_seq"),
+        read_cluster_(db_,
+                      "SELECT first_seq, last_seq, first_seen_us, last_seen_us, member_count, "
+                      "duplicate_count, centroid, medoid_seq, medoid_vector, label, summary_text, "
+                      "sensitivity FROM clusters WHERE cluster_id = ?1"),
+        insert_cluster_(
+            db_,
+            "INSERT INTO clusters (namespace, label, summary_text, medoid_seq, medoid_vector, "
+            "centroid, member_count, first_seq, last_seq, first_seen_us, last_seen_us, "
+            "sensitivity) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?5, 1, ?4, ?4, ?6, ?6, ?7)"),
+        update_cluster_(
+            db_,
+            "UPDATE clusters SET label = ?2, summary_text = ?3, medoid_seq = ?4, "
+            "medoid_vector = ?5, centroid = ?6, member_count = ?7, duplicate_count = ?8, "
+            "last_seq = ?9, first_seen_us = ?10, last_seen_us = ?11, sensitivity = ?12 WHERE "
+            "cluster_id = ?1"),
+        members_(db_,
+                 "INSERT OR IGNORE INTO event_clusters (seq, cluster_id, role, similarity) VALUES",
+                 4,
                  [](SQLite::Statement& statement, int base, const Member& m) {
                    statement.bind(base + 1, static_cast<std::int64_t>(m.seq));
                    statement.bind(base + 2, static_cast<std::int64_t>(m.cluster));
                    statement.bind(base + 3, m.duplicate ? "duplicate" : "member");
                    statement.bind(base + 4, m.similarity);
                  }),
-        add_cluster_entity_(db_, "INSERT INTO cluster_entities (cluster_id, entity_id, mentions) VALUES "
-                                 "(?1, ?2, ?3) ON CONFLICT (cluster_id, entity_id) DO UPDATE SET "
-                                 "mentions = mentions + excluded.mentions") {}
+        add_cluster_entity_(db_,
+                            "INSERT INTO cluster_entities (cluster_id, entity_id, mentions) VALUES "
+                            "(?1, ?2, ?3) ON CONFLICT (cluster_id, entity_id) DO UPDATE SET "
+                            "mentions = mentions + excluded.mentions") {}
 
   json run() {
     std::vector<std::string> namespaces;
@@ -279,7 +305,8 @@ class Clusterer {
       if (watermark != "0" && state_.get(ns, kCommunitiesWatermark).value_or("0") != watermark) {
         ctx_.cancel.check();
         WriteTransaction transaction(ctx_);
-        SQLite::Statement latest_query(db_, "SELECT coalesce(max(last_seen_us), 0) FROM entities WHERE namespace = ?1");
+        SQLite::Statement latest_query(
+            db_, "SELECT coalesce(max(last_seen_us), 0) FROM entities WHERE namespace = ?1");
         latest_query.bind(1, ns);
         latest_query.executeStep();
         const std::int64_t latest = latest_query.getColumn(0).getInt64();
@@ -288,8 +315,8 @@ class Clusterer {
         ctx_.cancel.check();
         state_.set(ns, kCommunitiesWatermark, watermark);
         transaction.commit();
-        for (const char* key : {"communities_created", "communities_reinforced", "communities_retired",
-                                "clusters_in_communities"}) {
+        for (const char* key : {"communities_created", "communities_reinforced",
+                                "communities_retired", "clusters_in_communities"}) {
           communities[key] = communities[key].get<std::int64_t>() + r.value(key, std::int64_t{0});
         }
         if (!r.value("skipped", true)) {
@@ -338,8 +365,10 @@ class Clusterer {
       const json context = parse_or_null(read_events_.getColumn(4));
       const json entities = parse_or_null(read_events_.getColumn(5));
       const json relations = parse_or_null(read_events_.getColumn(6));
-      const std::string agent = read_events_.getColumn(7).isNull() ? "" : read_events_.getColumn(7).getString();
-      const std::string episode = read_events_.getColumn(8).isNull() ? "" : read_events_.getColumn(8).getString();
+      const std::string agent =
+          read_events_.getColumn(7).isNull() ? "" : read_events_.getColumn(7).getString();
+      const std::string episode =
+          read_events_.getColumn(8).isNull() ? "" : read_events_.getColumn(8).getString();
       last_seq = seq;
       ++processed;
       // The episode's working directory, remembered across events (and runs: job_state).
@@ -414,7 +443,8 @@ class Clusterer {
   // Sorts by text (the order of a std::map<std::string, ...> or of sorted TermVector pairs;
   // the terms of one vector are distinct).
   void sort_by_text(IdVector& v) const {
-    std::sort(v.begin(), v.end(), [this](const auto& a, const auto& b) { return text_less(a.first, b.first); });
+    std::sort(v.begin(), v.end(),
+              [this](const auto& a, const auto& b) { return text_less(a.first, b.first); });
   }
 
   // Heaviest first; ties: smaller term text.
@@ -552,14 +582,16 @@ class Clusterer {
 
   void touch(const std::string& ns, TermId id, std::int64_t cluster, std::int64_t seq) {
     Window& w = window(ns, id);
-    if (const auto it = std::find_if(w.begin(), w.end(), [&](const auto& e) { return e.second == cluster; });
+    if (const auto it =
+            std::find_if(w.begin(), w.end(), [&](const auto& e) { return e.second == cluster; });
         it != w.end()) {
       w.erase(it);
     }
     const std::pair<std::int64_t, std::int64_t> entry{seq, cluster};
     w.insert(std::upper_bound(w.begin(), w.end(), entry), entry);
     if (static_cast<std::int64_t>(w.size()) > p_.candidates_per_term) {
-      w.erase(w.begin(), w.begin() + (static_cast<std::int64_t>(w.size()) - p_.candidates_per_term));
+      w.erase(w.begin(),
+              w.begin() + (static_cast<std::int64_t>(w.size()) - p_.candidates_per_term));
     }
     dirty_postings_[{id, cluster}] = seq;
   }
@@ -571,14 +603,16 @@ class Clusterer {
     c.id = id;
     read_cluster_.reset();
     read_cluster_.bind(1, static_cast<std::int64_t>(id));
-    if (!read_cluster_.executeStep()) throw std::runtime_error("cluster " + std::to_string(id) + " is missing");
+    if (!read_cluster_.executeStep())
+      throw std::runtime_error("cluster " + std::to_string(id) + " is missing");
     c.first_seq = read_cluster_.getColumn(0).getInt64();
     c.last_seq = read_cluster_.getColumn(1).getInt64();
     c.first_us = read_cluster_.getColumn(2).getInt64();
     c.last_us = read_cluster_.getColumn(3).getInt64();
     c.members = read_cluster_.getColumn(4).getInt64();
     c.duplicates = read_cluster_.getColumn(5).getInt64();
-    c.centroid = decode(read_cluster_.getColumn(6).getBlob(), read_cluster_.getColumn(6).getBytes());
+    c.centroid =
+        decode(read_cluster_.getColumn(6).getBlob(), read_cluster_.getColumn(6).getBytes());
     c.centroid_norm = norm(c.centroid);
     c.medoid_seq = read_cluster_.getColumn(7).getInt64();
     c.medoid = decode(read_cluster_.getColumn(8).getBlob(), read_cluster_.getColumn(8).getBytes());
@@ -604,8 +638,8 @@ class Clusterer {
   }
 
   IdVector vectorize(const std::string& ns, std::string_view content) {
-    const auto tokens =
-        tokenizer_.terms(without_trailers(content.substr(0, std::min(content.size(), kMaxVectorizedBytes))));
+    const auto tokens = tokenizer_.terms(
+        without_trailers(content.substr(0, std::min(content.size(), kMaxVectorizedBytes))));
     // Distinct stems with their term frequency and first surface form (token index).
     struct Count {
       TermId id;
@@ -625,7 +659,8 @@ class Clusterer {
       ++counts[s.pos].tf;
     }
     if (counts.empty()) return {};
-    std::sort(counts.begin(), counts.end(), [this](const Count& a, const Count& b) { return text_less(a.id, b.id); });
+    std::sort(counts.begin(), counts.end(),
+              [this](const Count& a, const Count& b) { return text_less(a.id, b.id); });
     ++documents_;
     IdVector v;
     v.reserve(counts.size());
@@ -636,7 +671,9 @@ class Clusterer {
       if (!t.dirty) dirty_terms_.push_back(c.id);
       t.dirty = true;
       const double tf = 1.0 + std::log(static_cast<double>(c.tf));
-      const double idf = std::log((1.0 + static_cast<double>(documents_)) / (1.0 + static_cast<double>(t.df))) + 1.0;
+      const double idf =
+          std::log((1.0 + static_cast<double>(documents_)) / (1.0 + static_cast<double>(t.df))) +
+          1.0;
       v.emplace_back(c.id, tf * idf);
     }
     v = heaviest(std::move(v), static_cast<std::size_t>(p_.vector_terms));
@@ -645,8 +682,9 @@ class Clusterer {
     return v;
   }
 
-  void cluster_event(const std::string& ns, std::int64_t seq, std::int64_t ts, const std::string& content,
-                     const std::vector<std::int64_t>& entity_ids, int sensitivity) {
+  void cluster_event(const std::string& ns, std::int64_t seq, std::int64_t ts,
+                     const std::string& content, const std::vector<std::int64_t>& entity_ids,
+                     int sensitivity) {
     const IdVector v = vectorize(ns, content);
     if (v.empty()) {
       ++totals_.events_without_terms;
@@ -740,7 +778,8 @@ class Clusterer {
       target = &clusters_.emplace(c.id, std::move(c)).first->second;
     }
     ++totals_.facts_assigned;
-    for (const TermId t : heaviest_terms(target->centroid, static_cast<std::size_t>(p_.index_terms))) {
+    for (const TermId t :
+         heaviest_terms(target->centroid, static_cast<std::size_t>(p_.index_terms))) {
       touch(ns, t, target->id, seq);
     }
     if (sensitivity > target->sensitivity) {
@@ -880,7 +919,8 @@ double cosine(const TermVector& a, const TermVector& b) {
 }
 
 Tokenizer::Tokenizer() : stemmer_(sb_stemmer_new("english", "UTF_8")) {
-  if (stemmer_ == nullptr) throw std::runtime_error("libstemmer: cannot create the English stemmer");
+  if (stemmer_ == nullptr)
+    throw std::runtime_error("libstemmer: cannot create the English stemmer");
 }
 
 Tokenizer::~Tokenizer() { sb_stemmer_delete(stemmer_); }
@@ -889,11 +929,12 @@ const std::string& Tokenizer::stem(const std::string& token) {
   constexpr std::size_t kStemCacheLimit = 200'000;
   if (const auto it = stems_.find(token); it != stems_.end()) return it->second;
   if (stems_.size() >= kStemCacheLimit) stems_.clear();
-  const sb_symbol* stem = sb_stemmer_stem(stemmer_, reinterpret_cast<const sb_symbol*>(token.data()),
-                                          static_cast<int>(token.size()));
-  std::string stemmed = stem != nullptr ? std::string(reinterpret_cast<const char*>(stem),
-                                                      static_cast<std::size_t>(sb_stemmer_length(stemmer_)))
-                                        : token;
+  const sb_symbol* stem = sb_stemmer_stem(
+      stemmer_, reinterpret_cast<const sb_symbol*>(token.data()), static_cast<int>(token.size()));
+  std::string stemmed = stem != nullptr
+                            ? std::string(reinterpret_cast<const char*>(stem),
+                                          static_cast<std::size_t>(sb_stemmer_length(stemmer_)))
+                            : token;
   return stems_.emplace(token, std::move(stemmed)).first->second;
 }
 
@@ -905,8 +946,8 @@ std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_vi
   bool all_hex = true;
   bool has_digit = false;
   auto finish = [&] {
-    if (code_points >= 2 && !all_digits && !(all_hex && has_digit && code_points >= 7) && token.size() <= 64 &&
-        !stop_words().contains(token)) {
+    if (code_points >= 2 && !all_digits && !(all_hex && has_digit && code_points >= 7) &&
+        token.size() <= 64 && !stop_words().contains(token)) {
       const std::string& stemmed = stem(token);
       if (!stemmed.empty()) out.emplace_back(stemmed, token);
     }
@@ -963,6 +1004,8 @@ std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_vi
   return out;
 }
 
-json run_clustering(JobContext& ctx, const ClusterParams& params) { return Clusterer(ctx, params).run(); }
+json run_clustering(JobContext& ctx, const ClusterParams& params) {
+  return Clusterer(ctx, params).run();
+}
 
 }  // namespace reflectd::jobs

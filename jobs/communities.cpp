@@ -57,8 +57,8 @@ struct Node {
 }  // namespace
 
 json detect_communities(SQLite::Database& db, const std::string& ns, const CommunityParams& params,
-                        std::int64_t edge_half_life_s, std::int64_t graph_time_us, std::int64_t now_us,
-                        const CancelToken& cancel) {
+                        std::int64_t edge_half_life_s, std::int64_t graph_time_us,
+                        std::int64_t now_us, const CancelToken& cancel) {
   // Edges first (one pass over the namespace's relationships), then the vertices: entities
   // with at least one edge, by canonical key.
   struct RawEdge {
@@ -69,15 +69,18 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
   std::set<std::int64_t> linked;
   {
     // In key order, so sums over parallel edges add up in the same order whatever the ids.
-    SQLite::Statement q(db, "SELECT r.source_id, r.target_id, r.strength_base, r.strength_ref_us FROM "
-                            "entity_relationships r JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
-                            "ON t.entity_id = r.target_id WHERE r.namespace = ?1 ORDER BY s.canonical_key, "
-                            "t.canonical_key, r.rel_type");
+    SQLite::Statement q(
+        db,
+        "SELECT r.source_id, r.target_id, r.strength_base, r.strength_ref_us FROM "
+        "entity_relationships r JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
+        "ON t.entity_id = r.target_id WHERE r.namespace = ?1 ORDER BY s.canonical_key, "
+        "t.canonical_key, r.rel_type");
     q.bind(1, ns);
     while (q.executeStep()) {
       const std::int64_t a = q.getColumn(0).getInt64();
       const std::int64_t b = q.getColumn(1).getInt64();
-      const double w = edge_strength_at(q.getColumn(2).getDouble(), q.getColumn(3).getInt64(), graph_time_us, edge_half_life_s);
+      const double w = edge_strength_at(q.getColumn(2).getDouble(), q.getColumn(3).getInt64(),
+                                        graph_time_us, edge_half_life_s);
       if (a == b || !(w > 0)) continue;
       raw.push_back({a, b, w});
       linked.insert(a);
@@ -86,22 +89,30 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
   }
   std::vector<Node> nodes;
   {
-    SQLite::Statement q(db, "SELECT entity_id, canonical_key, display_name, first_seen_us, last_seen_us "
-                            "FROM entities WHERE namespace = ?1 AND is_active = 1 ORDER BY canonical_key");
+    SQLite::Statement q(
+        db,
+        "SELECT entity_id, canonical_key, display_name, first_seen_us, last_seen_us "
+        "FROM entities WHERE namespace = ?1 AND is_active = 1 ORDER BY canonical_key");
     q.bind(1, ns);
     while (q.executeStep()) {
       if (!linked.contains(q.getColumn(0).getInt64())) continue;
-      nodes.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getString(),
-                       q.getColumn(3).getInt64(), q.getColumn(4).getInt64()});
+      nodes.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(),
+                       q.getColumn(2).getString(), q.getColumn(3).getInt64(),
+                       q.getColumn(4).getInt64()});
     }
   }
   if (nodes.size() < static_cast<std::size_t>(std::max<std::int64_t>(params.min_entities, 2))) {
-    return {{"communities_created", 0}, {"communities_reinforced", 0}, {"communities_retired", 0},
-            {"clusters_in_communities", 0}, {"communities", 0}, {"skipped", true},
+    return {{"communities_created", 0},
+            {"communities_reinforced", 0},
+            {"communities_retired", 0},
+            {"clusters_in_communities", 0},
+            {"communities", 0},
+            {"skipped", true},
             {"skip_reason", "fewer entities with edges than communities.min_entities"}};
   }
   std::unordered_map<std::int64_t, igraph_integer_t> index;
-  for (std::size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = static_cast<igraph_integer_t>(i);
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    index[nodes[i].id] = static_cast<igraph_integer_t>(i);
   // Summed in relationship order per pair: the same rows give the same bits.
   std::map<std::pair<igraph_integer_t, igraph_integer_t>, double> weights;
   for (const auto& e : raw) {
@@ -131,7 +142,9 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
     igraph_error_t rc = igraph_create(&graph.g, &edges.v, n, IGRAPH_UNDIRECTED);
     graph.made = rc == IGRAPH_SUCCESS;
     if (rc == IGRAPH_SUCCESS) rc = igraph_rng_seed(igraph_rng_default(), kSeed);
-    if (rc == IGRAPH_SUCCESS) rc = igraph_community_multilevel(&graph.g, &w.v, params.resolution, &membership.v, nullptr, nullptr);
+    if (rc == IGRAPH_SUCCESS)
+      rc = igraph_community_multilevel(&graph.g, &w.v, params.resolution, &membership.v, nullptr,
+                                       nullptr);
     igraph_set_error_handler(previous);
     check(rc, "community_multilevel");
   }
@@ -139,11 +152,12 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
 
   // Groups, anchors and observation ids.
   std::map<igraph_integer_t, std::vector<std::size_t>> groups;
-  for (std::size_t i = 0; i < nodes.size(); ++i) groups[VECTOR(membership.v)[static_cast<igraph_integer_t>(i)]].push_back(i);
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    groups[VECTOR(membership.v)[static_cast<igraph_integer_t>(i)]].push_back(i);
   struct Community {
     std::string id;
     std::size_t anchor;
-    std::vector<std::size_t> members;  // by weighted degree, descending
+    std::vector<std::size_t> members;                             // by weighted degree, descending
     std::vector<std::pair<std::int64_t, std::int64_t>> clusters;  // (member_count, cluster_id)
   };
   std::vector<Community> communities;
@@ -165,10 +179,12 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
   {
     std::unordered_map<std::int64_t, std::size_t> node_of;
     for (std::size_t i = 0; i < nodes.size(); ++i) node_of[nodes[i].id] = i;
-    SQLite::Statement q(db, "SELECT ce.cluster_id, ce.entity_id, ce.mentions, c.member_count, e.canonical_key "
-                            "FROM clusters c JOIN cluster_entities ce ON ce.cluster_id = c.cluster_id "
-                            "JOIN entities e ON e.entity_id = ce.entity_id WHERE c.namespace = ?1 "
-                            "ORDER BY ce.cluster_id, ce.mentions DESC, e.canonical_key");
+    SQLite::Statement q(
+        db,
+        "SELECT ce.cluster_id, ce.entity_id, ce.mentions, c.member_count, e.canonical_key "
+        "FROM clusters c JOIN cluster_entities ce ON ce.cluster_id = c.cluster_id "
+        "JOIN entities e ON e.entity_id = ce.entity_id WHERE c.namespace = ?1 "
+        "ORDER BY ce.cluster_id, ce.mentions DESC, e.canonical_key");
     q.bind(1, ns);
     std::int64_t last = -1;
     while (q.executeStep()) {
@@ -177,7 +193,8 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
       last = cluster;
       const auto it = node_of.find(q.getColumn(1).getInt64());
       if (it == node_of.end() || community_of[it->second] < 0) continue;
-      communities[static_cast<std::size_t>(community_of[it->second])].clusters.emplace_back(q.getColumn(3).getInt64(), cluster);
+      communities[static_cast<std::size_t>(community_of[it->second])].clusters.emplace_back(
+          q.getColumn(3).getInt64(), cluster);
       ++clustered;
     }
   }
@@ -198,7 +215,8 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
     for (const auto& [size, id] : c.clusters) members.emplace("cluster", id);
     std::set<std::pair<std::string, std::int64_t>> stored;
     {
-      SQLite::Statement q(db, "SELECT member_type, member_id FROM community_members WHERE observation_id = ?1");
+      SQLite::Statement q(
+          db, "SELECT member_type, member_id FROM community_members WHERE observation_id = ?1");
       q.bind(1, c.id);
       while (q.executeStep()) stored.emplace(q.getColumn(0).getString(), q.getColumn(1).getInt64());
     }
@@ -218,7 +236,9 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
       if (static_cast<std::int64_t>(i) < params.max_listed) text += (i > 0 ? ", " : "") + node.key;
     }
     if (static_cast<std::int64_t>(c.members.size()) > params.max_listed) {
-      text += " and " + std::to_string(c.members.size() - static_cast<std::size_t>(params.max_listed)) + " more";
+      text += " and " +
+              std::to_string(c.members.size() - static_cast<std::size_t>(params.max_listed)) +
+              " more";
     }
     json support = json::array();
     if (!c.clusters.empty()) {
@@ -230,7 +250,8 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
         q.bind(1, static_cast<std::int64_t>(c.clusters[i].second));
         if (!q.executeStep()) continue;
         if (static_cast<std::int64_t>(i) < params.max_listed) {
-          text += (i > 0 ? "; " : "") + q.getColumn(0).getString() + " (" + std::to_string(c.clusters[i].first) + ")";
+          text += (i > 0 ? "; " : "") + q.getColumn(0).getString() + " (" +
+                  std::to_string(c.clusters[i].first) + ")";
         }
         if (medoids.size() < kMaxSupportIds) medoids.push_back(q.getColumn(1).getInt64());
       }
@@ -238,8 +259,9 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
       for (auto m : medoids) support.push_back(m);
     }
     const Node& anchor = nodes[c.anchor];
-    const std::string title = "Community of " + anchor.key + " (" + std::to_string(c.members.size()) +
-                              " entities, " + std::to_string(c.clusters.size()) + " clusters)";
+    const std::string title = "Community of " + anchor.key + " (" +
+                              std::to_string(c.members.size()) + " entities, " +
+                              std::to_string(c.clusters.size()) + " clusters)";
     const auto support_count = static_cast<std::int64_t>(c.members.size());
     SQLite::Statement upsert(db, R"sql(
 INSERT INTO observations (observation_id, namespace, observation_type, signature, target, title, text,
@@ -266,7 +288,9 @@ ON CONFLICT (observation_id) DO UPDATE SET title = excluded.title, text = exclud
     SQLite::Statement clear(db, "DELETE FROM community_members WHERE observation_id = ?1");
     clear.bind(1, c.id);
     clear.exec();
-    SQLite::Statement add(db, "INSERT INTO community_members (observation_id, member_type, member_id) VALUES (?1, ?2, ?3)");
+    SQLite::Statement add(db,
+                          "INSERT INTO community_members (observation_id, member_type, member_id) "
+                          "VALUES (?1, ?2, ?3)");
     for (const auto& [type, id] : members) {
       add.reset();
       add.bind(1, c.id);
@@ -275,8 +299,9 @@ ON CONFLICT (observation_id) DO UPDATE SET title = excluded.title, text = exclud
       add.exec();
     }
     if (exists) {
-      audit.append("observation", c.id, "reinforce", kActor, now_us,
-                   "members " + std::to_string(stored.size()) + " -> " + std::to_string(members.size()));
+      audit.append(
+          "observation", c.id, "reinforce", kActor, now_us,
+          "members " + std::to_string(stored.size()) + " -> " + std::to_string(members.size()));
       ++reinforced;
     } else {
       audit.append("observation", c.id, "create", kActor, now_us, title);
@@ -286,8 +311,9 @@ ON CONFLICT (observation_id) DO UPDATE SET title = excluded.title, text = exclud
   // Communities no longer found are retired (kept, with an audit row).
   std::int64_t retired = 0;
   {
-    SQLite::Statement q(db, "SELECT observation_id FROM observations WHERE namespace = ?1 AND "
-                            "observation_type = 'community' AND is_active = 1 ORDER BY observation_id");
+    SQLite::Statement q(db,
+                        "SELECT observation_id FROM observations WHERE namespace = ?1 AND "
+                        "observation_type = 'community' AND is_active = 1 ORDER BY observation_id");
     q.bind(1, ns);
     std::vector<std::string> gone;
     while (q.executeStep()) {
@@ -303,10 +329,13 @@ ON CONFLICT (observation_id) DO UPDATE SET title = excluded.title, text = exclud
       ++retired;
     }
   }
-  return {{"communities_created", created},   {"communities_reinforced", reinforced},
-          {"communities_retired", retired},   {"clusters_in_communities", clustered},
+  return {{"communities_created", created},
+          {"communities_reinforced", reinforced},
+          {"communities_retired", retired},
+          {"clusters_in_communities", clustered},
           {"communities", static_cast<std::int64_t>(communities.size())},
-          {"skipped", false},                 {"skip_reason", nullptr}};
+          {"skipped", false},
+          {"skip_reason", nullptr}};
 }
 
 }  // namespace reflectd::jobs

@@ -33,9 +33,9 @@
 namespace reflectd::jobs {
 
 struct CommunityParams {
-  double resolution = 1.0;          ///< Louvain resolution (1 = classic modularity).
-  std::int64_t min_entities = 3;    ///< Smaller communities are not stored.
-  std::int64_t max_listed = 10;     ///< Entities and clusters named in an observation's text.
+  double resolution = 1.0;        ///< Louvain resolution (1 = classic modularity).
+  std::int64_t min_entities = 3;  ///< Smaller communities are not stored.
+  std::int64_t max_listed = 10;   ///< Entities and clusters named in an observation's text.
 };
 
 /// Detects and stores the communities of `ns` in the caller's transaction. Returns
@@ -43,8 +43,9 @@ struct CommunityParams {
 ///  clusters_in_communities, communities, skipped, skip_reason}.
 /// `graph_time_us` is the time edge strengths are evaluated at (the namespace's latest event);
 /// `now_us` stamps the audit rows.
-nlohmann::json detect_communities(SQLite::Database& db, const std::string& ns, const CommunityParams& params,
-                                  std::int64_t edge_half_life_s, std::int64_t graph_time_us, std::int64_t now_us,
+nlohmann::json detect_communities(SQLite::Database& db, const std::string& ns,
+                                  const CommunityParams& params, std::int64_t edge_half_life_s,
+                                  std::int64_t graph_time_us, std::int64_t now_us,
                                   const CancelToken& cancel);
 
 }  // namespace reflectd::jobs

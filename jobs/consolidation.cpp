@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <optional>
+#include <functional>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string_view>
 #include <unordered_map>
-#include <functional>
 
 #include "common/sha256.hpp"
 #include "jobs/job_state.hpp"
@@ -25,8 +25,10 @@ constexpr std::size_t kMaxEvidenceIdsListed = 100;
 constexpr std::size_t kMaxSupportIdsListed = 200;
 // Every weighted event of a target becomes evidence of its stream.
 constexpr const char* kBackfill =
-    "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, ts_us, weight) SELECT ?1, t.seq, "
-    "e.ts_us, t.weight FROM event_targets t JOIN events e ON e.seq = t.seq WHERE t.namespace = ?2 AND "
+    "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, ts_us, weight) SELECT ?1, "
+    "t.seq, "
+    "e.ts_us, t.weight FROM event_targets t JOIN events e ON e.seq = t.seq WHERE t.namespace = ?2 "
+    "AND "
     "t.target = ?3 AND t.weight > 0";
 
 std::string first_line(std::string_view text, std::size_t max_bytes) {
@@ -39,7 +41,8 @@ std::string first_line(std::string_view text, std::size_t max_bytes) {
       line = line.substr(a, line.find_last_not_of(" \t\r") - a + 1);
       std::string out(line.substr(0, max_bytes));
       // Do not cut a UTF-8 sequence in half.
-      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80)
+        out.pop_back();
       if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80) != 0) out.pop_back();
       return out;
     }
@@ -144,55 +147,84 @@ class Consolidator {
         db_(ctx.db),
         state_(db_, kJob),
         audit_(db_),
-        read_events_(db_, "SELECT seq, kind, ts_us, content, context, entities, episode_id "
-                          "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
-                          "ORDER BY seq LIMIT ?3"),
-        insert_target_(db_, "INSERT OR REPLACE INTO event_targets (seq, namespace, trajectory_id, "
-                            "target, weight) VALUES (?1, ?2, ?3, ?4, ?5)"),
-        trajectory_target_(db_, "SELECT target FROM event_targets WHERE namespace = ?1 AND "
-                                "trajectory_id = ?2 AND target IS NOT NULL ORDER BY seq DESC LIMIT 1"),
-        store_totals_(db_, "INSERT INTO consolidation_targets (namespace, target, weight, events, "
-                           "commits, errors, successes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
-                           "ON CONFLICT (namespace, target) DO UPDATE SET weight = excluded.weight, "
-                           "events = excluded.events, commits = excluded.commits, errors = "
-                           "excluded.errors, successes = excluded.successes"),
-        insert_problem_(db_, "INSERT OR IGNORE INTO problem_occurrences (namespace, signature, seq, "
-                             "trajectory_id, target, ts_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
-        stream_totals_(db_, "SELECT weight, commits, errors, successes, events FROM consolidation_targets "
-                            "WHERE namespace = ?1 AND target = ?2"),
-        stream_load_(db_, "SELECT k.phase, k.status, k.scope, k.hit_count, coalesce(k.last_hit_us, 0), "
-                          "k.vitality, k.confidence, s.evidence, s.first_ts_us, s.last_ts_us, s.last_seq, "
-                          "s.gap_squares_hi, s.gap_squares_lo, s.solutions, s.unique_contexts FROM knowledge k "
-                          "LEFT JOIN consolidation_streams s ON s.decision_id = k.decision_id "
-                          "WHERE k.decision_id = ?1"),
-        stream_store_(db_, "INSERT OR REPLACE INTO consolidation_streams (decision_id, evidence, first_ts_us, "
-                           "last_ts_us, last_seq, gap_squares_hi, gap_squares_lo, solutions, unique_contexts) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
-        stream_create_(db_, "INSERT INTO knowledge (decision_id, namespace, kind, target, title, rationale, "
-                            "status, provenance, keywords, salience_ref_us, first_seen_us, last_seen_us, "
-                            "updated_us) VALUES (?1, ?2, 'proposal', ?3, ?4, 'pending evidence', 'draft', "
-                            "'internal', ?5, ?6, ?6, ?6, ?6)"),
+        read_events_(db_,
+                     "SELECT seq, kind, ts_us, content, context, entities, episode_id "
+                     "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
+                     "ORDER BY seq LIMIT ?3"),
+        insert_target_(db_,
+                       "INSERT OR REPLACE INTO event_targets (seq, namespace, trajectory_id, "
+                       "target, weight) VALUES (?1, ?2, ?3, ?4, ?5)"),
+        trajectory_target_(db_,
+                           "SELECT target FROM event_targets WHERE namespace = ?1 AND "
+                           "trajectory_id = ?2 AND target IS NOT NULL ORDER BY seq DESC LIMIT 1"),
+        store_totals_(db_,
+                      "INSERT INTO consolidation_targets (namespace, target, weight, events, "
+                      "commits, errors, successes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+                      "ON CONFLICT (namespace, target) DO UPDATE SET weight = excluded.weight, "
+                      "events = excluded.events, commits = excluded.commits, errors = "
+                      "excluded.errors, successes = excluded.successes"),
+        insert_problem_(db_,
+                        "INSERT OR IGNORE INTO problem_occurrences (namespace, signature, seq, "
+                        "trajectory_id, target, ts_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+        stream_totals_(
+            db_,
+            "SELECT weight, commits, errors, successes, events FROM consolidation_targets "
+            "WHERE namespace = ?1 AND target = ?2"),
+        stream_load_(
+            db_,
+            "SELECT k.phase, k.status, k.scope, k.hit_count, coalesce(k.last_hit_us, 0), "
+            "k.vitality, k.confidence, s.evidence, s.first_ts_us, s.last_ts_us, s.last_seq, "
+            "s.gap_squares_hi, s.gap_squares_lo, s.solutions, s.unique_contexts FROM knowledge k "
+            "LEFT JOIN consolidation_streams s ON s.decision_id = k.decision_id "
+            "WHERE k.decision_id = ?1"),
+        stream_store_(
+            db_,
+            "INSERT OR REPLACE INTO consolidation_streams (decision_id, evidence, first_ts_us, "
+            "last_ts_us, last_seq, gap_squares_hi, gap_squares_lo, solutions, unique_contexts) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
+        stream_create_(
+            db_,
+            "INSERT INTO knowledge (decision_id, namespace, kind, target, title, rationale, "
+            "status, provenance, keywords, salience_ref_us, first_seen_us, last_seen_us, "
+            "updated_us) VALUES (?1, ?2, 'proposal', ?3, ?4, 'pending evidence', 'draft', "
+            "'internal', ?5, ?6, ?6, ?6, ?6)"),
         stream_backfill_(db_, std::string(kBackfill) + " AND t.seq <= ?4"),
-        stream_evidence_all_(db_, "SELECT ts_us, event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
-                                  "ORDER BY ts_us, event_seq"),
-        evidence_insert_(db_, "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, ts_us, weight) "
-                              "VALUES (?1, ?2, ?3, ?4)"),
+        stream_evidence_all_(
+            db_,
+            "SELECT ts_us, event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
+            "ORDER BY ts_us, event_seq"),
+        evidence_insert_(
+            db_,
+            "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, ts_us, weight) "
+            "VALUES (?1, ?2, ?3, ?4)"),
         // The neighbours of (ts, seq) in the stream's time order (index knowledge_evidence_time).
-        evidence_before_(db_, "SELECT ts_us FROM knowledge_evidence WHERE decision_id = ?1 AND ts_us <= ?2 "
-                              "AND (ts_us < ?2 OR event_seq < ?3) ORDER BY ts_us DESC, event_seq DESC LIMIT 1"),
-        evidence_after_(db_, "SELECT ts_us FROM knowledge_evidence WHERE decision_id = ?1 AND ts_us >= ?2 "
-                             "AND (ts_us > ?2 OR event_seq > ?3) ORDER BY ts_us, event_seq LIMIT 1"),
-        evidence_newest_(db_, "SELECT event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
-                              "ORDER BY event_seq DESC LIMIT ?2"),
-        stream_solutions_latest_(db_, "SELECT k.ts_us, k.event_seq FROM knowledge_evidence k JOIN events e ON "
-                                      "e.seq = k.event_seq WHERE k.decision_id = ?1 AND e.content LIKE "
-                                      "'%Solution:%' ORDER BY k.ts_us DESC, k.event_seq DESC LIMIT 5"),
-        stream_contexts_(db_, "SELECT count(DISTINCT trajectory_id) FROM event_targets WHERE namespace = ?1 "
-                              "AND target = ?2 AND weight > 0 AND seq <= ?3"),
-        stream_context_seen_(db_, "SELECT 1 FROM event_targets WHERE namespace = ?1 AND target = ?2 AND "
-                                  "trajectory_id = ?3 AND weight > 0 AND seq <= ?4 LIMIT 1"),
-        stream_procedure_(db_, "SELECT procedural FROM trajectory_outcomes WHERE namespace = ?1 AND target = ?2 "
-                               "AND success = 1 ORDER BY final_seq DESC LIMIT 1"),
+        evidence_before_(
+            db_,
+            "SELECT ts_us FROM knowledge_evidence WHERE decision_id = ?1 AND ts_us <= ?2 "
+            "AND (ts_us < ?2 OR event_seq < ?3) ORDER BY ts_us DESC, event_seq DESC LIMIT 1"),
+        evidence_after_(
+            db_,
+            "SELECT ts_us FROM knowledge_evidence WHERE decision_id = ?1 AND ts_us >= ?2 "
+            "AND (ts_us > ?2 OR event_seq > ?3) ORDER BY ts_us, event_seq LIMIT 1"),
+        evidence_newest_(db_,
+                         "SELECT event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
+                         "ORDER BY event_seq DESC LIMIT ?2"),
+        stream_solutions_latest_(
+            db_,
+            "SELECT k.ts_us, k.event_seq FROM knowledge_evidence k JOIN events e ON "
+            "e.seq = k.event_seq WHERE k.decision_id = ?1 AND e.content LIKE "
+            "'%Solution:%' ORDER BY k.ts_us DESC, k.event_seq DESC LIMIT 5"),
+        stream_contexts_(
+            db_,
+            "SELECT count(DISTINCT trajectory_id) FROM event_targets WHERE namespace = ?1 "
+            "AND target = ?2 AND weight > 0 AND seq <= ?3"),
+        stream_context_seen_(db_,
+                             "SELECT 1 FROM event_targets WHERE namespace = ?1 AND target = ?2 AND "
+                             "trajectory_id = ?3 AND weight > 0 AND seq <= ?4 LIMIT 1"),
+        stream_procedure_(
+            db_,
+            "SELECT procedural FROM trajectory_outcomes WHERE namespace = ?1 AND target = ?2 "
+            "AND success = 1 ORDER BY final_seq DESC LIMIT 1"),
         stream_update_(db_, R"sql(
 UPDATE knowledge SET rationale = ?2, status = ?3, phase = ?4, vitality = ?5, evidence_event_ids = ?6,
   consequences = ?7, procedural = ?8, frequency = ?9, unique_contexts = ?10, confidence = ?11,
@@ -201,8 +233,9 @@ UPDATE knowledge SET rationale = ?2, status = ?3, phase = ?4, vitality = ?5, evi
   first_seen_us = ?19, last_seen_us = ?20, updated_us = ?21
 WHERE decision_id = ?1)sql"),
         event_content_(db_, "SELECT content FROM events WHERE seq = ?1"),
-        pattern_rows_(db_, "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
-                           "namespace = ?1 AND signature = ?2 AND seq > ?3") {}
+        pattern_rows_(db_,
+                      "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
+                      "namespace = ?1 AND signature = ?2 AND seq > ?3") {}
 
   json run() {
     now_ = ctx_.clock.now_us();
@@ -271,10 +304,12 @@ WHERE decision_id = ?1)sql"),
       const json context = read_events_.getColumn(4).isNull()
                                ? json()
                                : json::parse(read_events_.getColumn(4).getString(), nullptr, false);
-      const json entities = read_events_.getColumn(5).isNull()
-                                ? json()
-                                : json::parse(read_events_.getColumn(5).getString(), nullptr, false);
-      const std::string episode = read_events_.getColumn(6).isNull() ? "" : read_events_.getColumn(6).getString();
+      const json entities =
+          read_events_.getColumn(5).isNull()
+              ? json()
+              : json::parse(read_events_.getColumn(5).getString(), nullptr, false);
+      const std::string episode =
+          read_events_.getColumn(6).isNull() ? "" : read_events_.getColumn(6).getString();
       last_seq = seq;
       ++processed;
 
@@ -287,7 +322,8 @@ WHERE decision_id = ?1)sql"),
         if (inserted) it->second = stored_trajectory_target(ns, trajectory);
         trajectory_target = &it->second;
       } else {
-        if (open.id.empty() || kind == "prompt" || kind == "task" || ts - open.last_ts_us > p_.gap_us) {
+        if (open.id.empty() || kind == "prompt" || kind == "task" ||
+            ts - open.last_ts_us > p_.gap_us) {
           open = {"tr:" + std::to_string(seq), ts, ""};
         }
         open.last_ts_us = ts;
@@ -305,7 +341,8 @@ WHERE decision_id = ?1)sql"),
       const std::string problem = kind == "error" ? content : labelled_line(content, "Problem:");
       const bool problem_solution = !labelled_line(content, "Problem:").empty() &&
                                     !labelled_line(content, "Solution:").empty();
-      const double weight = weight_of(kind, success) + (problem_solution ? p_.weight_problem_solution : 0.0);
+      const double weight =
+          weight_of(kind, success) + (problem_solution ? p_.weight_problem_solution : 0.0);
       insert_target_.reset();
       insert_target_.bind(1, static_cast<std::int64_t>(seq));
       insert_target_.bind(2, ns);
@@ -375,8 +412,9 @@ WHERE decision_id = ?1)sql"),
     for (const auto& signature : touched_signatures) update_pattern(ns, signature);
 
     state_.set(ns, "watermark", std::to_string(last_seq));
-    state_.set(ns, "open_trajectory",
-               json{{"id", open.id}, {"last_ts_us", open.last_ts_us}, {"target", open.target}}.dump());
+    state_.set(
+        ns, "open_trajectory",
+        json{{"id", open.id}, {"last_ts_us", open.last_ts_us}, {"target", open.target}}.dump());
     ctx_.cancel.check();  // A cancelled run must not commit half of its last chunk.
     transaction.commit();
     totals_.events_processed += processed;
@@ -407,9 +445,10 @@ WHERE decision_id = ?1)sql"),
   // A finished trajectory: its tool sequence, and for a success its procedure (seed 000
   // ProceduralContent) and competence (seed 002).
   void record_outcome(const std::string& ns, const Outcome& outcome) {
-    SQLite::Statement steps(db_, "SELECT e.seq, e.kind, e.content, e.context FROM event_targets t "
-                                 "JOIN events e ON e.seq = t.seq WHERE t.namespace = ?1 AND "
-                                 "t.trajectory_id = ?2 AND t.seq <= ?3 ORDER BY t.seq");
+    SQLite::Statement steps(db_,
+                            "SELECT e.seq, e.kind, e.content, e.context FROM event_targets t "
+                            "JOIN events e ON e.seq = t.seq WHERE t.namespace = ?1 AND "
+                            "t.trajectory_id = ?2 AND t.seq <= ?3 ORDER BY t.seq");
     steps.bind(1, ns);
     steps.bind(2, outcome.trajectory_id);
     steps.bind(3, static_cast<std::int64_t>(outcome.final_seq));
@@ -420,7 +459,9 @@ WHERE decision_id = ?1)sql"),
     while (steps.executeStep()) {
       const std::string kind = steps.getColumn(1).getString();
       const std::string content = steps.getColumn(2).getString();
-      const json context = steps.getColumn(3).isNull() ? json() : json::parse(steps.getColumn(3).getString(), nullptr, false);
+      const json context = steps.getColumn(3).isNull()
+                               ? json()
+                               : json::parse(steps.getColumn(3).getString(), nullptr, false);
       if (kind == "task" && task.empty()) task = first_line(content, 200);
       if (kind == "call") {
         const std::string tool = string_field(context, "tool");
@@ -443,9 +484,10 @@ WHERE decision_id = ?1)sql"),
                     {"success_evidence_ids", json::array({outcome.final_seq})}};
       ++totals_.procedures_distilled;
     }
-    SQLite::Statement upsert(db_, "INSERT OR REPLACE INTO trajectory_outcomes (namespace, "
-                                  "trajectory_id, target, success, tool_sequence, procedural, "
-                                  "final_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    SQLite::Statement upsert(db_,
+                             "INSERT OR REPLACE INTO trajectory_outcomes (namespace, "
+                             "trajectory_id, target, success, tool_sequence, procedural, "
+                             "final_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     upsert.bind(1, ns);
     upsert.bind(2, outcome.trajectory_id);
     if (outcome.target.empty()) {
@@ -466,9 +508,10 @@ WHERE decision_id = ?1)sql"),
   }
 
   void update_competence(const std::string& ns, const std::string& sequence) {
-    SQLite::Statement runs(db_, "SELECT final_seq, o.target, e.ts_us FROM trajectory_outcomes o "
-                                "JOIN events e ON e.seq = o.final_seq WHERE o.namespace = ?1 AND "
-                                "o.tool_sequence = ?2 AND o.success = 1 ORDER BY e.ts_us, final_seq");
+    SQLite::Statement runs(db_,
+                           "SELECT final_seq, o.target, e.ts_us FROM trajectory_outcomes o "
+                           "JOIN events e ON e.seq = o.final_seq WHERE o.namespace = ?1 AND "
+                           "o.tool_sequence = ?2 AND o.success = 1 ORDER BY e.ts_us, final_seq");
     runs.bind(1, ns);
     runs.bind(2, sequence);
     json ids = json::array();
@@ -484,9 +527,9 @@ WHERE decision_id = ?1)sql"),
     const std::string id = "competence:" + ns + ":" + sha256_hex(sequence).substr(0, 16);
     const std::string text = "The tool sequence " + sequence + " succeeded in " +
                              std::to_string(count) + " trajectories.";
-    upsert_observation(id, ns, "competence", sequence, target, "Competence: " + sequence, text, ids,
-                       count, count, count,
-                       times[static_cast<std::size_t>(p_.competence_min_successes - 1)], times.back());
+    upsert_observation(
+        id, ns, "competence", sequence, target, "Competence: " + sequence, text, ids, count, count,
+        count, times[static_cast<std::size_t>(p_.competence_min_successes - 1)], times.back());
     ++totals_.competences;
   }
 
@@ -519,8 +562,8 @@ WHERE decision_id = ?1)sql"),
     // As of the last evaluation (the audit entries' "previous").
     std::string vitality = "active";
     double confidence = 1.0;
-    bool dirty = false;       // to be written at the chunk's end
-    bool reinforced = false;  // got evidence in this chunk while active (counted once)
+    bool dirty = false;                    // to be written at the chunk's end
+    bool reinforced = false;               // got evidence in this chunk while active (counted once)
     std::set<std::string> chunk_contexts;  // trajectories already counted or seen in this chunk
   };
   static constexpr std::size_t kSolutions = 5;
@@ -593,7 +636,8 @@ WHERE decision_id = ?1)sql"),
         s.sums.last_us = q.getColumn(9).getInt64();
         s.last_seq = q.getColumn(10).getInt64();
         s.sums.gap_squares =
-            static_cast<GapSquares>(q.getColumn(11).getInt64()) * (static_cast<GapSquares>(1) << 64) +
+            static_cast<GapSquares>(q.getColumn(11).getInt64()) *
+                (static_cast<GapSquares>(1) << 64) +
             static_cast<GapSquares>(static_cast<std::uint64_t>(q.getColumn(12).getInt64()));
         for (const auto& pair : json::parse(q.getColumn(13).getString())) {
           s.solutions.emplace_back(pair.at(0).get<std::int64_t>(), pair.at(1).get<std::int64_t>());
@@ -609,19 +653,22 @@ WHERE decision_id = ?1)sql"),
   // "Solution:" lines the stream lists.
   static bool mentions_solution(std::string_view content) {
     constexpr std::string_view kNeedle = "solution:";
-    const auto it = std::search(content.begin(), content.end(), kNeedle.begin(), kNeedle.end(), [](char a, char b) {
-      return std::tolower(static_cast<unsigned char>(a)) == static_cast<unsigned char>(b);
-    });
+    const auto it = std::search(
+        content.begin(), content.end(), kNeedle.begin(), kNeedle.end(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == static_cast<unsigned char>(b);
+        });
     return it != content.end();
   }
 
-  static void add_solution(std::vector<std::pair<std::int64_t, std::int64_t>>& top, std::int64_t ts, std::int64_t seq) {
+  static void add_solution(std::vector<std::pair<std::int64_t, std::int64_t>>& top, std::int64_t ts,
+                           std::int64_t seq) {
     top.emplace_back(ts, seq);
     std::sort(top.begin(), top.end(), std::greater<>());
     if (top.size() > kSolutions) top.resize(kSolutions);
   }
 
-  std::optional<std::int64_t> neighbour(SQLite::Statement& q, const std::string& id, std::int64_t ts, std::int64_t seq) {
+  std::optional<std::int64_t> neighbour(SQLite::Statement& q, const std::string& id,
+                                        std::int64_t ts, std::int64_t seq) {
     q.reset();
     q.bind(1, id);
     q.bind(2, static_cast<std::int64_t>(ts));
@@ -635,7 +682,8 @@ WHERE decision_id = ?1)sql"),
   // One weighted event `e` of `target`: makes it evidence of the target's stream (creating the
   // stream when the target's totals first qualify) and evaluates the stream. O(log n): at most
   // three index probes, none when the event is the stream's latest.
-  void add_evidence(const std::string& ns, const std::string& target, const TargetTotals& totals, const Evidence& e) {
+  void add_evidence(const std::string& ns, const std::string& target, const TargetTotals& totals,
+                    const Evidence& e) {
     Stream& s = stream_of(ns, target);
     const std::string& id = s.id;
     if (!s.active) {
@@ -647,14 +695,17 @@ WHERE decision_id = ?1)sql"),
       evidence_insert_.bind(2, static_cast<std::int64_t>(e.seq));
       evidence_insert_.bind(3, static_cast<std::int64_t>(e.ts_us));
       evidence_insert_.bind(4, e.weight);
-      if (evidence_insert_.exec() == 0) return;  // already evidence (an external stream's own event)
-      const bool latest = e.ts_us > s.sums.last_us || (e.ts_us == s.sums.last_us && e.seq > s.last_seq);
+      if (evidence_insert_.exec() == 0)
+        return;  // already evidence (an external stream's own event)
+      const bool latest =
+          e.ts_us > s.sums.last_us || (e.ts_us == s.sums.last_us && e.seq > s.last_seq);
       if (latest) {
         s.sums.add(e.ts_us, s.sums.last_us, std::nullopt);
         s.last_seq = e.seq;
       } else {
         // Out of time order: its neighbours in (ts_us, event_seq) order split one gap in two.
-        s.sums.add(e.ts_us, neighbour(evidence_before_, id, e.ts_us, e.seq), neighbour(evidence_after_, id, e.ts_us, e.seq));
+        s.sums.add(e.ts_us, neighbour(evidence_before_, id, e.ts_us, e.seq),
+                   neighbour(evidence_after_, id, e.ts_us, e.seq));
       }
       if (mentions_solution(*e.content)) add_solution(s.solutions, e.ts_us, e.seq);
       // A new context when none of the target's earlier weighted events had this trajectory
@@ -681,8 +732,8 @@ WHERE decision_id = ?1)sql"),
   // weighted event of the target up to `seq` its evidence and computes the running state
   // from that evidence. Once per stream (or once after an upgrade from a version without
   // running state), so its O(E) read is not per chunk or run.
-  void start_stream(const std::string& ns, const std::string& target, const std::string& id, Stream& s,
-                    std::int64_t seq, double weight) {
+  void start_stream(const std::string& ns, const std::string& target, const std::string& id,
+                    Stream& s, std::int64_t seq, double weight) {
     if (!s.exists) {
       SQLite::Statement& create = stream_create_;
       create.reset();
@@ -739,28 +790,31 @@ WHERE decision_id = ?1)sql"),
   void evaluate(const std::string& id, Stream& s) {
     // Nothing left to decide: the state it would record is never read again.
     if (s.sums.count == 0 || (s.phase == Phase::kCanonical && s.status != "draft")) return;
-    const Vitality vitality = vitality_at(std::max(s.sums.last_us, s.use.last_hit_us), now_, p_.vitality);
+    const Vitality vitality =
+        vitality_at(std::max(s.sums.last_us, s.use.last_hit_us), now_, p_.vitality);
     const StreamMetrics m = compute_metrics(s.sums, s.use, s.phase, s.scope, now_, p_.metrics);
     const Phase next = next_phase(s.phase, m, vitality, s.scope);
     const double acceptance = acceptance_score(m);
-    const bool accept = s.status == "draft" && next != Phase::kPattern && acceptance >= p_.accept_threshold;
+    const bool accept =
+        s.status == "draft" && next != Phase::kPattern && acceptance >= p_.accept_threshold;
     if (next != s.phase || accept) {
-      const std::string previous = nlohmann::ordered_json{{"status", s.status},
-                                                          {"phase", to_string(s.phase)},
-                                                          {"vitality", s.vitality},
-                                                          {"confidence", s.confidence}}
-                                       .dump();
+      const std::string previous = nlohmann::ordered_json{
+          {"status", s.status},
+          {"phase", to_string(s.phase)},
+          {"vitality", s.vitality},
+          {"confidence", s.confidence}}.dump();
       if (next != s.phase) {
         audit_.append("knowledge", id, "promote", kActor, now_,
-                      std::string(to_string(s.phase)) + " -> " + to_string(next) + " at frequency " +
-                          std::to_string(m.frequency) + ", confidence " + std::to_string(m.confidence),
+                      std::string(to_string(s.phase)) + " -> " + to_string(next) +
+                          " at frequency " + std::to_string(m.frequency) + ", confidence " +
+                          std::to_string(m.confidence),
                       previous);
         ++totals_.streams_promoted;
       }
       if (accept) {
         audit_.append("knowledge", id, "accept", kActor, now_,
-                      "acceptance score " + std::to_string(acceptance) + " >= " +
-                          std::to_string(p_.accept_threshold),
+                      "acceptance score " + std::to_string(acceptance) +
+                          " >= " + std::to_string(p_.accept_threshold),
                       previous);
         ++totals_.proposals_accepted;
         s.status = "accepted";
@@ -778,7 +832,8 @@ WHERE decision_id = ?1)sql"),
   void write_stream(const std::string& ns, const std::string& target, const Stream& s) {
     const std::string id = stream_id(ns, target);
     const TargetTotals& totals = totals_of(ns, target);
-    const Vitality vitality = vitality_at(std::max(s.sums.last_us, s.use.last_hit_us), now_, p_.vitality);
+    const Vitality vitality =
+        vitality_at(std::max(s.sums.last_us, s.use.last_hit_us), now_, p_.vitality);
     const StreamMetrics m = compute_metrics(s.sums, s.use, s.phase, s.scope, now_, p_.metrics);
     const double acceptance = acceptance_score(m);
 
@@ -787,16 +842,18 @@ WHERE decision_id = ?1)sql"),
     evidence_newest_.reset();
     evidence_newest_.bind(1, id);
     evidence_newest_.bind(2, static_cast<std::int64_t>(kMaxEvidenceIdsListed));
-    while (evidence_newest_.executeStep()) newest.push_back(evidence_newest_.getColumn(0).getInt64());
+    while (evidence_newest_.executeStep())
+      newest.push_back(evidence_newest_.getColumn(0).getInt64());
     evidence_newest_.reset();
     json recent_ids = json::array();
     for (auto it = newest.rbegin(); it != newest.rend(); ++it) recent_ids.push_back(*it);
 
     const std::string latest_line = first_line(event_content(s.last_seq), 120);
     const std::string rationale =
-        std::to_string(m.frequency) + " events over " + std::to_string(static_cast<std::int64_t>(m.lifetime_days)) +
-        " days point at " + target + " (" + std::to_string(totals.commits) + " commits, " +
-        std::to_string(totals.errors) + " errors, " + std::to_string(totals.successes) +
+        std::to_string(m.frequency) + " events over " +
+        std::to_string(static_cast<std::int64_t>(m.lifetime_days)) + " days point at " + target +
+        " (" + std::to_string(totals.commits) + " commits, " + std::to_string(totals.errors) +
+        " errors, " + std::to_string(totals.successes) +
         " successful results). Latest: " + latest_line;
 
     json consequences = json::array();
@@ -810,7 +867,8 @@ WHERE decision_id = ?1)sql"),
     procedure.reset();
     procedure.bind(1, ns);
     procedure.bind(2, target);
-    const std::string procedural = procedure.executeStep() ? procedure.getColumn(0).getString() : "";
+    const std::string procedural =
+        procedure.executeStep() ? procedure.getColumn(0).getString() : "";
     procedure.reset();
 
     SQLite::Statement& update = stream_update_;
@@ -863,11 +921,14 @@ WHERE decision_id = ?1)sql"),
     std::int64_t seq;
     std::int32_t trajectory;
     std::int32_t target;  // -1: none
-    bool operator<(const Occurrence& o) const { return ts_us != o.ts_us ? ts_us < o.ts_us : seq < o.seq; }
+    bool operator<(const Occurrence& o) const {
+      return ts_us != o.ts_us ? ts_us < o.ts_us : seq < o.seq;
+    }
   };
 
   std::int32_t intern(const std::string& text) {
-    const auto [it, inserted] = interned_.try_emplace(text, static_cast<std::int32_t>(strings_.size()));
+    const auto [it, inserted] =
+        interned_.try_emplace(text, static_cast<std::int32_t>(strings_.size()));
     if (inserted) strings_.push_back(text);
     return it->second;
   }
@@ -878,8 +939,13 @@ WHERE decision_id = ?1)sql"),
   void update_pattern(const std::string& ns, const std::string& signature) {
     auto [cached, fresh] = patterns_.try_emplace(ns + '\n' + signature);
     auto& occurrences = cached->second;
-    const std::int64_t after = occurrences.empty() ? 0 : std::max_element(occurrences.begin(), occurrences.end(),
-        [](const Occurrence& a, const Occurrence& b) { return a.seq < b.seq; })->seq;
+    const std::int64_t after = occurrences.empty()
+                                   ? 0
+                                   : std::max_element(occurrences.begin(), occurrences.end(),
+                                                      [](const Occurrence& a, const Occurrence& b) {
+                                                        return a.seq < b.seq;
+                                                      })
+                                         ->seq;
     SQLite::Statement& rows = pattern_rows_;
     rows.reset();
     rows.bind(1, ns);
@@ -887,9 +953,10 @@ WHERE decision_id = ?1)sql"),
     rows.bind(3, static_cast<std::int64_t>(fresh ? 0 : after));
     const auto middle = static_cast<std::ptrdiff_t>(occurrences.size());
     while (rows.executeStep()) {
-      occurrences.push_back({rows.getColumn(2).getInt64(), rows.getColumn(0).getInt64(),
-                             intern(rows.getColumn(1).getString()),
-                             rows.getColumn(3).isNull() ? -1 : intern(rows.getColumn(3).getString())});
+      occurrences.push_back(
+          {rows.getColumn(2).getInt64(), rows.getColumn(0).getInt64(),
+           intern(rows.getColumn(1).getString()),
+           rows.getColumn(3).isNull() ? -1 : intern(rows.getColumn(3).getString())});
     }
     rows.reset();
     std::sort(occurrences.begin() + middle, occurrences.end());
@@ -905,7 +972,8 @@ WHERE decision_id = ?1)sql"),
       trajectories.insert(o.trajectory);
       times.push_back(o.ts_us);
       if (o.target >= 0) ++targets[strings_[static_cast<std::size_t>(o.target)]];
-      if (qualified_at == 0 && static_cast<std::int64_t>(seqs.size()) >= p_.pattern_min_occurrences &&
+      if (qualified_at == 0 &&
+          static_cast<std::int64_t>(seqs.size()) >= p_.pattern_min_occurrences &&
           static_cast<std::int64_t>(trajectories.size()) >= p_.pattern_min_trajectories) {
         qualified_at = times.back();
       }
@@ -922,7 +990,8 @@ WHERE decision_id = ?1)sql"),
     const auto count = static_cast<std::int64_t>(seqs.size());
     json ids = json::array();
     std::sort(seqs.begin(), seqs.end());
-    for (std::size_t i = seqs.size() > kMaxSupportIdsListed ? seqs.size() - kMaxSupportIdsListed : 0;
+    for (std::size_t i = seqs.size() > kMaxSupportIdsListed ? seqs.size() - kMaxSupportIdsListed
+                                                            : 0;
          i < seqs.size(); ++i) {
       ids.push_back(seqs[i]);
     }
@@ -932,7 +1001,8 @@ WHERE decision_id = ?1)sql"),
                              (target.empty() ? "" : ", mostly around " + target) + ": " + signature;
     upsert_observation(id, ns, "pattern", signature, target,
                        "Recurring problem: " + signature.substr(0, 200), text, ids, count,
-                       static_cast<std::int64_t>(trajectories.size()), 0, qualified_at, times.back());
+                       static_cast<std::int64_t>(trajectories.size()), 0, qualified_at,
+                       times.back());
   }
 
   // Creates or reinforces an observation (seed 003 MemoryMetaObservation). Confidence
@@ -946,7 +1016,8 @@ WHERE decision_id = ?1)sql"),
                           const std::string& title, const std::string& text, const json& ids,
                           std::int64_t support, std::int64_t trajectories, std::int64_t successes,
                           std::int64_t first_us, std::int64_t last_us) {
-    SQLite::Statement before(db_, "SELECT support_count FROM observations WHERE observation_id = ?1");
+    SQLite::Statement before(db_,
+                             "SELECT support_count FROM observations WHERE observation_id = ?1");
     before.bind(1, id);
     const bool exists = before.executeStep();
     const std::int64_t previous_support = exists ? before.getColumn(0).getInt64() : 0;
@@ -986,8 +1057,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     upsert.exec();
     const std::int64_t now = ctx_.clock.now_us();
     if (exists) {
-      audit_.append("observation", id, "reinforce", kActor, now,
-                    "support " + std::to_string(previous_support) + " -> " + std::to_string(support));
+      audit_.append(
+          "observation", id, "reinforce", kActor, now,
+          "support " + std::to_string(previous_support) + " -> " + std::to_string(support));
       ++totals_.observations_reinforced;
     } else {
       audit_.append("observation", id, "create", kActor, now, title);
@@ -998,7 +1070,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   std::string event_content(std::int64_t seq) {
     event_content_.reset();
     event_content_.bind(1, static_cast<std::int64_t>(seq));
-    std::string content = event_content_.executeStep() ? event_content_.getColumn(0).getString() : "";
+    std::string content =
+        event_content_.executeStep() ? event_content_.getColumn(0).getString() : "";
     event_content_.reset();
     return content;
   }
@@ -1032,7 +1105,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement pattern_rows_;
   std::map<std::string, TargetTotals> chunk_totals_;  // by target, this chunk only
   std::map<std::string, Stream> chunk_streams_;       // by target, this chunk only
-  std::unordered_map<std::string, std::vector<Occurrence>> patterns_;  // ns + '\n' + signature, sorted, this run only
+  std::unordered_map<std::string, std::vector<Occurrence>>
+      patterns_;  // ns + '\n' + signature, sorted, this run only
   std::unordered_map<std::string, std::int32_t> interned_;
   std::vector<std::string> strings_;
   Totals totals_;

@@ -8,7 +8,8 @@
 
 namespace reflectd::jobs {
 
-double edge_strength_at(double base, std::int64_t ref_us, std::int64_t now_us, std::int64_t half_life_s) {
+double edge_strength_at(double base, std::int64_t ref_us, std::int64_t now_us,
+                        std::int64_t half_life_s) {
   if (now_us <= ref_us || half_life_s <= 0) return base;
   const double dt_s = static_cast<double>(now_us - ref_us) / 1'000'000.0;
   return base * std::exp2(-dt_s / static_cast<double>(half_life_s));
@@ -23,35 +24,51 @@ double hebbian_step(double base, std::int64_t ref_us, std::int64_t t_us, double 
 EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
     : db_(db),
       p_(params),
-      find_entity_(db, "SELECT entity_id, mention_count, first_seen_us, last_seen_us, sensitivity FROM entities "
-                       "WHERE namespace = ?1 AND canonical_key = ?2"),
-      insert_entity_(db, "INSERT INTO entities (namespace, canonical_key, display_name, entity_type, "
-                         "mention_count, first_seen_us, last_seen_us) VALUES (?1, ?2, ?3, ?4, 0, ?5, ?5)"),
-      update_entity_(db, "UPDATE entities SET mention_count = ?2, first_seen_us = ?3, last_seen_us = ?4, "
-                         "sensitivity = ?5 WHERE entity_id = ?1"),
-      find_alias_(db, "SELECT canonical_key FROM entity_aliases WHERE namespace = ?1 AND alias = ?2"),
-      insert_alias_(db, "INSERT OR IGNORE INTO entity_aliases (namespace, alias, canonical_key, origin, "
-                        "first_seq) VALUES (?1, ?2, ?3, ?4, ?5)"),
-      links_(db, "INSERT OR IGNORE INTO event_entities (seq, entity_id, is_primary, source) VALUES", 4,
+      find_entity_(
+          db,
+          "SELECT entity_id, mention_count, first_seen_us, last_seen_us, sensitivity FROM entities "
+          "WHERE namespace = ?1 AND canonical_key = ?2"),
+      insert_entity_(
+          db,
+          "INSERT INTO entities (namespace, canonical_key, display_name, entity_type, "
+          "mention_count, first_seen_us, last_seen_us) VALUES (?1, ?2, ?3, ?4, 0, ?5, ?5)"),
+      update_entity_(
+          db,
+          "UPDATE entities SET mention_count = ?2, first_seen_us = ?3, last_seen_us = ?4, "
+          "sensitivity = ?5 WHERE entity_id = ?1"),
+      find_alias_(db,
+                  "SELECT canonical_key FROM entity_aliases WHERE namespace = ?1 AND alias = ?2"),
+      insert_alias_(
+          db,
+          "INSERT OR IGNORE INTO entity_aliases (namespace, alias, canonical_key, origin, "
+          "first_seq) VALUES (?1, ?2, ?3, ?4, ?5)"),
+      links_(db, "INSERT OR IGNORE INTO event_entities (seq, entity_id, is_primary, source) VALUES",
+             4,
              [](SQLite::Statement& statement, int base, const Link& link) {
                statement.bind(base + 1, static_cast<std::int64_t>(link.seq));
                statement.bind(base + 2, static_cast<std::int64_t>(link.entity_id));
                statement.bind(base + 3, link.primary ? 1 : 0);
                statement.bind(base + 4, to_string(link.source));
              }),
-      find_edge_(db, "SELECT relationship_id, strength_base, strength_ref_us, mention_count, evidence_seq, "
-                     "last_evidence_seq, valid_from_us FROM entity_relationships WHERE namespace = ?1 AND "
-                     "source_id = ?2 AND target_id = ?3 AND rel_type = ?4"),
-      insert_edge_(db, "INSERT INTO entity_relationships (namespace, source_id, target_id, rel_type, "
-                       "strength, strength_base, strength_ref_us, mention_count, evidence_seq, "
-                       "last_evidence_seq, valid_from_us, unswept) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, "
-                       "?8, ?9, ?10, 1)"),
-      update_edge_(db, "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
-                       "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5, unswept = 1 "
-                       "WHERE relationship_id = ?1"),
-      update_unswept_edge_(db, "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
-                               "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5 "
-                               "WHERE relationship_id = ?1") {}
+      find_edge_(
+          db,
+          "SELECT relationship_id, strength_base, strength_ref_us, mention_count, evidence_seq, "
+          "last_evidence_seq, valid_from_us FROM entity_relationships WHERE namespace = ?1 AND "
+          "source_id = ?2 AND target_id = ?3 AND rel_type = ?4"),
+      insert_edge_(
+          db,
+          "INSERT INTO entity_relationships (namespace, source_id, target_id, rel_type, "
+          "strength, strength_base, strength_ref_us, mention_count, evidence_seq, "
+          "last_evidence_seq, valid_from_us, unswept) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, "
+          "?8, ?9, ?10, 1)"),
+      update_edge_(db,
+                   "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
+                   "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5, unswept = 1 "
+                   "WHERE relationship_id = ?1"),
+      update_unswept_edge_(db,
+                           "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
+                           "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5 "
+                           "WHERE relationship_id = ?1") {}
 
 std::string EntityStore::resolve(const std::string& ns, const std::string& key) {
   std::string current = key;
@@ -73,7 +90,8 @@ std::string EntityStore::resolve(const std::string& ns, const std::string& key) 
   return current;
 }
 
-EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& mention, std::int64_t ts_us) {
+EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& mention,
+                                         std::int64_t ts_us) {
   const std::string cache_key = ns + '\n' + mention.key;
   auto it = entities_.find(cache_key);
   if (it != entities_.end()) return it->second;
@@ -93,7 +111,8 @@ EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& m
     insert_entity_.reset();
     insert_entity_.bind(1, ns);
     insert_entity_.bind(2, mention.key);
-    insert_entity_.bind(3, mention.display.empty() ? mention.key.substr(mention.key.find(':') + 1) : mention.display);
+    insert_entity_.bind(3, mention.display.empty() ? mention.key.substr(mention.key.find(':') + 1)
+                                                   : mention.display);
     insert_entity_.bind(4, mention.type);
     insert_entity_.bind(5, static_cast<std::int64_t>(ts_us));
     insert_entity_.exec();
@@ -113,8 +132,8 @@ std::uint32_t EntityStore::type_index(const std::string& type) {
   return static_cast<std::uint32_t>(types_.size() - 1);
 }
 
-void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int64_t target, std::uint32_t type,
-                            double step, std::int64_t seq, std::int64_t ts_us) {
+void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int64_t target,
+                            std::uint32_t type, double step, std::int64_t seq, std::int64_t ts_us) {
   const EdgeKey key{source, target, type};
   auto it = edges_.find(key);
   if (it == edges_.end()) {
@@ -154,8 +173,9 @@ void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int
   e.dirty = true;
 }
 
-std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int64_t seq, std::int64_t ts_us,
-                                                 const Extraction& extraction, int sensitivity) {
+std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int64_t seq,
+                                                 std::int64_t ts_us, const Extraction& extraction,
+                                                 int sensitivity) {
   // Aliases this event teaches, before its own mentions resolve.
   for (const auto& alias : extraction.aliases) {
     const std::string canonical = resolve(ns, alias.canonical_key);
@@ -217,7 +237,8 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
   // co_occurs: undirected, stored from the smaller canonical key to the larger; none for
   // events naming more than max_co_mentions entities (sweeping changes say little about
   // which entities belong together, and a prefix would favour alphabetically early files).
-  const std::size_t n = mentions.size() <= static_cast<std::size_t>(p_.max_co_mentions) ? mentions.size() : 0;
+  const std::size_t n =
+      mentions.size() <= static_cast<std::size_t>(p_.max_co_mentions) ? mentions.size() : 0;
   if (n > 1) {
     const std::uint32_t co_occurs = type_index("co_occurs");
     for (std::size_t i = 0; i < n; ++i) {

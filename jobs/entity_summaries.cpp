@@ -26,7 +26,8 @@ std::string first_line(const std::string& text) {
       line = line.substr(a, line.find_last_not_of(" \t\r") - a + 1);
       if (line.size() > kMaxLineBytes) {
         line.resize(kMaxLineBytes);
-        while (!line.empty() && (static_cast<unsigned char>(line.back()) & 0xC0) == 0x80) line.pop_back();
+        while (!line.empty() && (static_cast<unsigned char>(line.back()) & 0xC0) == 0x80)
+          line.pop_back();
         if (!line.empty() && (static_cast<unsigned char>(line.back()) & 0x80) != 0) line.pop_back();
         line += "...";
       }
@@ -87,13 +88,17 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   std::map<std::int64_t, bool> todo;  // entity -> full
   std::map<std::string, std::int64_t> watermarks;
   {
-    SQLite::Statement q(db, "SELECT DISTINCT namespace FROM entities WHERE ?1 = '' OR namespace = ?1");
+    SQLite::Statement q(db,
+                        "SELECT DISTINCT namespace FROM entities WHERE ?1 = '' OR namespace = ?1");
     q.bind(1, ctx.ns);
     while (q.executeStep()) watermarks[q.getColumn(0).getString()] = 0;
-    SQLite::Statement w(db, "SELECT through_seq FROM entity_summary_watermarks WHERE namespace = ?1");
-    SQLite::Statement added(db, "SELECT ee.entity_id, max(ee.seq) FROM event_entities ee JOIN entities e ON "
-                                "e.entity_id = ee.entity_id WHERE ee.seq > ?2 AND e.namespace = ?1 "
-                                "GROUP BY ee.entity_id");
+    SQLite::Statement w(db,
+                        "SELECT through_seq FROM entity_summary_watermarks WHERE namespace = ?1");
+    SQLite::Statement added(
+        db,
+        "SELECT ee.entity_id, max(ee.seq) FROM event_entities ee JOIN entities e ON "
+        "e.entity_id = ee.entity_id WHERE ee.seq > ?2 AND e.namespace = ?1 "
+        "GROUP BY ee.entity_id");
     for (auto& [ns, through] : watermarks) {
       w.reset();
       w.bind(1, ns);
@@ -107,8 +112,9 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
         through = std::max(through, added.getColumn(1).getInt64());
       }
     }
-    SQLite::Statement d(db, "SELECT d.entity_id, d.full FROM entity_summary_dirty d JOIN entities e ON "
-                            "e.entity_id = d.entity_id WHERE ?1 = '' OR e.namespace = ?1");
+    SQLite::Statement d(db,
+                        "SELECT d.entity_id, d.full FROM entity_summary_dirty d JOIN entities e ON "
+                        "e.entity_id = d.entity_id WHERE ?1 = '' OR e.namespace = ?1");
     d.bind(1, ctx.ns);
     while (d.executeStep()) {
       bool& full = todo[d.getColumn(0).getInt64()];
@@ -117,25 +123,31 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   }
   std::vector<DirtyEntity> dirty;
   {
-    SQLite::Statement q(db, "SELECT e.namespace, e.display_name, e.entity_type, e.mention_count, e.first_seen_us, "
-                            "e.last_seen_us, e.importance_score, coalesce(e.summary_text, ''), s.entity_id IS NOT "
-                            "NULL, s.top1_seq, s.top2_seq, coalesce(s.mentions, 0), coalesce(s.through_seq, 0) "
-                            "FROM entities e LEFT JOIN entity_summary_state s ON s.entity_id = e.entity_id WHERE "
-                            "e.entity_id = ?1 AND e.is_active = 1");
+    SQLite::Statement q(
+        db,
+        "SELECT e.namespace, e.display_name, e.entity_type, e.mention_count, e.first_seen_us, "
+        "e.last_seen_us, e.importance_score, coalesce(e.summary_text, ''), s.entity_id IS NOT "
+        "NULL, s.top1_seq, s.top2_seq, coalesce(s.mentions, 0), coalesce(s.through_seq, 0) "
+        "FROM entities e LEFT JOIN entity_summary_state s ON s.entity_id = e.entity_id WHERE "
+        "e.entity_id = ?1 AND e.is_active = 1");
     for (const auto& [id, full] : todo) {
       q.reset();
       q.bind(1, id);
-      if (!q.executeStep()) continue;  // inactive: its state is brought up to date when it is reactivated
-      dirty.push_back({id, full, q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getString(),
-                       q.getColumn(3).getInt64(), q.getColumn(4).getInt64(), q.getColumn(5).getInt64(),
-                       q.getColumn(6).getDouble(), q.getColumn(7).getString(), q.getColumn(8).getInt() != 0,
-                       optional_int(q.getColumn(9)), optional_int(q.getColumn(10)), q.getColumn(11).getInt64(),
-                       q.getColumn(12).getInt64()});
+      if (!q.executeStep())
+        continue;  // inactive: its state is brought up to date when it is reactivated
+      dirty.push_back(
+          {id, full, q.getColumn(0).getString(), q.getColumn(1).getString(),
+           q.getColumn(2).getString(), q.getColumn(3).getInt64(), q.getColumn(4).getInt64(),
+           q.getColumn(5).getInt64(), q.getColumn(6).getDouble(), q.getColumn(7).getString(),
+           q.getColumn(8).getInt() != 0, optional_int(q.getColumn(9)),
+           optional_int(q.getColumn(10)), q.getColumn(11).getInt64(), q.getColumn(12).getInt64()});
     }
   }
   {
-    SQLite::Statement save(db, "INSERT INTO entity_summary_watermarks (namespace, through_seq) VALUES (?1, ?2) "
-                               "ON CONFLICT (namespace) DO UPDATE SET through_seq = excluded.through_seq");
+    SQLite::Statement save(
+        db,
+        "INSERT INTO entity_summary_watermarks (namespace, through_seq) VALUES (?1, ?2) "
+        "ON CONFLICT (namespace) DO UPDATE SET through_seq = excluded.through_seq");
     for (const auto& [ns, through] : watermarks) {
       save.reset();
       save.bind(1, ns);
@@ -145,32 +157,44 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   }
   std::int64_t in_scope = 0;
   {
-    SQLite::Statement q(db, "SELECT count(*) FROM entities WHERE is_active = 1 AND (?1 = '' OR namespace = ?1)");
+    SQLite::Statement q(
+        db, "SELECT count(*) FROM entities WHERE is_active = 1 AND (?1 = '' OR namespace = ?1)");
     q.bind(1, ctx.ns);
     q.executeStep();
     in_scope = q.getColumn(0).getInt64();
   }
   // One pass over every mention (no sort): the count, the largest seq and the best two.
-  SQLite::Statement all_mentions(db, "SELECT ee.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
-                                     "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1");
-  SQLite::Statement new_mentions(db, "SELECT e.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
-                                     "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1 "
-                                     "AND ee.seq > ?2 ORDER BY ee.seq");
-  SQLite::Statement event_row(db, "SELECT salience_base, hit_count, status = 'active', content FROM events "
-                                  "WHERE seq = ?1");
-  SQLite::Statement links(db, "SELECT t.canonical_key, r.strength_base, r.strength_ref_us FROM "
-                              "entity_relationships r JOIN entities t ON t.entity_id = r.target_id WHERE "
-                              "r.namespace = ?1 AND r.source_id = ?2");
-  SQLite::Statement save_state(db, "INSERT INTO entity_summary_state (entity_id, top1_seq, top2_seq, mentions, "
-                                   "through_seq) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (entity_id) DO UPDATE SET "
-                                   "top1_seq = excluded.top1_seq, top2_seq = excluded.top2_seq, mentions = "
-                                   "excluded.mentions, through_seq = excluded.through_seq");
+  SQLite::Statement all_mentions(
+      db,
+      "SELECT ee.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
+      "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1");
+  SQLite::Statement new_mentions(
+      db,
+      "SELECT e.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
+      "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1 "
+      "AND ee.seq > ?2 ORDER BY ee.seq");
+  SQLite::Statement event_row(
+      db,
+      "SELECT salience_base, hit_count, status = 'active', content FROM events "
+      "WHERE seq = ?1");
+  SQLite::Statement links(
+      db,
+      "SELECT t.canonical_key, r.strength_base, r.strength_ref_us FROM "
+      "entity_relationships r JOIN entities t ON t.entity_id = r.target_id WHERE "
+      "r.namespace = ?1 AND r.source_id = ?2");
+  SQLite::Statement save_state(
+      db,
+      "INSERT INTO entity_summary_state (entity_id, top1_seq, top2_seq, mentions, "
+      "through_seq) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (entity_id) DO UPDATE SET "
+      "top1_seq = excluded.top1_seq, top2_seq = excluded.top2_seq, mentions = "
+      "excluded.mentions, through_seq = excluded.through_seq");
   SQLite::Statement clean(db, "DELETE FROM entity_summary_dirty WHERE entity_id = ?1");
   SQLite::Statement update(db, "UPDATE entities SET summary_text = ?2 WHERE entity_id = ?1");
   const double half_life_s = static_cast<double>(std::max<std::int64_t>(1, edge_half_life_s));
 
   // Exact re-search over every mention.
-  auto search_all = [&](std::int64_t id, std::vector<Candidate>& top, std::int64_t& count, std::int64_t& through) {
+  auto search_all = [&](std::int64_t id, std::vector<Candidate>& top, std::int64_t& count,
+                        std::int64_t& through) {
     top.clear();
     count = 0;
     through = 0;
@@ -203,7 +227,8 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     if (searched) {
       search_all(e.id, top, count, through);
     } else {
-      // The kept two (still active and unchanged, or the row would be marked full) and the new mentions.
+      // The kept two (still active and unchanged, or the row would be marked full) and the new
+      // mentions.
       top.clear();
       for (const auto& seq : {e.top1, e.top2}) {
         if (!seq) continue;
@@ -213,7 +238,8 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
           searched = true;
           break;
         }
-        top.push_back({*seq, event_row.getColumn(0).getDouble(), event_row.getColumn(1).getInt64()});
+        top.push_back(
+            {*seq, event_row.getColumn(0).getDouble(), event_row.getColumn(1).getInt64()});
       }
       if (searched) {
         search_all(e.id, top, count, through);
@@ -226,7 +252,8 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
           through = std::max(through, seq);
           ++count;
           if (new_mentions.getColumn(3).getInt() != 0) {
-            top.push_back({seq, new_mentions.getColumn(1).getDouble(), new_mentions.getColumn(2).getInt64()});
+            top.push_back(
+                {seq, new_mentions.getColumn(1).getDouble(), new_mentions.getColumn(2).getInt64()});
           }
         }
         std::sort(top.begin(), top.end(), more_salient);
@@ -238,9 +265,10 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
 
     char importance[32];
     std::snprintf(importance, sizeof importance, "%.2f", e.importance);
-    std::string summary = e.display_name + " (" + e.type + "): " + std::to_string(e.mentions) + " mentions from " +
-                          format_rfc3339_us(e.first_us).substr(0, 10) + " to " +
-                          format_rfc3339_us(e.last_us).substr(0, 10) + ", importance " + importance + ".";
+    std::string summary = e.display_name + " (" + e.type + "): " + std::to_string(e.mentions) +
+                          " mentions from " + format_rfc3339_us(e.first_us).substr(0, 10) + " to " +
+                          format_rfc3339_us(e.last_us).substr(0, 10) + ", importance " +
+                          importance + ".";
     std::string quotes;
     for (const Candidate& c : top) {
       event_row.reset();
@@ -257,24 +285,31 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     std::vector<std::tuple<double, std::string>> ranked;  // (strength rank key, target key)
     while (links.executeStep()) {
       const double base = links.getColumn(1).getDouble();
-      const double key = std::log2(base) +
-                         static_cast<double>(links.getColumn(2).getInt64()) / 1'000'000.0 / half_life_s;
+      const double key = std::log2(base) + static_cast<double>(links.getColumn(2).getInt64()) /
+                                               1'000'000.0 / half_life_s;
       ranked.emplace_back(key, links.getColumn(0).getString());
     }
     const std::size_t shown = std::min<std::size_t>(3, ranked.size());
-    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(shown), ranked.end(),
-                      [](const auto& a, const auto& b) {
+    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(shown),
+                      ranked.end(), [](const auto& a, const auto& b) {
                         return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) > std::get<0>(b)
                                                                 : std::get<1>(a) < std::get<1>(b);
                       });
     std::string linked;
-    for (std::size_t k = 0; k < shown; ++k) linked += (linked.empty() ? " Strongest links: " : ", ") + std::get<1>(ranked[k]);
+    for (std::size_t k = 0; k < shown; ++k)
+      linked += (linked.empty() ? " Strongest links: " : ", ") + std::get<1>(ranked[k]);
     summary += linked.empty() ? "" : linked + ".";
 
     save_state.reset();
     save_state.bind(1, e.id);
-    if (!top.empty()) save_state.bind(2, top[0].seq); else save_state.bind(2);
-    if (top.size() > 1) save_state.bind(3, top[1].seq); else save_state.bind(3);
+    if (!top.empty())
+      save_state.bind(2, top[0].seq);
+    else
+      save_state.bind(2);
+    if (top.size() > 1)
+      save_state.bind(3, top[1].seq);
+    else
+      save_state.bind(3);
     save_state.bind(4, count);
     save_state.bind(5, through);
     save_state.exec();

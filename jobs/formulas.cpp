@@ -50,8 +50,8 @@ std::optional<double> salience_at(double base, std::int64_t ref_us, std::int64_t
   const double floor = profile.min_salience;
   if (profile.pinned) return base;
   if (now_us - ref_us <= 0) return base;
-  if (profile.max_age_s > 0 &&
-      static_cast<double>(now_us - created_us) >= static_cast<double>(profile.max_age_s) * kUsPerSecond) {
+  if (profile.max_age_s > 0 && static_cast<double>(now_us - created_us) >=
+                                   static_cast<double>(profile.max_age_s) * kUsPerSecond) {
     return 0.0;
   }
   const double dt_s = static_cast<double>(now_us - ref_us) / kUsPerSecond;
@@ -74,8 +74,8 @@ std::optional<double> penalize(double salience, double amount, double floor) {
   return std::max(floor, salience - amount);
 }
 
-std::optional<std::int64_t> archive_at_us(double base, std::int64_t ref_us,
-                                          std::int64_t created_us, const DecayProfile& profile) {
+std::optional<std::int64_t> archive_at_us(double base, std::int64_t ref_us, std::int64_t created_us,
+                                          const DecayProfile& profile) {
   if (profile.pinned || profile.deletion_policy != DeletionPolicy::kAutoPrune ||
       profile.max_age_s <= 0 || profile.min_salience <= 0 || profile.half_life_s < 1) {
     return std::nullopt;
@@ -185,8 +185,8 @@ double gap_variance_days2(const EvidenceSums& sums) {
   const auto n = static_cast<Unsigned>(sums.count - 1);
   const auto lifetime = static_cast<Unsigned>(sums.last_us - sums.first_us);
   const auto squares = static_cast<Unsigned>(sums.gap_squares);
-  const double n2_days2 = static_cast<double>(sums.count - 1) * static_cast<double>(sums.count - 1) *
-                          (kUsPerDay * kUsPerDay);
+  const double n2_days2 = static_cast<double>(sums.count - 1) *
+                          static_cast<double>(sums.count - 1) * (kUsPerDay * kUsPerDay);
   Unsigned scaled = 0;
   if (!__builtin_mul_overflow(n, squares, &scaled)) {
     const Unsigned l2 = lifetime * lifetime;  // < 2^126
@@ -195,7 +195,9 @@ double gap_variance_days2(const EvidenceSums& sums) {
   const long double ln = static_cast<long double>(sums.count - 1);
   const long double mean = static_cast<long double>(lifetime) / ln;
   const long double variance = static_cast<long double>(squares) / ln - mean * mean;
-  return variance > 0 ? static_cast<double>(variance / (static_cast<long double>(kUsPerDay) * kUsPerDay)) : 0.0;
+  return variance > 0
+             ? static_cast<double>(variance / (static_cast<long double>(kUsPerDay) * kUsPerDay))
+             : 0.0;
 }
 
 double stability(const EvidenceSums& sums) {
@@ -217,13 +219,13 @@ double confidence(std::int64_t evidence_count, double stability_score, std::int6
                  0.2 * std::min(1.0, std::log(1.0 + static_cast<double>(hits)) / 2.3));
 }
 
-double removal_cost(Phase phase, Scope scope, double stability_score,
-                    std::int64_t evidence_count) {
+double removal_cost(Phase phase, Scope scope, double stability_score, std::int64_t evidence_count) {
   const double base = phase == Phase::kCanonical ? 0.9 : phase == Phase::kEmergent ? 0.6 : 0.2;
   const double scope_bonus = scope == Scope::kInfra ? 0.1 : scope == Scope::kSystem ? 0.05 : 0.0;
-  return std::min(1.0, base + 0.1 * stability_score +
-                           std::min(0.2, 0.05 * std::log10(static_cast<double>(evidence_count) + 1.0)) +
-                           scope_bonus);
+  return std::min(1.0,
+                  base + 0.1 * stability_score +
+                      std::min(0.2, 0.05 * std::log10(static_cast<double>(evidence_count) + 1.0)) +
+                      scope_bonus);
 }
 
 double utility(double stability_score, std::int64_t evidence_count, const StreamUse& use,
@@ -280,8 +282,10 @@ std::string problem_signature(std::string_view text) {
   for (std::size_t start = 0; start <= text.size();) {
     const auto end = std::min(text.find('\n', start), text.size());
     auto line = text.substr(start, end - start);
-    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.remove_suffix(1);
-    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front()))) line.remove_prefix(1);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
+      line.remove_suffix(1);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
+      line.remove_prefix(1);
     if (!line.empty()) lines.push_back(line);
     start = end + 1;
   }

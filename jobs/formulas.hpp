@@ -63,8 +63,8 @@ std::optional<double> penalize(double salience, double amount, double floor);
 /// floor (exponential: ref + h * log2(base / floor); linear: ref + 2h * (1 - floor / base))
 /// and it is older than max_age_s, i.e. the later of the two. nullopt when it never is: pinned,
 /// deletion policy other than auto_prune, max_age_s = 0, or floor <= 0.
-std::optional<std::int64_t> archive_at_us(double base, std::int64_t ref_us,
-                                          std::int64_t created_us, const DecayProfile& profile);
+std::optional<std::int64_t> archive_at_us(double base, std::int64_t ref_us, std::int64_t created_us,
+                                          const DecayProfile& profile);
 
 // ---------------------------------------------------------------- knowledge (seed 000)
 
@@ -126,10 +126,10 @@ struct StreamMetrics {
 /// (in any order, in any number of steps), so every metric derived from them is too.
 __extension__ typedef __int128 GapSquares;
 struct EvidenceSums {
-  std::int64_t count = 0;     ///< E.
-  std::int64_t first_us = 0;  ///< t_1 (meaningless when count = 0).
-  std::int64_t last_us = 0;   ///< t_E.
-  GapSquares gap_squares = 0; ///< Σ gap², µs².
+  std::int64_t count = 0;      ///< E.
+  std::int64_t first_us = 0;   ///< t_1 (meaningless when count = 0).
+  std::int64_t last_us = 0;    ///< t_E.
+  GapSquares gap_squares = 0;  ///< Σ gap², µs².
 
   /// Adds one time t whose neighbours in the sorted evidence are `before` (the largest
   /// t_i <= t already present; nullopt: none) and `after` (the smallest t_i >= t after it;

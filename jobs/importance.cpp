@@ -56,7 +56,8 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
                                                          const ImportanceParams& p) {
   SQLite::Database& db = ctx.db;
   const double h = p.half_life_days;
-  const std::int64_t period = h > 0 ? std::max<std::int64_t>(1, std::llround(h * kRefPeriodHalfLives * kUsPerDayD)) : 1;
+  const std::int64_t period =
+      h > 0 ? std::max<std::int64_t>(1, std::llround(h * kRefPeriodHalfLives * kUsPerDayD)) : 1;
   constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();  // no event yet
   auto ref_of = [&](std::int64_t newest) {
     return h > 0 && newest != kNone ? floor_div(newest, period) * period : std::int64_t{0};
@@ -65,8 +66,10 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
   bool full = true;
   std::int64_t ref = 0, watermark = 0;
   {
-    SQLite::Statement q(db, "SELECT half_life_days, ref_us, max_ts_us, through_seq FROM importance_state "
-                            "WHERE namespace = ?1");
+    SQLite::Statement q(
+        db,
+        "SELECT half_life_days, ref_us, max_ts_us, through_seq FROM importance_state "
+        "WHERE namespace = ?1");
     q.bind(1, ns);
     if (q.executeStep() && q.getColumn(0).getDouble() == h) {
       full = false;
@@ -82,38 +85,47 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
     if (q.executeStep() && !q.getColumn(0).isNull()) newest = q.getColumn(0).getInt64();
   }
   if (!full && ref_of(newest) != ref) full = true;  // the reference moved: sum everything again
-  std::map<std::int64_t, WeightState> state;          // entity -> its sum, ordered by id
-  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> mentions;  // -> (seq, ts) to add
+  std::map<std::int64_t, WeightState> state;        // entity -> its sum, ordered by id
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>>
+      mentions;  // -> (seq, ts) to add
   std::int64_t rows = 0;
   if (!full) {
     // The mentions after the watermark, per entity in seq order.
     {
-      SQLite::Statement q(db, "SELECT ee.entity_id, ee.seq, ev.ts_us FROM event_entities ee JOIN entities en ON "
-                              "en.entity_id = ee.entity_id JOIN events ev ON ev.seq = ee.seq WHERE ee.seq > ?2 "
-                              "AND en.namespace = ?1 ORDER BY ee.entity_id, ee.seq");
+      SQLite::Statement q(
+          db,
+          "SELECT ee.entity_id, ee.seq, ev.ts_us FROM event_entities ee JOIN entities en ON "
+          "en.entity_id = ee.entity_id JOIN events ev ON ev.seq = ee.seq WHERE ee.seq > ?2 "
+          "AND en.namespace = ?1 ORDER BY ee.entity_id, ee.seq");
       q.bind(1, ns);
       q.bind(2, watermark);
       while (q.executeStep()) {
-        mentions[q.getColumn(0).getInt64()].emplace_back(q.getColumn(1).getInt64(), q.getColumn(2).getInt64());
+        mentions[q.getColumn(0).getInt64()].emplace_back(q.getColumn(1).getInt64(),
+                                                         q.getColumn(2).getInt64());
         if (++rows % 65536 == 0) ctx.cancel.check();
       }
     }
     // An entity without a row (new, or dropped by a trigger), or whose mention_count is not the
     // mentions its row has summed plus the new ones (a mention stored out of seq order): every
     // mention again, in seq order.
-    SQLite::Statement q(db, "SELECT en.entity_id, en.mention_count, w.entity_id IS NOT NULL, "
-                            "coalesce(w.weight_sum, 0), coalesce(w.mentions, 0), coalesce(w.through_seq, 0) "
-                            "FROM entities en LEFT JOIN entity_mention_weights w ON w.entity_id = en.entity_id "
-                            "WHERE en.namespace = ?1");
+    SQLite::Statement q(
+        db,
+        "SELECT en.entity_id, en.mention_count, w.entity_id IS NOT NULL, "
+        "coalesce(w.weight_sum, 0), coalesce(w.mentions, 0), coalesce(w.through_seq, 0) "
+        "FROM entities en LEFT JOIN entity_mention_weights w ON w.entity_id = en.entity_id "
+        "WHERE en.namespace = ?1");
     q.bind(1, ns);
     std::vector<std::int64_t> rebuild;
     while (q.executeStep()) {
       const std::int64_t id = q.getColumn(0).getInt64();
       const auto added = mentions.find(id);
-      const std::int64_t new_count = added == mentions.end() ? 0 : static_cast<std::int64_t>(added->second.size());
-      const WeightState w{q.getColumn(3).getDouble(), q.getColumn(4).getInt64(), q.getColumn(5).getInt64()};
-      const bool consistent = q.getColumn(2).getInt() != 0 && w.mentions + new_count == q.getColumn(1).getInt64() &&
-                              (added == mentions.end() || added->second.front().first > w.through_seq);
+      const std::int64_t new_count =
+          added == mentions.end() ? 0 : static_cast<std::int64_t>(added->second.size());
+      const WeightState w{q.getColumn(3).getDouble(), q.getColumn(4).getInt64(),
+                          q.getColumn(5).getInt64()};
+      const bool consistent =
+          q.getColumn(2).getInt() != 0 && w.mentions + new_count == q.getColumn(1).getInt64() &&
+          (added == mentions.end() || added->second.front().first > w.through_seq);
       if (consistent) {
         state[id] = w;
       } else {
@@ -121,14 +133,17 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
         rebuild.push_back(id);
       }
     }
-    SQLite::Statement all(db, "SELECT ee.seq, ev.ts_us FROM event_entities ee JOIN events ev ON ev.seq = ee.seq "
-                              "WHERE ee.entity_id = ?1 ORDER BY ee.seq");
+    SQLite::Statement all(
+        db,
+        "SELECT ee.seq, ev.ts_us FROM event_entities ee JOIN events ev ON ev.seq = ee.seq "
+        "WHERE ee.entity_id = ?1 ORDER BY ee.seq");
     for (const std::int64_t id : rebuild) {
       all.reset();
       all.bind(1, id);
       auto& list = mentions[id];
       list.clear();
-      while (all.executeStep()) list.emplace_back(all.getColumn(0).getInt64(), all.getColumn(1).getInt64());
+      while (all.executeStep())
+        list.emplace_back(all.getColumn(0).getInt64(), all.getColumn(1).getInt64());
     }
   }
   if (full) {
@@ -141,9 +156,11 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
     ctx.cancel.check();
   }
   ref = ref_of(newest);
-  SQLite::Statement save(db, "INSERT INTO entity_mention_weights (entity_id, weight_sum, mentions, through_seq) "
-                             "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (entity_id) DO UPDATE SET weight_sum = "
-                             "excluded.weight_sum, mentions = excluded.mentions, through_seq = excluded.through_seq");
+  SQLite::Statement save(
+      db,
+      "INSERT INTO entity_mention_weights (entity_id, weight_sum, mentions, through_seq) "
+      "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (entity_id) DO UPDATE SET weight_sum = "
+      "excluded.weight_sum, mentions = excluded.mentions, through_seq = excluded.through_seq");
   auto store_entity = [&](std::int64_t id, const WeightState& w) {
     save.reset();
     save.bind(1, id);
@@ -153,9 +170,11 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
     save.exec();
   };
   if (full) {
-    SQLite::Statement q(db, "SELECT ee.entity_id, ee.seq, ev.ts_us FROM entities en JOIN event_entities ee ON "
-                            "ee.entity_id = en.entity_id JOIN events ev ON ev.seq = ee.seq WHERE en.namespace = ?1 "
-                            "ORDER BY ee.entity_id, ee.seq");
+    SQLite::Statement q(
+        db,
+        "SELECT ee.entity_id, ee.seq, ev.ts_us FROM entities en JOIN event_entities ee ON "
+        "ee.entity_id = en.entity_id JOIN events ev ON ev.seq = ee.seq WHERE en.namespace = ?1 "
+        "ORDER BY ee.entity_id, ee.seq");
     q.bind(1, ns);
     while (q.executeStep()) {
       auto& w = state[q.getColumn(0).getInt64()];
@@ -179,10 +198,12 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
       store_entity(id, w);
     }
   }
-  SQLite::Statement save_ns(db, "INSERT INTO importance_state (namespace, half_life_days, ref_us, max_ts_us, "
-                                "through_seq) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (namespace) DO UPDATE SET "
-                                "half_life_days = excluded.half_life_days, ref_us = excluded.ref_us, max_ts_us = "
-                                "excluded.max_ts_us, through_seq = excluded.through_seq");
+  SQLite::Statement save_ns(
+      db,
+      "INSERT INTO importance_state (namespace, half_life_days, ref_us, max_ts_us, "
+      "through_seq) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (namespace) DO UPDATE SET "
+      "half_life_days = excluded.half_life_days, ref_us = excluded.ref_us, max_ts_us = "
+      "excluded.max_ts_us, through_seq = excluded.through_seq");
   save_ns.bind(1, ns);
   save_ns.bind(2, h);
   save_ns.bind(3, ref);
@@ -209,13 +230,16 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   const std::int64_t now = ctx.clock.now_us();
   std::vector<Vertex> vertices;
   {
-    SQLite::Statement q(db, "SELECT entity_id, canonical_key, mention_count, last_seen_us, importance_score, "
-                            "coalesce(summary_text, '') FROM entities WHERE namespace = ?1 AND is_active = 1 "
-                            "ORDER BY canonical_key");
+    SQLite::Statement q(
+        db,
+        "SELECT entity_id, canonical_key, mention_count, last_seen_us, importance_score, "
+        "coalesce(summary_text, '') FROM entities WHERE namespace = ?1 AND is_active = 1 "
+        "ORDER BY canonical_key");
     q.bind(1, ns);
     while (q.executeStep()) {
-      vertices.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getInt64(),
-                          q.getColumn(3).getInt64(), q.getColumn(4).getDouble(), q.getColumn(5).getString()});
+      vertices.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(),
+                          q.getColumn(2).getInt64(), q.getColumn(3).getInt64(),
+                          q.getColumn(4).getDouble(), q.getColumn(5).getString()});
     }
   }
   const std::size_t n = vertices.size();
@@ -227,7 +251,8 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   const std::unordered_map<std::int64_t, double> weights = mention_weights(ctx, ns, p);
   std::vector<double> personalization(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
-    if (const auto it = weights.find(vertices[i].id); it != weights.end()) personalization[i] = it->second;
+    if (const auto it = weights.find(vertices[i].id); it != weights.end())
+      personalization[i] = it->second;
   }
   ctx.cancel.check();
 
@@ -237,16 +262,19 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   {
     // In key order (ids depend on the order namespaces were processed in), so parallel edges
     // add up in the same order: same tables, same bits.
-    SQLite::Statement q(db, "SELECT r.source_id, r.target_id, r.rel_type, r.strength_base, r.strength_ref_us FROM "
-                            "entity_relationships r JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
-                            "ON t.entity_id = r.target_id WHERE r.namespace = ?1 ORDER BY s.canonical_key, "
-                            "t.canonical_key, r.rel_type");
+    SQLite::Statement q(
+        db,
+        "SELECT r.source_id, r.target_id, r.rel_type, r.strength_base, r.strength_ref_us FROM "
+        "entity_relationships r JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
+        "ON t.entity_id = r.target_id WHERE r.namespace = ?1 ORDER BY s.canonical_key, "
+        "t.canonical_key, r.rel_type");
     q.bind(1, ns);
     while (q.executeStep()) {
       const auto a = index.find(q.getColumn(0).getInt64());
       const auto b = index.find(q.getColumn(1).getInt64());
       if (a == index.end() || b == index.end() || a->second == b->second) continue;
-      const double w = edge_strength_at(q.getColumn(3).getDouble(), q.getColumn(4).getInt64(), now, p.edge_half_life_s);
+      const double w = edge_strength_at(q.getColumn(3).getDouble(), q.getColumn(4).getInt64(), now,
+                                        p.edge_half_life_s);
       if (!(w > 0)) continue;
       ++edge_rows;
       out[a->second][b->second] += w;
@@ -265,8 +293,8 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   }
   ctx.cancel.check();
   std::int64_t iterations = 0;
-  const std::vector<double> rank =
-      personalized_pagerank(csr, personalization, p.damping, p.max_iterations, p.tolerance, &iterations);
+  const std::vector<double> rank = personalized_pagerank(
+      csr, personalization, p.damping, p.max_iterations, p.tolerance, &iterations);
   ctx.cancel.check();
 
   const double max_rank = *std::max_element(rank.begin(), rank.end());
@@ -284,8 +312,10 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   // Summaries are the medallion job's (jobs/entity_summaries.hpp): only scores change here.
   // The summary prints the score with two decimals: it is stale only when that text changes.
   SQLite::Statement update(db, "UPDATE entities SET importance_score = ?2 WHERE entity_id = ?1");
-  SQLite::Statement summary_dirty(db, "INSERT INTO entity_summary_dirty (entity_id, full) VALUES (?1, 0) "
-                                      "ON CONFLICT (entity_id) DO NOTHING");
+  SQLite::Statement summary_dirty(
+      db,
+      "INSERT INTO entity_summary_dirty (entity_id, full) VALUES (?1, 0) "
+      "ON CONFLICT (entity_id) DO NOTHING");
   std::int64_t updated = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (scores[i] == vertices[i].score_before) continue;
@@ -313,15 +343,17 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
     list.push_back(json::array({vertices[order[k]].key, scores[order[k]]}));
   }
   top[ns] = std::move(list);
-  return {{"entities_scored", static_cast<std::int64_t>(n)}, {"edges", edge_rows},
-          {"iterations", iterations}, {"updated", updated}};
+  return {{"entities_scored", static_cast<std::int64_t>(n)},
+          {"edges", edge_rows},
+          {"iterations", iterations},
+          {"updated", updated}};
 }
 
 }  // namespace
 
 std::vector<double> personalized_pagerank(const Csr& graph, std::span<const double> personalization,
-                                          double damping, std::int64_t max_iterations, double tolerance,
-                                          std::int64_t* iterations) {
+                                          double damping, std::int64_t max_iterations,
+                                          double tolerance, std::int64_t* iterations) {
   const std::size_t n = personalization.size();
   std::vector<double> v(personalization.begin(), personalization.end());
   double total = 0;
@@ -329,7 +361,8 @@ std::vector<double> personalized_pagerank(const Csr& graph, std::span<const doub
   for (double& x : v) x = total > 0 ? std::max(0.0, x) / total : 1.0 / static_cast<double>(n);
   std::vector<double> out_weight(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
-    for (auto k = graph.offsets[i]; k < graph.offsets[i + 1]; ++k) out_weight[i] += graph.weights[static_cast<std::size_t>(k)];
+    for (auto k = graph.offsets[i]; k < graph.offsets[i + 1]; ++k)
+      out_weight[i] += graph.weights[static_cast<std::size_t>(k)];
   }
   std::vector<double> x = v;
   std::vector<double> next(n);
@@ -345,7 +378,8 @@ std::vector<double> personalized_pagerank(const Csr& graph, std::span<const doub
       }
       const double share = x[i] / out_weight[i];
       for (auto k = graph.offsets[i]; k < graph.offsets[i + 1]; ++k) {
-        next[static_cast<std::size_t>(graph.targets[static_cast<std::size_t>(k)])] += share * graph.weights[static_cast<std::size_t>(k)];
+        next[static_cast<std::size_t>(graph.targets[static_cast<std::size_t>(k)])] +=
+            share * graph.weights[static_cast<std::size_t>(k)];
       }
     }
     double change = 0;
@@ -360,10 +394,13 @@ std::vector<double> personalized_pagerank(const Csr& graph, std::span<const doub
   return x;
 }
 
-double blend_importance(double pagerank, double mentions, double recency, const ImportanceParams& p) {
+double blend_importance(double pagerank, double mentions, double recency,
+                        const ImportanceParams& p) {
   const double total = p.weight_pagerank + p.weight_mentions + p.weight_recency;
   if (!(total > 0)) return 0.0;
-  const double s = (p.weight_pagerank * pagerank + p.weight_mentions * mentions + p.weight_recency * recency) / total;
+  const double s =
+      (p.weight_pagerank * pagerank + p.weight_mentions * mentions + p.weight_recency * recency) /
+      total;
   return std::clamp(s, 0.0, 1.0);
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The `importance` job (seed 003 EntityImportanceResult, Arandu's "sleep-time compute"):
 // one importance_score in [0, 1] per entity, recomputed from the whole entity graph of a
-// namespace at the clock's now (the mention weights incrementally, see r(e)). Same tables and same now give the same scores, bit for bit.
+// namespace at the clock's now (the mention weights incrementally, see r(e)). Same tables and same
+// now give the same scores, bit for bit.
 //
 // For each entity e of the namespace (vertices sorted by canonical key):
 //   recency-weighted mentions  r(e) = sum over its mentions at time t of 2^(-(now - t) / h)
@@ -9,15 +10,15 @@
 //                              2^(-(now - ref) / h) * W(e) with W(e) = sum of 2^((t - ref) / h),
 //                              summed in seq order, for a reference time ref per namespace:
 //                              ref = floor(newest event time of the namespace / P) * P,
-//                              P = 64 half-lives (so no term exceeds 2^64). The factor before W(e) is the same for
-//                              every entity and cancels in v, so v uses W(e) directly: W does not
-//                              depend on now, and a run only adds the terms of the mentions after
-//                              its watermark (entity_mention_weights, importance_state; migration
-//                              8). A new period, a changed h or a deleted mention recomputes W
-//                              from scratch; either way W is the same sequence of additions, so
-//                              the incremental value equals the full one bit for bit.
-//                              (Mentions dated after now count with their full weight; before
-//                              this state they counted 1.)
+//                              P = 64 half-lives (so no term exceeds 2^64). The factor before W(e)
+//                              is the same for every entity and cancels in v, so v uses W(e)
+//                              directly: W does not depend on now, and a run only adds the terms of
+//                              the mentions after its watermark (entity_mention_weights,
+//                              importance_state; migration 8). A new period, a changed h or a
+//                              deleted mention recomputes W from scratch; either way W is the same
+//                              sequence of additions, so the incremental value equals the full one
+//                              bit for bit. (Mentions dated after now count with their full weight;
+//                              before this state they counted 1.)
 //   personalisation            v(e) = W(e) / sum W   (uniform when the sum is 0)
 //   PageRank                   x = d * (P^T x + (dangling mass) v) + (1 - d) v, from x0 = v,
 //                              P the row-normalised weight matrix: co_occurs edges in both
@@ -33,9 +34,9 @@
 //                              base * (1 + 0.1 ln mentions), ANCHORS §3, normalised to [0, 1])
 //   recency                    c(e) = 2^(-(now - last_seen) / h)
 //   importance_score           (w_p p + w_m m + w_c c) / (w_p + w_m + w_c),
-//                              weights importance.weight_* (defaults 0.4, 0.4, 0.2: ours, chosen on the
-//                              real streams so that 17 years of history are not drowned by
-//                              the last months; see docs/ENTITIES.md).
+//                              weights importance.weight_* (defaults 0.4, 0.4, 0.2: ours, chosen on
+//                              the real streams so that 17 years of history are not drowned by the
+//                              last months; see docs/ENTITIES.md).
 // summary_text becomes "<key>: N mentions; strongest links: a, b, c" (extractive).
 // Only rows whose score or summary changed are written, so a rerun with the same data and
 // clock writes nothing.
@@ -78,11 +79,12 @@ struct Csr {
 /// non-negative entry per vertex; it is normalised here (uniform when it sums to 0). Returns
 /// the scores (summing to 1) and sets `iterations` to the iterations used. Pure, deterministic.
 std::vector<double> personalized_pagerank(const Csr& graph, std::span<const double> personalization,
-                                          double damping, std::int64_t max_iterations, double tolerance,
-                                          std::int64_t* iterations = nullptr);
+                                          double damping, std::int64_t max_iterations,
+                                          double tolerance, std::int64_t* iterations = nullptr);
 
 /// The blend above, clamped to [0, 1]. Inputs are each in [0, 1].
-double blend_importance(double pagerank, double mentions, double recency, const ImportanceParams& p);
+double blend_importance(double pagerank, double mentions, double recency,
+                        const ImportanceParams& p);
 
 /// Runs the job for ctx.ns (or every namespace). Returns {entities_scored, top_entities:
 /// {namespace: [[key, score], ...]}, namespaces: {namespace: {entities_scored, edges,

@@ -60,12 +60,12 @@ inline void configure_jobs_connection(SQLite::Database& db) {
 
 /// What a run function gets.
 struct JobContext {
-  SQLite::Database& db;      ///< The jobs' own connection (write-capable, WAL).
-  const Clock& clock;        ///< All "now" comes from here.
+  SQLite::Database& db;  ///< The jobs' own connection (write-capable, WAL).
+  const Clock& clock;    ///< All "now" comes from here.
   const CancelToken& cancel;
-  std::string ns;            ///< Namespace asked for; empty = every namespace.
-  std::string trigger;       ///< interval|events|idle|demand.
-  std::int64_t run_id = 0;   ///< job_runs.run_id.
+  std::string ns;           ///< Namespace asked for; empty = every namespace.
+  std::string trigger;      ///< interval|events|idle|demand.
+  std::int64_t run_id = 0;  ///< job_runs.run_id.
   /// Publishes [topic, payload] on the notify socket (may be empty in tests).
   std::function<void(const std::string& topic, nlohmann::json payload)> publish;
   /// Shared with the writer (store/write_gate.hpp); nullptr = no arbitration (tests, tools).
@@ -114,7 +114,7 @@ class WriteTransaction {
     store::WriteGate* gate;
     bool yielded = false;
   };
-  Turn turn_;                        // entered first, left last (after the rollback)
+  Turn turn_;  // entered first, left last (after the rollback)
   SQLite::Transaction transaction_;
 };
 

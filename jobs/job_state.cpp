@@ -5,8 +5,9 @@ namespace reflectd::jobs {
 JobState::JobState(SQLite::Database& db, std::string job)
     : job_(std::move(job)),
       get_(db, "SELECT value FROM job_state WHERE job = ?1 AND namespace = ?2 AND key = ?3"),
-      set_(db, "INSERT INTO job_state (job, namespace, key, value) VALUES (?1, ?2, ?3, ?4) "
-               "ON CONFLICT (job, namespace, key) DO UPDATE SET value = excluded.value") {}
+      set_(db,
+           "INSERT INTO job_state (job, namespace, key, value) VALUES (?1, ?2, ?3, ?4) "
+           "ON CONFLICT (job, namespace, key) DO UPDATE SET value = excluded.value") {}
 
 std::optional<std::string> JobState::get(const std::string& ns, const std::string& key) {
   get_.reset();

@@ -46,7 +46,8 @@ std::string clip(const std::string& text, std::size_t max_chars) {
     if ((static_cast<unsigned char>(c) & 0xC0) != 0x80 && ++chars > max_chars - 3) break;
     out.push_back(c);
   }
-  if (const auto space = out.find_last_of(' '); space != std::string::npos && space > out.size() / 2) {
+  if (const auto space = out.find_last_of(' ');
+      space != std::string::npos && space > out.size() / 2) {
     out.resize(space);
   }
   return out + "...";
@@ -121,13 +122,15 @@ class Refresher {
   Span span(const MedallionScope& scope) {
     // Two texts, not `(?1 = '' OR namespace = ?1)`: the OR hides the namespace from the planner,
     // which then reads the whole table instead of the covering index (migration 7).
-    SQLite::Statement query(db_, scope.ns.empty()
-                                     ? "SELECT count(*), min(ts_us), max(ts_us) FROM events WHERE status = 'active'"
-                                     : "SELECT count(*), min(ts_us), max(ts_us) FROM events WHERE "
-                                       "namespace = ?1 AND status = 'active'");
+    SQLite::Statement query(
+        db_, scope.ns.empty()
+                 ? "SELECT count(*), min(ts_us), max(ts_us) FROM events WHERE status = 'active'"
+                 : "SELECT count(*), min(ts_us), max(ts_us) FROM events WHERE "
+                   "namespace = ?1 AND status = 'active'");
     if (!scope.ns.empty()) query.bind(1, scope.ns);
     query.executeStep();
-    return {query.getColumn(0).getInt64(), query.getColumn(1).isNull() ? 0 : query.getColumn(1).getInt64(),
+    return {query.getColumn(0).getInt64(),
+            query.getColumn(1).isNull() ? 0 : query.getColumn(1).getInt64(),
             query.getColumn(2).isNull() ? 0 : query.getColumn(2).getInt64()};
   }
 
@@ -138,8 +141,10 @@ class Refresher {
 
   // Why a medallion must be rebuilt, or empty when it is fresh.
   std::string staleness(const std::string& id, const MedallionScope& scope, const Span& s) {
-    SQLite::Statement row(db_, "SELECT m.status, m.content_json, sc.config_hash FROM medallions m "
-                               "LEFT JOIN medallion_scopes sc ON sc.medallion_id = m.id WHERE m.id = ?1");
+    SQLite::Statement row(
+        db_,
+        "SELECT m.status, m.content_json, sc.config_hash FROM medallions m "
+        "LEFT JOIN medallion_scopes sc ON sc.medallion_id = m.id WHERE m.id = ?1");
     row.bind(1, id);
     if (!row.executeStep()) return "new scope";
     if (row.getColumn(0).getString() == "stale") return "marked stale by new events";
@@ -147,10 +152,12 @@ class Refresher {
       return "scope configuration changed";
     }
     const json content = json::parse(row.getColumn(1).getString(), nullptr, false);
-    const auto covered = content["meta"].value("x_reflectd", json::object()).value("events", std::int64_t{-1});
+    const auto covered =
+        content["meta"].value("x_reflectd", json::object()).value("events", std::int64_t{-1});
     if (covered != s.count) return "events in scope changed";
     const auto max_ts = content["meta"].value("knowledge_max_ts", json());
-    if (s.max_ts != 0 && (!max_ts.is_string() || parse_rfc3339_us(max_ts.get<std::string>()).value_or(0) < s.max_ts)) {
+    if (s.max_ts != 0 && (!max_ts.is_string() ||
+                          parse_rfc3339_us(max_ts.get<std::string>()).value_or(0) < s.max_ts)) {
       return "newer events in scope";
     }
     for (const auto& d : content.value("decisions", json::array())) {
@@ -166,21 +173,25 @@ class Refresher {
 
   // Stable D-<n>/Q-<n> ids: once assigned to a source record, kept across refreshes.
   std::string item_id(const std::string& medallion, const char* kind, const std::string& source) {
-    SQLite::Statement find(db_, "SELECT item_id FROM medallion_items WHERE medallion_id = ?1 AND "
-                                "item_kind = ?2 AND source_id = ?3");
+    SQLite::Statement find(db_,
+                           "SELECT item_id FROM medallion_items WHERE medallion_id = ?1 AND "
+                           "item_kind = ?2 AND source_id = ?3");
     find.bind(1, medallion);
     find.bind(2, kind);
     find.bind(3, source);
     if (find.executeStep()) return find.getColumn(0).getString();
-    SQLite::Statement next(db_, "SELECT count(*) + 1 FROM medallion_items WHERE medallion_id = ?1 "
-                                "AND item_kind = ?2");
+    SQLite::Statement next(db_,
+                           "SELECT count(*) + 1 FROM medallion_items WHERE medallion_id = ?1 "
+                           "AND item_kind = ?2");
     next.bind(1, medallion);
     next.bind(2, kind);
     next.executeStep();
     char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%s-%03lld", kind, static_cast<long long>(next.getColumn(0).getInt64()));
-    SQLite::Statement insert(db_, "INSERT INTO medallion_items (medallion_id, item_kind, source_id, "
-                                  "item_id) VALUES (?1, ?2, ?3, ?4)");
+    std::snprintf(buffer, sizeof buffer, "%s-%03lld", kind,
+                  static_cast<long long>(next.getColumn(0).getInt64()));
+    SQLite::Statement insert(db_,
+                             "INSERT INTO medallion_items (medallion_id, item_kind, source_id, "
+                             "item_id) VALUES (?1, ?2, ?3, ?4)");
     insert.bind(1, medallion);
     insert.bind(2, kind);
     insert.bind(3, source);
@@ -215,8 +226,10 @@ class Refresher {
     std::vector<std::string> out;
     if (has_table(db_, "entities")) {
       try {
-        SQLite::Statement query(db_, "SELECT canonical_key FROM entities WHERE (?1 = '' OR namespace = ?1) "
-                                     "AND is_active = 1 ORDER BY importance_score DESC, canonical_key LIMIT ?2");
+        SQLite::Statement query(
+            db_,
+            "SELECT canonical_key FROM entities WHERE (?1 = '' OR namespace = ?1) "
+            "AND is_active = 1 ORDER BY importance_score DESC, canonical_key LIMIT ?2");
         query.bind(1, scope.ns);
         query.bind(2, static_cast<std::int64_t>(limit));
         while (query.executeStep()) out.push_back(query.getColumn(0).getString());
@@ -225,8 +238,9 @@ class Refresher {
       }
     }
     if (out.empty()) {
-      SQLite::Statement query(db_, "SELECT target FROM knowledge WHERE " + knowledge_filter(scope) +
-                                       " AND provenance = 'internal' ORDER BY frequency DESC, target LIMIT ?2");
+      SQLite::Statement query(
+          db_, "SELECT target FROM knowledge WHERE " + knowledge_filter(scope) +
+                   " AND provenance = 'internal' ORDER BY frequency DESC, target LIMIT ?2");
       query.bind(1, scope.ns);
       query.bind(2, static_cast<std::int64_t>(limit));
       while (query.executeStep()) out.push_back("module:" + query.getColumn(0).getString());
@@ -250,9 +264,12 @@ class Refresher {
       json evidence;
     };
     std::vector<Stream> streams;
-    SQLite::Statement knowledge(db_, "SELECT decision_id, target, title, rationale, kind, status, phase, "
-                                     "vitality, confidence, frequency, last_seen_us, evidence_event_ids "
-                                     "FROM knowledge WHERE " + filter + " ORDER BY decision_id");
+    SQLite::Statement knowledge(
+        db_,
+        "SELECT decision_id, target, title, rationale, kind, status, phase, "
+        "vitality, confidence, frequency, last_seen_us, evidence_event_ids "
+        "FROM knowledge WHERE " +
+            filter + " ORDER BY decision_id");
     knowledge.bind(1, scope.ns);
     while (knowledge.executeStep()) {
       streams.push_back({knowledge.getColumn(0).getString(), knowledge.getColumn(1).getString(),
@@ -260,7 +277,8 @@ class Refresher {
                          knowledge.getColumn(4).getString(), knowledge.getColumn(5).getString(),
                          knowledge.getColumn(6).getString(), knowledge.getColumn(7).getString(),
                          knowledge.getColumn(8).getDouble(), knowledge.getColumn(9).getInt64(),
-                         knowledge.getColumn(10).getInt64(), parse_or_null(knowledge.getColumn(11))});
+                         knowledge.getColumn(10).getInt64(),
+                         parse_or_null(knowledge.getColumn(11))});
     }
     struct Pattern {
       std::string id, target, signature;
@@ -268,19 +286,23 @@ class Refresher {
       json ids;
     };
     std::vector<Pattern> patterns;
-    SQLite::Statement observations(db_, "SELECT observation_id, coalesce(target, ''), signature, support_count, "
-                                        "last_reinforced_us, supporting_event_ids FROM observations WHERE "
-                                        "observation_type = 'pattern' AND is_active = 1 AND (?1 = '' OR namespace = ?1) "
-                                        "ORDER BY support_count DESC, observation_id");
+    SQLite::Statement observations(
+        db_,
+        "SELECT observation_id, coalesce(target, ''), signature, support_count, "
+        "last_reinforced_us, supporting_event_ids FROM observations WHERE "
+        "observation_type = 'pattern' AND is_active = 1 AND (?1 = '' OR namespace = ?1) "
+        "ORDER BY support_count DESC, observation_id");
     observations.bind(1, scope.ns);
     while (observations.executeStep()) {
-      Pattern pattern{observations.getColumn(0).getString(), observations.getColumn(1).getString(),
-                      observations.getColumn(2).getString(), observations.getColumn(3).getInt64(),
-                      observations.getColumn(4).getInt64(), parse_or_null(observations.getColumn(5))};
+      Pattern pattern{
+          observations.getColumn(0).getString(), observations.getColumn(1).getString(),
+          observations.getColumn(2).getString(), observations.getColumn(3).getInt64(),
+          observations.getColumn(4).getInt64(),  parse_or_null(observations.getColumn(5))};
       if (!scope.graph_nodes.empty() &&
-          std::none_of(scope.graph_nodes.begin(), scope.graph_nodes.end(), [&](const std::string& n) {
-            return n.size() > pattern.target.size() && n.ends_with(":" + pattern.target);
-          })) {
+          std::none_of(
+              scope.graph_nodes.begin(), scope.graph_nodes.end(), [&](const std::string& n) {
+                return n.size() > pattern.target.size() && n.ends_with(":" + pattern.target);
+              })) {
         continue;
       }
       patterns.push_back(std::move(pattern));
@@ -288,16 +310,20 @@ class Refresher {
     auto last_ids = [](const json& ids, std::size_t n) {
       json out = json::array();
       if (!ids.is_array()) return out;
-      for (std::size_t i = ids.size() > n ? ids.size() - n : 0; i < ids.size(); ++i) out.push_back(ids[i]);
+      for (std::size_t i = ids.size() > n ? ids.size() - n : 0; i < ids.size(); ++i)
+        out.push_back(ids[i]);
       return out;
     };
-    auto days_since = [&](std::int64_t us) { return static_cast<double>(now - us) / static_cast<double>(kUsPerDay); };
+    auto days_since = [&](std::int64_t us) {
+      return static_cast<double>(now - us) / static_cast<double>(kUsPerDay);
+    };
 
     // decisions: agents' active decisions, and accepted proposals (EMERGENT/CANONICAL streams).
     std::vector<const Stream*> chosen;
     for (const auto& st : streams) {
       const bool decision = st.kind == "decision" && st.status == "active";
-      const bool accepted = st.kind == "proposal" && st.status == "accepted" && st.phase != "pattern";
+      const bool accepted =
+          st.kind == "proposal" && st.status == "accepted" && st.phase != "pattern";
       if (decision || accepted) chosen.push_back(&st);
     }
     std::stable_sort(chosen.begin(), chosen.end(), [](const Stream* a, const Stream* b) {
@@ -306,15 +332,18 @@ class Refresher {
     if (chosen.size() > p_.max_items) chosen.resize(p_.max_items);
     json decisions = json::array();
     for (const Stream* st : chosen) {
-      const std::string statement = st->kind == "proposal"
-                                        ? st->target + " is an established area of work (" + st->phase + ")"
-                                        : st->title;
+      const std::string statement =
+          st->kind == "proposal"
+              ? st->target + " is an established area of work (" + st->phase + ")"
+              : st->title;
       decisions.push_back({{"id", item_id(id, "D", st->id)},
                            {"statement", clip(statement, 200)},
                            {"rationale", clip(st->rationale, 300)},
                            {"confidence", std::clamp(st->confidence, 0.0, 1.0)},
-                           {"x_reflectd", {{"source_id", st->id}, {"phase", st->phase},
-                                           {"evidence_event_ids", last_ids(st->evidence, 10)}}}});
+                           {"x_reflectd",
+                            {{"source_id", st->id},
+                             {"phase", st->phase},
+                             {"evidence_event_ids", last_ids(st->evidence, 10)}}}});
     }
 
     // open_questions: draft proposals, assumptions, unresolved recurring problems.
@@ -326,8 +355,10 @@ class Refresher {
     std::vector<Question> questions;
     for (const auto& st : streams) {
       if (st.kind == "proposal" && st.status == "draft") {
-        questions.push_back({st.id, "Should the hypothesis for " + st.target + " become a decision? (confidence " +
-                                        std::to_string(st.confidence).substr(0, 4) + ")",
+        questions.push_back({st.id,
+                             "Should the hypothesis for " + st.target +
+                                 " become a decision? (confidence " +
+                                 std::to_string(st.confidence).substr(0, 4) + ")",
                              question_priority(st.frequency, days_since(st.last_seen)),
                              json::array({st.target}), last_ids(st.evidence, 10), st.frequency});
       } else if (st.kind == "assumption" && st.status == "active") {
@@ -338,13 +369,16 @@ class Refresher {
     }
     for (const auto& pattern : patterns) {
       questions.push_back({pattern.id,
-                           "How can the recurring problem \"" + clip(pattern.signature, 160) + "\" (seen " +
-                               std::to_string(pattern.support) + " times) be prevented?",
+                           "How can the recurring problem \"" + clip(pattern.signature, 160) +
+                               "\" (seen " + std::to_string(pattern.support) +
+                               " times) be prevented?",
                            question_priority(pattern.support, days_since(pattern.last)),
                            pattern.target.empty() ? json::array() : json::array({pattern.target}),
                            last_ids(pattern.ids, 10), pattern.support});
     }
-    auto rank = [](const std::string& priority) { return priority == "high" ? 0 : priority == "medium" ? 1 : 2; };
+    auto rank = [](const std::string& priority) {
+      return priority == "high" ? 0 : priority == "medium" ? 1 : 2;
+    };
     std::stable_sort(questions.begin(), questions.end(), [&](const Question& a, const Question& b) {
       if (rank(a.priority) != rank(b.priority)) return rank(a.priority) < rank(b.priority);
       if (a.support != b.support) return a.support > b.support;
@@ -353,23 +387,27 @@ class Refresher {
     if (questions.size() > p_.max_items) questions.resize(p_.max_items);
     json open_questions = json::array();
     for (const auto& q : questions) {
-      open_questions.push_back({{"id", item_id(id, "Q", q.source)},
-                                {"question", q.text},
-                                {"blocked_on", q.blocked_on},
-                                {"priority", q.priority},
-                                {"x_reflectd", {{"source_id", q.source}, {"evidence_event_ids", q.ids}}}});
+      open_questions.push_back(
+          {{"id", item_id(id, "Q", q.source)},
+           {"question", q.text},
+           {"blocked_on", q.blocked_on},
+           {"priority", q.priority},
+           {"x_reflectd", {{"source_id", q.source}, {"evidence_event_ids", q.ids}}}});
     }
 
     // subsystems: the scope's areas of work (internal streams), with a status.
     std::map<std::string, std::string> decision_state;  // target -> active|retired
     for (const auto& st : streams) {
       if (st.kind != "decision") continue;
-      if (st.status == "active") decision_state[st.target] = "active";
-      else if (!decision_state.count(st.target)) decision_state[st.target] = "retired";
+      if (st.status == "active")
+        decision_state[st.target] = "active";
+      else if (!decision_state.count(st.target))
+        decision_state[st.target] = "retired";
     }
     std::set<std::string> recurring_recent;
     for (const auto& pattern : patterns) {
-      if (days_since(pattern.last) <= p_.vitality.decaying_after_days) recurring_recent.insert(pattern.target);
+      if (days_since(pattern.last) <= p_.vitality.decaying_after_days)
+        recurring_recent.insert(pattern.target);
     }
     std::vector<const Stream*> areas;
     for (const auto& st : streams) {
@@ -394,8 +432,8 @@ class Refresher {
       }
       subsystems.push_back({{"name", st->target},
                             {"status", status},
-                            {"notes", std::to_string(st->frequency) + " events, phase " + st->phase +
-                                          ", last " + day(st->last_seen)},
+                            {"notes", std::to_string(st->frequency) + " events, phase " +
+                                          st->phase + ", last " + day(st->last_seen)},
                             {"x_reflectd", {{"source_id", st->id}}}});
     }
 
@@ -410,7 +448,8 @@ class Refresher {
     }
     json invariants = json::array();
     for (const auto& st : streams) {
-      if (st.kind == "constraint" && st.status == "active") invariants.push_back(clip(st.title + ": " + st.rationale, 300));
+      if (st.kind == "constraint" && st.status == "active")
+        invariants.push_back(clip(st.title + ": " + st.rationale, 300));
     }
 
     // summary.high_level.
@@ -420,7 +459,8 @@ class Refresher {
     high += ".";
     if (!entities.empty()) {
       high += " Key:";
-      for (std::size_t i = 0; i < entities.size() && i < 3; ++i) high += (i ? ", " : " ") + entities[i];
+      for (std::size_t i = 0; i < entities.size() && i < 3; ++i)
+        high += (i ? ", " : " ") + entities[i];
       high += ".";
     }
     if (!areas.empty()) {
@@ -430,15 +470,16 @@ class Refresher {
       }
       high += ".";
     }
-    high += " " + std::to_string(decisions.size()) + " decisions, " + std::to_string(open_questions.size()) +
-            " open questions.";
+    high += " " + std::to_string(decisions.size()) + " decisions, " +
+            std::to_string(open_questions.size()) + " open questions.";
 
     // meta: id stable, created_at kept, updated_at strictly increasing.
     std::int64_t created_us = now;
     std::int64_t previous_updated = 0;
     std::string previous_content;
     {
-      SQLite::Statement prev(db_, "SELECT created_at, updated_at, content_json FROM medallions WHERE id = ?1");
+      SQLite::Statement prev(
+          db_, "SELECT created_at, updated_at, content_json FROM medallions WHERE id = ?1");
       prev.bind(1, id);
       if (prev.executeStep()) {
         created_us = parse_rfc3339_us(prev.getColumn(0).getString()).value_or(now);
@@ -447,23 +488,26 @@ class Refresher {
       }
     }
     const std::int64_t updated_us = std::max(now, previous_updated + 1);
-    json meta = {{"medallion_id", id},
-                 {"schema_version", "medallion.v1"},
-                 {"model", kMedallionModel},
-                 {"created_at", format_rfc3339_us(created_us)},
-                 {"updated_at", format_rfc3339_us(updated_us)},
-                 {"knowledge_min_ts", s.count ? json(format_rfc3339_us(s.min_ts)) : json()},
-                 {"knowledge_max_ts", s.count ? json(format_rfc3339_us(s.max_ts)) : json()},
-                 {"status", "active"},
-                 {"x_reflectd", {{"namespace", scope.ns}, {"events", s.count}, {"refresh_reason", why}}}};
-    json medallion = {{"meta", meta},
-                      {"scope", {{"graph_nodes", scope.graph_nodes}, {"tags", scope.tags}}},
-                      {"summary", {{"high_level", clip(high, kHighLevelMaxChars)}, {"subsystems", subsystems}}},
-                      {"decisions", decisions},
-                      {"open_questions", open_questions},
-                      {"affordances", {{"recommended_entry_points", entry_points},
-                                       {"avoid_repeating", avoid},
-                                       {"invariants", invariants.empty() ? json() : invariants}}}};
+    json meta = {
+        {"medallion_id", id},
+        {"schema_version", "medallion.v1"},
+        {"model", kMedallionModel},
+        {"created_at", format_rfc3339_us(created_us)},
+        {"updated_at", format_rfc3339_us(updated_us)},
+        {"knowledge_min_ts", s.count ? json(format_rfc3339_us(s.min_ts)) : json()},
+        {"knowledge_max_ts", s.count ? json(format_rfc3339_us(s.max_ts)) : json()},
+        {"status", "active"},
+        {"x_reflectd", {{"namespace", scope.ns}, {"events", s.count}, {"refresh_reason", why}}}};
+    json medallion = {
+        {"meta", meta},
+        {"scope", {{"graph_nodes", scope.graph_nodes}, {"tags", scope.tags}}},
+        {"summary", {{"high_level", clip(high, kHighLevelMaxChars)}, {"subsystems", subsystems}}},
+        {"decisions", decisions},
+        {"open_questions", open_questions},
+        {"affordances",
+         {{"recommended_entry_points", entry_points},
+          {"avoid_repeating", avoid},
+          {"invariants", invariants.empty() ? json() : invariants}}}};
     if (const auto errors = validate_medallion(medallion); !errors.empty()) {
       throw std::runtime_error("medallion " + id + " is invalid: " + errors.front());
     }
@@ -479,9 +523,11 @@ class Refresher {
              const std::string& previous_content, std::int64_t updated_us) {
     const json& meta = medallion["meta"];
     if (!previous_content.empty()) {
-      SQLite::Statement history(db_, "INSERT INTO medallion_history (medallion_id, version, updated_at, "
-                                     "content_json) SELECT ?1, coalesce(max(version), 0) + 1, ?2, ?3 FROM "
-                                     "medallion_history WHERE medallion_id = ?1");
+      SQLite::Statement history(
+          db_,
+          "INSERT INTO medallion_history (medallion_id, version, updated_at, "
+          "content_json) SELECT ?1, coalesce(max(version), 0) + 1, ?2, ?3 FROM "
+          "medallion_history WHERE medallion_id = ?1");
       history.bind(1, id);
       history.bind(2, json::parse(previous_content)["meta"].value("updated_at", ""));
       history.bind(3, previous_content);
@@ -508,32 +554,38 @@ ON CONFLICT (id) DO UPDATE SET content_json = excluded.content_json, updated_at 
       upsert.bind(8);
     }
     upsert.exec();
-    SQLite::Statement scope_row(db_, "INSERT INTO medallion_scopes (medallion_id, namespace, config_hash) "
-                                     "VALUES (?1, ?2, ?3) ON CONFLICT (medallion_id) DO UPDATE SET "
-                                     "namespace = excluded.namespace, config_hash = excluded.config_hash");
+    SQLite::Statement scope_row(
+        db_,
+        "INSERT INTO medallion_scopes (medallion_id, namespace, config_hash) "
+        "VALUES (?1, ?2, ?3) ON CONFLICT (medallion_id) DO UPDATE SET "
+        "namespace = excluded.namespace, config_hash = excluded.config_hash");
     scope_row.bind(1, id);
     scope_row.bind(2, scope.ns);
     scope_row.bind(3, config_hash(scope));
     scope_row.exec();
     for (const char* table : {"medallion_nodes", "medallion_tags"}) {
-      SQLite::Statement clear(db_, std::string("DELETE FROM ") + table + " WHERE medallion_id = ?1");
+      SQLite::Statement clear(db_,
+                              std::string("DELETE FROM ") + table + " WHERE medallion_id = ?1");
       clear.bind(1, id);
       clear.exec();
     }
     for (const auto& node : scope.graph_nodes) {
-      SQLite::Statement insert(db_, "INSERT OR IGNORE INTO medallion_nodes (medallion_id, node) VALUES (?1, ?2)");
+      SQLite::Statement insert(
+          db_, "INSERT OR IGNORE INTO medallion_nodes (medallion_id, node) VALUES (?1, ?2)");
       insert.bind(1, id);
       insert.bind(2, node);
       insert.exec();
     }
     for (const auto& tag : scope.tags) {
-      SQLite::Statement insert(db_, "INSERT OR IGNORE INTO medallion_tags (medallion_id, tag) VALUES (?1, ?2)");
+      SQLite::Statement insert(
+          db_, "INSERT OR IGNORE INTO medallion_tags (medallion_id, tag) VALUES (?1, ?2)");
       insert.bind(1, id);
       insert.bind(2, tag);
       insert.exec();
     }
     store::AuditLog(db_).append("medallion", id, previous_content.empty() ? "create" : "revise",
-                                "job:medallion", updated_us, meta["x_reflectd"]["refresh_reason"].get<std::string>());
+                                "job:medallion", updated_us,
+                                meta["x_reflectd"]["refresh_reason"].get<std::string>());
   }
 
   JobContext& ctx_;
@@ -556,7 +608,8 @@ void require_string_list(const json& object, const char* key, const std::string&
     return;
   }
   const json& list = object[key];
-  if (!list.is_array() || !std::all_of(list.begin(), list.end(), [](const json& v) { return v.is_string(); })) {
+  if (!list.is_array() ||
+      !std::all_of(list.begin(), list.end(), [](const json& v) { return v.is_string(); })) {
     errors.push_back(where + "." + key + ": must be an array of strings");
   }
 }
@@ -567,7 +620,8 @@ MedallionScope parse_medallion_scope(const std::string& text) {
   MedallionScope scope;
   for (const auto& part : split(text, ';')) {
     const auto equals = part.find('=');
-    if (equals == std::string::npos) throw std::invalid_argument("'" + part + "': expected key=value");
+    if (equals == std::string::npos)
+      throw std::invalid_argument("'" + part + "': expected key=value");
     const std::string key = part.substr(0, equals);
     const std::string value = part.substr(equals + 1);
     if (key == "name") {
@@ -579,7 +633,8 @@ MedallionScope parse_medallion_scope(const std::string& text) {
     } else if (key == "tags") {
       scope.tags = split(value, ',');
     } else {
-      throw std::invalid_argument("unknown scope field '" + key + "' (name, namespace, nodes, tags)");
+      throw std::invalid_argument("unknown scope field '" + key +
+                                  "' (name, namespace, nodes, tags)");
     }
   }
   if (scope.name.empty()) throw std::invalid_argument("a scope needs name=<id>");
@@ -593,7 +648,8 @@ std::vector<std::string> validate_medallion(const json& m) {
   std::vector<std::string> errors;
   if (!m.is_object()) return {"medallion: must be an object"};
   const json meta = m.value("meta", json());
-  for (const char* key : {"medallion_id", "schema_version", "model", "created_at", "updated_at", "status"}) {
+  for (const char* key :
+       {"medallion_id", "schema_version", "model", "created_at", "updated_at", "status"}) {
     require_string(meta, key, "meta", errors);
   }
   if (errors.empty()) {
@@ -629,13 +685,16 @@ std::vector<std::string> validate_medallion(const json& m) {
       require_string(sub, "name", "summary.subsystems[]", errors);
       require_string(sub, "notes", "summary.subsystems[]", errors);
       const std::string status = sub.is_object() ? sub.value("status", "") : "";
-      if (status != "unknown" && status != "stable" && status != "in_progress" && status != "deprecated") {
-        errors.push_back("summary.subsystems[].status: must be unknown, stable, in_progress or deprecated");
+      if (status != "unknown" && status != "stable" && status != "in_progress" &&
+          status != "deprecated") {
+        errors.push_back(
+            "summary.subsystems[].status: must be unknown, stable, in_progress or deprecated");
       }
     }
   }
   for (const auto& d : m.value("decisions", json::array())) {
-    for (const char* key : {"id", "statement", "rationale"}) require_string(d, key, "decisions[]", errors);
+    for (const char* key : {"id", "statement", "rationale"})
+      require_string(d, key, "decisions[]", errors);
     if (!d.is_object() || !d.contains("confidence") || !d["confidence"].is_number() ||
         d["confidence"].get<double>() < 0.0 || d["confidence"].get<double>() > 1.0) {
       errors.push_back("decisions[].confidence: must be between 0.0 and 1.0");
@@ -667,10 +726,11 @@ bool scope_matches(const std::vector<std::string>& query_nodes,
   const bool nodes = std::all_of(query_nodes.begin(), query_nodes.end(), [&](const std::string& n) {
     return std::find(medallion_nodes.begin(), medallion_nodes.end(), n) != medallion_nodes.end();
   });
-  const bool tags = query_tags.empty() ||
-                    std::any_of(query_tags.begin(), query_tags.end(), [&](const std::string& t) {
-                      return std::find(medallion_tags.begin(), medallion_tags.end(), t) != medallion_tags.end();
-                    });
+  const bool tags =
+      query_tags.empty() ||
+      std::any_of(query_tags.begin(), query_tags.end(), [&](const std::string& t) {
+        return std::find(medallion_tags.begin(), medallion_tags.end(), t) != medallion_tags.end();
+      });
   return nodes && tags;
 }
 

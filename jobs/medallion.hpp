@@ -59,8 +59,9 @@ const char* question_priority(std::int64_t support, double days_since_seen);
 struct MedallionParams {
   std::vector<MedallionScope> scopes;  ///< Configured scopes (automatic ones are added).
   VitalityParams vitality;
-  std::size_t max_items = 10;          ///< Per list (decisions, questions, subsystems...).
-  std::int64_t edge_half_life_s = 90 * 86400;  ///< entities.edge_half_life_days, s: ranks summary links.
+  std::size_t max_items = 10;  ///< Per list (decisions, questions, subsystems...).
+  std::int64_t edge_half_life_s =
+      90 * 86400;  ///< entities.edge_half_life_days, s: ranks summary links.
 };
 
 /// The medallion refresh job: for every scope (one per namespace plus the configured ones)

@@ -32,9 +32,9 @@ RunRecord read_run(SQLite::Statement& row) {
 }  // namespace
 
 nlohmann::json to_json(const RunRecord& run) {
-  nlohmann::json out = {{"run_id", run.run_id},         {"job", run.job},
-                        {"namespace", run.ns},          {"trigger", run.trigger},
-                        {"status", run.status},         {"started_us", run.started_us},
+  nlohmann::json out = {{"run_id", run.run_id},          {"job", run.job},
+                        {"namespace", run.ns},           {"trigger", run.trigger},
+                        {"status", run.status},          {"started_us", run.started_us},
                         {"finished_us", run.finished_us}};
   out["result"] = run.result.is_discarded() ? nlohmann::json() : run.result;
   if (!run.error.empty()) out["error"] = run.error;
@@ -42,10 +42,11 @@ nlohmann::json to_json(const RunRecord& run) {
 }
 
 std::vector<RunRecord> recent_runs(SQLite::Database& reader, int limit, const std::string& job) {
-  SQLite::Statement query(reader,
-                          "SELECT run_id, job, namespace, trigger, status, started_us, finished_us, "
-                          "result, error FROM job_runs WHERE ?1 = '' OR job = ?1 "
-                          "ORDER BY run_id DESC LIMIT ?2");
+  SQLite::Statement query(
+      reader,
+      "SELECT run_id, job, namespace, trigger, status, started_us, finished_us, "
+      "result, error FROM job_runs WHERE ?1 = '' OR job = ?1 "
+      "ORDER BY run_id DESC LIMIT ?2");
   query.bind(1, job);
   query.bind(2, limit);
   std::vector<RunRecord> runs;
@@ -64,10 +65,12 @@ Scheduler::Scheduler(SQLite::Database& db, const Clock& clock, std::vector<Job> 
       clock_(clock),
       publish_(std::move(publish)),
       gate_(gate),
-      insert_run_(db, "INSERT INTO job_runs (job, namespace, trigger, started_us, status) "
-                      "VALUES (?1, ?2, ?3, ?4, 'running')"),
-      finish_run_(db, "UPDATE job_runs SET status = ?2, finished_us = ?3, result = ?4, error = ?5 "
-                      "WHERE run_id = ?1") {
+      insert_run_(db,
+                  "INSERT INTO job_runs (job, namespace, trigger, started_us, status) "
+                  "VALUES (?1, ?2, ?3, ?4, 'running')"),
+      finish_run_(db,
+                  "UPDATE job_runs SET status = ?2, finished_us = ?3, result = ?4, error = ?5 "
+                  "WHERE run_id = ?1") {
   configure_jobs_connection(db_);
   const std::int64_t now = clock_.monotonic_us();
   last_activity_us_ = now;
@@ -101,8 +104,9 @@ void Scheduler::reconfigure(std::vector<Job> jobs) {
     std::vector<JobState> next;
     for (auto& job : jobs) {
       JobState state{std::move(job), 0, {}, 0};
-      const auto old = std::find_if(jobs_.begin(), jobs_.end(),
-                                    [&](const JobState& s) { return s.job.name == state.job.name; });
+      const auto old = std::find_if(jobs_.begin(), jobs_.end(), [&](const JobState& s) {
+        return s.job.name == state.job.name;
+      });
       if (old != jobs_.end()) {
         state.new_events = std::move(old->new_events);
         state.unprocessed = old->unprocessed;
@@ -141,7 +145,8 @@ std::optional<std::string> Scheduler::request(const std::string& job, const std:
       for (const auto& s : jobs_) known += (known.empty() ? "" : ", ") + s.job.name;
       return "unknown job '" + job + "'; known: " + known;
     }
-    demands_.push_back({static_cast<std::size_t>(it - jobs_.begin()), ns, "demand", std::move(done)});
+    demands_.push_back(
+        {static_cast<std::size_t>(it - jobs_.begin()), ns, "demand", std::move(done)});
   }
   wake_.notify_all();
   return std::nullopt;
@@ -232,7 +237,8 @@ void Scheduler::execute(Due due) {
 
   if (!job.schedule.enabled) {
     run.status = "skipped";
-    run.result = {{"skipped", true}, {"skip_reason", "job disabled (jobs." + job.name + ".enabled)"}};
+    run.result = {{"skipped", true},
+                  {"skip_reason", "job disabled (jobs." + job.name + ".enabled)"}};
   } else {
     const CancelToken cancel(clock_, clock_.monotonic_us() + job.schedule.timeout_s * kUsPerS,
                              stopping_);
@@ -262,7 +268,8 @@ void Scheduler::execute(Due due) {
     }
     finish_run_.exec();
   } catch (const SQLite::Exception& error) {
-    spdlog::error("job {}: cannot record the end of run {}: {}", job.name, run.run_id, error.what());
+    spdlog::error("job {}: cannot record the end of run {}: {}", job.name, run.run_id,
+                  error.what());
   }
   if (run.status == "failed" || run.status == "timeout") {
     spdlog::warn("job {} run {} {}: {}", job.name, run.run_id, run.status, run.error);

@@ -50,7 +50,8 @@ nlohmann::json to_json(const RunRecord& run);
 
 /// The latest job_runs rows, newest first, read on `reader` (any connection not used by the
 /// scheduler thread); `job` empty = every job.
-std::vector<RunRecord> recent_runs(SQLite::Database& reader, int limit, const std::string& job = {});
+std::vector<RunRecord> recent_runs(SQLite::Database& reader, int limit,
+                                   const std::string& job = {});
 
 class Scheduler {
  public:

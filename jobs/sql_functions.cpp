@@ -31,15 +31,16 @@ void rd_salience(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
 void rd_vitality(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   const auto* params = static_cast<const VitalityParams*>(sqlite3_user_data(ctx));
   sqlite3_result_text(
-      ctx, to_string(vitality_at(sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]), *params)),
+      ctx,
+      to_string(vitality_at(sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]), *params)),
       -1, SQLITE_STATIC);
 }
 
 void rd_confidence(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   const auto* params = static_cast<const VitalityParams*>(sqlite3_user_data(ctx));
-  sqlite3_result_double(ctx, decayed_confidence(sqlite3_value_double(argv[0]),
-                                                sqlite3_value_int64(argv[1]),
-                                                sqlite3_value_int64(argv[2]), *params));
+  sqlite3_result_double(
+      ctx, decayed_confidence(sqlite3_value_double(argv[0]), sqlite3_value_int64(argv[1]),
+                              sqlite3_value_int64(argv[2]), *params));
 }
 
 void check(SQLite::Database& db, int rc, const char* name) {
@@ -55,14 +56,17 @@ void register_sql_functions(SQLite::Database& db, const VitalityParams& params) 
   constexpr int kFlags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
   auto* handle = db.getHandle();
   void* user = const_cast<VitalityParams*>(&params);  // NOLINT: SQLite's API takes void*.
-  check(db, sqlite3_create_function_v2(handle, "rd_salience", 9, kFlags, nullptr, rd_salience,
-                                       nullptr, nullptr, nullptr),
+  check(db,
+        sqlite3_create_function_v2(handle, "rd_salience", 9, kFlags, nullptr, rd_salience, nullptr,
+                                   nullptr, nullptr),
         "rd_salience");
-  check(db, sqlite3_create_function_v2(handle, "rd_vitality", 2, kFlags, user, rd_vitality,
-                                       nullptr, nullptr, nullptr),
+  check(db,
+        sqlite3_create_function_v2(handle, "rd_vitality", 2, kFlags, user, rd_vitality, nullptr,
+                                   nullptr, nullptr),
         "rd_vitality");
-  check(db, sqlite3_create_function_v2(handle, "rd_confidence", 3, kFlags, user, rd_confidence,
-                                       nullptr, nullptr, nullptr),
+  check(db,
+        sqlite3_create_function_v2(handle, "rd_confidence", 3, kFlags, user, rd_confidence, nullptr,
+                                   nullptr, nullptr),
         "rd_confidence");
 }
 

@@ -80,7 +80,8 @@ SQLite::Database open_database(const DatabaseOptions& options, Access access) {
     return db;
   } catch (const SQLite::Exception& error) {
     const int code = error.getErrorCode() & 0xff;
-    if (code == SQLITE_CANTOPEN || code == SQLITE_READONLY || code == SQLITE_PERM || code == SQLITE_IOERR) {
+    if (code == SQLITE_CANTOPEN || code == SQLITE_READONLY || code == SQLITE_PERM ||
+        code == SQLITE_IOERR) {
       throw std::runtime_error(diagnose_open_failure(options.path, error.what()));
     }
     throw;

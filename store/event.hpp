@@ -11,7 +11,8 @@
 namespace reflectd::store {
 
 /// Seed 002 Sensitivity levels in order; the index is the rank compared against clearances.
-inline constexpr std::string_view kSensitivityLevels[] = {"public", "low", "medium", "high", "hyper"};
+inline constexpr std::string_view kSensitivityLevels[] = {"public", "low", "medium", "high",
+                                                          "hyper"};
 /// Rank of the highest level (hyper).
 inline constexpr int kMaxSensitivityRank = 4;
 
@@ -51,13 +52,13 @@ struct LifecycleOverride {
 /// One validated event. Optional JSON-valued fields hold minified JSON text, empty when
 /// absent (stored as NULL).
 struct EventRecord {
-  std::string uid;          ///< Client idempotency key, or the derived SHA-256 hex.
+  std::string uid;           ///< Client idempotency key, or the derived SHA-256 hex.
   bool uid_derived = false;  ///< True when the daemon derived `uid`.
-  std::string ns;           ///< namespace.
-  std::string kind;         ///< Canonical snake_case kind.
+  std::string ns;            ///< namespace.
+  std::string kind;          ///< Canonical snake_case kind.
   StorageClass storage_class = StorageClass::kEpisodic;
-  std::string source;       ///< Canonical source.
-  std::string agent_id;     ///< Empty when absent.
+  std::string source;             ///< Canonical source.
+  std::string agent_id;           ///< Empty when absent.
   std::int64_t timestamp_us = 0;  ///< Event time, µs since the Unix epoch, UTC.
   std::int64_t received_us = 0;   ///< When the daemon decoded it, µs since the epoch, UTC.
   std::string content;
@@ -90,10 +91,10 @@ namespace reflectd::store {
 /// One event of a received message on its way to the writer: either a validated event or a
 /// rejection decided before storage (bus::EventDecoder produces these).
 struct EventEntry {
-  std::size_t index = 0;              ///< Position in its message's batch (0 for a lone object).
-  std::optional<EventRecord> event;   ///< The validated event; empty when rejected.
-  std::string id;                     ///< Client or derived id, when known.
-  std::string error;                  ///< Rule violation; empty when `event` is set.
+  std::size_t index = 0;             ///< Position in its message's batch (0 for a lone object).
+  std::optional<EventRecord> event;  ///< The validated event; empty when rejected.
+  std::string id;                    ///< Client or derived id, when known.
+  std::string error;                 ///< Rule violation; empty when `event` is set.
 };
 
 }  // namespace reflectd::store

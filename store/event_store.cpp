@@ -47,8 +47,9 @@ EventStore::EventStore(SQLite::Database& db)
       insert_event_(db, kInsertEvent),
       find_uid_(db, kFindUid),
       insert_dead_letter_(db, kInsertDeadLetter),
-      mark_stale_(db, "UPDATE medallions SET status = 'stale' WHERE status = 'active' AND id IN "
-                      "(SELECT medallion_id FROM medallion_scopes WHERE namespace IN (?1, ''))") {}
+      mark_stale_(db,
+                  "UPDATE medallions SET status = 'stale' WHERE status = 'active' AND id IN "
+                  "(SELECT medallion_id FROM medallion_scopes WHERE namespace IN (?1, ''))") {}
 
 void EventStore::mark_medallions_stale(const std::string& ns) {
   mark_stale_.reset();

@@ -17,9 +17,11 @@ FROM fts_state s WHERE s.id = 1)sql");
 FtsIndex::FtsIndex(SQLite::Database& db)
     : watermark_(db, "SELECT indexed_seq FROM fts_state WHERE id = 1"),
       // The batch's last seq first, so the insert below is a plain rowid range scan.
-      last_seq_(db, "SELECT max(seq) FROM (SELECT seq FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2)"),
-      insert_(db, "INSERT INTO events_fts (rowid, content) "
-                  "SELECT seq, content FROM events WHERE seq > ?1 AND seq <= ?2 ORDER BY seq"),
+      last_seq_(
+          db, "SELECT max(seq) FROM (SELECT seq FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2)"),
+      insert_(db,
+              "INSERT INTO events_fts (rowid, content) "
+              "SELECT seq, content FROM events WHERE seq > ?1 AND seq <= ?2 ORDER BY seq"),
       advance_(db, "UPDATE fts_state SET indexed_seq = ?1 WHERE id = 1") {}
 
 std::int64_t FtsIndex::indexed_seq() {

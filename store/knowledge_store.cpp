@@ -90,9 +90,8 @@ Admission KnowledgeStore::admit(const EventRecord& event) {
   }
   if (admission.conflicting_ids.empty()) return admission;
   const bool covered = std::all_of(
-      admission.conflicting_ids.begin(), admission.conflicting_ids.end(), [&](const auto& id) {
-        return std::find(named.begin(), named.end(), id) != named.end();
-      });
+      admission.conflicting_ids.begin(), admission.conflicting_ids.end(),
+      [&](const auto& id) { return std::find(named.begin(), named.end(), id) != named.end(); });
   if (admission.resolution_type.empty() || !covered) {
     admission.refused = true;
     admission.reason = kConflictReason;
@@ -112,8 +111,9 @@ std::string KnowledgeStore::record(const EventRecord& event, std::int64_t seq,
     confidence = c->get<double>();
   }
   const std::string& id = event.uid;
-  const std::string procedural =
-      context.contains("procedural") && context["procedural"].is_object() ? context["procedural"].dump() : "";
+  const std::string procedural = context.contains("procedural") && context["procedural"].is_object()
+                                     ? context["procedural"].dump()
+                                     : "";
 
   auto& s = insert_;
   s.reset();
@@ -127,7 +127,8 @@ std::string KnowledgeStore::record(const EventRecord& event, std::int64_t seq,
   s.bind(8, status);
   s.bind(9, array_or_empty(context, "keywords"));
   nlohmann::json evidence = nlohmann::json::array({seq});
-  if (const auto ids = context.find("evidence_event_ids"); ids != context.end() && ids->is_array()) {
+  if (const auto ids = context.find("evidence_event_ids");
+      ids != context.end() && ids->is_array()) {
     for (const auto& e : *ids) evidence.push_back(e);
   }
   s.bind(10, evidence.dump());

@@ -25,10 +25,10 @@ inline constexpr const char* kConflictReason =
 /// Whether a semantic event may be stored, and what it resolves.
 struct Admission {
   bool refused = false;
-  std::string reason;                         ///< Refusal reason (seed wording).
-  std::vector<std::string> conflicting_ids;   ///< Active decisions on the same target.
-  std::string resolution_type;                ///< supersede|deprecate when resolving.
-  std::vector<std::string> resolved_ids;      ///< Decisions that change status.
+  std::string reason;                        ///< Refusal reason (seed wording).
+  std::vector<std::string> conflicting_ids;  ///< Active decisions on the same target.
+  std::string resolution_type;               ///< supersede|deprecate when resolving.
+  std::vector<std::string> resolved_ids;     ///< Decisions that change status.
 };
 
 class KnowledgeStore {

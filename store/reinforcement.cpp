@@ -17,38 +17,45 @@ double hits_term(std::int64_t hits) {
 std::string reinforce_knowledge(SQLite::Database& db, const std::string& id, bool useful,
                                 const std::string& actor, std::int64_t now,
                                 const jobs::DecayProfile& profile) {
-  SQLite::Statement row(db, "SELECT hit_count, salience_base, salience_ref_us, first_seen_us, "
-                            "confidence_base, json_object('hit_count', hit_count, 'salience_base', "
-                            "salience_base, 'vitality', vitality, 'confidence', confidence) "
-                            "FROM knowledge WHERE decision_id = ?1");
+  SQLite::Statement row(db,
+                        "SELECT hit_count, salience_base, salience_ref_us, first_seen_us, "
+                        "confidence_base, json_object('hit_count', hit_count, 'salience_base', "
+                        "salience_base, 'vitality', vitality, 'confidence', confidence) "
+                        "FROM knowledge WHERE decision_id = ?1");
   row.bind(1, id);
   if (!row.executeStep()) return {};
   const std::int64_t hits = row.getColumn(0).getInt64();
-  const double current = jobs::salience_at(row.getColumn(1).getDouble(), row.getColumn(2).getInt64(),
-                                           row.getColumn(3).getInt64(), profile, now)
-                             .value_or(profile.min_salience);
+  const double current =
+      jobs::salience_at(row.getColumn(1).getDouble(), row.getColumn(2).getInt64(),
+                        row.getColumn(3).getInt64(), profile, now)
+          .value_or(profile.min_salience);
   const double base = row.getColumn(4).getDouble();
   const std::string previous = row.getColumn(5).getString();
   nlohmann::json out = {{"record_type", "knowledge"}, {"id", id}};
   if (useful) {
     const double salience = jobs::reinforce(current, profile.reinforcement_gain);
     const double confidence = std::clamp(base - hits_term(hits) + hits_term(hits + 1), 0.0, 1.0);
-    SQLite::Statement update(db, "UPDATE knowledge SET hit_count = hit_count + 1, last_hit_us = ?2, "
-                                 "salience_base = ?3, salience_ref_us = ?2, vitality = 'active', "
-                                 "confidence_base = ?4, confidence = ?4, updated_us = ?2 "
-                                 "WHERE decision_id = ?1");
+    SQLite::Statement update(db,
+                             "UPDATE knowledge SET hit_count = hit_count + 1, last_hit_us = ?2, "
+                             "salience_base = ?3, salience_ref_us = ?2, vitality = 'active', "
+                             "confidence_base = ?4, confidence = ?4, updated_us = ?2 "
+                             "WHERE decision_id = ?1");
     update.bind(1, id);
     update.bind(2, static_cast<std::int64_t>(now));
     update.bind(3, salience);
     update.bind(4, confidence);
     update.exec();
     AuditLog(db).append("knowledge", id, "reinforce", actor, now, "reported useful", previous);
-    out.update({{"hit_count", hits + 1}, {"salience", salience}, {"vitality", "active"},
+    out.update({{"hit_count", hits + 1},
+                {"salience", salience},
+                {"vitality", "active"},
                 {"confidence", confidence}});
   } else {
-    const double salience = *jobs::penalize(current, profile.reinforcement_gain, profile.min_salience);
-    SQLite::Statement update(db, "UPDATE knowledge SET salience_base = ?3, salience_ref_us = ?2, "
-                                 "updated_us = ?2 WHERE decision_id = ?1");
+    const double salience =
+        *jobs::penalize(current, profile.reinforcement_gain, profile.min_salience);
+    SQLite::Statement update(db,
+                             "UPDATE knowledge SET salience_base = ?3, salience_ref_us = ?2, "
+                             "updated_us = ?2 WHERE decision_id = ?1");
     update.bind(1, id);
     update.bind(2, static_cast<std::int64_t>(now));
     update.bind(3, salience);
@@ -61,33 +68,38 @@ std::string reinforce_knowledge(SQLite::Database& db, const std::string& id, boo
 
 std::string reinforce_event(SQLite::Database& db, const std::string& id, bool useful,
                             const std::string& actor, std::int64_t now) {
-  SQLite::Statement row(db, "SELECT hit_count, salience_base, salience_ref_us, received_us, "
-                            "decay_curve, half_life_s, min_salience, max_age_s, reinforcement_gain, "
-                            "pinned, deletion_policy, json_object('hit_count', hit_count, "
-                            "'salience_base', salience_base, 'status', status) FROM events WHERE uid = ?1");
+  SQLite::Statement row(
+      db,
+      "SELECT hit_count, salience_base, salience_ref_us, received_us, "
+      "decay_curve, half_life_s, min_salience, max_age_s, reinforcement_gain, "
+      "pinned, deletion_policy, json_object('hit_count', hit_count, "
+      "'salience_base', salience_base, 'status', status) FROM events WHERE uid = ?1");
   row.bind(1, id);
   if (!row.executeStep()) return {};
   jobs::DecayProfile profile;
-  profile.curve = jobs::parse_curve(row.getColumn(4).getString()).value_or(jobs::Curve::kExponential);
+  profile.curve =
+      jobs::parse_curve(row.getColumn(4).getString()).value_or(jobs::Curve::kExponential);
   profile.half_life_s = row.getColumn(5).getInt64();
   profile.min_salience = row.getColumn(6).getDouble();
   profile.max_age_s = row.getColumn(7).getInt64();
   profile.reinforcement_gain = row.getColumn(8).getDouble();
   profile.pinned = row.getColumn(9).getInt() != 0;
-  profile.deletion_policy =
-      jobs::parse_deletion_policy(row.getColumn(10).getString()).value_or(jobs::DeletionPolicy::kManualOnly);
+  profile.deletion_policy = jobs::parse_deletion_policy(row.getColumn(10).getString())
+                                .value_or(jobs::DeletionPolicy::kManualOnly);
   const std::int64_t hits = row.getColumn(0).getInt64();
   const std::int64_t received = row.getColumn(3).getInt64();
-  const double current = jobs::salience_at(row.getColumn(1).getDouble(), row.getColumn(2).getInt64(),
-                                           received, profile, now)
+  const double current = jobs::salience_at(row.getColumn(1).getDouble(),
+                                           row.getColumn(2).getInt64(), received, profile, now)
                              .value_or(profile.min_salience);
   const std::string previous = row.getColumn(11).getString();
-  const double salience = useful ? jobs::reinforce(current, profile.reinforcement_gain)
-                                 : *jobs::penalize(current, profile.reinforcement_gain, profile.min_salience);
+  const double salience =
+      useful ? jobs::reinforce(current, profile.reinforcement_gain)
+             : *jobs::penalize(current, profile.reinforcement_gain, profile.min_salience);
   const auto archive_at = jobs::archive_at_us(salience, now, received, profile);
-  SQLite::Statement update(db, "UPDATE events SET hit_count = hit_count + ?2, last_hit_us = CASE WHEN "
-                               "?2 = 1 THEN ?3 ELSE last_hit_us END, salience_base = ?4, "
-                               "salience_ref_us = ?3, archive_at_us = ?5 WHERE uid = ?1");
+  SQLite::Statement update(db,
+                           "UPDATE events SET hit_count = hit_count + ?2, last_hit_us = CASE WHEN "
+                           "?2 = 1 THEN ?3 ELSE last_hit_us END, salience_base = ?4, "
+                           "salience_ref_us = ?3, archive_at_us = ?5 WHERE uid = ?1");
   update.bind(1, id);
   update.bind(2, useful ? 1 : 0);
   update.bind(3, static_cast<std::int64_t>(now));
@@ -112,7 +124,8 @@ std::string reinforce_event(SQLite::Database& db, const std::string& id, bool us
 std::string reinforce(SQLite::Database& db, const std::string& id, bool useful,
                       const std::string& actor, std::int64_t now_us,
                       const DecayProfiles& profiles) {
-  if (auto out = reinforce_knowledge(db, id, useful, actor, now_us, profiles.semantic); !out.empty()) {
+  if (auto out = reinforce_knowledge(db, id, useful, actor, now_us, profiles.semantic);
+      !out.empty()) {
     return out;
   }
   if (auto out = reinforce_event(db, id, useful, actor, now_us); !out.empty()) return out;

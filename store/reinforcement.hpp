@@ -21,7 +21,6 @@ namespace reflectd::store {
 /// Applies the report and returns a JSON object text: {"record_type", "id", "hit_count",
 /// "salience", "vitality" (knowledge only)}. Knowledge ids are matched first, then event ids.
 std::string reinforce(SQLite::Database& db, const std::string& id, bool useful,
-                      const std::string& actor, std::int64_t now_us,
-                      const DecayProfiles& profiles);
+                      const std::string& actor, std::int64_t now_us, const DecayProfiles& profiles);
 
 }  // namespace reflectd::store

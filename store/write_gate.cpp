@@ -54,7 +54,8 @@ bool WriteGate::writer_enter(std::int64_t timeout_ms) {
   stats_.writer_waits.fetch_add(1, std::memory_order_relaxed);
   raise_max(stats_.writer_wait_max_us,
             static_cast<std::uint64_t>(
-                std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start).count()));
+                std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start)
+                    .count()));
   return true;
 }
 
@@ -115,7 +116,8 @@ void WriteGate::job_exit(bool yielded) {
 bool WriteGate::job_should_yield() const {
   if (!writer_waiting_.load(std::memory_order_relaxed)) return false;
   const auto slice_ns = job_slice_ms_.load(std::memory_order_relaxed) * 1'000'000;
-  return since_epoch_ns(SteadyClock::now()) - job_entered_ns_.load(std::memory_order_relaxed) >= slice_ns;
+  return since_epoch_ns(SteadyClock::now()) - job_entered_ns_.load(std::memory_order_relaxed) >=
+         slice_ns;
 }
 
 }  // namespace reflectd::store

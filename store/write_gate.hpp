@@ -34,12 +34,12 @@ namespace reflectd::store {
 
 /// Counters since start (relaxed reads).
 struct WriteGateStats {
-  std::atomic<std::uint64_t> job_turns{0};       ///< Job transactions let in.
-  std::atomic<std::uint64_t> job_yields{0};      ///< Job transactions ended early for the writer.
-  std::atomic<std::uint64_t> job_forced{0};      ///< Job turns taken after job_max_wait_ms.
-  std::atomic<std::uint64_t> writer_waits{0};    ///< Writer transactions that waited for a job.
+  std::atomic<std::uint64_t> job_turns{0};     ///< Job transactions let in.
+  std::atomic<std::uint64_t> job_yields{0};    ///< Job transactions ended early for the writer.
+  std::atomic<std::uint64_t> job_forced{0};    ///< Job turns taken after job_max_wait_ms.
+  std::atomic<std::uint64_t> writer_waits{0};  ///< Writer transactions that waited for a job.
   std::atomic<std::uint64_t> writer_wait_max_us{0};  ///< Longest such wait, µs.
-  std::atomic<std::uint64_t> writer_timeouts{0}; ///< Writer waits that gave up (timeout).
+  std::atomic<std::uint64_t> writer_timeouts{0};     ///< Writer waits that gave up (timeout).
 };
 
 class WriteGate {
@@ -78,9 +78,9 @@ class WriteGate {
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  Holder holder_ = Holder::kNone;         // guarded by mutex_
-  bool job_overdue_ = false;              // guarded: a job waited job_max_wait; writer lets it in
-  SteadyClock::time_point writer_left_{}; // guarded: when the writer last exited
+  Holder holder_ = Holder::kNone;          // guarded by mutex_
+  bool job_overdue_ = false;               // guarded: a job waited job_max_wait; writer lets it in
+  SteadyClock::time_point writer_left_{};  // guarded: when the writer last exited
   std::atomic<std::int64_t> job_entered_ns_{0};  // steady_clock ns when the job inside entered
   std::atomic<bool> writer_waiting_{false};
   std::atomic<std::int64_t> job_max_wait_ms_;

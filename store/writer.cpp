@@ -62,7 +62,8 @@ Writer::Writer(WriterOptions options, const Clock& clock, std::function<void()> 
   stats_.last_seq = last_seq_;
   stats_.fts_indexed_seq = fts_indexed_seq_;
   if (options_.checkpoint_pages > 0) {
-    checkpoint_db_ = std::make_unique<SQLite::Database>(open_database(options_.database, Access::kWriter));
+    checkpoint_db_ =
+        std::make_unique<SQLite::Database>(open_database(options_.database, Access::kWriter));
     // Replaces SQLite's autocheckpoint (itself a WAL hook); wal_hook() keeps its bound.
     ::sqlite3_wal_hook(db_.getHandle(), &Writer::wal_hook, this);
     checkpoint_thread_ = std::thread([this] { run_checkpointer(); });
@@ -107,8 +108,8 @@ void Writer::run_checkpointer() {
     // PASSIVE: copies what no reader still needs and never blocks the writer. A failure
     // (disk full) leaves the WAL to grow; the next attempt or SQLite's bound retries.
     int log_pages = 0, checkpointed = 0;
-    const int rc = ::sqlite3_wal_checkpoint_v2(checkpoint_db_->getHandle(), nullptr,
-                                               SQLITE_CHECKPOINT_PASSIVE, &log_pages, &checkpointed);
+    const int rc = ::sqlite3_wal_checkpoint_v2(
+        checkpoint_db_->getHandle(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_pages, &checkpointed);
     if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
       spdlog::warn("WAL checkpoint failed: {}", ::sqlite3_errstr(rc));
     }
@@ -228,7 +229,8 @@ void Writer::index_step(std::int64_t limit) {
     db_.exec("ROLLBACK TO fts");
     db_.exec("RELEASE fts");
     last_seq_ = txn_fts_seq_;
-    spdlog::error("full-text indexing failed, search stays at seq {}: {}", txn_fts_seq_, error.what());
+    spdlog::error("full-text indexing failed, search stays at seq {}: {}", txn_fts_seq_,
+                  error.what());
   }
 }
 
@@ -265,14 +267,16 @@ void Writer::commit_group() {
   try {
     // A deleted or replaced database file would still accept writes through the open
     // descriptor and lose them at the next start: refuse until the file is back.
-    if (int moved = 0;
-        sqlite3_file_control(db_.getHandle(), "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved) {
+    if (int moved = 0; sqlite3_file_control(db_.getHandle(), "main", SQLITE_FCNTL_HAS_MOVED,
+                                            &moved) == SQLITE_OK &&
+                       moved) {
       throw SQLite::Exception("the database file was deleted or moved (" + db_.getFilename() + ")",
                               SQLITE_CANTOPEN);
     }
     if (const std::int64_t pages = max_pages_.load(); pages != applied_max_pages_) {
       // SQLite never sets it below the current size; 0 restores the connection's default.
-      db_.execAndGet("PRAGMA max_page_count = " + std::to_string(pages > 0 ? pages : unlimited_pages_));
+      db_.execAndGet("PRAGMA max_page_count = " +
+                     std::to_string(pages > 0 ? pages : unlimited_pages_));
       applied_max_pages_ = pages;
     }
     // Before SQLite's lock: the gate makes a job inside end its transaction at its next step.
@@ -288,7 +292,8 @@ void Writer::commit_group() {
         queue_.pop_front();
         queued_events_ -= weight(request);
         stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
-        if (refused_ && queued_events_ <= static_cast<std::size_t>(options_.queue_capacity_events) / 2) {
+        if (refused_ &&
+            queued_events_ <= static_cast<std::size_t>(options_.queue_capacity_events) / 2) {
           refused_ = false;
           space_freed = true;
         }
@@ -327,7 +332,7 @@ void Writer::commit_group() {
       }
       for (const DeadLetter& letter : current.dead_letters) {
         event_store_.insert_dead_letter(letter.payload, letter.endpoint, letter.reason,
-                                       letter.received_us);
+                                        letter.received_us);
       }
       results.push_back(std::move(result));
       if (static_cast<std::int64_t>(events) >= max_events_.load() ||
@@ -370,7 +375,8 @@ void Writer::commit_group() {
         queue_.pop_front();
       }
       stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
-      if (refused_ && queued_events_ <= static_cast<std::size_t>(options_.queue_capacity_events) / 2) {
+      if (refused_ &&
+          queued_events_ <= static_cast<std::size_t>(options_.queue_capacity_events) / 2) {
         refused_ = false;
         space_freed = true;
       }

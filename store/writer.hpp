@@ -75,9 +75,9 @@ struct DeadLetter {
 struct WriteResult {
   std::vector<EventResult> results;  ///< One per entry, in entry order.
   std::string message_error;         ///< Copied from the request.
-  std::string storage_error;         ///< Set when the transaction failed ("storage unavailable: ...").
-  std::string apply_result;          ///< What WriteRequest::apply returned.
-  std::string apply_error;           ///< What it threw (its changes were rolled back).
+  std::string storage_error;  ///< Set when the transaction failed ("storage unavailable: ...").
+  std::string apply_result;   ///< What WriteRequest::apply returned.
+  std::string apply_error;    ///< What it threw (its changes were rolled back).
 };
 
 /// One received message's worth of work.
@@ -169,7 +169,8 @@ class Writer {
   void set_max_pages(std::int64_t pages) { max_pages_ = pages; }
   /// Called on the writer thread after each commit with the events stored per namespace.
   /// Set it before events flow (it is not synchronised with the writer thread).
-  void set_commit_listener(std::function<void(const std::map<std::string, std::uint64_t>&)> listener) {
+  void set_commit_listener(
+      std::function<void(const std::map<std::string, std::uint64_t>&)> listener) {
     commit_listener_ = std::move(listener);
   }
 
@@ -222,8 +223,8 @@ class Writer {
   std::unique_ptr<SQLite::Database> checkpoint_db_;
   std::mutex checkpoint_mutex_;
   std::condition_variable checkpoint_wake_;
-  bool checkpoint_due_ = false;    // guarded by checkpoint_mutex_
-  bool checkpoint_stop_ = false;   // guarded by checkpoint_mutex_
+  bool checkpoint_due_ = false;   // guarded by checkpoint_mutex_
+  bool checkpoint_stop_ = false;  // guarded by checkpoint_mutex_
   std::thread checkpoint_thread_;
   DecayProfiles profiles_;  // guarded by mutex_
   std::size_t queued_events_ = 0;

@@ -57,10 +57,12 @@ struct SecureDaemon {
   std::string keys_yaml(bool with_planner, bool with_extra = true) const {
     std::string yaml = "keys:\n" + (with_extra ? keys_extra : std::string{});
     if (with_planner) {
-      yaml += "  - public_key: \"" + planner.public_key + "\"\n    agent_id: planner\n"
+      yaml += "  - public_key: \"" + planner.public_key +
+              "\"\n    agent_id: planner\n"
               "    namespaces: [alpha]\n    max_sensitivity: medium\n";
     }
-    yaml += "  - public_key: \"" + ops.public_key + "\"\n    agent_id: ops\n"
+    yaml += "  - public_key: \"" + ops.public_key +
+            "\"\n    agent_id: ops\n"
             "    namespaces: [\"*\"]\n    max_sensitivity: hyper\n    admin: true\n";
     return yaml;
   }
@@ -70,11 +72,11 @@ struct SecureDaemon {
     return "log: {level: warn}\n"
            "daemon: {stats_interval_ms: 100}\n"
            "bus:\n  ingest: [\"tcp://127.0.0.1:*\"]\n  push: [\"tcp://127.0.0.1:*\"]\n"
-           "  notify: [\"tcp://127.0.0.1:*\"]\n  control: [\"tcp://127.0.0.1:*\", \"ipc://" + dir.file("c") + "\"]\n" +
-           bus_extra +
-           "store: {path: \"" + dir.file("reflectd.db") + "\"}\n"
-           "security: {curve_secret_key_file: \"" + dir.file("server.key") + "\", authorized_keys_file: \"" +
-           keys_file + "\"}\n" +
+           "  notify: [\"tcp://127.0.0.1:*\"]\n  control: [\"tcp://127.0.0.1:*\", \"ipc://" +
+           dir.file("c") + "\"]\n" + bus_extra + "store: {path: \"" + dir.file("reflectd.db") +
+           "\"}\n"
+           "security: {curve_secret_key_file: \"" +
+           dir.file("server.key") + "\", authorized_keys_file: \"" + keys_file + "\"}\n" +
            (jobs_on_demand ? test::kJobsOnDemandYaml : test::kNoJobsYaml);
   }
 
@@ -82,12 +84,15 @@ struct SecureDaemon {
 
   SecureDaemon() : SecureDaemon(std::string{}, std::string{}) {}
   SecureDaemon(std::string bus_lines, std::string key_entries, bool with_jobs_on_demand = false)
-      : bus_extra(std::move(bus_lines)), keys_extra(std::move(key_entries)), jobs_on_demand(with_jobs_on_demand) {
+      : bus_extra(std::move(bus_lines)),
+        keys_extra(std::move(key_entries)),
+        jobs_on_demand(with_jobs_on_demand) {
     reflectd::write_cert_pair(dir.file("server.key"), server, false);
     test::write_text_file(keys_file, keys_yaml(true));
     test::write_text_file(config_file, config_yaml());
-    daemon = std::make_unique<reflectd::daemon::Daemon>(reflectd::config::load_file(config_file),
-                                                        reflectd::daemon::DaemonOptions{config_file}, clock);
+    daemon = std::make_unique<reflectd::daemon::Daemon>(
+        reflectd::config::load_file(config_file), reflectd::daemon::DaemonOptions{config_file},
+        clock);
     daemon->start();
     thread = std::thread([this] { daemon->run(); });
   }
@@ -175,8 +180,10 @@ TEST_CASE("an unlisted CURVE key is refused at the handshake and nothing it send
   zmq::socket_t monitor = monitor_of(d.context, stranger, "stranger");
   stranger.connect(d.ingest());
   // Queued before the handshake; must never reach the daemon.
-  stranger.send(zmq::buffer(event("alpha", "low", "from a stranger").dump()), zmq::send_flags::dontwait);
-  const auto [ev, value] = await_event(monitor, {ZMQ_EVENT_HANDSHAKE_FAILED_AUTH, ZMQ_EVENT_HANDSHAKE_SUCCEEDED});
+  stranger.send(zmq::buffer(event("alpha", "low", "from a stranger").dump()),
+                zmq::send_flags::dontwait);
+  const auto [ev, value] =
+      await_event(monitor, {ZMQ_EVENT_HANDSHAKE_FAILED_AUTH, ZMQ_EVENT_HANDSHAKE_SUCCEEDED});
   CHECK(ev == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
   CHECK(value == 400);
 
@@ -187,9 +194,11 @@ TEST_CASE("an unlisted CURVE key is refused at the handshake and nothing it send
   CHECK(status["security"]["handshakes_refused"].get<int>() >= 1);
   CHECK(status["messages"] == 0);
   CHECK(stored_count(d.daemon->store_path()) == 0);
-  std::printf("[figures] unlisted key: handshake event 0x%x status %d; refused %d, accepted %d, messages read %d\n",
-              ev, value, status["security"]["handshakes_refused"].get<int>(),
-              status["security"]["handshakes_accepted"].get<int>(), status["messages"].get<int>());
+  std::printf(
+      "[figures] unlisted key: handshake event 0x%x status %d; refused %d, accepted %d, messages "
+      "read %d\n",
+      ev, value, status["security"]["handshakes_refused"].get<int>(),
+      status["security"]["handshakes_accepted"].get<int>(), status["messages"].get<int>());
 }
 
 TEST_CASE("a client without CURVE cannot complete a handshake on a tcp endpoint") {
@@ -204,23 +213,37 @@ TEST_CASE("a client without CURVE cannot complete a handshake on a tcp endpoint"
                 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH, ZMQ_EVENT_HANDSHAKE_SUCCEEDED});
   // The client offers NULL, the server CURVE: whichever side reads the other's greeting first
   // ends the connection, so the client sees the mechanism mismatch or the server's close.
-  const bool mismatch = ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH;
+  const bool mismatch = ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+                        value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH;
   const bool closed_by_server = ev == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
   CHECK((mismatch || closed_by_server));
   const json status = d.control_as(&d.ops, {{"cmd", "status"}});
   CHECK(status["messages"] == 0);
-  std::printf("[figures] NULL client on a CURVE endpoint: monitor event 0x%x value %d\n", ev, value);
+  std::printf("[figures] NULL client on a CURVE endpoint: monitor event 0x%x value %d\n", ev,
+              value);
 }
 
 TEST_CASE("events of an authorised key carry its agent_id; namespace and sensitivity are checked") {
   SecureDaemon d;
   zmq::socket_t planner = d.client(zmq::socket_type::dealer, d.ingest(), &d.planner);
   const json batch = json::array({
-      {{"kind", "task"}, {"content", "claims to be ops"}, {"namespace", "alpha"}, {"agent_id", "ops"}, {"id", "e1"}},
+      {{"kind", "task"},
+       {"content", "claims to be ops"},
+       {"namespace", "alpha"},
+       {"agent_id", "ops"},
+       {"id", "e1"}},
       {{"kind", "task"}, {"content", "no claim"}, {"namespace", "alpha"}, {"id", "e2"}},
       {{"kind", "task"}, {"content", "elsewhere"}, {"namespace", "beta"}, {"id", "e3"}},
-      {{"kind", "task"}, {"content", "too secret"}, {"namespace", "alpha"}, {"sensitivity", "high"}, {"id", "e4"}},
-      {{"kind", "task"}, {"content", "at the limit"}, {"namespace", "alpha"}, {"sensitivity", "medium"}, {"id", "e5"}},
+      {{"kind", "task"},
+       {"content", "too secret"},
+       {"namespace", "alpha"},
+       {"sensitivity", "high"},
+       {"id", "e4"}},
+      {{"kind", "task"},
+       {"content", "at the limit"},
+       {"namespace", "alpha"},
+       {"sensitivity", "medium"},
+       {"id", "e5"}},
   });
   const json reply = test::ingest(planner, batch.dump());
   REQUIRE(reply.is_object());
@@ -230,25 +253,33 @@ TEST_CASE("events of an authorised key carry its agent_id; namespace and sensiti
   CHECK(r[0]["status"] == "stored");
   CHECK(r[1]["status"] == "stored");
   CHECK(r[2]["status"] == "rejected");
-  CHECK(r[2]["error"] == "namespace: agent 'planner' may not write to namespace 'beta' (authorized: alpha)");
+  CHECK(r[2]["error"] ==
+        "namespace: agent 'planner' may not write to namespace 'beta' (authorized: alpha)");
   CHECK(r[3]["status"] == "rejected");
-  CHECK(r[3]["error"] == "sensitivity: 'high' is above the max_sensitivity 'medium' of agent 'planner'");
+  CHECK(r[3]["error"] ==
+        "sensitivity: 'high' is above the max_sensitivity 'medium' of agent 'planner'");
   CHECK(r[4]["status"] == "stored");
 
   SQLite::Database db(d.daemon->store_path(), SQLite::OPEN_READONLY);
-  SQLite::Statement q(db, "SELECT uid, agent_id, coalesce(json_extract(metadata, '$._claimed_agent_id'), '') "
-                          "FROM events ORDER BY seq");
+  SQLite::Statement q(
+      db,
+      "SELECT uid, agent_id, coalesce(json_extract(metadata, '$._claimed_agent_id'), '') "
+      "FROM events ORDER BY seq");
   std::vector<std::string> rows;
   while (q.executeStep()) {
-    rows.push_back(q.getColumn(0).getString() + "|" + q.getColumn(1).getString() + "|" + q.getColumn(2).getString());
+    rows.push_back(q.getColumn(0).getString() + "|" + q.getColumn(1).getString() + "|" +
+                   q.getColumn(2).getString());
   }
   CHECK(rows == std::vector<std::string>{"e1|planner|ops", "e2|planner|", "e5|planner|"});
 
   // Push: the same checks, rejections kept as dead letters with the reason.
   zmq::socket_t push = d.client(zmq::socket_type::push, d.push(), &d.planner);
   push.send(zmq::buffer(event("beta", "low", "pushed elsewhere").dump()));
-  REQUIRE(test::wait_until([&] { return d.control_as(&d.ops, {{"cmd", "status"}})["dead_letters"] == 1; },
-                           std::chrono::seconds(10)));
+  REQUIRE(test::wait_until(
+      [&] {
+        return d.control_as(&d.ops, {{"cmd", "status"}})["dead_letters"] == 1;
+      },
+      std::chrono::seconds(10)));
   CHECK(db.execAndGet("SELECT reason FROM dead_letters").getString() ==
         "namespace: agent 'planner' may not write to namespace 'beta' (authorized: alpha)");
 }
@@ -271,8 +302,9 @@ TEST_CASE("reads apply clearance and namespace scope: one level above redacted, 
   const auto summarise = [](const json& items) {
     std::vector<std::string> out;
     for (const auto& row : items) {
-      out.push_back(row["id"].get<std::string>() + "|" + row["sensitivity"].get<std::string>() + "|" +
-                    std::to_string(row["redacted"].get<int>()) + "|" + row["preview"].get<std::string>());
+      out.push_back(row["id"].get<std::string>() + "|" + row["sensitivity"].get<std::string>() +
+                    "|" + std::to_string(row["redacted"].get<int>()) + "|" +
+                    row["preview"].get<std::string>());
     }
     return out;
   };
@@ -288,11 +320,13 @@ TEST_CASE("reads apply clearance and namespace scope: one level above redacted, 
   const json beta = d.control_as(&d.planner, {{"cmd", "events"}, {"namespace", "beta"}});
   CHECK(beta["events"].empty());
 
-  const json search = d.control_as(&d.planner, {{"cmd", "search"}, {"text", "note"}, {"limit", 100}});
+  const json search =
+      d.control_as(&d.planner, {{"cmd", "search"}, {"text", "note"}, {"limit", 100}});
   REQUIRE(search["ok"] == true);
   std::vector<std::string> found;
   for (const auto& row : search["results"]) {
-    found.push_back(row["id"].get<std::string>() + "|" + std::to_string(row["redacted"].get<int>()) + "|" +
+    found.push_back(row["id"].get<std::string>() + "|" +
+                    std::to_string(row["redacted"].get<int>()) + "|" +
                     (row["redacted"] == 1 ? row["preview"].get<std::string>() : std::string("-")));
   }
   std::sort(found.begin(), found.end());
@@ -306,14 +340,16 @@ TEST_CASE("reads apply clearance and namespace scope: one level above redacted, 
   CHECK(local_events["events"].size() == 6);
   const json local_status = test::control(local, {{"cmd", "status"}});
   CHECK(local_status["caller"]["local_operator"] == true);
-  std::printf("[figures] planner (alpha, medium) reads: events %zu rows (1 redacted), search %zu; ops %zu; "
-              "local operator %zu of 6 stored\n",
-              events["events"].size(), search["results"].size(),
-              d.control_as(&d.ops, {{"cmd", "events"}, {"limit", 100}})["events"].size(),
-              local_events["events"].size());
+  std::printf(
+      "[figures] planner (alpha, medium) reads: events %zu rows (1 redacted), search %zu; ops %zu; "
+      "local operator %zu of 6 stored\n",
+      events["events"].size(), search["results"].size(),
+      d.control_as(&d.ops, {{"cmd", "events"}, {"limit", 100}})["events"].size(),
+      local_events["events"].size());
 }
 
-TEST_CASE("derived records carry the highest sensitivity of their events and are read under clearance") {
+TEST_CASE(
+    "derived records carry the highest sensitivity of their events and are read under clearance") {
   SecureDaemon d({}, {}, true);
   const auto note = [](const std::string& id, const std::string& kind, const std::string& level,
                        const std::string& content) {
@@ -329,7 +365,9 @@ TEST_CASE("derived records carry the highest sensitivity of their events and are
       note("d-hyper", "task", "hyper", "Rotated the signing keys in src/hyper_secret.cpp"),
       note("d-decision", "decision", "high", "Decision: keep tokens in src/vault_high.cpp only"),
   });
-  batch[4]["context"] = {{"title", "Token storage"}, {"target", "vault"}, {"rationale", "one audited place for tokens"}};
+  batch[4]["context"] = {{"title", "Token storage"},
+                         {"target", "vault"},
+                         {"rationale", "one audited place for tokens"}};
   const json stored = d.ingest_as(d.ops, batch);
   INFO(stored.dump());
   REQUIRE(stored["ok"] == true);
@@ -342,20 +380,31 @@ TEST_CASE("derived records carry the highest sensitivity of their events and are
   // Stored: each derived row holds the highest level of the events it came from (exact).
   SQLite::Database db(d.dir.file("reflectd.db"), SQLite::OPEN_READONLY);
   const auto level_of = [&](const std::string& sql) { return db.execAndGet(sql).getString(); };
-  CHECK(level_of("SELECT sensitivity FROM entities WHERE canonical_key = 'file:src/session_base.cpp'") == "low");
-  CHECK(level_of("SELECT sensitivity FROM entities WHERE canonical_key = 'file:src/vault_high.cpp'") == "high");
-  CHECK(level_of("SELECT sensitivity FROM entities WHERE canonical_key = 'file:src/hyper_secret.cpp'") == "hyper");
-  CHECK(level_of("SELECT k.sensitivity FROM knowledge k JOIN events e ON e.seq = k.source_event_seq "
-                 "WHERE e.uid = 'd-decision'") == "high");
-  const std::string rank = "(CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
-                           "WHEN 'high' THEN 3 ELSE 4 END)";
-  const std::string level = "(CASE max(" + rank + ") WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' "
+  CHECK(level_of(
+            "SELECT sensitivity FROM entities WHERE canonical_key = 'file:src/session_base.cpp'") ==
+        "low");
+  CHECK(level_of(
+            "SELECT sensitivity FROM entities WHERE canonical_key = 'file:src/vault_high.cpp'") ==
+        "high");
+  CHECK(level_of(
+            "SELECT sensitivity FROM entities WHERE canonical_key = 'file:src/hyper_secret.cpp'") ==
+        "hyper");
+  CHECK(
+      level_of("SELECT k.sensitivity FROM knowledge k JOIN events e ON e.seq = k.source_event_seq "
+               "WHERE e.uid = 'd-decision'") == "high");
+  const std::string rank =
+      "(CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
+      "WHEN 'high' THEN 3 ELSE 4 END)";
+  const std::string level = "(CASE max(" + rank +
+                            ") WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' "
                             "WHEN 3 THEN 'high' ELSE 'hyper' END)";
   CHECK(db.execAndGet("SELECT count(*) FROM clusters c WHERE c.sensitivity <> (SELECT " + level +
-                      " FROM event_clusters ec JOIN events e ON e.seq = ec.seq WHERE ec.cluster_id = c.cluster_id)")
+                      " FROM event_clusters ec JOIN events e ON e.seq = ec.seq WHERE ec.cluster_id "
+                      "= c.cluster_id)")
             .getInt() == 0);
   CHECK(db.execAndGet("SELECT count(*) FROM entities n WHERE n.sensitivity <> (SELECT " + level +
-                      " FROM event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = n.entity_id)")
+                      " FROM event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id "
+                      "= n.entity_id)")
             .getInt() == 0);
   CHECK(db.execAndGet("SELECT count(*) FROM clusters WHERE sensitivity = 'hyper'").getInt() >= 1);
 
@@ -419,11 +468,13 @@ TEST_CASE("derived records carry the highest sensitivity of their events and are
   CHECK(all_keys.contains("file:src/hyper_secret.cpp"));
   const json hyper_clusters = d.control_as(&d.ops, {{"cmd", "clusters"}, {"limit", 100}});
   CHECK(hyper_clusters["clusters"].size() > clusters["clusters"].size());
-  std::printf("[figures] derived reads as planner (medium): entities %zu (%d redacted) of %zu, knowledge %zu, "
-              "clusters %zu of %zu, observations %zu, medallions %zu\n",
-              entities["entities"].size(), entities_redacted, all["entities"].size(), knowledge["knowledge"].size(),
-              clusters["clusters"].size(), hyper_clusters["clusters"].size(), observations["observations"].size(),
-              medallions["medallions"].size());
+  std::printf(
+      "[figures] derived reads as planner (medium): entities %zu (%d redacted) of %zu, knowledge "
+      "%zu, "
+      "clusters %zu of %zu, observations %zu, medallions %zu\n",
+      entities["entities"].size(), entities_redacted, all["entities"].size(),
+      knowledge["knowledge"].size(), clusters["clusters"].size(), hyper_clusters["clusters"].size(),
+      observations["observations"].size(), medallions["medallions"].size());
 }
 
 TEST_CASE("admin control commands need admin: true") {
@@ -431,15 +482,19 @@ TEST_CASE("admin control commands need admin: true") {
   const json refused = d.control_as(&d.planner, {{"cmd", "run"}, {"job", "decay"}});
   CHECK(refused["ok"] == false);
   CHECK(refused["error"] ==
-        "run: not allowed for agent 'planner': admin commands (run, reinforce) need admin: true in the authorized keys");
+        "run: not allowed for agent 'planner': admin commands (run, reinforce) need admin: true in "
+        "the authorized keys");
   const json reinforce = d.control_as(&d.planner, {{"cmd", "reinforce"}, {"id", "x"}});
   CHECK(reinforce["ok"] == false);
   const json allowed = d.control_as(&d.ops, {{"cmd", "run"}, {"job", "decay"}});
   CHECK(allowed["ok"] == true);
   CHECK(allowed["queued"] == "decay");
   const json status = d.control_as(&d.planner, {{"cmd", "status"}});
-  CHECK(status["caller"] == json{{"agent_id", "planner"}, {"local_operator", false}, {"namespaces", {"alpha"}},
-                                 {"max_sensitivity", "medium"}, {"admin", false}});
+  CHECK(status["caller"] == json{{"agent_id", "planner"},
+                                 {"local_operator", false},
+                                 {"namespaces", {"alpha"}},
+                                 {"max_sensitivity", "medium"},
+                                 {"admin", false}});
 }
 
 TEST_CASE("a reload re-reads the authorized keys: a removed key is refused") {
@@ -448,12 +503,16 @@ TEST_CASE("a reload re-reads the authorized keys: a removed key is refused") {
   CHECK(test::ingest(planner, event("alpha", "low", "before").dump())["ok"] == true);
   test::write_text_file(d.keys_file, d.keys_yaml(false));
   d.daemon->request_reload();
-  REQUIRE(test::wait_until([&] { return d.control_as(&d.ops, {{"cmd", "status"}})["security"]["authorized_keys"] == 1; },
-                           std::chrono::seconds(10)));
+  REQUIRE(test::wait_until(
+      [&] {
+        return d.control_as(&d.ops, {{"cmd", "status"}})["security"]["authorized_keys"] == 1;
+      },
+      std::chrono::seconds(10)));
   // The open connection: every message refused.
   const json late = test::ingest(planner, event("alpha", "low", "after").dump());
   CHECK(late["ok"] == false);
-  CHECK(late["error"] == "authorization: CURVE key " + d.planner.public_key + " is no longer in the authorized keys");
+  CHECK(late["error"] == "authorization: CURVE key " + d.planner.public_key +
+                             " is no longer in the authorized keys");
   // A new connection: refused at the handshake.
   zmq::socket_t again(d.context, zmq::socket_type::dealer);
   again.set(zmq::sockopt::linger, 0);
@@ -462,18 +521,21 @@ TEST_CASE("a reload re-reads the authorized keys: a removed key is refused") {
   again.set(zmq::sockopt::curve_secretkey, d.planner.secret_key);
   zmq::socket_t monitor = monitor_of(d.context, again, "again");
   again.connect(d.control());
-  CHECK(await_event(monitor, {ZMQ_EVENT_HANDSHAKE_FAILED_AUTH, ZMQ_EVENT_HANDSHAKE_SUCCEEDED}).first ==
-        ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
+  CHECK(await_event(monitor, {ZMQ_EVENT_HANDSHAKE_FAILED_AUTH, ZMQ_EVENT_HANDSHAKE_SUCCEEDED})
+            .first == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
   // A broken file keeps the running list.
   test::write_text_file(d.keys_file, "keys:\n  - agent_id: x\n");
   d.daemon->request_reload();
-  REQUIRE(test::wait_until([&] {
-    const json s = d.control_as(&d.ops, {{"cmd", "status"}});
-    return s["last_reload"]["ok"] == false;
-  }, std::chrono::seconds(10)));
+  REQUIRE(test::wait_until(
+      [&] {
+        const json s = d.control_as(&d.ops, {{"cmd", "status"}});
+        return s["last_reload"]["ok"] == false;
+      },
+      std::chrono::seconds(10)));
   const json s = d.control_as(&d.ops, {{"cmd", "status"}});
   CHECK(s["security"]["authorized_keys"] == 1);
-  CHECK(s["last_reload"]["message"].get<std::string>().find("keys[0]: public_key is required") != std::string::npos);
+  CHECK(s["last_reload"]["message"].get<std::string>().find("keys[0]: public_key is required") !=
+        std::string::npos);
 }
 
 TEST_CASE("non-loopback tcp binds need CURVE or security.insecure") {
@@ -484,10 +546,11 @@ TEST_CASE("non-loopback tcp binds need CURVE or security.insecure") {
   {
     reflectd::SystemClock clock;
     reflectd::daemon::Daemon daemon(config, {}, clock);
-    CHECK_THROWS_WITH(daemon.start(),
-                      "bus.push: endpoint tcp://0.0.0.0:* binds a non-loopback address without CURVE; set "
-                      "security.curve_secret_key_file and security.authorized_keys_file, or "
-                      "security.insecure: true to accept unauthenticated clients");
+    CHECK_THROWS_WITH(
+        daemon.start(),
+        "bus.push: endpoint tcp://0.0.0.0:* binds a non-loopback address without CURVE; set "
+        "security.curve_secret_key_file and security.authorized_keys_file, or "
+        "security.insecure: true to accept unauthenticated clients");
   }
   config.security.insecure = true;
   {
@@ -505,11 +568,14 @@ TEST_CASE("non-loopback tcp binds need CURVE or security.insecure") {
 
   // reflectd --check-config applies the same rule.
   test::write_text_file(dir.file("open.yaml"), "bus:\n  control: [\"tcp://0.0.0.0:7704\"]\n");
-  const auto check = test::run_process({REFLECTD_BIN, "--check-config", "--config", dir.file("open.yaml")},
-                                       std::chrono::seconds(30));
+  const auto check =
+      test::run_process({REFLECTD_BIN, "--check-config", "--config", dir.file("open.yaml")},
+                        std::chrono::seconds(30));
   CHECK(check.status.code == 1);
-  CHECK(check.err.find("bus.control: endpoint tcp://0.0.0.0:7704 binds a non-loopback address without CURVE") !=
-        std::string::npos);
+  CHECK(
+      check.err.find(
+          "bus.control: endpoint tcp://0.0.0.0:7704 binds a non-loopback address without CURVE") !=
+      std::string::npos);
 
   CHECK(reflectd::bus::is_loopback_tcp("tcp://127.0.0.1:1"));
   CHECK(reflectd::bus::is_loopback_tcp("tcp://[::1]:1"));
@@ -532,14 +598,18 @@ TEST_CASE("authorized-keys files are validated strictly") {
   };
   const std::string entry = "keys:\n  - public_key: \"" + key + "\"\n    agent_id: a\n";
   CHECK(error_of(entry + "    namespaces: [x]\n    max_sensitivity: secret\n") ==
-        "k.yaml:5:22: keys[0].max_sensitivity: must be one of public|low|medium|high|hyper (seed 002)");
+        "k.yaml:5:22: keys[0].max_sensitivity: must be one of public|low|medium|high|hyper (seed "
+        "002)");
   CHECK(error_of(entry + "    namespaces: [x, \"*\"]\n    max_sensitivity: low\n") ==
         "k.yaml:4:21: keys[0].namespaces: \"*\" (every namespace) must be the only entry");
   CHECK(error_of(entry + "    namespaces: [\"a b\"]\n    max_sensitivity: low\n") ==
-        "k.yaml:4:18: keys[0].namespaces: 'a b' is not a namespace (1-64 characters of [A-Za-z0-9._:-])");
-  CHECK(error_of(entry + "    namespaces: [x]\n") == "k.yaml:2:5: keys[0]: max_sensitivity is required");
+        "k.yaml:4:18: keys[0].namespaces: 'a b' is not a namespace (1-64 characters of "
+        "[A-Za-z0-9._:-])");
+  CHECK(error_of(entry + "    namespaces: [x]\n") ==
+        "k.yaml:2:5: keys[0]: max_sensitivity is required");
   CHECK(error_of(entry + "    namespaces: [x]\n    max_sensitivity: low\n    role: admin\n") ==
-        "k.yaml:6:5: keys[0].role: unknown field (known: public_key, agent_id, namespaces, max_sensitivity, admin)");
+        "k.yaml:6:5: keys[0].role: unknown field (known: public_key, agent_id, namespaces, "
+        "max_sensitivity, admin)");
   CHECK(error_of("keys:\n  - public_key: short\n") ==
         "k.yaml:2:17: keys[0].public_key: must be a CURVE public key, 40 Z85 characters");
   const std::string full = entry + "    namespaces: [x]\n    max_sensitivity: low\n";
@@ -550,7 +620,8 @@ TEST_CASE("authorized-keys files are validated strictly") {
   CHECK_FALSE(keys.find(key)->admin);
 }
 
-TEST_CASE("reflectctl keygen writes zcert files with modes 0600/0644; the keys work with reflectctl") {
+TEST_CASE(
+    "reflectctl keygen writes zcert files with modes 0600/0644; the keys work with reflectctl") {
   test::TempDir dir;
   const auto keygen = [&](const std::string& path, bool force) {
     std::vector<std::string> argv{REFLECTCTL_BIN, "keygen", path};
@@ -570,8 +641,8 @@ TEST_CASE("reflectctl keygen writes zcert files with modes 0600/0644; the keys w
   CHECK(reflectd::read_cert(dir.file("agent.key.pub"), false).public_key == agent.public_key);
   CHECK(reflectd::read_cert(dir.file("agent.key.pub"), false).secret_key.empty());
   CHECK(client.out.find("public_key: \"" + agent.public_key + "\"") != std::string::npos);
-  CHECK(test::read_text_file(dir.file("agent.key.pub")).find("curve\n    public-key = \"" + agent.public_key + "\"") !=
-        std::string::npos);
+  CHECK(test::read_text_file(dir.file("agent.key.pub"))
+            .find("curve\n    public-key = \"" + agent.public_key + "\"") != std::string::npos);
 
   const auto again = keygen(dir.file("agent.key"), false);
   CHECK(again.status.code == 2);
@@ -581,27 +652,32 @@ TEST_CASE("reflectctl keygen writes zcert files with modes 0600/0644; the keys w
   const CurveCert replaced = reflectd::read_cert(dir.file("agent.key"), true);
   CHECK(replaced.public_key != agent.public_key);
 
-  test::write_text_file(dir.file("keys.yaml"), "keys:\n  - public_key: \"" + replaced.public_key +
-                                                   "\"\n    agent_id: cli\n    namespaces: [\"*\"]\n"
-                                                   "    max_sensitivity: hyper\n    admin: true\n");
+  test::write_text_file(dir.file("keys.yaml"),
+                        "keys:\n  - public_key: \"" + replaced.public_key +
+                            "\"\n    agent_id: cli\n    namespaces: [\"*\"]\n"
+                            "    max_sensitivity: hyper\n    admin: true\n");
   auto config = test::loopback_config(dir);
   config.security.curve_secret_key_file = dir.file("server.key");
   config.security.authorized_keys_file = dir.file("keys.yaml");
   test::disable_background_jobs(config);
   test::RunningDaemon daemon(config);
   const std::string control = daemon.endpoints().control.at(0);
-  const auto status = test::run_process({REFLECTCTL_BIN, "--control", control, "--curve-key", dir.file("agent.key"),
-                                         "--server-key", dir.file("server.key.pub"), "status", "--json"},
-                                        std::chrono::seconds(30));
+  const auto status =
+      test::run_process({REFLECTCTL_BIN, "--control", control, "--curve-key", dir.file("agent.key"),
+                         "--server-key", dir.file("server.key.pub"), "status", "--json"},
+                        std::chrono::seconds(30));
   CHECK(status.status.code == 0);
   REQUIRE(!status.out.empty());
   CHECK(json::parse(status.out)["caller"]["agent_id"] == "cli");
   // Without keys the handshake never completes: unreachable (exit 3).
-  const auto plain = test::run_process({REFLECTCTL_BIN, "--control", control, "status", "--timeout-ms", "1500"},
-                                       std::chrono::seconds(30));
+  const auto plain =
+      test::run_process({REFLECTCTL_BIN, "--control", control, "status", "--timeout-ms", "1500"},
+                        std::chrono::seconds(30));
   CHECK(plain.status.code == 3);
-  std::printf("[figures] keygen: secret 0%o, public 0644; reflectctl status with keys exit %d, without keys exit %d\n",
-              0600, status.status.code, plain.status.code);
+  std::printf(
+      "[figures] keygen: secret 0%o, public 0644; reflectctl status with keys exit %d, without "
+      "keys exit %d\n",
+      0600, status.status.code, plain.status.code);
 }
 
 namespace {
@@ -613,7 +689,8 @@ struct Publisher {
   zmq::socket_t socket;
   std::string endpoint;
 
-  Publisher(zmq::context_t& context, const CurveCert* as, const std::string& bind = "tcp://127.0.0.1:*")
+  Publisher(zmq::context_t& context, const CurveCert* as,
+            const std::string& bind = "tcp://127.0.0.1:*")
       : socket(context, zmq::socket_type::xpub) {
     socket.set(zmq::sockopt::linger, 0);
     socket.set(zmq::sockopt::rcvtimeo, test::kReplyTimeoutMs);
@@ -639,8 +716,8 @@ struct Publisher {
 
 std::string key_entry(const CurveCert& cert, const std::string& agent, const std::string& ns,
                       const std::string& level) {
-  return "  - public_key: \"" + cert.public_key + "\"\n    agent_id: " + agent + "\n    namespaces: [" + ns +
-         "]\n    max_sensitivity: " + level + "\n";
+  return "  - public_key: \"" + cert.public_key + "\"\n    agent_id: " + agent +
+         "\n    namespaces: [" + ns + "]\n    max_sensitivity: " + level + "\n";
 }
 
 json event_with_id(const std::string& id, const std::string& ns, const std::string& sensitivity,
@@ -664,7 +741,9 @@ std::vector<std::string> query_rows(const std::string& db_path, const std::strin
 
 }  // namespace
 
-TEST_CASE("subscribe over CURVE: a tcp publisher's events carry its key's agent_id; its scope is enforced") {
+TEST_CASE(
+    "subscribe over CURVE: a tcp publisher's events carry its key's agent_id; its scope is "
+    "enforced") {
   zmq::context_t agents;
   test::TempDir pub_dir;
   const CurveCert sensor = reflectd::generate_cert();
@@ -672,8 +751,10 @@ TEST_CASE("subscribe over CURVE: a tcp publisher's events carry its key's agent_
   reflectd::write_cert_pair(pub_dir.file("sensor.key"), sensor, false);
   Publisher curve_pub(agents, &sensor);
   Publisher local_pub(agents, nullptr, "ipc://" + pub_dir.file("agent.ipc"));
-  SecureDaemon d("  subscribe: [\"" + curve_pub.endpoint + "\", \"" + local_pub.endpoint + "\"]\n"
-                 "  subscribe_server_keys: [\"" + pub_dir.file("sensor.key.pub") + "\", \"\"]\n",
+  SecureDaemon d("  subscribe: [\"" + curve_pub.endpoint + "\", \"" + local_pub.endpoint +
+                     "\"]\n"
+                     "  subscribe_server_keys: [\"" +
+                     pub_dir.file("sensor.key.pub") + "\", \"\"]\n",
                  key_entry(sensor, "sensor", "alpha", "low"));
   REQUIRE(curve_pub.await_subscriber());
   REQUIRE(local_pub.await_subscriber());
@@ -689,18 +770,25 @@ TEST_CASE("subscribe over CURVE: a tcp publisher's events carry its key's agent_
   local["agent_id"] = "local-agent";
   local_pub.publish(local);
 
-  REQUIRE(test::wait_until([&] {
-    const json s = d.control_as(&d.ops, {{"cmd", "status"}});
-    return s["events"]["stored"] == 3 && s["dead_letters"] == 2;
-  }, std::chrono::seconds(10)));
+  REQUIRE(test::wait_until(
+      [&] {
+        const json s = d.control_as(&d.ops, {{"cmd", "status"}});
+        return s["events"]["stored"] == 3 && s["dead_letters"] == 2;
+      },
+      std::chrono::seconds(10)));
   const std::string db = d.daemon->store_path();
-  CHECK(query_rows(db, "SELECT uid, agent_id, coalesce(json_extract(metadata, '$._claimed_agent_id'), '') "
-                       "FROM events ORDER BY uid") ==
+  CHECK(query_rows(
+            db,
+            "SELECT uid, agent_id, coalesce(json_extract(metadata, '$._claimed_agent_id'), '') "
+            "FROM events ORDER BY uid") ==
         std::vector<std::string>{"l1|local-agent|", "s1|sensor|ops", "s4|sensor|"});
-  CHECK(query_rows(db, "SELECT endpoint, reason, json_extract(payload, '$.id') FROM dead_letters ORDER BY reason") ==
-        std::vector<std::string>{
-            "subscribe|namespace: agent 'sensor' may not write to namespace 'beta' (authorized: alpha)|s2",
-            "subscribe|sensitivity: 'medium' is above the max_sensitivity 'low' of agent 'sensor'|s3"});
+  CHECK(query_rows(db,
+                   "SELECT endpoint, reason, json_extract(payload, '$.id') FROM dead_letters ORDER "
+                   "BY reason") ==
+        std::vector<std::string>{"subscribe|namespace: agent 'sensor' may not write to namespace "
+                                 "'beta' (authorized: alpha)|s2",
+                                 "subscribe|sensitivity: 'medium' is above the max_sensitivity "
+                                 "'low' of agent 'sensor'|s3"});
 
   const json status = d.control_as(&d.ops, {{"cmd", "status"}});
   // Only the CURVE endpoint is listed: the ipc one is the local operator's.
@@ -712,10 +800,12 @@ TEST_CASE("subscribe over CURVE: a tcp publisher's events carry its key's agent_
                       {"handshakes_succeeded", 1},
                       {"handshakes_failed", 0},
                       {"last_failure", ""}}}));
-  std::printf("[figures] CURVE subscribe: stored %d (agent_id sensor x2, local operator x1), dead letters %d, "
-              "messages read %d\n",
-              status["events"]["stored"].get<int>(), status["dead_letters"].get<int>(),
-              status["messages"].get<int>());
+  std::printf(
+      "[figures] CURVE subscribe: stored %d (agent_id sensor x2, local operator x1), dead letters "
+      "%d, "
+      "messages read %d\n",
+      status["events"]["stored"].get<int>(), status["dead_letters"].get<int>(),
+      status["messages"].get<int>());
 }
 
 TEST_CASE("subscribe over CURVE: a publisher with another key, or without CURVE, feeds nothing") {
@@ -729,24 +819,28 @@ TEST_CASE("subscribe over CURVE: a publisher with another key, or without CURVE,
   zmq::socket_t wrong_key_monitor = monitor_of(agents, wrong_key.socket, "wrong-key");
   zmq::socket_t no_curve_monitor = monitor_of(agents, no_curve.socket, "no-curve");
   SecureDaemon d("  subscribe: [\"" + wrong_key.endpoint + "\", \"" + no_curve.endpoint + "\", \"" +
-                     genuine.endpoint + "\"]\n"
-                 "  subscribe_server_keys: [\"" + expected.public_key + "\", \"" + expected.public_key + "\", \"" +
+                     genuine.endpoint +
+                     "\"]\n"
+                     "  subscribe_server_keys: [\"" +
+                     expected.public_key + "\", \"" + expected.public_key + "\", \"" +
                      sensor.public_key + "\"]\n",
-                 key_entry(sensor, "sensor", "\"*\"", "hyper") + key_entry(expected, "expected", "\"*\"", "hyper"));
+                 key_entry(sensor, "sensor", "\"*\"", "hyper") +
+                     key_entry(expected, "expected", "\"*\"", "hyper"));
 
   // The daemon's CURVE client cannot complete a handshake with either (it retries every
   // reconnect interval, failing each time).
-  const auto [wrong_ev, wrong_value] =
-      await_event(wrong_key_monitor, {ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL, ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL,
-                                      ZMQ_EVENT_HANDSHAKE_FAILED_AUTH, ZMQ_EVENT_HANDSHAKE_SUCCEEDED});
+  const auto [wrong_ev, wrong_value] = await_event(
+      wrong_key_monitor, {ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL, ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+                          ZMQ_EVENT_HANDSHAKE_FAILED_AUTH, ZMQ_EVENT_HANDSHAKE_SUCCEEDED});
   // The impostor cannot open the client's HELLO, sealed to the expected key.
   CHECK(wrong_ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL);
   CHECK(wrong_value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC);
-  const auto [plain_ev, plain_value] =
-      await_event(no_curve_monitor, {ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL, ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL,
-                                     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH, ZMQ_EVENT_HANDSHAKE_SUCCEEDED});
+  const auto [plain_ev, plain_value] = await_event(
+      no_curve_monitor, {ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL, ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+                         ZMQ_EVENT_HANDSHAKE_FAILED_AUTH, ZMQ_EVENT_HANDSHAKE_SUCCEEDED});
   // As for a NULL client of a CURVE server: the mismatch, or the other side's close first.
-  CHECK(((plain_ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && plain_value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) ||
+  CHECK(((plain_ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+          plain_value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) ||
          plain_ev == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL));
   wrong_key.publish(event_with_id("w1", "alpha", "public", "from the impostor"));
   no_curve.publish(event_with_id("n1", "alpha", "public", "from a publisher without CURVE"));
@@ -754,8 +848,11 @@ TEST_CASE("subscribe over CURVE: a publisher with another key, or without CURVE,
   // A marker from the genuine publisher, published after them, is stored alone.
   REQUIRE(genuine.await_subscriber());
   genuine.publish(event_with_id("marker", "alpha", "public", "from the genuine publisher"));
-  REQUIRE(test::wait_until([&] { return d.control_as(&d.ops, {{"cmd", "status"}})["events"]["stored"] == 1; },
-                           std::chrono::seconds(10)));
+  REQUIRE(test::wait_until(
+      [&] {
+        return d.control_as(&d.ops, {{"cmd", "status"}})["events"]["stored"] == 1;
+      },
+      std::chrono::seconds(10)));
   CHECK(query_rows(d.daemon->store_path(), "SELECT uid, agent_id FROM events") ==
         std::vector<std::string>{"marker|sensor"});
   const json status = d.control_as(&d.ops, {{"cmd", "status"}});
@@ -775,43 +872,65 @@ TEST_CASE("subscribe over CURVE: a publisher with another key, or without CURVE,
   CHECK(links[2]["handshakes_failed"] == 0);
   CHECK(links[2]["connected"] == true);
   // The failures are counted once the client side has seen them (it may trail the server's).
-  REQUIRE(test::wait_until([&] {
-    const json l = d.control_as(&d.ops, {{"cmd", "status"}})["security"]["subscribe_publishers"];
-    return l[0]["handshakes_failed"].get<int>() >= 1 && l[1]["handshakes_failed"].get<int>() >= 1;
-  }, std::chrono::seconds(10)));
+  REQUIRE(test::wait_until(
+      [&] {
+        const json l =
+            d.control_as(&d.ops, {{"cmd", "status"}})["security"]["subscribe_publishers"];
+        return l[0]["handshakes_failed"].get<int>() >= 1 &&
+               l[1]["handshakes_failed"].get<int>() >= 1;
+      },
+      std::chrono::seconds(10)));
   const json later = d.control_as(&d.ops, {{"cmd", "status"}})["security"]["subscribe_publishers"];
-  CHECK(later[0]["last_failure"].get<std::string>().starts_with("the publisher closed the connection during the handshake"));
+  CHECK(later[0]["last_failure"].get<std::string>().starts_with(
+      "the publisher closed the connection during the handshake"));
   const std::string plain_failure = later[1]["last_failure"].get<std::string>();
   CHECK((plain_failure == "mechanism mismatch: the publisher is not a CURVE server" ||
          plain_failure.starts_with("the publisher closed the connection during the handshake")));
-  std::printf("[figures] daemon side: another key: %d failed handshakes, \"%s\"; without CURVE: %d, \"%s\"\n",
-              later[0]["handshakes_failed"].get<int>(), later[0]["last_failure"].get<std::string>().c_str(),
-              later[1]["handshakes_failed"].get<int>(), plain_failure.c_str());
-  std::printf("[figures] subscribe publisher with another key: monitor event 0x%x value %d; without CURVE: "
-              "0x%x value %d; messages read %d (the marker)\n",
-              wrong_ev, wrong_value, plain_ev, plain_value, status["messages"].get<int>());
+  std::printf(
+      "[figures] daemon side: another key: %d failed handshakes, \"%s\"; without CURVE: %d, "
+      "\"%s\"\n",
+      later[0]["handshakes_failed"].get<int>(), later[0]["last_failure"].get<std::string>().c_str(),
+      later[1]["handshakes_failed"].get<int>(), plain_failure.c_str());
+  std::printf(
+      "[figures] subscribe publisher with another key: monitor event 0x%x value %d; without CURVE: "
+      "0x%x value %d; messages read %d (the marker)\n",
+      wrong_ev, wrong_value, plain_ev, plain_value, status["messages"].get<int>());
 }
 
-TEST_CASE("subscribe over CURVE: a reload that removes the publisher's key turns its events into dead letters") {
+TEST_CASE(
+    "subscribe over CURVE: a reload that removes the publisher's key turns its events into dead "
+    "letters") {
   zmq::context_t agents;
   const CurveCert sensor = reflectd::generate_cert();
   Publisher pub(agents, &sensor);
-  SecureDaemon d("  subscribe: [\"" + pub.endpoint + "\"]\n  subscribe_server_keys: [\"" + sensor.public_key + "\"]\n",
+  SecureDaemon d("  subscribe: [\"" + pub.endpoint + "\"]\n  subscribe_server_keys: [\"" +
+                     sensor.public_key + "\"]\n",
                  key_entry(sensor, "sensor", "alpha", "low"));
   REQUIRE(pub.await_subscriber());
   pub.publish(event_with_id("before", "alpha", "low", "before the reload"));
-  REQUIRE(test::wait_until([&] { return d.control_as(&d.ops, {{"cmd", "status"}})["events"]["stored"] == 1; },
-                           std::chrono::seconds(10)));
+  REQUIRE(test::wait_until(
+      [&] {
+        return d.control_as(&d.ops, {{"cmd", "status"}})["events"]["stored"] == 1;
+      },
+      std::chrono::seconds(10)));
 
   test::write_text_file(d.keys_file, d.keys_yaml(true, false));
   d.daemon->request_reload();
-  REQUIRE(test::wait_until([&] { return d.control_as(&d.ops, {{"cmd", "status"}})["security"]["authorized_keys"] == 2; },
-                           std::chrono::seconds(10)));
+  REQUIRE(test::wait_until(
+      [&] {
+        return d.control_as(&d.ops, {{"cmd", "status"}})["security"]["authorized_keys"] == 2;
+      },
+      std::chrono::seconds(10)));
   pub.publish(event_with_id("after", "alpha", "low", "after the reload"));
-  REQUIRE(test::wait_until([&] { return d.control_as(&d.ops, {{"cmd", "status"}})["dead_letters"] == 1; },
-                           std::chrono::seconds(10)));
-  CHECK(query_rows(d.daemon->store_path(), "SELECT uid FROM events") == std::vector<std::string>{"before"});
-  CHECK(query_rows(d.daemon->store_path(), "SELECT endpoint, reason, json_extract(payload, '$.id') FROM dead_letters") ==
+  REQUIRE(test::wait_until(
+      [&] {
+        return d.control_as(&d.ops, {{"cmd", "status"}})["dead_letters"] == 1;
+      },
+      std::chrono::seconds(10)));
+  CHECK(query_rows(d.daemon->store_path(), "SELECT uid FROM events") ==
+        std::vector<std::string>{"before"});
+  CHECK(query_rows(d.daemon->store_path(),
+                   "SELECT endpoint, reason, json_extract(payload, '$.id') FROM dead_letters") ==
         std::vector<std::string>{"subscribe|authorization: CURVE key " + sensor.public_key +
                                  " is no longer in the authorized keys|after"});
   const json status = d.control_as(&d.ops, {{"cmd", "status"}});
@@ -827,9 +946,11 @@ TEST_CASE("bus.subscribe_server_keys is validated at startup") {
   const CurveCert unlisted = reflectd::generate_cert();
   reflectd::write_cert_pair(dir.file("s.key"), server, false);
   reflectd::write_cert_pair(dir.file("listed.key"), listed, false);
-  test::write_text_file(dir.file("keys.yaml"), "keys:\n" + key_entry(listed, "sensor", "alpha", "low"));
+  test::write_text_file(dir.file("keys.yaml"),
+                        "keys:\n" + key_entry(listed, "sensor", "alpha", "low"));
   auto config = test::loopback_config(dir);
-  const auto error_of = [&](const std::vector<std::string>& subscribe, const std::vector<std::string>& keys) {
+  const auto error_of = [&](const std::vector<std::string>& subscribe,
+                            const std::vector<std::string>& keys) {
     auto c = config;
     c.bus.subscribe = subscribe;
     c.bus.subscribe_server_keys = keys;
@@ -844,36 +965,45 @@ TEST_CASE("bus.subscribe_server_keys is validated at startup") {
   const std::string ipc = "ipc://" + dir.file("agent.ipc");
   // Without CURVE a key has nothing to work with.
   CHECK(error_of({tcp}, {listed.public_key}) ==
-        "bus.subscribe_server_keys: publisher keys need CURVE; set security.curve_secret_key_file (the daemon's "
+        "bus.subscribe_server_keys: publisher keys need CURVE; set security.curve_secret_key_file "
+        "(the daemon's "
         "keypair, used as the client key) and security.authorized_keys_file");
   CHECK(error_of({tcp}, {}) == "no error");
 
   config.security.curve_secret_key_file = dir.file("s.key");
   config.security.authorized_keys_file = dir.file("keys.yaml");
   CHECK(error_of({tcp}, {}) ==
-        "bus.subscribe: endpoint " + tcp + ": with CURVE the daemon connects to a tcp publisher as a CURVE client "
-        "and needs the publisher's public key: set bus.subscribe_server_keys[0] (40 Z85 characters or its "
-        "certificate file), or security.insecure: true to read it without CURVE as the local operator");
+        "bus.subscribe: endpoint " + tcp +
+            ": with CURVE the daemon connects to a tcp publisher as a CURVE client "
+            "and needs the publisher's public key: set bus.subscribe_server_keys[0] (40 Z85 "
+            "characters or its "
+            "certificate file), or security.insecure: true to read it without CURVE as the local "
+            "operator");
   CHECK(error_of({tcp, ipc}, {listed.public_key}) ==
-        "bus.subscribe_server_keys: has 1 entries but bus.subscribe has 2 endpoints; give one per endpoint, in the "
+        "bus.subscribe_server_keys: has 1 entries but bus.subscribe has 2 endpoints; give one per "
+        "endpoint, in the "
         "same order (\"\" for ipc/inproc)");
   CHECK(error_of({ipc}, {listed.public_key}) ==
         "bus.subscribe_server_keys[0]: endpoint " + ipc +
-            " is not tcp: CURVE applies to tcp endpoints only (ipc/inproc publishers are the local operator); use \"\"");
+            " is not tcp: CURVE applies to tcp endpoints only (ipc/inproc publishers are the local "
+            "operator); use \"\"");
   CHECK(error_of({tcp}, {unlisted.public_key}) ==
-        "bus.subscribe_server_keys[0]: the publisher key " + unlisted.public_key + " of endpoint " + tcp +
-            " is not in the authorized keys (" + dir.file("keys.yaml") +
-            "); add an entry for it: its agent_id, namespaces and max_sensitivity apply to the events read from "
+        "bus.subscribe_server_keys[0]: the publisher key " + unlisted.public_key + " of endpoint " +
+            tcp + " is not in the authorized keys (" + dir.file("keys.yaml") +
+            "); add an entry for it: its agent_id, namespaces and max_sensitivity apply to the "
+            "events read from "
             "that endpoint");
-  CHECK(error_of({tcp}, {"not-a-key"}).starts_with(
-      "bus.subscribe_server_keys[0]: 'not-a-key' is neither a CURVE public key (40 Z85 characters) nor a readable "
-      "certificate file: "));
+  CHECK(error_of({tcp}, {"not-a-key"})
+            .starts_with("bus.subscribe_server_keys[0]: 'not-a-key' is neither a CURVE public key "
+                         "(40 Z85 characters) nor a readable "
+                         "certificate file: "));
   CHECK(error_of({ipc, tcp}, {"", listed.public_key}) == "no error");
   CHECK(error_of({ipc, tcp}, {"", dir.file("listed.key.pub")}) == "no error");
   auto good = config;
   good.bus.subscribe = {ipc, tcp};
   good.bus.subscribe_server_keys = {"", dir.file("listed.key.pub")};
-  CHECK(load_security(good).subscribe_server_keys == std::vector<std::string>{"", listed.public_key});
+  CHECK(load_security(good).subscribe_server_keys ==
+        std::vector<std::string>{"", listed.public_key});
   // security.insecure keeps the old escape: a tcp publisher without a key is read without
   // CURVE, as the local operator.
   config.security.insecure = true;
@@ -881,11 +1011,13 @@ TEST_CASE("bus.subscribe_server_keys is validated at startup") {
 
   // reflectd --check-config applies the same checks.
   test::write_text_file(dir.file("sub.yaml"),
-                        "bus:\n  subscribe: [\"" + tcp + "\"]\n  subscribe_server_keys: [\"" + unlisted.public_key +
-                            "\"]\nsecurity: {curve_secret_key_file: \"" + dir.file("s.key") +
-                            "\", authorized_keys_file: \"" + dir.file("keys.yaml") + "\"}\n");
-  const auto check = test::run_process({REFLECTD_BIN, "--check-config", "--config", dir.file("sub.yaml")},
-                                       std::chrono::seconds(30));
+                        "bus:\n  subscribe: [\"" + tcp + "\"]\n  subscribe_server_keys: [\"" +
+                            unlisted.public_key + "\"]\nsecurity: {curve_secret_key_file: \"" +
+                            dir.file("s.key") + "\", authorized_keys_file: \"" +
+                            dir.file("keys.yaml") + "\"}\n");
+  const auto check = test::run_process(
+      {REFLECTD_BIN, "--check-config", "--config", dir.file("sub.yaml")}, std::chrono::seconds(30));
   CHECK(check.status.code == 1);
-  CHECK(check.err.find("bus.subscribe_server_keys[0]: the publisher key " + unlisted.public_key) != std::string::npos);
+  CHECK(check.err.find("bus.subscribe_server_keys[0]: the publisher key " + unlisted.public_key) !=
+        std::string::npos);
 }

@@ -49,7 +49,8 @@ TEST_CASE("a push flood beyond the writer's capacity is pushed back with bounded
   // A small writer queue and high-water marks make the pushback visible within a short flood.
   // libzmq bounds its pipes in messages, not bytes: memory held for one connection is about
   // receive_hwm x message size, so the flood's 55 KB messages get a proportionate HWM.
-  std::string yaml = test::child_config(dir, db, test::kNoJobsYaml, "  writer_queue_events: 5000\n");
+  std::string yaml =
+      test::child_config(dir, db, test::kNoJobsYaml, "  writer_queue_events: 5000\n");
   yaml.replace(yaml.find("bus:\n"), 5, "bus:\n  receive_hwm: 100\n");
   test::write_text_file(config, yaml);
   test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});
@@ -75,12 +76,15 @@ TEST_CASE("a push flood beyond the writer's capacity is pushed back with bounded
         REQUIRE(push.send(zmq::buffer(payload), zmq::send_flags::none));
       }
       sent_events += kPerMessage;
-      if (sent_events % 5000 == 0) max_sampled_rss = std::max(max_sampled_rss, test::rss_kib(daemon.pid()));
+      if (sent_events % 5000 == 0)
+        max_sampled_rss = std::max(max_sampled_rss, test::rss_kib(daemon.pid()));
     }
     const bool drained = test::wait_until(
-        [&] { return stored(context, control) == static_cast<std::uint64_t>(sent_events); }, 30s, 50ms);
+        [&] { return stored(context, control) == static_cast<std::uint64_t>(sent_events); }, 30s,
+        50ms);
     INFO("status: " << test::control_request(context, control, {{"cmd", "status"}}).dump()
-                    << "\nstderr: " << test::read_text_file(dir.file("stderr.log")).substr(0, 2000));
+                    << "\nstderr: "
+                    << test::read_text_file(dir.file("stderr.log")).substr(0, 2000));
     REQUIRE(drained);
   };
 
@@ -109,10 +113,12 @@ TEST_CASE("a push flood beyond the writer's capacity is pushed back with bounded
   SQLite::Database check(db, SQLite::OPEN_READONLY);
   CHECK(check.execAndGet("SELECT count(*) FROM events").getInt64() == 300000);
   std::cout << "push flood: " << sent_events << " events in " << sent_events / kPerMessage
-            << " messages of ~55 KB; publisher blocked on " << blocked << " sends, daemon paused reading "
-            << paused << " times (writer queue 5,000 events, ZMQ_RCVHWM 100); peak RSS " << peak_after_short / 1024
-            << " MiB after 50,000 events, " << peak_after_long / 1024 << " MiB after 300,000 (max sampled VmRSS "
-            << max_sampled_rss / 1024 << " MiB)" << std::endl;
+            << " messages of ~55 KB; publisher blocked on " << blocked
+            << " sends, daemon paused reading " << paused
+            << " times (writer queue 5,000 events, ZMQ_RCVHWM 100); peak RSS "
+            << peak_after_short / 1024 << " MiB after 50,000 events, " << peak_after_long / 1024
+            << " MiB after 300,000 (max sampled VmRSS " << max_sampled_rss / 1024 << " MiB)"
+            << std::endl;
 }
 
 TEST_CASE("stuck peers never block the daemon for anyone else", "[backpressure][e2e]") {
@@ -131,7 +137,8 @@ TEST_CASE("stuck peers never block the daemon for anyone else", "[backpressure][
   stuck.connect(endpoints.ingest.at(0));
   constexpr int kStuckMessages = 5000;
   for (int k = 0; k < kStuckMessages; ++k) {
-    const std::string event = R"({"id":"stuck-)" + std::to_string(k) + R"(","kind":"result","content":"never read"})";
+    const std::string event =
+        R"({"id":"stuck-)" + std::to_string(k) + R"(","kind":"result","content":"never read"})";
     REQUIRE(stuck.send(zmq::buffer(event), zmq::send_flags::none));
   }
   // 2. A subscriber to notify that never reads.
@@ -151,19 +158,23 @@ TEST_CASE("stuck peers never block the daemon for anyone else", "[backpressure][
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   REQUIRE(::connect(raw, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
   const char half_greeting[] = {'\xff', 0, 0, 0, 0};
-  REQUIRE(::send(raw, half_greeting, sizeof half_greeting, 0) == static_cast<ssize_t>(sizeof half_greeting));
+  REQUIRE(::send(raw, half_greeting, sizeof half_greeting, 0) ==
+          static_cast<ssize_t>(sizeof half_greeting));
 
   // Everyone else is served: every stuck message is stored (its replies overflow and are
   // dropped), a healthy publisher gets each acknowledgement, the control socket answers.
   auto control = test::make_client(context, zmq::socket_type::dealer, endpoints.control.at(0));
   REQUIRE(test::wait_until(
-      [&] { return test::control(control, {{"cmd", "status"}})["events"].value("stored", 0) >= kStuckMessages; },
+      [&] {
+        return test::control(control, {{"cmd", "status"}})["events"].value("stored", 0) >=
+               kStuckMessages;
+      },
       60s, 20ms));
   auto healthy = test::make_client(context, zmq::socket_type::dealer, endpoints.ingest.at(0));
   int acknowledged = 0;
   for (int k = 0; k < 200; ++k) {
-    const json reply = test::ingest(
-        healthy, R"({"id":"healthy-)" + std::to_string(k) + R"(","kind":"result","content":"served"})");
+    const json reply = test::ingest(healthy, R"({"id":"healthy-)" + std::to_string(k) +
+                                                 R"(","kind":"result","content":"served"})");
     if (reply.is_object() && reply["results"][0]["status"] == "stored") ++acknowledged;
   }
   const json status = test::control(control, {{"cmd", "status"}});

@@ -47,7 +47,8 @@ TEST_CASE("ingest: one reply per message after commit; ids make resends idempote
   auto reply = ingest(dealer, R"({"id":"e-1","kind":"task","content":"fix the socket leak"})");
   CHECK(reply == json::parse(R"({"ok":true,"results":[{"id":"e-1","seq":1,"status":"stored"}]})"));
   reply = ingest(dealer, R"({"id":"e-1","kind":"task","content":"fix the socket leak"})");
-  CHECK(reply == json::parse(R"({"ok":true,"results":[{"id":"e-1","seq":1,"status":"duplicate"}]})"));
+  CHECK(reply ==
+        json::parse(R"({"ok":true,"results":[{"id":"e-1","seq":1,"status":"duplicate"}]})"));
   // The reply means durable: a reader sees the row now.
   CHECK(count(dir.file("reflectd.db"), "SELECT count(*) FROM events") == 1);
 
@@ -56,26 +57,36 @@ TEST_CASE("ingest: one reply per message after commit; ids make resends idempote
                               {"id":"b-1","kind":"decision","content":"x","context":{"title":"t","target":"db","rationale":"long enough text"}},
                               {"id":"e-1","kind":"task","content":"fix the socket leak"}])");
     CHECK(reply["ok"] == false);
-    CHECK(reply["results"][0] == json::parse(R"({"index":0,"id":"b-0","seq":2,"status":"stored"})"));
-    CHECK(reply["results"][1] ==
-          json::parse(R"j({"index":1,"id":"b-1","status":"rejected","error":"context.target: must be at least 3 characters (DecisionContent.target)",
+    CHECK(reply["results"][0] ==
+          json::parse(R"({"index":0,"id":"b-0","seq":2,"status":"stored"})"));
+    CHECK(
+        reply["results"][1] ==
+        json::parse(
+            R"j({"index":1,"id":"b-1","status":"rejected","error":"context.target: must be at least 3 characters (DecisionContent.target)",
                                "decision":{"should_persist":false,"store_type":"none","priority":0,"metadata":{},
                                            "reason":"context.target: must be at least 3 characters (DecisionContent.target)"}})j"));
     CHECK(reply["results"][2]["status"] == "duplicate");
   }
   SECTION("semantic events carry the seed's MemoryDecision; conflicts are refused in the ack") {
-    const std::string d1 = R"({"id":"d-1","kind":"decision","content":"use WAL","context":{"title":"WAL","target":"storage","rationale":"readers never block"}})";
+    const std::string d1 =
+        R"({"id":"d-1","kind":"decision","content":"use WAL","context":{"title":"WAL","target":"storage","rationale":"readers never block"}})";
     reply = ingest(dealer, d1);
-    CHECK(reply["results"][0]["decision"] ==
-          json::parse(R"({"should_persist":true,"store_type":"semantic","reason":"Decision recorded","priority":0,
+    CHECK(
+        reply["results"][0]["decision"] ==
+        json::parse(
+            R"({"should_persist":true,"store_type":"semantic","reason":"Decision recorded","priority":0,
                           "metadata":{"event_seq":2,"decision_id":"d-1"}})"));
-    reply = ingest(dealer, R"({"id":"d-2","kind":"decision","content":"use rollback journal","context":{"title":"journal","target":"storage","rationale":"simpler to back up"}})");
+    reply = ingest(
+        dealer,
+        R"({"id":"d-2","kind":"decision","content":"use rollback journal","context":{"title":"journal","target":"storage","rationale":"simpler to back up"}})");
     CHECK(reply["ok"] == false);
     CHECK(reply["results"][0]["decision"] ==
           json::parse(R"({"should_persist":false,"store_type":"none","priority":0,
                           "reason":"CONFLICT: Active decision exists. ResolutionIntent required.",
                           "metadata":{"conflicting_ids":["d-1"]}})"));
-    reply = ingest(dealer, R"({"id":"d-2","kind":"decision","content":"use rollback journal","context":{"title":"journal","target":"storage","rationale":"simpler to back up"},
+    reply = ingest(
+        dealer,
+        R"({"id":"d-2","kind":"decision","content":"use rollback journal","context":{"title":"journal","target":"storage","rationale":"simpler to back up"},
                                "resolution":{"resolution_type":"supersede","rationale":"backups","target_decision_ids":["d-1"]}})");
     CHECK(reply["results"][0]["decision"]["metadata"]["superseded"] == json::parse(R"(["d-1"])"));
   }
@@ -98,7 +109,8 @@ TEST_CASE("ingest: one reply per message after commit; ids make resends idempote
     CHECK(json::parse(frames[0])["error"] ==
           "message: expected one payload frame, optionally preceded by one request-id frame of "
           "at most 255 bytes; got 3 frames");
-    const std::string oversized = R"({"kind":"task","content":")" + std::string(1100000, 'x') + "\"}";
+    const std::string oversized =
+        R"({"kind":"task","content":")" + std::string(1100000, 'x') + "\"}";
     CHECK(ingest(dealer, oversized)["error"] ==
           "message: 1100028 bytes exceeds the limit of 1048576 bytes (bus.max_message_bytes)");
     CHECK(ingest(dealer, R"({"kind":"task","content":"still up"})")["ok"] == true);
@@ -120,7 +132,8 @@ TEST_CASE("push: valid events are stored, rejects land in dead_letters with the 
   subscriber.set(zmq::sockopt::subscribe, "events.stored");
   auto push = make_client(context, zmq::socket_type::push, running.endpoints().push.at(0));
   push.send(zmq::str_buffer(R"({"id":"p-1","kind":"result","content":"ok"})"));
-  push.send(zmq::str_buffer(R"([{"id":"p-2","kind":"result","content":"ok"},{"kind":"bogus","content":"x"}])"));
+  push.send(zmq::str_buffer(
+      R"([{"id":"p-2","kind":"result","content":"ok"},{"kind":"bogus","content":"x"}])"));
   push.send(zmq::str_buffer("garbage"));
   push.send(zmq::str_buffer(R"({"id":"p-3","kind":"result","content":"last"})"));
   REQUIRE(await_total_stored(context, "", 3, &subscriber));
@@ -128,7 +141,8 @@ TEST_CASE("push: valid events are stored, rejects land in dead_letters with the 
   CHECK(count(db, "SELECT count(*) FROM events") == 3);
   CHECK(count(db, "SELECT count(*) FROM dead_letters") == 2);
   auto reader = store::open_database({db, "full", 5000}, store::Access::kReader);
-  SQLite::Statement letters(reader, "SELECT endpoint, reason, payload FROM dead_letters ORDER BY id");
+  SQLite::Statement letters(reader,
+                            "SELECT endpoint, reason, payload FROM dead_letters ORDER BY id");
   REQUIRE(letters.executeStep());
   CHECK(letters.getColumn(0).getString() == "push");
   CHECK(letters.getColumn(1).getString().starts_with("[1] kind: unknown kind 'bogus'"));

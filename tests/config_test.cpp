@@ -77,7 +77,8 @@ TEST_CASE("errors name file:line:column and the key") {
   CHECK(error_of("bus:\n  control: [\"ipc:///" + std::string(120, 'p') + "\"]\n")
             .find("ipc path is longer than 107 bytes") != std::string::npos);
   CHECK(error_of("store: 5\n") == "test.yaml:1:8: store: must be a mapping");
-  CHECK(error_of("store:\n  path: \"\"\n") == "test.yaml:2:9: store.path: must be a non-empty string");
+  CHECK(error_of("store:\n  path: \"\"\n") ==
+        "test.yaml:2:9: store.path: must be a non-empty string");
   CHECK(error_of("- a\n- b\n") == "test.yaml:1:1: (top level): must be a mapping of sections");
   CHECK(error_of("store: [unclosed\n").starts_with("test.yaml:2:1: invalid YAML: "));
 }

@@ -31,11 +31,11 @@
 #include <thread>
 
 #include "common/clock.hpp"
+#include "store/fts_index.hpp"
 #include "support/child_daemon.hpp"
 #include "support/corpus.hpp"
 #include "support/db_dump.hpp"
 #include "support/process.hpp"
-#include "store/fts_index.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace reflectd;
@@ -54,7 +54,8 @@ std::uint64_t env_number(const char* name, std::uint64_t fallback) {
   return value != nullptr && *value != '\0' ? std::strtoull(value, nullptr, 10) : fallback;
 }
 
-std::string daemon_config(const test::TempDir& dir, const std::string& db, const std::string& extra = "") {
+std::string daemon_config(const test::TempDir& dir, const std::string& db,
+                          const std::string& extra = "") {
   return test::child_config(dir, db, extra);
 }
 
@@ -78,8 +79,10 @@ DbCheck check_database(const std::string& path) {
     // The watermark never passes the events, and the index below it is exact: finishing the
     // indexing as the next start would must leave an index identical to the events table
     // (integrity-check compares the two; a lost or doubled entry fails it).
-    out.watermark_ok = db.execAndGet("SELECT indexed_seq <= (SELECT coalesce(max(seq), 0) FROM events) "
-                                     "FROM fts_state").getInt() == 1;
+    out.watermark_ok = db.execAndGet(
+                             "SELECT indexed_seq <= (SELECT coalesce(max(seq), 0) FROM events) "
+                             "FROM fts_state")
+                           .getInt() == 1;
     store::index_all_pending(db);
     db.exec("INSERT INTO events_fts(events_fts) VALUES('integrity-check')");
     out.fts_ok = true;
@@ -136,7 +139,8 @@ class Publisher {
       bool got = false;
       for (;;) {
         std::vector<zmq::message_t> frames;
-        if (!zmq::recv_multipart(dealer, std::back_inserter(frames), zmq::recv_flags::dontwait)) break;
+        if (!zmq::recv_multipart(dealer, std::back_inserter(frames), zmq::recv_flags::dontwait))
+          break;
         got = true;
         const auto it = in_flight.find(std::stoull(frames.at(0).to_string()));
         if (it == in_flight.end()) continue;
@@ -184,8 +188,9 @@ class Publisher {
     for (std::size_t k = 0; k < kEventsPerMessage; ++k) {
       const std::string id = "crash-" + std::to_string(messages_.size()) + "-" + std::to_string(k);
       if (k) m.payload += ",";
-      m.payload += R"({"id":")" + id + R"(","kind":"call","namespace":"crash","content":"tool call )" +
-                   id + R"( while the daemon may die at any moment","tags":["crash"]})";
+      m.payload += R"({"id":")" + id +
+                   R"(","kind":"call","namespace":"crash","content":"tool call )" + id +
+                   R"( while the daemon may die at any moment","tags":["crash"]})";
       m.ids.push_back(id);
     }
     m.payload += "]";
@@ -207,20 +212,24 @@ class Publisher {
 std::string derived_tables(const std::string& path) {
   SQLite::Database db(path, SQLite::OPEN_READWRITE);
   std::vector<std::string> tables;
-  SQLite::Statement list(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
-                             "('events', 'fts_state', 'dead_letters', 'job_runs', 'sqlite_sequence') AND name NOT LIKE "
-                             "'events_fts%' ORDER BY name");
+  SQLite::Statement list(
+      db,
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
+      "('events', 'fts_state', 'dead_letters', 'job_runs', 'sqlite_sequence') AND name NOT LIKE "
+      "'events_fts%' ORDER BY name");
   while (list.executeStep()) tables.push_back(list.getColumn(0).getString());
   std::string out;
   for (const auto& table : tables) {
     // audit_log.audit_id numbers rows in the order they were appended: after a kill the jobs
     // finish namespaces in another order, so the same rows get other numbers. The rows must match.
-    SQLite::Statement names(db, "SELECT group_concat(name, ',') FROM pragma_table_info(?1) "
-                                "WHERE NOT (?1 = 'audit_log' AND name = 'audit_id')");
+    SQLite::Statement names(db,
+                            "SELECT group_concat(name, ',') FROM pragma_table_info(?1) "
+                            "WHERE NOT (?1 = 'audit_log' AND name = 'audit_id')");
     names.bind(1, table);
     names.executeStep();
     const std::string columns = names.getColumn(0).getString();
-    out += "== " + table + "\n" + test::dump(db, "SELECT " + columns + " FROM " + table + " ORDER BY " + columns);
+    out += "== " + table + "\n" +
+           test::dump(db, "SELECT " + columns + " FROM " + table + " ORDER BY " + columns);
   }
   return out;
 }
@@ -230,10 +239,13 @@ std::string first_difference(const std::string& a, const std::string& b) {
   std::istringstream sa(a), sb(b);
   std::string la, lb, table;
   while (true) {
-    const bool ga = static_cast<bool>(std::getline(sa, la)), gb = static_cast<bool>(std::getline(sb, lb));
+    const bool ga = static_cast<bool>(std::getline(sa, la)),
+               gb = static_cast<bool>(std::getline(sb, lb));
     if (!ga && !gb) return "";
     if (ga && la.rfind("== ", 0) == 0) table = la;
-    if (!ga || !gb || la != lb) return table + "\n  undisturbed: " + (ga ? la : "<end>") + "\n  crashed:     " + (gb ? lb : "<end>");
+    if (!ga || !gb || la != lb)
+      return table + "\n  undisturbed: " + (ga ? la : "<end>") +
+             "\n  crashed:     " + (gb ? lb : "<end>");
   }
 }
 
@@ -263,13 +275,16 @@ TEST_CASE("crash campaign: SIGKILL during an ingest flood loses no acknowledged 
     const int delay_ms = kill_after_ms(rng);
     const auto kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
     bool killed = false;
-    publisher.run_round(context, ipc + "i", [&] {
-      if (!killed && std::chrono::steady_clock::now() >= kill_at) {
-        daemon.send_signal(SIGKILL);
-        killed = true;
-      }
-      return !killed;
-    }, false);
+    publisher.run_round(
+        context, ipc + "i",
+        [&] {
+          if (!killed && std::chrono::steady_clock::now() >= kill_at) {
+            daemon.send_signal(SIGKILL);
+            killed = true;
+          }
+          return !killed;
+        },
+        false);
     const auto status = daemon.wait_for(10s);
     REQUIRE(status);
     CHECK(status->signal == SIGKILL);
@@ -284,8 +299,9 @@ TEST_CASE("crash campaign: SIGKILL during an ingest flood loses no acknowledged 
     CHECK(check.watermark_ok);
     CHECK(check.rows == check.distinct_uids);
     CHECK(lost == 0);
-    std::cout << "  round " << round << ": SIGKILL after " << delay_ms << " ms, events in db " << check.rows
-              << ", acknowledged " << publisher.acked().size() << ", lost " << lost << std::endl;
+    std::cout << "  round " << round << ": SIGKILL after " << delay_ms << " ms, events in db "
+              << check.rows << ", acknowledged " << publisher.acked().size() << ", lost " << lost
+              << std::endl;
   }
 
   const std::size_t acked_under_fire = publisher.acked().size();
@@ -293,7 +309,8 @@ TEST_CASE("crash campaign: SIGKILL during an ingest flood loses no acknowledged 
   {
     test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});
     REQUIRE(wait_ready(context, ipc + "c", 20s));
-    publisher.run_round(context, ipc + "i", [] { return true; }, true);
+    publisher.run_round(
+        context, ipc + "i", [] { return true; }, true);
     daemon.send_signal(SIGTERM);
     const auto status = daemon.wait_for(30s);
     REQUIRE(status);
@@ -313,9 +330,10 @@ TEST_CASE("crash campaign: SIGKILL during an ingest flood loses no acknowledged 
   for (const auto& e : publisher.unexpected_errors()) std::cout << "unexpected: " << e << '\n';
   std::cout << "crash campaign result: seed " << seed << ", rounds " << rounds << ", events "
             << ids.size() << ", acknowledged during the kill rounds " << acked_under_fire
-            << " (all " << publisher.acked().size() << " after the kill-free round), resent messages "
-            << publisher.resent() << ", duplicate replies " << publisher.duplicate_replies()
-            << ", lost " << lost_total + missing << std::endl;
+            << " (all " << publisher.acked().size()
+            << " after the kill-free round), resent messages " << publisher.resent()
+            << ", duplicate replies " << publisher.duplicate_replies() << ", lost "
+            << lost_total + missing << std::endl;
   CHECK(lost_total == 0);
 }
 
@@ -344,10 +362,12 @@ TEST_CASE("crash campaign: SIGKILL during each job, then a rerun, equals an undi
   const auto start_daemon = [&](const std::string& db, const std::string& name) {
     const std::string config = dir.file(name + ".yaml");
     test::write_text_file(config, daemon_config(dir, db, jobs_yaml));
-    return test::ChildProcess({REFLECTD_BIN, "--config", config}, {"", "", dir.file(name + ".log")});
+    return test::ChildProcess({REFLECTD_BIN, "--config", config},
+                              {"", "", dir.file(name + ".log")});
   };
   const auto run_to_end = [&](const std::string& job) {
-    const json reply = control_request(context, control, {{"cmd", "run"}, {"job", job}, {"wait", true}});
+    const json reply =
+        control_request(context, control, {{"cmd", "run"}, {"job", job}, {"wait", true}});
     INFO(job << ": " << reply.dump());
     REQUIRE(reply.value("ok", false));
   };
@@ -359,8 +379,8 @@ TEST_CASE("crash campaign: SIGKILL during each job, then a rerun, equals an undi
     for (const auto& job : jobs) {
       const auto start = std::chrono::steady_clock::now();
       run_to_end(job);
-      undisturbed[job] =
-          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      undisturbed[job] = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - start);
     }
     daemon.send_signal(SIGTERM);
     REQUIRE(daemon.wait_for(30s));
@@ -390,7 +410,8 @@ TEST_CASE("crash campaign: SIGKILL during each job, then a rerun, equals an undi
     daemon.send_signal(SIGTERM);
     REQUIRE(daemon.wait_for(30s));
     SQLite::Database db(crash_db, SQLite::OPEN_READONLY);
-    SQLite::Statement query(db, "SELECT count(*) FROM job_runs WHERE job = ? AND status = 'interrupted'");
+    SQLite::Statement query(
+        db, "SELECT count(*) FROM job_runs WHERE job = ? AND status = 'interrupted'");
     query.bind(1, job);
     REQUIRE(query.executeStep());
     interrupted[job] = query.getColumn(0).getInt64();
@@ -405,11 +426,13 @@ TEST_CASE("crash campaign: SIGKILL during each job, then a rerun, equals an undi
   CHECK(expected.size() > 100000);
   INFO(first_difference(expected, crashed));
   CHECK(crashed == expected);
-  std::cout << "job crash campaign: seed " << seed << " (REFLECTD_CRASH_SEED), " << events << " events, "
-            << kills << " kills per job (REFLECTD_CRASH_JOB_KILLS) within 80% of an undisturbed run;";
+  std::cout << "job crash campaign: seed " << seed << " (REFLECTD_CRASH_SEED), " << events
+            << " events, " << kills
+            << " kills per job (REFLECTD_CRASH_JOB_KILLS) within 80% of an undisturbed run;";
   for (const auto& job : jobs) {
-    std::cout << " " << job << " " << undisturbed[job].count() << " ms/" << interrupted[job] << " interrupted;";
+    std::cout << " " << job << " " << undisturbed[job].count() << " ms/" << interrupted[job]
+              << " interrupted;";
   }
-  std::cout << " derived tables (" << expected.size() << " bytes of dump) equal: "
-            << (crashed == expected ? "yes" : "NO") << std::endl;
+  std::cout << " derived tables (" << expected.size()
+            << " bytes of dump) equal: " << (crashed == expected ? "yes" : "NO") << std::endl;
 }

@@ -22,9 +22,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -211,8 +211,9 @@ std::string config_text(const TempDir& dir, const std::string& log_level) {
   for (const std::string& name : configured_jobs()) {
     const std::string on_demand_only = "{interval_s: " + std::to_string(kJobIntervalS) +
                                        ", jitter_pct: 100, after_events: 0, idle_s: 0}";
-    text +=
-        "  " + name + ": " + (name == "consolidate" || name == "medallion" ? on_demand_only : "{enabled: false}") + "\n";
+    text += "  " + name + ": " +
+            (name == "consolidate" || name == "medallion" ? on_demand_only : "{enabled: false}") +
+            "\n";
   }
   return text;
 }
@@ -729,14 +730,16 @@ TEST_CASE("job commands end to end: consolidate libzmq, list what it found, reru
   const RunResult medallion_run = daemon.ctl({"run", "medallion", "--wait"});
   CHECK(medallion_run.status.code == 0);
   const json medallions = daemon.ctl_json({"medallion", "list", "--json"});
-  INFO("medallions: " << medallions.dump() << "\nrun medallion: " << medallion_run.out << medallion_run.err);
+  INFO("medallions: " << medallions.dump() << "\nrun medallion: " << medallion_run.out
+                      << medallion_run.err);
   REQUIRE_FALSE(medallions["medallions"].empty());
   const std::string medallion_id = "med:libzmq";
   CHECK(std::any_of(medallions["medallions"].begin(), medallions["medallions"].end(),
                     [&](const json& row) { return row["id"] == medallion_id; }));
   const RunResult medallion = daemon.ctl({"medallion", "get", medallion_id});
   CHECK(medallion.status.code == 0);
-  CHECK_THAT(medallion.out, Catch::Contains("libzmq") && Catch::Contains("DECISIONS") && Catch::Contains("D-"));
+  CHECK_THAT(medallion.out,
+             Catch::Contains("libzmq") && Catch::Contains("DECISIONS") && Catch::Contains("D-"));
   CHECK(daemon.ctl_json({"medallion", "get", medallion_id, "--json"})["medallion"].is_object());
   CHECK(daemon.ctl({"medallion", "get", "no-such-medallion"}).status.code == 1);
   CHECK(daemon.ctl({"medallion", "history", medallion_id}).status.code == 0);

@@ -8,8 +8,8 @@
 
 #include "bus/event_decoder.hpp"
 #include "bus/kinds.hpp"
-#include "common/timestamp.hpp"
 #include "common/sha256.hpp"
+#include "common/timestamp.hpp"
 
 using reflectd::FakeClock;
 using reflectd::bus::DecodedMessage;
@@ -62,14 +62,14 @@ TEST_CASE("a minimal event gets every default") {
 
 TEST_CASE("every kind is accepted with its storage class (seed 000 KIND_STORAGE_MAP)") {
   const std::vector<std::pair<std::string, bool>> kinds{
-      {"decision", true},        {"proposal", true},          {"intervention", true},
-      {"constraint", true},      {"assumption", true},        {"error", false},
-      {"config_change", false},  {"result", false},           {"context_snapshot", false},
-      {"context_injection", false}, {"task", false},          {"call", false},
-      {"commit_change", false},  {"prompt", false},           {"reflection_summary", false},
-      {"observation", false},    {"learning", false},         {"discovery", false},
-      {"pattern", false},        {"context", false},          {"code_edit", false},
-      {"file_access", false},    {"search", false},           {"command", false},
+      {"decision", true},           {"proposal", true},   {"intervention", true},
+      {"constraint", true},         {"assumption", true}, {"error", false},
+      {"config_change", false},     {"result", false},    {"context_snapshot", false},
+      {"context_injection", false}, {"task", false},      {"call", false},
+      {"commit_change", false},     {"prompt", false},    {"reflection_summary", false},
+      {"observation", false},       {"learning", false},  {"discovery", false},
+      {"pattern", false},           {"context", false},   {"code_edit", false},
+      {"file_access", false},       {"search", false},    {"command", false},
       {"conversation", false}};
   REQUIRE(kinds.size() == 25);
   for (const auto& [kind, semantic] : kinds) {
@@ -144,8 +144,7 @@ TEST_CASE("rule violations name the field and the rule") {
       {R"({"kind":"task","content":"x","context":[]})", "context: must be an object, not array"},
       {R"({"kind":"task","content":"x","tags":"a"})", "tags: must be an array of strings"},
       {R"({"kind":"task","content":"x","tags":[1]})", "tags[0]: must be a string, not number"},
-      {R"({"kind":"task","content":"x","entities":["ana"]})",
-       "entities[0]: must be \"type:name\""},
+      {R"({"kind":"task","content":"x","entities":["ana"]})", "entities[0]: must be \"type:name\""},
       {R"({"kind":"task","content":"x","entities":[":x"]})", "entities[0]: must be \"type:name\""},
       {R"({"kind":"task","content":"x","relations":[{"target":"b"}]})",
        "relations[0].predicate: is required"},
@@ -161,8 +160,10 @@ TEST_CASE("rule violations name the field and the rule") {
        "confidence: must be a number in [0, 1]"},
       {R"({"kind":"task","content":"x","credibility":-0.1})",
        "credibility: must be a number in [0, 1]"},
-      {R"({"kind":"task","content":"x","importance":-1})", "importance: must be a finite number >= 0"},
-      {R"({"kind":"task","content":"x","salience":"high"})", "salience: must be a number, not string"},
+      {R"({"kind":"task","content":"x","importance":-1})",
+       "importance: must be a finite number >= 0"},
+      {R"({"kind":"task","content":"x","salience":"high"})",
+       "salience: must be a number, not string"},
       {R"({"kind":"task","content":"x","emotional_valence":-1.5})",
        "emotional_valence: must be a number in [-1, 1]"},
       {R"({"kind":"task","content":"x","emotional_arousal":2})",
@@ -210,11 +211,16 @@ TEST_CASE("rule violations name the field and the rule") {
 
 TEST_CASE("characters are counted as code points, not bytes") {
   // "ração" is 5 code points but 7 bytes: a 10-code-point rationale of multibyte text passes.
-  CHECK(error_of(R"({"kind":"decision","content":"x","context":{"title":"t","target":"ção","rationale":"ççççççççç"}})") ==
-        "context.rationale: must be at least 10 characters (DecisionContent.rationale)");
-  CHECK(error_of(R"({"kind":"decision","content":"x","context":{"title":"t","target":"ção","rationale":"çççççççççç"}})")
-            .empty());
-  CHECK(error_of(R"({"kind":"task","content":"x","id":")" + std::string(128, 'a') + R"("})").empty());
+  CHECK(
+      error_of(
+          R"({"kind":"decision","content":"x","context":{"title":"t","target":"ção","rationale":"ççççççççç"}})") ==
+      "context.rationale: must be at least 10 characters (DecisionContent.rationale)");
+  CHECK(
+      error_of(
+          R"({"kind":"decision","content":"x","context":{"title":"t","target":"ção","rationale":"çççççççççç"}})")
+          .empty());
+  CHECK(
+      error_of(R"({"kind":"task","content":"x","id":")" + std::string(128, 'a') + R"("})").empty());
 }
 
 TEST_CASE("whole-message errors") {
@@ -224,7 +230,8 @@ TEST_CASE("whole-message errors") {
   CHECK(decode("42").error == "message: must be a JSON object or an array of objects, not number");
   CHECK(decode("[]").error == "message: a batch holds 1 to 1000 events, not 0");
   std::string big = "[";
-  for (int i = 0; i < 1001; ++i) big += std::string(i ? "," : "") + R"({"kind":"task","content":"x"})";
+  for (int i = 0; i < 1001; ++i)
+    big += std::string(i ? "," : "") + R"({"kind":"task","content":"x"})";
   big += "]";
   CHECK(decode(big).error == "message: a batch holds 1 to 1000 events, not 1001");
   CHECK(decode(std::string(200, '[') + std::string(200, ']')).events.at(0).error ==
@@ -259,7 +266,8 @@ TEST_CASE("optional fields are kept; unknown fields go to metadata, never droppe
   const auto message = decode(R"({
     "schema_version": 1, "id": "ev-1", "kind": "decision", "content": "Use WAL",
     "namespace": "proj.a:b-c_d", "agent_id": "agent-7", "source": "user",
-    "timestamp": "2009-07-29T12:07:54+02:00",)" + std::string(kDecisionContext) + R"(,
+    "timestamp": "2009-07-29T12:07:54+02:00",)" +
+                              std::string(kDecisionContext) + R"(,
     "tags": ["db"], "entities": ["file:src/ctx.cpp", "repo:muse"],
     "relations": [{"predicate": "supports", "target": "ev-0", "weight": 0.5}],
     "episode_id": "run-1", "sequence_number": 3, "sensitivity": "high",
@@ -303,8 +311,8 @@ TEST_CASE("optional fields are kept; unknown fields go to metadata, never droppe
 TEST_CASE("unknown fields merge into a client's own metadata._unknown_fields, never replace it") {
   // Found while writing fuzz/event_decoder_fuzz.cpp's "nothing dropped" invariant: the client's
   // metadata._unknown_fields used to be overwritten by the event's unknown fields.
-  auto message = decode(
-      R"({"kind":"task","content":"x","metadata":{"_unknown_fields":{"a":1},"b":2},"c":3})");
+  auto message =
+      decode(R"({"kind":"task","content":"x","metadata":{"_unknown_fields":{"a":1},"b":2},"c":3})");
   REQUIRE(message.events.at(0).event);
   const auto metadata = nlohmann::json::parse(message.events[0].event->metadata_json);
   CHECK(metadata == nlohmann::json::parse(R"({"_unknown_fields":{"a":1,"c":3},"b":2})"));

@@ -41,33 +41,57 @@ constexpr std::int64_t kNow = 1'795'219'200 * kSecond;
 // Everything the cluster and importance jobs derive, by keys (entity and cluster ids depend on
 // the order namespaces were processed in; clusters are named by their first event).
 std::string derived_tables(SQLite::Database& db) {
-  return dump(db, "SELECT namespace, canonical_key, display_name, entity_type, mention_count, first_seen_us, "
-                  "last_seen_us, importance_score, summary_text, is_active FROM entities ORDER BY namespace, "
-                  "canonical_key") +
+  return dump(db,
+              "SELECT namespace, canonical_key, display_name, entity_type, mention_count, "
+              "first_seen_us, "
+              "last_seen_us, importance_score, summary_text, is_active FROM entities ORDER BY "
+              "namespace, "
+              "canonical_key") +
          dump(db, "SELECT * FROM entity_aliases ORDER BY namespace, alias") +
-         dump(db, "SELECT ee.seq, e.canonical_key, ee.is_primary, ee.source FROM event_entities ee JOIN "
-                  "entities e USING (entity_id) ORDER BY ee.seq, e.canonical_key") +
-         dump(db, "SELECT r.namespace, s.canonical_key, t.canonical_key, r.rel_type, r.strength, r.strength_base, "
-                  "r.strength_ref_us, r.mention_count, r.evidence_seq, r.last_evidence_seq, r.valid_from_us, "
-                  "r.unswept FROM entity_relationships r JOIN entities s ON s.entity_id = r.source_id JOIN "
-                  "entities t ON t.entity_id = r.target_id ORDER BY 1, 2, 3, 4") +
-         dump(db, "SELECT namespace, first_seq, label, summary_text, medoid_seq, hex(medoid_vector), hex(centroid), "
-                  "member_count, duplicate_count, last_seq, first_seen_us, last_seen_us FROM clusters "
-                  "ORDER BY namespace, first_seq") +
-         dump(db, "SELECT ec.seq, c.first_seq, ec.role, ec.similarity FROM event_clusters ec JOIN clusters c "
-                  "USING (cluster_id) ORDER BY ec.seq") +
+         dump(
+             db,
+             "SELECT ee.seq, e.canonical_key, ee.is_primary, ee.source FROM event_entities ee JOIN "
+             "entities e USING (entity_id) ORDER BY ee.seq, e.canonical_key") +
+         dump(db,
+              "SELECT r.namespace, s.canonical_key, t.canonical_key, r.rel_type, r.strength, "
+              "r.strength_base, "
+              "r.strength_ref_us, r.mention_count, r.evidence_seq, r.last_evidence_seq, "
+              "r.valid_from_us, "
+              "r.unswept FROM entity_relationships r JOIN entities s ON s.entity_id = r.source_id "
+              "JOIN "
+              "entities t ON t.entity_id = r.target_id ORDER BY 1, 2, 3, 4") +
+         dump(db,
+              "SELECT namespace, first_seq, label, summary_text, medoid_seq, hex(medoid_vector), "
+              "hex(centroid), "
+              "member_count, duplicate_count, last_seq, first_seen_us, last_seen_us FROM clusters "
+              "ORDER BY namespace, first_seq") +
+         dump(db,
+              "SELECT ec.seq, c.first_seq, ec.role, ec.similarity FROM event_clusters ec JOIN "
+              "clusters c "
+              "USING (cluster_id) ORDER BY ec.seq") +
          dump(db, "SELECT * FROM cluster_terms ORDER BY namespace, term") +
-         dump(db, "SELECT p.namespace, p.term, c.first_seq, p.touched_seq FROM cluster_postings p JOIN clusters c "
-                  "USING (cluster_id) ORDER BY 1, 2, 3") +
-         dump(db, "SELECT c.first_seq, e.canonical_key, ce.mentions FROM cluster_entities ce JOIN clusters c "
-                  "USING (cluster_id) JOIN entities e USING (entity_id) ORDER BY 1, 2") +
-         dump(db, "SELECT observation_id, namespace, signature, title, text, supporting_event_ids, support_count, "
-                  "trajectory_count, confidence, importance, first_detected_us, last_reinforced_us FROM "
-                  "observations WHERE observation_type = 'community' AND is_active = 1 ORDER BY observation_id") +
-         dump(db, "SELECT m.observation_id, m.member_type, coalesce(e.canonical_key, c.first_seq) FROM "
-                  "community_members m LEFT JOIN entities e ON m.member_type = 'entity' AND e.entity_id = "
-                  "m.member_id LEFT JOIN clusters c ON m.member_type = 'cluster' AND c.cluster_id = m.member_id "
-                  "JOIN observations o USING (observation_id) WHERE o.is_active = 1 ORDER BY 1, 2, 3") +
+         dump(db,
+              "SELECT p.namespace, p.term, c.first_seq, p.touched_seq FROM cluster_postings p JOIN "
+              "clusters c "
+              "USING (cluster_id) ORDER BY 1, 2, 3") +
+         dump(db,
+              "SELECT c.first_seq, e.canonical_key, ce.mentions FROM cluster_entities ce JOIN "
+              "clusters c "
+              "USING (cluster_id) JOIN entities e USING (entity_id) ORDER BY 1, 2") +
+         dump(
+             db,
+             "SELECT observation_id, namespace, signature, title, text, supporting_event_ids, "
+             "support_count, "
+             "trajectory_count, confidence, importance, first_detected_us, last_reinforced_us FROM "
+             "observations WHERE observation_type = 'community' AND is_active = 1 ORDER BY "
+             "observation_id") +
+         dump(db,
+              "SELECT m.observation_id, m.member_type, coalesce(e.canonical_key, c.first_seq) FROM "
+              "community_members m LEFT JOIN entities e ON m.member_type = 'entity' AND "
+              "e.entity_id = "
+              "m.member_id LEFT JOIN clusters c ON m.member_type = 'cluster' AND c.cluster_id = "
+              "m.member_id "
+              "JOIN observations o USING (observation_id) WHERE o.is_active = 1 ORDER BY 1, 2, 3") +
          dump(db, "SELECT * FROM job_state WHERE job = 'cluster' ORDER BY namespace, key");
 }
 
@@ -89,9 +113,9 @@ struct Runner {
 
 jobs::ClusterParams default_params() { return daemon::cluster_params(config::defaults()); }
 
-jobs::Extraction extract(std::string_view kind, std::string_view content, const json& context = json(),
-                         const json& entities = json(), const json& relations = json(),
-                         std::string_view agent = "") {
+jobs::Extraction extract(std::string_view kind, std::string_view content,
+                         const json& context = json(), const json& entities = json(),
+                         const json& relations = json(), std::string_view agent = "") {
   return jobs::extract_entities({kind, content, agent, &context, &entities, &relations, {}});
 }
 
@@ -107,8 +131,10 @@ bool has(const std::vector<std::string>& list, const std::string& key) {
 
 // The namespace's entities by importance, as "key score".
 std::vector<std::string> top_entities(SQLite::Database& db, const std::string& ns, int n) {
-  SQLite::Statement q(db, "SELECT canonical_key FROM entities WHERE namespace = ?1 ORDER BY importance_score DESC, "
-                          "canonical_key LIMIT ?2");
+  SQLite::Statement q(
+      db,
+      "SELECT canonical_key FROM entities WHERE namespace = ?1 ORDER BY importance_score DESC, "
+      "canonical_key LIMIT ?2");
   q.bind(1, ns);
   q.bind(2, n);
   std::vector<std::string> out;
@@ -117,27 +143,32 @@ std::vector<std::string> top_entities(SQLite::Database& db, const std::string& n
 }
 
 void print_top(SQLite::Database& db, const std::string& ns, int n) {
-  SQLite::Statement q(db, "SELECT canonical_key, entity_type, printf('%.4f', importance_score), mention_count FROM "
-                          "entities WHERE namespace = ?1 ORDER BY importance_score DESC, canonical_key LIMIT ?2");
+  SQLite::Statement q(
+      db,
+      "SELECT canonical_key, entity_type, printf('%.4f', importance_score), mention_count FROM "
+      "entities WHERE namespace = ?1 ORDER BY importance_score DESC, canonical_key LIMIT ?2");
   q.bind(1, ns);
   q.bind(2, n);
   std::cout << "top entities of " << ns << ":\n";
   int rank = 0;
   while (q.executeStep()) {
-    std::cout << "  " << ++rank << ". " << q.getColumn(0).getString() << "  " << q.getColumn(2).getString()
-              << "  (" << q.getColumn(1).getString() << ", " << q.getColumn(3).getInt64() << " mentions)\n";
+    std::cout << "  " << ++rank << ". " << q.getColumn(0).getString() << "  "
+              << q.getColumn(2).getString() << "  (" << q.getColumn(1).getString() << ", "
+              << q.getColumn(3).getInt64() << " mentions)\n";
   }
 }
 
 void print_clusters(SQLite::Database& db, const std::string& ns, int n) {
-  SQLite::Statement q(db, "SELECT member_count, duplicate_count, label, substr(summary_text, 1, 90) FROM clusters "
-                          "WHERE namespace = ?1 ORDER BY member_count + duplicate_count DESC, cluster_id LIMIT ?2");
+  SQLite::Statement q(
+      db,
+      "SELECT member_count, duplicate_count, label, substr(summary_text, 1, 90) FROM clusters "
+      "WHERE namespace = ?1 ORDER BY member_count + duplicate_count DESC, cluster_id LIMIT ?2");
   q.bind(1, ns);
   q.bind(2, n);
   std::cout << "largest clusters of " << ns << ":\n";
   while (q.executeStep()) {
-    std::cout << "  " << q.getColumn(0).getInt64() << "+" << q.getColumn(1).getInt64() << "  [" << q.getColumn(2).getString()
-              << "]  " << q.getColumn(3).getString() << "\n";
+    std::cout << "  " << q.getColumn(0).getInt64() << "+" << q.getColumn(1).getInt64() << "  ["
+              << q.getColumn(2).getString() << "]  " << q.getColumn(3).getString() << "\n";
   }
 }
 
@@ -145,11 +176,16 @@ void print_clusters(SQLite::Database& db, const std::string& ns, int n) {
 
 TEST_CASE("canonical keys: NFC, case folding, trimming, paths keep their case") {
   // "Mélanie" with a combining acute accent and with the precomposed letter are one key.
-  CHECK(jobs::canonical_key("person:Me\xCC\x81lanie") == std::optional<std::string>("person:m\xC3\xA9lanie"));
-  CHECK(jobs::canonical_key("person:M\xC3\xA9LANIE.") == std::optional<std::string>("person:m\xC3\xA9lanie"));
-  CHECK(jobs::canonical_key("Person:  Ana   Lima ") == std::optional<std::string>("person:ana lima"));
-  CHECK(jobs::canonical_key("repo:Stra\xC3\x9F" "e") == std::optional<std::string>("repo:strasse"));
-  CHECK(jobs::canonical_key("file:./src//Ctx.cpp") == std::optional<std::string>("file:src/Ctx.cpp"));
+  CHECK(jobs::canonical_key("person:Me\xCC\x81lanie") ==
+        std::optional<std::string>("person:m\xC3\xA9lanie"));
+  CHECK(jobs::canonical_key("person:M\xC3\xA9LANIE.") ==
+        std::optional<std::string>("person:m\xC3\xA9lanie"));
+  CHECK(jobs::canonical_key("Person:  Ana   Lima ") ==
+        std::optional<std::string>("person:ana lima"));
+  CHECK(jobs::canonical_key("repo:Stra\xC3\x9F"
+                            "e") == std::optional<std::string>("repo:strasse"));
+  CHECK(jobs::canonical_key("file:./src//Ctx.cpp") ==
+        std::optional<std::string>("file:src/Ctx.cpp"));
   CHECK(jobs::canonical_key("file:src/a/../b.c:42") == std::optional<std::string>("file:src/b.c"));
   CHECK_FALSE(jobs::canonical_key("no colon"));
   CHECK_FALSE(jobs::canonical_key("person:"));
@@ -166,20 +202,32 @@ TEST_CASE("canonical keys: NFC, case folding, trimming, paths keep their case") 
 }
 
 TEST_CASE("extraction: every source, in order of trust") {
-  const json context = {{"target", "socket_engine"}, {"files", {"src/ctx.cpp", "include/zmq.h", "NEWS"}},
+  const json context = {{"target", "socket_engine"},
+                        {"files", {"src/ctx.cpp", "include/zmq.h", "NEWS"}},
                         {"tool", "open"}};
   const json entities = {"repo:libzmq", "person:Ana"};
-  const auto e = extract("commit_change",
-                         "ctx: fix shutdown race in src/socket_base.cpp\n\nReported by @bluca, see repo:czmq "
-                         "and ZeroMQ Guide. Mail sustrik@250bpm.com.\n\nSigned-off-by: Martin Sustrik "
-                         "<sustrik@250bpm.com>",
-                         context, entities, json(), "dev-1234");
+  const auto e =
+      extract("commit_change",
+              "ctx: fix shutdown race in src/socket_base.cpp\n\nReported by @bluca, see repo:czmq "
+              "and ZeroMQ Guide. Mail sustrik@250bpm.com.\n\nSigned-off-by: Martin Sustrik "
+              "<sustrik@250bpm.com>",
+              context, entities, json(), "dev-1234");
   const auto k = keys(e);
-  const std::vector<std::string> expected{"repo:libzmq",         "person:ana",        "component:socket_engine",
-                                          "agent:dev-1234",      "tool:open",         "file:src/ctx.cpp",
-                                          "module:src",          "file:include/zmq.h", "module:include",
-                                          "file:NEWS",           "file:src/socket_base.cpp", "repo:czmq",
-                                          "person:bluca",        "component:ctx",     "person:martin sustrik",
+  const std::vector<std::string> expected{"repo:libzmq",
+                                          "person:ana",
+                                          "component:socket_engine",
+                                          "agent:dev-1234",
+                                          "tool:open",
+                                          "file:src/ctx.cpp",
+                                          "module:src",
+                                          "file:include/zmq.h",
+                                          "module:include",
+                                          "file:NEWS",
+                                          "file:src/socket_base.cpp",
+                                          "repo:czmq",
+                                          "person:bluca",
+                                          "component:ctx",
+                                          "person:martin sustrik",
                                           "name:zeromq guide"};
   CHECK(k == expected);
   CHECK(e.mentions[0].source == jobs::Source::kExplicit);
@@ -192,25 +240,29 @@ TEST_CASE("extraction: every source, in order of trust") {
 }
 
 TEST_CASE("extraction: speakers, capitalised runs, SWE-agent paths and aliases") {
-  const auto chat = extract("conversation", "Melanie: I moved the Berlin Office meeting.\nThe plan stays.");
+  const auto chat =
+      extract("conversation", "Melanie: I moved the Berlin Office meeting.\nThe plan stays.");
   CHECK(keys(chat) == std::vector<std::string>{"person:melanie", "name:berlin office"});
   // "The" starts a sentence and is a stop word; "Problem:" is a label, not a speaker.
   CHECK(keys(extract("note", "Problem: it fails. The cause is unknown.")).empty());
 
-  const auto observed = extract("result",
-                                "[File: /marshmallow-code__marshmallow/src/marshmallow/fields.py (1985 lines total)]\n"
-                                "(Open file: /marshmallow-code__marshmallow/src/marshmallow/fields.py)\n"
-                                "(Current directory: /marshmallow-code__marshmallow)",
-                                json(), json{"file:/marshmallow-code__marshmallow/src/marshmallow/fields.py"});
+  const auto observed = extract(
+      "result",
+      "[File: /marshmallow-code__marshmallow/src/marshmallow/fields.py (1985 lines total)]\n"
+      "(Open file: /marshmallow-code__marshmallow/src/marshmallow/fields.py)\n"
+      "(Current directory: /marshmallow-code__marshmallow)",
+      json(), json{"file:/marshmallow-code__marshmallow/src/marshmallow/fields.py"});
   CHECK(keys(observed) == std::vector<std::string>{"file:src/marshmallow/fields.py", "module:src"});
   REQUIRE(observed.aliases.size() == 1);
-  CHECK(observed.aliases[0].alias == "file:/marshmallow-code__marshmallow/src/marshmallow/fields.py");
+  CHECK(observed.aliases[0].alias ==
+        "file:/marshmallow-code__marshmallow/src/marshmallow/fields.py");
   CHECK(observed.aliases[0].canonical_key == "file:src/marshmallow/fields.py");
 }
 
 TEST_CASE("extraction: explicit relations, declared aliases and Problem:/Solution: edges") {
-  const json relations = json::array({{{"predicate", "depends_on"}, {"target", "repo:libsodium"}, {"weight", 0.5}},
-                                      {{"predicate", "alias_of"}, {"target", "person:Melanie"}}});
+  const json relations =
+      json::array({{{"predicate", "depends_on"}, {"target", "repo:libsodium"}, {"weight", 0.5}},
+                   {{"predicate", "alias_of"}, {"target", "person:Melanie"}}});
   const auto e = extract("decision", "We keep it.", json(), json{"person:Mel"}, relations);
   REQUIRE(e.relations.size() == 1);
   CHECK(e.relations[0].source_key == "person:mel");
@@ -221,11 +273,13 @@ TEST_CASE("extraction: explicit relations, declared aliases and Problem:/Solutio
   CHECK(e.aliases[0].alias == "person:mel");
   CHECK(e.aliases[0].canonical_key == "person:melanie");
 
-  const auto ps = extract("commit_change",
-                          "Problem: src/tcp.cpp drops frames on Windows\n\nSolution: retry in src/signaler.cpp",
-                          json{{"files", {"src/tcp.cpp", "src/signaler.cpp"}}});
+  const auto ps =
+      extract("commit_change",
+              "Problem: src/tcp.cpp drops frames on Windows\n\nSolution: retry in src/signaler.cpp",
+              json{{"files", {"src/tcp.cpp", "src/signaler.cpp"}}});
   std::vector<std::string> edges;
-  for (const auto& r : ps.relations) edges.push_back(r.source_key + " " + r.rel_type + " " + r.target_key);
+  for (const auto& r : ps.relations)
+    edges.push_back(r.source_key + " " + r.rel_type + " " + r.target_key);
   CHECK(edges == std::vector<std::string>{"file:src/tcp.cpp solved_by file:src/signaler.cpp",
                                           "name:windows solved_by file:src/signaler.cpp"});
 }
@@ -244,7 +298,8 @@ TEST_CASE("personalised PageRank: known values and determinism") {
   // A 3-cycle is symmetric: every vertex gets 1/3 whatever the damping.
   jobs::Csr cycle{{0, 1, 2, 3}, {1, 2, 0}, {1.0, 1.0, 1.0}};
   const std::vector<double> uniform{1, 1, 1};
-  for (double x : jobs::personalized_pagerank(cycle, uniform, 0.85, 100, 1e-12)) CHECK(x == Approx(1.0 / 3));
+  for (double x : jobs::personalized_pagerank(cycle, uniform, 0.85, 100, 1e-12))
+    CHECK(x == Approx(1.0 / 3));
   // Two vertices pointing at a sink (dangling: its mass returns through v).
   jobs::Csr star{{0, 1, 2, 2}, {2, 2}, {1.0, 1.0}};
   std::int64_t iterations = 0;
@@ -256,7 +311,8 @@ TEST_CASE("personalised PageRank: known values and determinism") {
   CHECK(iterations < 100);
   CHECK(jobs::personalized_pagerank(star, uniform, 0.85, 100, 1e-12) == r);  // bit for bit
   // Personalisation pulls rank towards the preferred vertex.
-  const auto biased = jobs::personalized_pagerank(cycle, std::vector<double>{1, 0, 0}, 0.85, 100, 1e-12);
+  const auto biased =
+      jobs::personalized_pagerank(cycle, std::vector<double>{1, 0, 0}, 0.85, 100, 1e-12);
   CHECK(biased[0] > biased[1]);
   CHECK(biased[1] > biased[2]);
   jobs::ImportanceParams p;
@@ -267,7 +323,8 @@ TEST_CASE("personalised PageRank: known values and determinism") {
 TEST_CASE("tokenizer: Unicode, stop words, stems, no hashes") {
   jobs::Tokenizer tokenizer;
   std::vector<std::string> stems;
-  for (const auto& [stem, surface] : tokenizer.terms("The Sockets were CLOSED by zmq_close(); GRÖSSE 4ed70a93 42"))
+  for (const auto& [stem, surface] :
+       tokenizer.terms("The Sockets were CLOSED by zmq_close(); GRÖSSE 4ed70a93 42"))
     stems.push_back(stem);
   CHECK(stems == std::vector<std::string>{"socket", "close", "zmq", "close", "grösse"});
   CHECK(jobs::cosine({{"a", 1.0}, {"b", 1.0}}, {{"a", 1.0}, {"b", 1.0}}) == Approx(1.0));
@@ -278,7 +335,8 @@ TEST_CASE("cluster and importance jobs on the real streams") {
   test::TempDir dir;
   Runner run;
   const std::string path = dir.file("e.db");
-  REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, run.clock) == 9052);
+  REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
+                            run.clock) == 9052);
   auto db = open_writer(path);
   const json result = run.cluster(db, default_params());
   std::cout << "cluster: " << result.dump() << "\n";
@@ -288,7 +346,8 @@ TEST_CASE("cluster and importance jobs on the real streams") {
   CHECK(result["communities"]["communities_created"].get<int>() > 0);
   const json importance = run.importance(db);
   std::cout << "importance: " << importance["top_entities"].dump() << "\n";
-  CHECK(importance["entities_scored"].get<int>() == db.execAndGet("SELECT count(*) FROM entities").getInt());
+  CHECK(importance["entities_scored"].get<int>() ==
+        db.execAndGet("SELECT count(*) FROM entities").getInt());
   print_top(db, "libzmq", 40);
   print_top(db, "swe-agent", 15);
 
@@ -306,34 +365,52 @@ TEST_CASE("cluster and importance jobs on the real streams") {
   CHECK(has(swe, "file:src/marshmallow/fields.py"));
   CHECK(has(swe, "file:reproduce.py"));
   // Every score is in [0, 1]; the alias from the absolute path resolves to the relative key.
-  CHECK(db.execAndGet("SELECT min(importance_score) >= 0 AND max(importance_score) <= 1 FROM entities").getInt() == 1);
+  CHECK(db.execAndGet(
+              "SELECT min(importance_score) >= 0 AND max(importance_score) <= 1 FROM entities")
+            .getInt() == 1);
   CHECK(db.execAndGet("SELECT canonical_key FROM entity_aliases WHERE alias = "
-                      "'file:/marshmallow-code__marshmallow/src/marshmallow/fields.py'").getString() ==
-        "file:src/marshmallow/fields.py");
+                      "'file:/marshmallow-code__marshmallow/src/marshmallow/fields.py'")
+            .getString() == "file:src/marshmallow/fields.py");
 
   // Hand-checked: commits about one subsystem share a cluster (GSSAPI security, TIPC and VMCI
   // transports), and the subsystems are told apart.
   auto cluster_of = [&](const std::string& hash) {
-    return db.execAndGet("SELECT ec.cluster_id FROM event_clusters ec JOIN events e ON e.seq = ec.seq WHERE e.uid = "
-                         "'git:libzmq:" + hash + "'").getInt64();
+    return db
+        .execAndGet(
+            "SELECT ec.cluster_id FROM event_clusters ec JOIN events e ON e.seq = ec.seq WHERE "
+            "e.uid = "
+            "'git:libzmq:" +
+            hash + "'")
+        .getInt64();
   };
-  const auto gssapi = cluster_of("1445516c41de0a3942d2c3ed09017564b9a7723e");  // Establishing GSSAPI sec context ...
-  CHECK(cluster_of("3c414c4aac45a821645ff8c23bc838b5ac017b30") == gssapi);     // GSSAPI mechanism now fully working ...
-  CHECK(cluster_of("27591d2da6a3df7ef5f9a7d0dcec40f25233b4bd") == gssapi);     // ZMQ_GSSAPI_PLAINTEXT option ...
-  const auto tipc = cluster_of("eab85b52953bd23076c5b9333ef1c455cdc3666d");    // zmq: add support for TIPC transport
-  CHECK(cluster_of("58ac87def1b5349ddfd9d89cde0ca18e5f7cd7cd") == tipc);       // narrow condition to include TIPC ...
-  CHECK(cluster_of("bbbccebbe711a991d807bf70132bb4a982bb4e71") == tipc);       // zmq: add TIPC manpage
-  const auto vmci = cluster_of("68b13fbddb909e6b75a72475f19dad98cc737764");    // Add the VMCI transport.
-  CHECK(cluster_of("a556b500daa31de04468a5df1ae66c5c31c9eef5") == vmci);       // Problem: ... vmci include ...
-  CHECK(cluster_of("64ce6ca7727fe2c81ebc4682b298fca696385aeb") == vmci);       // Problem: ... vmci enabled by default
+  const auto gssapi = cluster_of(
+      "1445516c41de0a3942d2c3ed09017564b9a7723e");  // Establishing GSSAPI sec context ...
+  CHECK(cluster_of("3c414c4aac45a821645ff8c23bc838b5ac017b30") ==
+        gssapi);  // GSSAPI mechanism now fully working ...
+  CHECK(cluster_of("27591d2da6a3df7ef5f9a7d0dcec40f25233b4bd") ==
+        gssapi);  // ZMQ_GSSAPI_PLAINTEXT option ...
+  const auto tipc = cluster_of(
+      "eab85b52953bd23076c5b9333ef1c455cdc3666d");  // zmq: add support for TIPC transport
+  CHECK(cluster_of("58ac87def1b5349ddfd9d89cde0ca18e5f7cd7cd") ==
+        tipc);  // narrow condition to include TIPC ...
+  CHECK(cluster_of("bbbccebbe711a991d807bf70132bb4a982bb4e71") == tipc);  // zmq: add TIPC manpage
+  const auto vmci =
+      cluster_of("68b13fbddb909e6b75a72475f19dad98cc737764");  // Add the VMCI transport.
+  CHECK(cluster_of("a556b500daa31de04468a5df1ae66c5c31c9eef5") ==
+        vmci);  // Problem: ... vmci include ...
+  CHECK(cluster_of("64ce6ca7727fe2c81ebc4682b298fca696385aeb") ==
+        vmci);  // Problem: ... vmci enabled by default
   CHECK(gssapi != tipc);
   CHECK(tipc != vmci);
   CHECK(gssapi != vmci);
 
   // Communities link entities and clusters that exist.
-  CHECK(db.execAndGet("SELECT count(*) FROM community_members m LEFT JOIN entities e ON e.entity_id = m.member_id "
-                      "WHERE m.member_type = 'entity' AND e.entity_id IS NULL").getInt() == 0);
-  CHECK(db.execAndGet("SELECT count(*) FROM community_members WHERE member_type = 'cluster'").getInt() > 0);
+  CHECK(db.execAndGet("SELECT count(*) FROM community_members m LEFT JOIN entities e ON "
+                      "e.entity_id = m.member_id "
+                      "WHERE m.member_type = 'entity' AND e.entity_id IS NULL")
+            .getInt() == 0);
+  CHECK(db.execAndGet("SELECT count(*) FROM community_members WHERE member_type = 'cluster'")
+            .getInt() > 0);
 
   // A rerun with no new events changes nothing, and so does a second importance run.
   const std::string before = derived_tables(db);
@@ -351,7 +428,8 @@ TEST_CASE("the cluster job does not depend on how events were split into runs an
   Runner run;
   const std::string one = dir.file("one.db");
   const std::string many = dir.file("many.db");
-  REQUIRE(test::load_corpus(one, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, run.clock) == 9052);
+  REQUIRE(test::load_corpus(one, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
+                            run.clock) == 9052);
   std::filesystem::copy_file(one, many);
   auto db_one = open_writer(one);
   auto db_many = open_writer(many);
@@ -373,7 +451,8 @@ TEST_CASE("a run cut between its last chunk and community detection leaves the d
   Runner run;
   const std::string whole = dir.file("whole.db");
   const std::string cut = dir.file("cut.db");
-  REQUIRE(test::load_corpus(whole, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, run.clock) == 9052);
+  REQUIRE(test::load_corpus(whole, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
+                            run.clock) == 9052);
   std::filesystem::copy_file(whole, cut);
   auto db_whole = open_writer(whole);
   run.cluster(db_whole, default_params());
@@ -386,19 +465,24 @@ TEST_CASE("a run cut between its last chunk and community detection leaves the d
     // audit_log is append-only by trigger; the test steps around it to rebuild that state.
     db_cut.exec("DROP TRIGGER audit_log_no_delete");
     db_cut.exec("DELETE FROM audit_log WHERE record_id LIKE 'community:%'");
-    db_cut.exec("CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN "
-                "SELECT RAISE(ABORT, 'audit_log is append-only'); END");
+    db_cut.exec(
+        "CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN "
+        "SELECT RAISE(ABORT, 'audit_log is append-only'); END");
     db_cut.exec("DELETE FROM observations WHERE observation_type = 'community'");
     db_cut.exec("DELETE FROM job_state WHERE job = 'cluster' AND key = 'communities_watermark'");
     undo.commit();
   }
-  REQUIRE(db_cut.execAndGet("SELECT count(*) FROM observations WHERE observation_type = 'community'").getInt() == 0);
+  REQUIRE(
+      db_cut.execAndGet("SELECT count(*) FROM observations WHERE observation_type = 'community'")
+          .getInt() == 0);
   const json rerun = run.cluster(db_cut, default_params());
   CHECK(rerun["events_processed"] == 0);
   CHECK(rerun["communities"]["communities_created"].get<int>() > 0);
   CHECK(derived_tables(db_cut) == derived_tables(db_whole));
-  const std::string audit = "SELECT record_type, record_id, action, actor, at_us, rationale, previous FROM audit_log WHERE record_id LIKE "
-                            "'community:%' ORDER BY record_id, action";
+  const std::string audit =
+      "SELECT record_type, record_id, action, actor, at_us, rationale, previous FROM audit_log "
+      "WHERE record_id LIKE "
+      "'community:%' ORDER BY record_id, action";
   CHECK(dump(db_cut, audit) == dump(db_whole, audit));
   // Detected once per graph: a further run owes nothing.
   const json again = run.cluster(db_cut, default_params());
@@ -410,7 +494,8 @@ TEST_CASE("the cluster job yielding to the writer at arbitrary events gives the 
   Runner run;
   const std::string alone = dir.file("alone.db");
   const std::string yielding = dir.file("yielding.db");
-  REQUIRE(test::load_corpus(alone, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, run.clock) == 9052);
+  REQUIRE(test::load_corpus(alone, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
+                            run.clock) == 9052);
   std::filesystem::copy_file(alone, yielding);
   auto db_alone = open_writer(alone);
   auto db_yielding = open_writer(yielding);
@@ -422,7 +507,8 @@ TEST_CASE("the cluster job yielding to the writer at arbitrary events gives the 
     const json result = run.cluster(db_yielding, default_params(), "", &gate);
     CHECK(result["events_processed"] == 9052);
   }
-  INFO("job transactions " << gate.stats().job_turns.load() << ", yields " << gate.stats().job_yields.load());
+  INFO("job transactions " << gate.stats().job_turns.load() << ", yields "
+                           << gate.stats().job_yields.load());
   CHECK(gate.stats().job_yields.load() > 10);
   CHECK(derived_tables(db_yielding) == derived_tables(db_alone));
 }
@@ -432,7 +518,8 @@ TEST_CASE("events arriving in two batches give the tables of one batch") {
   Runner run;
   const std::string a = dir.file("a.db");
   const std::string b = dir.file("b.db");
-  REQUIRE(test::load_corpus(a, {"swe-agent-trajectories.jsonl", "libzmq-commits.jsonl"}, run.clock) == 9052);
+  REQUIRE(test::load_corpus(a, {"swe-agent-trajectories.jsonl", "libzmq-commits.jsonl"},
+                            run.clock) == 9052);
   REQUIRE(test::load_corpus(b, {"swe-agent-trajectories.jsonl"}, run.clock) == 448);
   auto db_a = open_writer(a);
   run.cluster(db_a, default_params());
@@ -479,13 +566,15 @@ TEST_CASE("edge decay is closed-form and reports reinforced edges") {
   CHECK(sweep(a, kNow + 10 * kDay)["edges_reinforced"] == 0);
   auto db_a = open_writer(a);
   auto db_b = open_writer(b);
-  const std::string q = "SELECT relationship_id, strength, strength_base, strength_ref_us FROM entity_relationships "
-                        "ORDER BY relationship_id";
+  const std::string q =
+      "SELECT relationship_id, strength, strength_base, strength_ref_us FROM entity_relationships "
+      "ORDER BY relationship_id";
   CHECK(dump(db_a, q) == dump(db_b, q));
-  SQLite::Statement row(db_a, "SELECT strength, strength_base, strength_ref_us FROM entity_relationships "
-                              "ORDER BY relationship_id LIMIT 1");
+  SQLite::Statement row(db_a,
+                        "SELECT strength, strength_base, strength_ref_us FROM entity_relationships "
+                        "ORDER BY relationship_id LIMIT 1");
   REQUIRE(row.executeStep());
   CHECK(row.getColumn(0).getDouble() ==
-        Approx(jobs::edge_strength_at(row.getColumn(1).getDouble(), row.getColumn(2).getInt64(), kNow + 10 * kDay,
-                                      half_life)));
+        Approx(jobs::edge_strength_at(row.getColumn(1).getDouble(), row.getColumn(2).getInt64(),
+                                      kNow + 10 * kDay, half_life)));
 }

@@ -31,7 +31,7 @@ TEST_CASE("Membrane decay cases") {
   DecayProfile zero = membrane(0.2);
   zero.half_life_s = 0;
   CHECK_FALSE(salience_at(0.8, kT0, kT0, zero, kT0 + kSecond));  // half-life 0 is invalid
-  CHECK(reinforce(0.95, 0.2) == 1.0);                               // cap
+  CHECK(reinforce(0.95, 0.2) == 1.0);                            // cap
   CHECK(*penalize(0.8, 0.25, 0.1) == Approx(0.55).epsilon(1e-15));
   CHECK_FALSE(penalize(0.8, -0.1, 0.1));
   CHECK_FALSE(penalize(0.8, std::nan(""), 0.1));
@@ -114,7 +114,8 @@ TEST_CASE("evidence sums are exact and the same in any order of arrival") {
   // give the sums of the sorted list exactly.
   std::mt19937_64 random(7);
   std::vector<std::int64_t> times;
-  for (int i = 0; i < 2000; ++i) times.push_back(kT0 + static_cast<std::int64_t>(random() % (400 * kDay)) / 1000 * 1000);
+  for (int i = 0; i < 2000; ++i)
+    times.push_back(kT0 + static_cast<std::int64_t>(random() % (400 * kDay)) / 1000 * 1000);
   std::multiset<std::int64_t> seen;
   EvidenceSums sums;
   for (const std::int64_t t : times) {
@@ -151,7 +152,8 @@ TEST_CASE("stream metrics by hand") {
   const double c = 0.4 * std::log10(5.0) / 2.0 + 0.4 * s + 0.2 * std::log(3.0) / 2.3;
   CHECK(m.confidence == Approx(c).epsilon(1e-12));
   CHECK(m.removal_cost == Approx(0.2 + 0.1 * s + 0.05 * std::log10(5.0)).epsilon(1e-12));
-  CHECK(m.utility == Approx(0.5 * s + 0.02 * std::log10(5.0) + std::log(3.0) / 10.0).epsilon(1e-12));
+  CHECK(m.utility ==
+        Approx(0.5 * s + 0.02 * std::log10(5.0) + std::log(3.0) / 10.0).epsilon(1e-12));
   // A hit 17 days ago costs min(0.3, (17 - 7) / 30) = 0.3.
   CHECK(utility(s, 4, {2, kT0}, kT0, kT0 + 17 * kDay) ==
         Approx(0.5 * s + 0.02 * std::log10(5.0) + std::log(3.0) / 10.0 - 0.3).epsilon(1e-12));
@@ -197,8 +199,7 @@ TEST_CASE("problem signatures fold what varies") {
   CHECK(problem_signature("Error at 0xdeadbeef: 'x.txt' not found") ==
         "error at <hex> <q> not found");
   CHECK(problem_signature("Traceback (most recent call last):\n  File \"a.py\", line 3\n"
-                          "ValueError: invalid literal 42\n") ==
-        "valueerror invalid literal <n>");
+                          "ValueError: invalid literal 42\n") == "valueerror invalid literal <n>");
   CHECK(problem_signature("\x1b[33mwarning\x1b[0m: thing") == "warning thing");
   CHECK(problem_signature("  \n ").empty());
 }

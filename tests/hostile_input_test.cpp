@@ -62,14 +62,13 @@ std::vector<HostileCase> event_cases() {
        "agent_id:"},
       {"overlong unknown field name", "{" + task + R"(,")" + std::string(257, 'k') + R"(":1})",
        "(field name): unknown field names must be 1-256 characters"},
-      {"too many tags", "{" + task + R"(,"tags":[)" + repeat(R"("t",)", 64) + R"("t"]})",
-       "tags:"},
+      {"too many tags", "{" + task + R"(,"tags":[)" + repeat(R"("t",)", 64) + R"("t"]})", "tags:"},
       {"content of ASCII white space only", R"({"kind":"task","content":" \t\r\n "})",
        "content: must not be empty"},
       {"duplicate top-level key", R"({"kind":"task","content":"x","content":"y"})",
        "content: duplicate key"},
-      {"duplicate kind with a different value", R"({"kind":"task","kind":"decision","content":"x"})",
-       "kind: duplicate key"},
+      {"duplicate kind with a different value",
+       R"({"kind":"task","kind":"decision","content":"x"})", "kind: duplicate key"},
       {"duplicate key inside context", "{" + task + R"(,"context":{"a":1,"a":2}})",
        "context: duplicate key 'a'"},
       {"duplicate key inside metadata", "{" + task + R"(,"metadata":{"m":{"x":1,"x":1}}})",
@@ -127,7 +126,8 @@ std::vector<HostileCase> message_cases() {
        std::string(R"({"kind":"task","content":"a)") + std::string(1, '\0') + R"(b"})",
        "message: not valid JSON: "},
       {"raw NUL byte after the document", good + std::string(1, '\0'), "message: not valid JSON: "},
-      {"lone surrogate escape", R"({"kind":"task","content":"\ud800"})", "message: not valid JSON: "},
+      {"lone surrogate escape", R"({"kind":"task","content":"\ud800"})",
+       "message: not valid JSON: "},
       {"deep nesting (5000 levels)", std::string(5000, '[') + std::string(5000, ']'),
        "message: not valid JSON: "},
       {"deep nesting of objects",
@@ -136,7 +136,8 @@ std::vector<HostileCase> message_cases() {
        "message: not valid JSON: "},
       {"huge number (1e999)", R"({"kind":"task","content":"x","importance":1e999})",
        "message: not valid JSON: "},
-      {"huge integer (2^64)", R"({"kind":"task","content":"x","sequence_number":18446744073709551616})",
+      {"huge integer (2^64)",
+       R"({"kind":"task","content":"x","sequence_number":18446744073709551616})",
        "message: not valid JSON: "},
       {"NaN", R"({"kind":"task","content":"x","importance":NaN})", "message: not valid JSON: "},
       {"Infinity", R"({"kind":"task","content":"x","importance":Infinity})",
@@ -146,7 +147,8 @@ std::vector<HostileCase> message_cases() {
       {"truncated JSON", R"({"kind":"task","content":"x")", "message: not valid JSON: "},
       {"trailing garbage", good + "}", "message: not valid JSON: "},
       {"empty payload", "", "message: not valid JSON: "},
-      {"a bare string", R"("task")", "message: must be a JSON object or an array of objects, not string"},
+      {"a bare string", R"("task")",
+       "message: must be a JSON object or an array of objects, not string"},
       {"empty batch", "[]", "message: a batch holds 1 to 1000 events, not 0"},
       {"1,001-event batch", "[" + repeat(good + ",", 1000) + good + "]",
        "message: a batch holds 1 to 1000 events, not 1001"},
@@ -187,7 +189,8 @@ TEST_CASE("hostile events on ingest: precise per-event errors, the rest of the b
     INFO(c.name);
     const std::string a = "ing-" + std::to_string(n) + "-a", b = "ing-" + std::to_string(n) + "-b";
     ++n;
-    const json reply = ingest(dealer, "[" + good_event(a) + "," + c.payload + "," + good_event(b) + "]");
+    const json reply =
+        ingest(dealer, "[" + good_event(a) + "," + c.payload + "," + good_event(b) + "]");
     REQUIRE(reply.is_object());
     REQUIRE(reply["results"].size() == 3);
     CHECK(reply["results"][0]["status"] == "stored");
@@ -213,8 +216,7 @@ TEST_CASE("hostile events on ingest: precise per-event errors, the rest of the b
   CHECK(control_alive(context, running));
 }
 
-TEST_CASE("hostile messages on ingest: the whole message is refused with the reason",
-          "[hostile]") {
+TEST_CASE("hostile messages on ingest: the whole message is refused with the reason", "[hostile]") {
   test::TempDir dir;
   test::RunningDaemon running(test::loopback_config(dir));
   const std::string db = dir.file("reflectd.db");
@@ -248,7 +250,8 @@ TEST_CASE("hostile inputs on push: dead_letters rows with the reason; the rest i
   std::vector<std::string> good_ids;
   int n = 0;
   for (const auto& c : event_cases()) {
-    const std::string a = "push-" + std::to_string(n) + "-a", b = "push-" + std::to_string(n) + "-b";
+    const std::string a = "push-" + std::to_string(n) + "-a",
+                      b = "push-" + std::to_string(n) + "-b";
     ++n;
     const std::string payload = "[" + good_event(a) + "," + c.payload + "," + good_event(b) + "]";
     push.send(zmq::buffer(payload));
@@ -262,14 +265,15 @@ TEST_CASE("hostile inputs on push: dead_letters rows with the reason; the rest i
   }
   // Push is in order on one connection: once the sentinel is stored, everything before it is.
   push.send(zmq::buffer(good_event("push-sentinel")));
-  REQUIRE(test::wait_until([&] { return has_event(db, "push-sentinel"); },
-                           std::chrono::seconds(20)));
+  REQUIRE(
+      test::wait_until([&] { return has_event(db, "push-sentinel"); }, std::chrono::seconds(20)));
   for (const auto& id : good_ids) {
     INFO(id);
     CHECK(has_event(db, id));
   }
   auto reader = store::open_database({db, "full", 5000}, store::Access::kReader);
-  SQLite::Statement letters(reader, "SELECT endpoint, reason, payload FROM dead_letters ORDER BY id");
+  SQLite::Statement letters(reader,
+                            "SELECT endpoint, reason, payload FROM dead_letters ORDER BY id");
   std::size_t i = 0;
   while (letters.executeStep()) {
     REQUIRE(i < expected.size());
@@ -303,10 +307,12 @@ TEST_CASE("multipart messages with extra frames", "[hostile]") {
                                "frame of at most 255 bytes; got 3 frames"));
     reply = round_trip(dealer, {std::string(256, 'r'), good_event("mp-3")});
     REQUIRE(!reply.empty());
-    CHECK_THAT(json::parse(reply.back())["error"].get<std::string>(), Catch::Contains("got 2 frames"));
+    CHECK_THAT(json::parse(reply.back())["error"].get<std::string>(),
+               Catch::Contains("got 2 frames"));
     reply = round_trip(dealer, std::vector<std::string>(40, "x"));
     REQUIRE(!reply.empty());
-    CHECK_THAT(json::parse(reply.back())["error"].get<std::string>(), Catch::Contains("got 40 frames"));
+    CHECK_THAT(json::parse(reply.back())["error"].get<std::string>(),
+               Catch::Contains("got 40 frames"));
     // An empty frame list element: one empty payload frame.
     reply = round_trip(dealer, {""});
     CHECK_THAT(json::parse(reply.back())["error"].get<std::string>(),
@@ -327,11 +333,17 @@ TEST_CASE("multipart messages with extra frames", "[hostile]") {
           "message: expected 1 frame, got 2");
   }
   SECTION("control: extra frames and garbage get errors") {
-    auto control = make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
+    auto control =
+        make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
     auto reply = round_trip(control, {"x", "y", "not json"});
-    CHECK_THAT(json::parse(reply.back())["error"].get<std::string>(), Catch::Contains("JSON object"));
-    const std::vector<std::string> bad_requests{"[]", "null", "{\"cmd\":7}", "{\"cmd\":\"nope\"}",
-                                                "{\"cmd\":\"status\"\x80}", std::string(5000, '[')};
+    CHECK_THAT(json::parse(reply.back())["error"].get<std::string>(),
+               Catch::Contains("JSON object"));
+    const std::vector<std::string> bad_requests{"[]",
+                                                "null",
+                                                "{\"cmd\":7}",
+                                                "{\"cmd\":\"nope\"}",
+                                                "{\"cmd\":\"status\"\x80}",
+                                                std::string(5000, '[')};
     for (const std::string& bad : bad_requests) {
       INFO(bad.substr(0, 40));
       reply = round_trip(control, {bad});

@@ -86,7 +86,9 @@ TEST_CASE("scheduler: interval with a stable jitter, rescheduled when a run ends
   REQUIRE(published.size() == 2);
   CHECK(published[0]["status"] == "ok");
   CHECK(published[0]["result"] == json{{"ticks", 1}});
-  CHECK(published[0]["finished_us"].get<std::int64_t>() - published[0]["started_us"].get<std::int64_t>() == 5 * kSecond);
+  CHECK(published[0]["finished_us"].get<std::int64_t>() -
+            published[0]["started_us"].get<std::int64_t>() ==
+        5 * kSecond);
   const auto runs = jobs::recent_runs(db, 10);
   REQUIRE(runs.size() == 2);
   CHECK(runs[0].status == "ok");
@@ -116,9 +118,8 @@ TEST_CASE("scheduler: event-count, idle and on-demand triggers") {
   CHECK(scheduler.run_due() == 1);  // idle 30 s with unprocessed events
   CHECK(scheduler.run_due() == 0);  // nothing left unprocessed
   bool answered = false;
-  CHECK_FALSE(scheduler.request("work", "c", [&](const jobs::RunRecord& run) {
-    answered = run.status == "ok";
-  }));
+  CHECK_FALSE(scheduler.request(
+      "work", "c", [&](const jobs::RunRecord& run) { answered = run.status == "ok"; }));
   CHECK(scheduler.request("nope", "", {}) == "unknown job 'nope'; known: work");
   CHECK(scheduler.run_due() == 1);
   CHECK(answered);
@@ -129,17 +130,20 @@ TEST_CASE("scheduler: failures, timeouts, skips and interrupted runs are recorde
   test::TempDir dir;
   FakeClock clock;
   auto db = open_writer(dir.file("s.db"));
-  jobs::Job failing{"failing", {true, 3600, 0, 10, 0, 0},
-                    [](jobs::JobContext&) -> json { throw std::runtime_error("boom"); }};
+  jobs::Job failing{"failing", {true, 3600, 0, 10, 0, 0}, [](jobs::JobContext&) -> json {
+                      throw std::runtime_error("boom");
+                    }};
   jobs::Job slow{"slow", {true, 3600, 0, 10, 0, 0}, [&](jobs::JobContext& ctx) -> json {
                    for (;;) {
                      clock.advance_us(kSecond);  // each step takes 1 s of fake time
                      ctx.cancel.check();
                    }
                  }};
-  jobs::Job disabled{"disabled", {false, 3600, 0, 10, 0, 0}, [](jobs::JobContext&) { return json::object(); }};
-  jobs::Job empty{"empty", {true, 3600, 0, 10, 0, 0},
-                  [](jobs::JobContext&) { return json{{"skipped", true}, {"skip_reason", "no new events"}}; }};
+  jobs::Job disabled{
+      "disabled", {false, 3600, 0, 10, 0, 0}, [](jobs::JobContext&) { return json::object(); }};
+  jobs::Job empty{"empty", {true, 3600, 0, 10, 0, 0}, [](jobs::JobContext&) {
+                    return json{{"skipped", true}, {"skip_reason", "no new events"}};
+                  }};
   jobs::Scheduler scheduler(db, clock, {failing, slow, disabled, empty}, {});
   CHECK(scheduler.run_due() == 3);  // disabled jobs are not scheduled
   CHECK_FALSE(scheduler.request("disabled", "", {}));
@@ -154,7 +158,9 @@ TEST_CASE("scheduler: failures, timeouts, skips and interrupted runs are recorde
   CHECK(by_job["disabled"].status == "skipped");
   CHECK(by_job["disabled"].trigger == "demand");
   // A run the process died in is found at the next start.
-  db.exec("INSERT INTO job_runs (job, trigger, started_us, status) VALUES ('slow', 'interval', 1, 'running')");
+  db.exec(
+      "INSERT INTO job_runs (job, trigger, started_us, status) VALUES ('slow', 'interval', 1, "
+      "'running')");
   jobs::Scheduler restarted(db, clock, {}, {});
   CHECK(restarted.recover_interrupted() == 1);
   CHECK(jobs::recent_runs(db, 1)[0].status == "interrupted");
@@ -164,7 +170,8 @@ TEST_CASE("consolidation on the real streams") {
   test::TempDir dir;
   FakeClock clock(kNow);
   const std::string path = dir.file("c.db");
-  REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock) == 9052);
+  REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
+                            clock) == 9052);
   auto db = open_writer(path);
   const json result = consolidate(db, clock, default_params());
   INFO(result.dump());
@@ -175,36 +182,56 @@ TEST_CASE("consolidation on the real streams") {
   CHECK(result["procedures_distilled"].get<int>() > 0);
 
   SECTION("libzmq's most active modules become EMERGENT or CANONICAL streams") {
-    const auto src = dump(db, "SELECT phase, status, frequency > 1000, coverage, target FROM knowledge "
-                              "WHERE decision_id = 'proposal:libzmq:src'");
+    const auto src = dump(db,
+                          "SELECT phase, status, frequency > 1000, coverage, target FROM knowledge "
+                          "WHERE decision_id = 'proposal:libzmq:src'");
     CHECK((src == "canonical|accepted|1|1.0|src|\n" || src == "emergent|accepted|1|1.0|src|\n"));
-    CHECK(db.execAndGet("SELECT count(*) FROM knowledge WHERE namespace = 'libzmq' AND phase != 'pattern'").getInt() >= 3);
+    CHECK(db.execAndGet(
+                "SELECT count(*) FROM knowledge WHERE namespace = 'libzmq' AND phase != 'pattern'")
+              .getInt() >= 3);
     // Every metric is the documented formula of the stored evidence.
     std::vector<std::int64_t> dates;
-    SQLite::Statement evidence(db, "SELECT ts_us FROM knowledge_evidence WHERE decision_id = "
-                                   "'proposal:libzmq:src' ORDER BY ts_us, event_seq");
+    SQLite::Statement evidence(db,
+                               "SELECT ts_us FROM knowledge_evidence WHERE decision_id = "
+                               "'proposal:libzmq:src' ORDER BY ts_us, event_seq");
     while (evidence.executeStep()) dates.push_back(evidence.getColumn(0).getInt64());
-    const auto m = jobs::compute_metrics(dates, {}, jobs::Phase::kEmergent, jobs::Scope::kLocal, kNow, {});
-    CHECK(db.execAndGet("SELECT confidence FROM knowledge WHERE decision_id = 'proposal:libzmq:src'").getDouble() == m.confidence);
-    CHECK(db.execAndGet("SELECT stability_score FROM knowledge WHERE decision_id = 'proposal:libzmq:src'").getDouble() == m.stability);
-    CHECK(db.execAndGet("SELECT frequency FROM knowledge WHERE decision_id = 'proposal:libzmq:src'").getInt64() == m.frequency);
+    const auto m =
+        jobs::compute_metrics(dates, {}, jobs::Phase::kEmergent, jobs::Scope::kLocal, kNow, {});
+    CHECK(
+        db.execAndGet("SELECT confidence FROM knowledge WHERE decision_id = 'proposal:libzmq:src'")
+            .getDouble() == m.confidence);
+    CHECK(db.execAndGet(
+                "SELECT stability_score FROM knowledge WHERE decision_id = 'proposal:libzmq:src'")
+              .getDouble() == m.stability);
+    CHECK(db.execAndGet("SELECT frequency FROM knowledge WHERE decision_id = 'proposal:libzmq:src'")
+              .getInt64() == m.frequency);
   }
   SECTION("recurring problems become pattern observations whose ids are real events") {
-    CHECK(db.execAndGet("SELECT count(*) FROM observations WHERE namespace = 'libzmq' AND observation_type = 'pattern'").getInt() >= 5);
-    CHECK(db.execAndGet("SELECT support_count FROM observations WHERE signature = 'tests without test framework'").getInt() == 17);
+    CHECK(db.execAndGet("SELECT count(*) FROM observations WHERE namespace = 'libzmq' AND "
+                        "observation_type = 'pattern'")
+              .getInt() >= 5);
+    CHECK(db.execAndGet("SELECT support_count FROM observations WHERE signature = 'tests without "
+                        "test framework'")
+              .getInt() == 17);
     CHECK(db.execAndGet("SELECT count(*) FROM observations o, json_each(o.supporting_event_ids) j "
-                        "LEFT JOIN events e ON e.seq = j.value WHERE e.seq IS NULL").getInt() == 0);
-    CHECK(db.execAndGet("SELECT min(support_count >= 3 AND trajectory_count >= 2) FROM observations "
-                        "WHERE observation_type = 'pattern'").getInt() == 1);
+                        "LEFT JOIN events e ON e.seq = j.value WHERE e.seq IS NULL")
+              .getInt() == 0);
+    CHECK(
+        db.execAndGet("SELECT min(support_count >= 3 AND trajectory_count >= 2) FROM observations "
+                      "WHERE observation_type = 'pattern'")
+            .getInt() == 1);
   }
   SECTION("successful SWE-agent runs are distilled into procedures") {
-    const auto procedural = json::parse(db.execAndGet(
-        "SELECT procedural FROM knowledge WHERE namespace = 'swe-agent' AND procedural IS NOT NULL "
-        "ORDER BY decision_id LIMIT 1").getString());
+    const auto procedural =
+        json::parse(db.execAndGet("SELECT procedural FROM knowledge WHERE namespace = 'swe-agent' "
+                                  "AND procedural IS NOT NULL "
+                                  "ORDER BY decision_id LIMIT 1")
+                        .getString());
     CHECK(procedural["steps"].size() > 0);
     CHECK(procedural["steps"][0]["action"].is_string());
     CHECK(procedural["success_evidence_ids"].size() == 1);
-    CHECK(db.execAndGet("SELECT count(*) FROM trajectory_outcomes WHERE namespace = 'swe-agent'").getInt() == 19);
+    CHECK(db.execAndGet("SELECT count(*) FROM trajectory_outcomes WHERE namespace = 'swe-agent'")
+              .getInt() == 19);
   }
   SECTION("a rerun with no new events changes nothing") {
     const std::string before = derived_tables(db);
@@ -220,7 +247,8 @@ TEST_CASE("consolidation does not depend on how events were split into runs and 
   FakeClock clock(kNow);
   const std::string one = dir.file("one.db");
   const std::string many = dir.file("many.db");
-  REQUIRE(test::load_corpus(one, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock) == 9052);
+  REQUIRE(test::load_corpus(one, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock) ==
+          9052);
   std::filesystem::copy_file(one, many);
   auto db_one = open_writer(one);
   auto db_many = open_writer(many);
@@ -241,11 +269,13 @@ TEST_CASE("consolidation: the same tables for any chunk size and any split into 
   test::TempDir dir;
   FakeClock clock(kNow);
   std::vector<std::string> lines = test::corpus_lines("libzmq-commits.jsonl");
-  for (auto& line : test::corpus_lines("swe-agent-trajectories.jsonl")) lines.push_back(std::move(line));
+  for (auto& line : test::corpus_lines("swe-agent-trajectories.jsonl"))
+    lines.push_back(std::move(line));
   REQUIRE(lines.size() == 9052);
   auto knowledge_audit = [](SQLite::Database& db) {
-    return dump(db, "SELECT record_id, action, rationale, previous FROM audit_log WHERE record_type = "
-                    "'knowledge' ORDER BY record_id, audit_id");
+    return dump(db,
+                "SELECT record_id, action, rationale, previous FROM audit_log WHERE record_type = "
+                "'knowledge' ORDER BY record_id, audit_id");
   };
   const std::string base = dir.file("base.db");
   REQUIRE(test::load_lines(base, lines, clock) == 9052);
@@ -255,7 +285,8 @@ TEST_CASE("consolidation: the same tables for any chunk size and any split into 
   consolidate(reference, clock, default_params());
   const std::string tables = derived_tables(reference);
   const std::string audit = knowledge_audit(reference);
-  CHECK(dump(reference, "SELECT status, phase FROM knowledge WHERE decision_id = 'proposal:libzmq:perf'") ==
+  CHECK(dump(reference,
+             "SELECT status, phase FROM knowledge WHERE decision_id = 'proposal:libzmq:perf'") ==
         "accepted|emergent|\n");
 
   {  // chunks of 997 and of 1 event, one run
@@ -279,8 +310,12 @@ TEST_CASE("consolidation: the same tables for any chunk size and any split into 
       params.chunk_events = chunk;
       // Runs as the after_events trigger would start them, at uneven points.
       std::size_t begin = 0;
-      for (const std::size_t end : {std::size_t{1234}, std::size_t{4321}, std::size_t{4322}, std::size_t{7777}, lines.size()}) {
-        test::load_lines(path, {lines.begin() + static_cast<std::ptrdiff_t>(begin), lines.begin() + static_cast<std::ptrdiff_t>(end)}, clock);
+      for (const std::size_t end : {std::size_t{1234}, std::size_t{4321}, std::size_t{4322},
+                                    std::size_t{7777}, lines.size()}) {
+        test::load_lines(path,
+                         {lines.begin() + static_cast<std::ptrdiff_t>(begin),
+                          lines.begin() + static_cast<std::ptrdiff_t>(end)},
+                         clock);
         auto db = open_writer(path);
         consolidate(db, clock, params);
         begin = end;
@@ -299,7 +334,8 @@ TEST_CASE("consolidation under a writer that always waits yields and keeps its t
   FakeClock clock(kNow);
   const std::string alone = dir.file("alone.db");
   const std::string yielding = dir.file("yielding.db");
-  REQUIRE(test::load_corpus(alone, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock) == 9052);
+  REQUIRE(test::load_corpus(alone, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
+                            clock) == 9052);
   std::filesystem::copy_file(alone, yielding);
   auto db_alone = open_writer(alone);
   auto db_yielding = open_writer(yielding);
@@ -310,7 +346,8 @@ TEST_CASE("consolidation under a writer that always waits yields and keeps its t
     test::GateContender writer(gate);
     CHECK(consolidate(db_yielding, clock, default_params(), "", &gate)["events_processed"] == 9052);
   }
-  INFO("job transactions " << gate.stats().job_turns.load() << ", yields " << gate.stats().job_yields.load());
+  INFO("job transactions " << gate.stats().job_turns.load() << ", yields "
+                           << gate.stats().job_yields.load());
   // Undisturbed it takes 3 transactions (libzmq 5,000 + 3,604, swe-agent 448).
   CHECK(gate.stats().job_yields.load() > 3);
   CHECK(gate.stats().job_turns.load() > 3);
@@ -342,7 +379,8 @@ TEST_CASE("a run cancelled mid-way and rerun yields the tables of an uninterrupt
   jobs::CancelToken cancel(counting, 1, stopping);
   jobs::JobContext ctx{db_b, clock, cancel, "", "interval", 0, {}};
   CHECK_THROWS_AS(jobs::run_consolidation(ctx, params), jobs::JobCancelled);
-  const auto watermark = db_b.execAndGet("SELECT value FROM job_state WHERE key = 'watermark'").getString();
+  const auto watermark =
+      db_b.execAndGet("SELECT value FROM job_state WHERE key = 'watermark'").getString();
   CHECK(watermark != "8604");
   consolidate(db_b, clock, params);
   CHECK(derived_tables(db_b) == derived_tables(db_a));
@@ -371,19 +409,25 @@ TEST_CASE("decay sweeps are closed-form: many sweeps equal one") {
   };
   // a: one sweep 45 days later. b: a sweep every 6 hours for 45 days.
   const json once = sweep(a, kNow + 45 * kDay);
-  for (std::int64_t t = kNow + 6 * 3600 * kSecond; t <= kNow + 45 * kDay; t += 6 * 3600 * kSecond) sweep(b, t);
+  for (std::int64_t t = kNow + 6 * 3600 * kSecond; t <= kNow + 45 * kDay; t += 6 * 3600 * kSecond)
+    sweep(b, t);
   auto db_a = open_writer(a);
   auto db_b = open_writer(b);
-  const std::string knowledge = "SELECT decision_id, vitality, confidence FROM knowledge ORDER BY decision_id";
+  const std::string knowledge =
+      "SELECT decision_id, vitality, confidence FROM knowledge ORDER BY decision_id";
   CHECK(dump(db_a, knowledge) == dump(db_b, knowledge));
   CHECK(dump(db_a, "SELECT seq, status FROM events ORDER BY seq") ==
         dump(db_b, "SELECT seq, status FROM events ORDER BY seq"));
   // The SWE-agent streams' last evidence is from 2024: dormant, with the documented loss.
-  CHECK(db_a.execAndGet("SELECT count(*) FROM knowledge WHERE vitality != 'dormant'").getInt() == 0);
-  const double base = db_a.execAndGet("SELECT confidence_base FROM knowledge ORDER BY decision_id LIMIT 1").getDouble();
-  const std::int64_t last = db_a.execAndGet("SELECT last_seen_us FROM knowledge ORDER BY decision_id LIMIT 1").getInt64();
-  CHECK(db_a.execAndGet("SELECT confidence FROM knowledge ORDER BY decision_id LIMIT 1").getDouble() ==
-        jobs::decayed_confidence(base, last, kNow + 45 * kDay, vitality));
+  CHECK(db_a.execAndGet("SELECT count(*) FROM knowledge WHERE vitality != 'dormant'").getInt() ==
+        0);
+  const double base =
+      db_a.execAndGet("SELECT confidence_base FROM knowledge ORDER BY decision_id LIMIT 1")
+          .getDouble();
+  const std::int64_t last =
+      db_a.execAndGet("SELECT last_seen_us FROM knowledge ORDER BY decision_id LIMIT 1").getInt64();
+  CHECK(db_a.execAndGet("SELECT confidence FROM knowledge ORDER BY decision_id LIMIT 1")
+            .getDouble() == jobs::decayed_confidence(base, last, kNow + 45 * kDay, vitality));
   // Episodic events (max age 30 days, auto_prune) are archived once, each with an audit row.
   CHECK(once["events_archived"] == 448);
   CHECK(db_a.execAndGet("SELECT count(*) FROM audit_log WHERE action = 'archive'").getInt() == 448);
@@ -395,15 +439,23 @@ namespace {
 
 // What the importance job and the entity summaries derive, by keys, plus their incremental state.
 std::string importance_tables(SQLite::Database& db) {
-  return dump(db, "SELECT namespace, canonical_key, mention_count, importance_score, summary_text FROM entities "
-                  "ORDER BY namespace, canonical_key") +
-         dump(db, "SELECT e.namespace, e.canonical_key, w.weight_sum, w.mentions, w.through_seq FROM entity_mention_weights w "
-                  "JOIN entities e USING (entity_id) ORDER BY 1, 2") +
+  return dump(db,
+              "SELECT namespace, canonical_key, mention_count, importance_score, summary_text FROM "
+              "entities "
+              "ORDER BY namespace, canonical_key") +
+         dump(db,
+              "SELECT e.namespace, e.canonical_key, w.weight_sum, w.mentions, w.through_seq FROM "
+              "entity_mention_weights w "
+              "JOIN entities e USING (entity_id) ORDER BY 1, 2") +
          dump(db, "SELECT * FROM importance_state ORDER BY namespace") +
          dump(db, "SELECT * FROM entity_summary_watermarks ORDER BY namespace") +
-         dump(db, "SELECT e.namespace, e.canonical_key, s.top1_seq, s.top2_seq, s.mentions, s.through_seq FROM "
-                  "entity_summary_state s JOIN entities e USING (entity_id) ORDER BY 1, 2") +
-         dump(db, "SELECT count(*) FROM entity_summary_dirty d JOIN entities e USING (entity_id) WHERE e.is_active = 1");
+         dump(db,
+              "SELECT e.namespace, e.canonical_key, s.top1_seq, s.top2_seq, s.mentions, "
+              "s.through_seq FROM "
+              "entity_summary_state s JOIN entities e USING (entity_id) ORDER BY 1, 2") +
+         dump(db,
+              "SELECT count(*) FROM entity_summary_dirty d JOIN entities e USING (entity_id) WHERE "
+              "e.is_active = 1");
 }
 
 // cluster, importance, then the entity summaries (the medallion job's first step), at `now`.
@@ -416,26 +468,32 @@ json entity_cycle(SQLite::Database& db, std::int64_t now, const std::string& ns 
   jobs::run_clustering(ctx, daemon::cluster_params(cfg));
   jobs::run_importance(ctx, daemon::importance_params(cfg));
   SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-  json summaries = jobs::refresh_entity_summaries(ctx, daemon::medallion_params(cfg).edge_half_life_s);
+  json summaries =
+      jobs::refresh_entity_summaries(ctx, daemon::medallion_params(cfg).edge_half_life_s);
   transaction.commit();
   return summaries;
 }
 
 // Drops the incremental state: the next run recomputes every weight and summary from scratch.
 void forget_incremental_state(SQLite::Database& db) {
-  db.exec("DELETE FROM entity_mention_weights; DELETE FROM importance_state; DELETE FROM entity_summary_state; "
-          "DELETE FROM entity_summary_watermarks; "
-          "INSERT OR REPLACE INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM entities");
+  db.exec(
+      "DELETE FROM entity_mention_weights; DELETE FROM importance_state; DELETE FROM "
+      "entity_summary_state; "
+      "DELETE FROM entity_summary_watermarks; "
+      "INSERT OR REPLACE INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM "
+      "entities");
 }
 
 }  // namespace
 
-TEST_CASE("importance and entity summaries: incremental runs equal one run and a run from scratch") {
+TEST_CASE(
+    "importance and entity summaries: incremental runs equal one run and a run from scratch") {
   test::TempDir dir;
   FakeClock clock(kNow);
   const std::string one = dir.file("one.db");
   const std::string many = dir.file("many.db");
-  REQUIRE(test::load_corpus(one, {"swe-agent-trajectories.jsonl", "libzmq-commits.jsonl"}, clock) == 9052);
+  REQUIRE(test::load_corpus(one, {"swe-agent-trajectories.jsonl", "libzmq-commits.jsonl"}, clock) ==
+          9052);
   // The other database gets the events in three batches, each scored and summarised before
   // the next arrives: new mentions of known entities, new entities, a new namespace.
   const auto libzmq = test::corpus_lines("libzmq-commits.jsonl");
@@ -462,7 +520,9 @@ TEST_CASE("importance and entity summaries: incremental runs equal one run and a
   // Reinforcement (hits, salience) of mentioned events from both batches: the summaries of
   // their entities must be searched again over every mention.
   for (auto* db : {&db_one, &db_many}) {
-    db->exec("UPDATE events SET hit_count = hit_count + 3, salience_base = 1.5 WHERE seq IN (3, 40, 500, 4000)");
+    db->exec(
+        "UPDATE events SET hit_count = hit_count + 3, salience_base = 1.5 WHERE seq IN (3, 40, "
+        "500, 4000)");
   }
   const json many_libzmq = entity_cycle(db_many, kNow, "libzmq");
   CHECK(many_libzmq["summaries_refreshed"].get<int>() > 100);

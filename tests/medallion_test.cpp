@@ -38,10 +38,10 @@ json run_job(SQLite::Database& db, const Clock& clock, const jobs::MedallionPara
              std::vector<json>* published = nullptr) {
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
-  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0,
-                       [&](const std::string& topic, json payload) {
-                         if (published != nullptr && topic == "medallion.updated") published->push_back(payload);
-                       }};
+  jobs::JobContext ctx{
+      db, clock, cancel, "", "demand", 0, [&](const std::string& topic, json payload) {
+        if (published != nullptr && topic == "medallion.updated") published->push_back(payload);
+      }};
   return jobs::run_medallion_refresh(ctx, params);
 }
 
@@ -71,11 +71,13 @@ TEST_CASE("seed 001 validation rules") {
   const std::vector<Case> cases{
       {"/decisions/0/confidence", 1.5, "decisions[].confidence: must be between 0.0 and 1.0"},
       {"/decisions/0/confidence", -0.1, "decisions[].confidence: must be between 0.0 and 1.0"},
-      {"/open_questions/0/priority", "urgent", "open_questions[].priority: must be low, medium or high"},
+      {"/open_questions/0/priority", "urgent",
+       "open_questions[].priority: must be low, medium or high"},
       {"/meta/updated_at", "2024-12-31T12:00:00Z", "meta.updated_at: must be >= created_at"},
       {"/meta/status", "archived", "meta.status: must be active, stale or superseded"},
       {"/summary/high_level", std::string(301, 'x'), "summary.high_level: at most 300 characters"},
-      {"/summary/subsystems/0/status", "done", "summary.subsystems[].status: must be unknown, stable, in_progress or deprecated"},
+      {"/summary/subsystems/0/status", "done",
+       "summary.subsystems[].status: must be unknown, stable, in_progress or deprecated"},
       {"/scope/tags", "project_state", "scope.tags: must be an array of strings"},
       {"/decisions/0/statement", nullptr, "decisions[].statement: required string"},
   };
@@ -91,29 +93,32 @@ TEST_CASE("seed 001 validation rules") {
 }
 
 TEST_CASE("configured scopes parse or fail precisely") {
-  const auto scope = jobs::parse_medallion_scope("name=core;namespace=libzmq;nodes=module:src, file:src/ctx.cpp;tags=core");
+  const auto scope = jobs::parse_medallion_scope(
+      "name=core;namespace=libzmq;nodes=module:src, file:src/ctx.cpp;tags=core");
   CHECK(scope.name == "core");
   CHECK(scope.ns == "libzmq");
   CHECK(scope.graph_nodes == std::vector<std::string>{"module:src", "file:src/ctx.cpp"});
   CHECK(scope.tags == std::vector<std::string>{"core"});
   CHECK_THROWS_WITH(jobs::parse_medallion_scope("namespace=x;tags=a"), "a scope needs name=<id>");
   CHECK_THROWS_WITH(jobs::parse_medallion_scope("name=x"), "scope x needs nodes= or tags=");
-  CHECK_THROWS_WITH(jobs::parse_medallion_scope("name=x;colour=red"), "unknown scope field 'colour' (name, namespace, nodes, tags)");
+  CHECK_THROWS_WITH(jobs::parse_medallion_scope("name=x;colour=red"),
+                    "unknown scope field 'colour' (name, namespace, nodes, tags)");
 }
 
 TEST_CASE("scope queries: the anchors' cases, in C++ and through the control socket's SQL") {
-  const std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>> stored_scopes{
-      {"med-1", {"muse", "cli"}, {"project_state"}},
-      {"med-2", {"muse", "cli", "store"}, {"project_state", "refactor"}},
-      {"med-3", {"other", "api"}, {"project_state"}},
-      {"med-4", {"muse"}, {"project_state"}},
-      {"med-5", {"muse", "cli", "store", "api"}, {"refactor"}}};
-  const std::vector<std::tuple<std::vector<std::string>, std::vector<std::string>, std::set<std::string>>> queries{
-      {{"muse"}, {"project_state"}, {"med-1", "med-2", "med-4"}},
-      {{"muse", "cli"}, {"project_state"}, {"med-1", "med-2"}},
-      {{}, {"refactor"}, {"med-2", "med-5"}},
-      {{"muse", "cli", "store"}, {"project_state"}, {"med-2"}},
-      {{"unknown"}, {"project_state"}, {}}};
+  const std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>>
+      stored_scopes{{"med-1", {"muse", "cli"}, {"project_state"}},
+                    {"med-2", {"muse", "cli", "store"}, {"project_state", "refactor"}},
+                    {"med-3", {"other", "api"}, {"project_state"}},
+                    {"med-4", {"muse"}, {"project_state"}},
+                    {"med-5", {"muse", "cli", "store", "api"}, {"refactor"}}};
+  const std::vector<
+      std::tuple<std::vector<std::string>, std::vector<std::string>, std::set<std::string>>>
+      queries{{{"muse"}, {"project_state"}, {"med-1", "med-2", "med-4"}},
+              {{"muse", "cli"}, {"project_state"}, {"med-1", "med-2"}},
+              {{}, {"refactor"}, {"med-2", "med-5"}},
+              {{"muse", "cli", "store"}, {"project_state"}, {"med-2"}},
+              {{"unknown"}, {"project_state"}, {}}};
   for (const auto& [nodes, tags, expected] : queries) {
     std::set<std::string> found;
     for (const auto& [id, m_nodes, m_tags] : stored_scopes) {
@@ -130,8 +135,10 @@ TEST_CASE("scope queries: the anchors' cases, in C++ and through the control soc
       json m = valid_medallion();
       m["meta"]["medallion_id"] = id;
       m["scope"] = {{"graph_nodes", nodes}, {"tags", tags}};
-      SQLite::Statement insert(db, "INSERT INTO medallions (id, content_json, created_at, updated_at, status, "
-                                   "scope_graph_nodes, scope_tags) VALUES (?1, ?2, 'x', 'x', 'active', ?3, ?4)");
+      SQLite::Statement insert(
+          db,
+          "INSERT INTO medallions (id, content_json, created_at, updated_at, status, "
+          "scope_graph_nodes, scope_tags) VALUES (?1, ?2, 'x', 'x', 'active', ?3, ?4)");
       insert.bind(1, id);
       insert.bind(2, m.dump());
       insert.bind(3, json(nodes).dump());
@@ -140,22 +147,29 @@ TEST_CASE("scope queries: the anchors' cases, in C++ and through the control soc
       for (const auto& node : nodes) {
         db.exec("INSERT INTO medallion_nodes VALUES ('" + id + "', '" + node + "')");
       }
-      for (const auto& tag : tags) db.exec("INSERT INTO medallion_tags VALUES ('" + id + "', '" + tag + "')");
+      for (const auto& tag : tags)
+        db.exec("INSERT INTO medallion_tags VALUES ('" + id + "', '" + tag + "')");
     }
   }
   config.jobs.medallion.enabled = false;
   test::RunningDaemon running(config);
   zmq::context_t context;
-  auto control = test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
+  auto control =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
   for (const auto& [nodes, tags, expected] : queries) {
-    const auto reply = test::control(control, {{"cmd", "medallion"}, {"action", "query"}, {"nodes", nodes}, {"tags", tags}});
+    const auto reply = test::control(
+        control, {{"cmd", "medallion"}, {"action", "query"}, {"nodes", nodes}, {"tags", tags}});
     REQUIRE(reply["ok"] == true);
     std::set<std::string> found;
     for (const auto& m : reply["medallions"]) found.insert(m["id"].get<std::string>());
     CHECK(found == expected);
   }
   // Old matches are never missed (the seed's store fetched only the latest limit x 5 rows).
-  const auto reply = test::control(control, {{"cmd", "medallion"}, {"action", "query"}, {"nodes", {"muse"}}, {"tags", json::array()}, {"limit", 1000}});
+  const auto reply = test::control(control, {{"cmd", "medallion"},
+                                             {"action", "query"},
+                                             {"nodes", {"muse"}},
+                                             {"tags", json::array()},
+                                             {"limit", 1000}});
   CHECK(reply["medallions"].size() == 4);
 }
 
@@ -163,11 +177,13 @@ TEST_CASE("medallion refresh on the real streams") {
   test::TempDir dir;
   FakeClock clock(kNow);
   const std::string path = dir.file("m.db");
-  REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock) == 9052);
+  REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
+                            clock) == 9052);
   auto db = store::open_database({path, "normal", 5000}, store::Access::kWriter);
   consolidate(db, clock);
   jobs::MedallionParams params;
-  params.scopes.push_back(jobs::parse_medallion_scope("name=libzmq-core;namespace=libzmq;nodes=module:src,module:tests;tags=core"));
+  params.scopes.push_back(jobs::parse_medallion_scope(
+      "name=libzmq-core;namespace=libzmq;nodes=module:src,module:tests;tags=core"));
   std::vector<json> published;
   const json result = run_job(db, clock, params, &published);
   CHECK(result["medallions_refreshed"] == 3);
@@ -191,11 +207,14 @@ TEST_CASE("medallion refresh on the real streams") {
   for (const auto& item : {m["decisions"], m["open_questions"]}) {
     for (const auto& entry : item) {
       for (const auto& seq : entry["x_reflectd"]["evidence_event_ids"]) {
-        CHECK(db.execAndGet("SELECT count(*) FROM events WHERE seq = " + std::to_string(seq.get<std::int64_t>())).getInt() == 1);
+        CHECK(db.execAndGet("SELECT count(*) FROM events WHERE seq = " +
+                            std::to_string(seq.get<std::int64_t>()))
+                  .getInt() == 1);
       }
     }
   }
-  CHECK(m["affordances"]["avoid_repeating"][0] == "Avoid repeating: tests without test framework (seen 17 times)");
+  CHECK(m["affordances"]["avoid_repeating"][0] ==
+        "Avoid repeating: tests without test framework (seen 17 times)");
   // The configured scope holds only its nodes' knowledge.
   const json core = stored(db, "med:libzmq-core");
   for (const auto& d : core["decisions"]) {
@@ -214,13 +233,17 @@ TEST_CASE("medallion refresh on the real streams") {
     db.exec("UPDATE medallions SET status = 'stale'");
     const json first = run_job(db, clock, params);
     CHECK(first["summaries_refreshed"].get<int>() > 100);
-    const std::string src = db.execAndGet("SELECT summary_text FROM entities WHERE namespace = 'libzmq' AND "
-                                          "canonical_key = 'module:src'").getString();
+    const std::string src =
+        db.execAndGet(
+              "SELECT summary_text FROM entities WHERE namespace = 'libzmq' AND "
+              "canonical_key = 'module:src'")
+            .getString();
     CHECK_THAT(src, Catch::StartsWith("src (module): ") && Catch::Contains("Most salient: \"") &&
                         Catch::Contains("Strongest links: "));
     const json second = run_job(db, clock, params);
     CHECK(second["summaries_refreshed"] == 0);
-    CHECK(second["summaries_skipped"] == first["summaries_refreshed"].get<int>() + first["summaries_skipped"].get<int>());
+    CHECK(second["summaries_skipped"] ==
+          first["summaries_refreshed"].get<int>() + first["summaries_skipped"].get<int>());
   }
   SECTION("a refresh with no new events changes nothing") {
     const std::string before = stored(db, "med:libzmq").dump();
@@ -231,7 +254,8 @@ TEST_CASE("medallion refresh on the real streams") {
   SECTION("new events: same id, same created_at, later updated_at, stable item ids, history kept") {
     const json before = stored(db, "med:libzmq");
     clock.advance_us(60 * kSecond);
-    db.exec("UPDATE medallions SET status = 'stale' WHERE id = 'med:libzmq'");  // what the writer does
+    db.exec(
+        "UPDATE medallions SET status = 'stale' WHERE id = 'med:libzmq'");  // what the writer does
     CHECK(run_job(db, clock, params)["medallions_refreshed"] == 1);
     const json after = stored(db, "med:libzmq");
     CHECK(after["meta"]["medallion_id"] == before["meta"]["medallion_id"]);
@@ -240,7 +264,8 @@ TEST_CASE("medallion refresh on the real streams") {
           *parse_rfc3339_us(before["meta"]["updated_at"].get<std::string>()));
     CHECK(after["decisions"][0]["id"] == before["decisions"][0]["id"]);
     CHECK(after["decisions"] == before["decisions"]);
-    CHECK(db.execAndGet("SELECT count(*) FROM medallion_history WHERE medallion_id = 'med:libzmq'").getInt() == 1);
+    CHECK(db.execAndGet("SELECT count(*) FROM medallion_history WHERE medallion_id = 'med:libzmq'")
+              .getInt() == 1);
     // Re-checkpointing three times keeps one id and strictly increasing updated_at, even when
     // the clock does not move.
     std::string last = after["meta"]["updated_at"];
@@ -264,14 +289,21 @@ TEST_CASE("the read surface over the control socket: search, reinforce, events, 
   config.jobs.decay.enabled = false;
   test::RunningDaemon running(config);
   zmq::context_t context;
-  auto dealer = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
-  auto control = test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
-  REQUIRE(test::ingest(dealer, R"([{"id":"a","kind":"error","namespace":"n","content":"socket reconnect fails after timeout"},
+  auto dealer =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
+  auto control =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
+  REQUIRE(
+      test::ingest(
+          dealer,
+          R"([{"id":"a","kind":"error","namespace":"n","content":"socket reconnect fails after timeout"},
                                    {"id":"b","kind":"result","namespace":"n","content":"reconnect works with a longer interval"},
                                    {"id":"d","kind":"decision","namespace":"n","content":"retry reconnects",
-                                    "context":{"title":"Retry","target":"socket","rationale":"transient failures are common"}}])")["ok"] == true);
+                                    "context":{"title":"Retry","target":"socket","rationale":"transient failures are common"}}])")
+          ["ok"] == true);
 
-  auto search = test::control(control, {{"cmd", "search"}, {"text", "reconnect"}, {"namespace", "n"}});
+  auto search =
+      test::control(control, {{"cmd", "search"}, {"text", "reconnect"}, {"namespace", "n"}});
   REQUIRE(search["ok"] == true);
   // An idle writer indexes before it acknowledges: nothing trails.
   CHECK(search["indexed_through_seq"] == 3);
@@ -308,7 +340,8 @@ TEST_CASE("the read surface over the control socket: search, reinforce, events, 
   CHECK(events["events"].size() == 2);
 
   // The refresh job writes the medallion; a new event marks it stale at once.
-  REQUIRE(test::control(control, {{"cmd", "run"}, {"job", "medallion"}, {"wait", true}})["ok"] == true);
+  REQUIRE(test::control(control, {{"cmd", "run"}, {"job", "medallion"}, {"wait", true}})["ok"] ==
+          true);
   auto m = test::control(control, {{"cmd", "medallion"}, {"action", "get"}, {"id", "med:n"}});
   REQUIRE(m["ok"] == true);
   CHECK(m["medallion"]["meta"]["status"] == "active");
@@ -317,5 +350,6 @@ TEST_CASE("the read surface over the control socket: search, reinforce, events, 
   CHECK(m["medallion"]["meta"]["status"] == "stale");
   running.stop();
   auto db = store::open_database({config.store.path, "full", 5000}, store::Access::kReader);
-  CHECK(db.execAndGet("SELECT count(*) FROM audit_log WHERE action IN ('reinforce', 'decay')").getInt() == 2);
+  CHECK(db.execAndGet("SELECT count(*) FROM audit_log WHERE action IN ('reinforce', 'decay')")
+            .getInt() == 2);
 }

@@ -35,7 +35,8 @@ std::string batch(const std::string& prefix, int events, std::size_t content_byt
   for (int k = 0; k < events; ++k) {
     if (k) out += ",";
     out += R"({"id":")" + prefix + std::to_string(k) + R"(","kind":"result","namespace":")" + ns +
-           R"(","content":")" + prefix + std::to_string(k) + " " + std::string(content_bytes, 'x') + R"("})";
+           R"(","content":")" + prefix + std::to_string(k) + " " + std::string(content_bytes, 'x') +
+           R"("})";
   }
   return out + "]";
 }
@@ -77,8 +78,9 @@ TEST_CASE("disk full (store.max_pages): clear rejection, no partial batch, resum
   const std::string db = dir.file("reflectd.db");
   const std::string config = dir.file("reflectd.yaml");
   const auto write_config = [&](int max_pages) {
-    test::write_text_file(config, test::child_config(dir, db, test::kNoJobsYaml,
-                                                     "  max_pages: " + std::to_string(max_pages) + "\n"));
+    test::write_text_file(config,
+                          test::child_config(dir, db, test::kNoJobsYaml,
+                                             "  max_pages: " + std::to_string(max_pages) + "\n"));
   };
   write_config(200);  // 200 pages of 4 KiB: full after a few hundred events
   test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});
@@ -107,7 +109,8 @@ TEST_CASE("disk full (store.max_pages): clear rejection, no partial batch, resum
   CHECK(count(db, "SELECT count(*) FROM events") == stored_before);
   // Fire-and-forget events wait in the writer (nobody would resend them).
   auto push = test::make_client(context, zmq::socket_type::push, test::ipc_endpoint(dir, "p"));
-  push.send(zmq::str_buffer(R"({"id":"push-while-full","kind":"result","content":"kept until space returns"})"));
+  push.send(zmq::str_buffer(
+      R"({"id":"push-while-full","kind":"result","content":"kept until space returns"})"));
   // The daemon is up and says why.
   const json status = test::control_request(context, control, {{"cmd", "status"}});
   CHECK(status.value("ok", false));
@@ -116,10 +119,12 @@ TEST_CASE("disk full (store.max_pages): clear rejection, no partial batch, resum
   SECTION("space returns: raise the limit with SIGHUP") {
     write_config(0);
     daemon.send_signal(SIGHUP);
-    REQUIRE(test::wait_until([&] { return all_stored(send(dealer, batch("big-", 200, 2000))); }, 20s, 100ms));
+    REQUIRE(test::wait_until([&] { return all_stored(send(dealer, batch("big-", 200, 2000))); },
+                             20s, 100ms));
     CHECK(count(db, "SELECT count(*) FROM events WHERE uid LIKE 'big-%'") == 200);
-    CHECK(test::wait_until([&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-full'") == 1; },
-                           10s));
+    CHECK(test::wait_until(
+        [&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-full'") == 1; },
+        10s));
   }
   SECTION("space returns: data deleted by an operator") {
     {
@@ -127,9 +132,11 @@ TEST_CASE("disk full (store.max_pages): clear rejection, no partial batch, resum
       writer.setBusyTimeout(5000);
       writer.exec("DELETE FROM events WHERE namespace = 'filler'");
     }
-    REQUIRE(test::wait_until([&] { return all_stored(send(dealer, batch("small-", 20, 1000))); }, 20s, 100ms));
-    CHECK(test::wait_until([&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-full'") == 1; },
-                           10s));
+    REQUIRE(test::wait_until([&] { return all_stored(send(dealer, batch("small-", 20, 1000))); },
+                             20s, 100ms));
+    CHECK(test::wait_until(
+        [&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-full'") == 1; },
+        10s));
   }
   daemon.send_signal(SIGTERM);
   const auto exit_status = daemon.wait_for(30s);
@@ -149,17 +156,21 @@ TEST_CASE("a database locked by another process: clear rejection, then recovery"
   test::RunningDaemon running(std::move(config));
   const std::string db = dir.file("reflectd.db");
   zmq::context_t context;
-  auto dealer = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
+  auto dealer =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
   CHECK(all_stored(send(dealer, batch("before-", 5, 10))));
 
   // Another process (the sqlite3 shell) takes the write lock and keeps it until told.
   const std::string fifo = dir.file("shell.in");
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  const int feed = ::open(fifo.c_str(), O_RDWR);  // a writer exists, so the child's open never blocks
+  const int feed =
+      ::open(fifo.c_str(), O_RDWR);  // a writer exists, so the child's open never blocks
   REQUIRE(feed >= 0);
-  test::ChildProcess shell({"/usr/bin/sqlite3", db}, {fifo, dir.file("shell.out"), dir.file("shell.err")});
-  const std::string begin = "BEGIN IMMEDIATE;\nINSERT INTO dead_letters (received_us, endpoint, reason, payload) "
-                            "VALUES (0, 'test', 'lock holder', x'00');\n";
+  test::ChildProcess shell({"/usr/bin/sqlite3", db},
+                           {fifo, dir.file("shell.out"), dir.file("shell.err")});
+  const std::string begin =
+      "BEGIN IMMEDIATE;\nINSERT INTO dead_letters (received_us, endpoint, reason, payload) "
+      "VALUES (0, 'test', 'lock holder', x'00');\n";
   REQUIRE(::write(feed, begin.data(), begin.size()) == static_cast<ssize_t>(begin.size()));
   // Locked once our own attempt to take the write lock fails.
   REQUIRE(test::wait_until(
@@ -178,8 +189,10 @@ TEST_CASE("a database locked by another process: clear rejection, then recovery"
   const json reply = send(dealer, batch("locked-", 10, 10));
   CHECK(all_rejected_with(reply, "storage unavailable: database is locked by another process"));
   auto push = test::make_client(context, zmq::socket_type::push, running.endpoints().push.at(0));
-  push.send(zmq::str_buffer(R"({"id":"push-while-locked","kind":"result","content":"kept until the lock is gone"})"));
-  auto control = test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
+  push.send(zmq::str_buffer(
+      R"({"id":"push-while-locked","kind":"result","content":"kept until the lock is gone"})"));
+  auto control =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
   CHECK(test::control(control, {{"cmd", "status"}}).value("ok", false));
 
   const std::string commit = "COMMIT;\n.quit\n";
@@ -189,8 +202,9 @@ TEST_CASE("a database locked by another process: clear rejection, then recovery"
   // The publisher resends with the same ids: stored now.
   CHECK(all_stored(send(dealer, batch("locked-", 10, 10))));
   CHECK(count(db, "SELECT count(*) FROM events WHERE uid LIKE 'locked-%'") == 10);
-  CHECK(test::wait_until([&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-locked'") == 1; },
-                         10s));
+  CHECK(test::wait_until(
+      [&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-locked'") == 1; },
+      10s));
   CHECK(count(db, "SELECT count(*) FROM dead_letters WHERE reason = 'lock holder'") == 1);
 }
 
@@ -210,19 +224,23 @@ TEST_CASE("a deleted or moved database directory: clear rejection, resumes when 
   auto dealer = test::make_client(context, zmq::socket_type::dealer, test::ipc_endpoint(dir, "i"));
   auto push = test::make_client(context, zmq::socket_type::push, test::ipc_endpoint(dir, "p"));
   REQUIRE(all_stored(send(dealer, batch("before-", 5, 10))));
-  const std::string gone = "storage unavailable: the database file was deleted or moved (" + db + ")";
+  const std::string gone =
+      "storage unavailable: the database file was deleted or moved (" + db + ")";
 
   // Moved away (an operator's mv, a backup tool): nothing is written into the file that is no
   // longer at its path, and the publisher is told so.
   std::filesystem::rename(state, moved);
   CHECK(all_rejected_with(send(dealer, batch("moved-", 5, 10)), gone));
-  push.send(zmq::str_buffer(R"({"id":"push-while-moved","kind":"result","content":"kept until the file is back"})"));
+  push.send(zmq::str_buffer(
+      R"({"id":"push-while-moved","kind":"result","content":"kept until the file is back"})"));
   CHECK(test::control_request(context, control, {{"cmd", "status"}}).value("ok", false));
   // Back at its path: the resend is stored, and the queued push event with it.
   std::filesystem::rename(moved, state);
-  REQUIRE(test::wait_until([&] { return all_stored(send(dealer, batch("moved-", 5, 10))); }, 20s, 100ms));
-  CHECK(test::wait_until([&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-moved'") == 1; },
-                         10s));
+  REQUIRE(test::wait_until([&] { return all_stored(send(dealer, batch("moved-", 5, 10))); }, 20s,
+                           100ms));
+  CHECK(test::wait_until(
+      [&] { return count(db, "SELECT count(*) FROM events WHERE uid = 'push-while-moved'") == 1; },
+      10s));
   CHECK(count(db, "SELECT count(*) FROM events") == 11);
 
   // Deleted: refused the same way; the daemon stays up and stops cleanly.
@@ -233,8 +251,8 @@ TEST_CASE("a deleted or moved database directory: clear rejection, resumes when 
   const auto exit_status = daemon.wait_for(30s);
   REQUIRE(exit_status);
   CHECK(exit_status->code == 0);
-  std::cout << "deleted/moved database: rejected with \"" << gone << "\"; resumed after the move back"
-            << std::endl;
+  std::cout << "deleted/moved database: rejected with \"" << gone
+            << "\"; resumed after the move back" << std::endl;
 }
 
 namespace {
@@ -257,7 +275,8 @@ class TmpfsMount {
   int error() const { return error_; }
   /// Remounts read-only (true) or read-write (false); false when the kernel refused.
   bool set_read_only(bool read_only) {
-    const unsigned long flags = read_only ? (MS_REMOUNT | MS_RDONLY) : static_cast<unsigned long>(MS_REMOUNT);
+    const unsigned long flags =
+        read_only ? (MS_REMOUNT | MS_RDONLY) : static_cast<unsigned long>(MS_REMOUNT);
     return ::mount(nullptr, path_.c_str(), nullptr, flags, "size=64m,mode=0700") == 0;
   }
 
@@ -275,7 +294,8 @@ TEST_CASE("a read-only database directory: refused at startup with the reason, f
   TmpfsMount state(dir.file("state"));
   if (!state.mounted()) {
     // Only where the test may not mount (no CAP_SYS_ADMIN); CI and the dev machines can.
-    WARN("cannot mount a tmpfs here (" << std::strerror(state.error()) << "): read-only case not run");
+    WARN("cannot mount a tmpfs here (" << std::strerror(state.error())
+                                       << "): read-only case not run");
     return;
   }
   const std::string db = dir.file("state") + "/reflectd.db";
@@ -284,9 +304,11 @@ TEST_CASE("a read-only database directory: refused at startup with the reason, f
   zmq::context_t context;
   const std::string control = test::ipc_endpoint(dir, "c");
   {
-    test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr-1.log")});
+    test::ChildProcess daemon({REFLECTD_BIN, "--config", config},
+                              {"", "", dir.file("stderr-1.log")});
     REQUIRE(test::wait_ready(context, control, 20s));
-    auto dealer = test::make_client(context, zmq::socket_type::dealer, test::ipc_endpoint(dir, "i"));
+    auto dealer =
+        test::make_client(context, zmq::socket_type::dealer, test::ipc_endpoint(dir, "i"));
     REQUIRE(all_stored(send(dealer, batch("before-", 7, 10))));
     daemon.send_signal(SIGTERM);
     REQUIRE(daemon.wait_for(30s));
@@ -295,7 +317,8 @@ TEST_CASE("a read-only database directory: refused at startup with the reason, f
   // (as after an I/O error makes the kernel remount it, or a mistaken ReadOnlyPaths=).
   REQUIRE(state.set_read_only(true));
   {
-    test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr-2.log")});
+    test::ChildProcess daemon({REFLECTD_BIN, "--config", config},
+                              {"", "", dir.file("stderr-2.log")});
     const auto exit_status = daemon.wait_for(30s);
     REQUIRE(exit_status);
     CHECK(exit_status->code != 0);  // systemd's Restart=on-failure retries it
@@ -306,9 +329,11 @@ TEST_CASE("a read-only database directory: refused at startup with the reason, f
   }
   REQUIRE(state.set_read_only(false));
   {
-    test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr-3.log")});
+    test::ChildProcess daemon({REFLECTD_BIN, "--config", config},
+                              {"", "", dir.file("stderr-3.log")});
     REQUIRE(test::wait_ready(context, control, 20s));
-    auto dealer = test::make_client(context, zmq::socket_type::dealer, test::ipc_endpoint(dir, "i"));
+    auto dealer =
+        test::make_client(context, zmq::socket_type::dealer, test::ipc_endpoint(dir, "i"));
     CHECK(all_stored(send(dealer, batch("after-", 3, 10))));
     daemon.send_signal(SIGTERM);
     REQUIRE(daemon.wait_for(30s));

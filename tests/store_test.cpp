@@ -1,7 +1,7 @@
 // The store: migrations, idempotent inserts, the full-text index and the group-committing writer.
 
-#include <catch2/catch.hpp>
 #include <sys/stat.h>
+#include <catch2/catch.hpp>
 
 #include <chrono>
 #include <future>
@@ -21,9 +21,9 @@ namespace {
 store::EventRecord event(const std::string& uid, const std::string& content) {
   FakeClock clock;
   bus::EventDecoder decoder(clock);
-  auto message = decoder.decode(R"({"kind":"task","id":")" + uid + R"(","content":")" + content +
-                                    R"(","tags":["t"]})",
-                                1 << 20);
+  auto message = decoder.decode(
+      R"({"kind":"task","id":")" + uid + R"(","content":")" + content + R"(","tags":["t"]})",
+      1 << 20);
   return *message.events.at(0).event;
 }
 
@@ -47,8 +47,8 @@ TEST_CASE("a new database is migrated to the latest version with private file mo
     CHECK(db.execAndGet("PRAGMA synchronous").getInt() == 2);  // FULL
     for (const char* table : {"events", "events_fts", "dead_letters"}) {
       INFO(table);
-      CHECK(db.execAndGet(std::string("SELECT count(*) FROM sqlite_master WHERE name = '") +
-                          table + "'")
+      CHECK(db.execAndGet(std::string("SELECT count(*) FROM sqlite_master WHERE name = '") + table +
+                          "'")
                 .getInt() == 1);
     }
   }
@@ -82,7 +82,8 @@ TEST_CASE("a failed migration leaves the version untouched") {
   CHECK_THROWS(store::open_database({path, "full", 1000}, store::Access::kWriter));
   SQLite::Database raw(path, SQLite::OPEN_READONLY);
   CHECK(raw.execAndGet("PRAGMA user_version").getInt() == 0);
-  CHECK(raw.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'dead_letters'").getInt() == 0);
+  CHECK(raw.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'dead_letters'").getInt() ==
+        0);
 }
 
 TEST_CASE("inserts are idempotent by uid and indexed for full-text search") {
@@ -107,10 +108,13 @@ TEST_CASE("inserts are idempotent by uid and indexed for full-text search") {
   CHECK(db.execAndGet("SELECT content FROM events WHERE seq = 1").getString() ==
         "socket reconnect fails");
   // The index trails the inserts until the indexer runs (store/fts_index.hpp).
-  CHECK(db.execAndGet("SELECT count(*) FROM events_fts WHERE events_fts MATCH 'termination'").getInt() == 0);
+  CHECK(db.execAndGet("SELECT count(*) FROM events_fts WHERE events_fts MATCH 'termination'")
+            .getInt() == 0);
   CHECK(store::read_fts_lag(db).lag_events == 2);
   CHECK(store::index_all_pending(db) == 2);
-  CHECK(db.execAndGet("SELECT rowid FROM events_fts WHERE events_fts MATCH 'termination'").getInt() == 2);
+  CHECK(
+      db.execAndGet("SELECT rowid FROM events_fts WHERE events_fts MATCH 'termination'").getInt() ==
+      2);
   CHECK(store::read_fts_lag(db).indexed_through_seq == 2);
   CHECK(store::read_fts_lag(db).lag_events == 0);
   CHECK(db.execAndGet("SELECT tags FROM events WHERE seq = 1").getString() == R"(["t"])");
@@ -194,7 +198,8 @@ TEST_CASE("a full writer queue refuses, then announces space; stop drains everyt
 
   auto make = [&](int n, int base) {
     store::WriteRequest request;
-    for (int i = 0; i < n; ++i) request.entries.push_back(entry("e" + std::to_string(base + i), "x"));
+    for (int i = 0; i < n; ++i)
+      request.entries.push_back(entry("e" + std::to_string(base + i), "x"));
     return request;
   };
   REQUIRE(writer.submit(make(600, 0)));
@@ -212,8 +217,8 @@ TEST_CASE("a full writer queue refuses, then announces space; stop drains everyt
 namespace {
 
 // Submits one message's worth of payloads through a writer and returns its results.
-std::vector<store::EventResult> write(store::Writer& writer, const std::vector<std::string>& payloads,
-                                      FakeClock& clock) {
+std::vector<store::EventResult> write(store::Writer& writer,
+                                      const std::vector<std::string>& payloads, FakeClock& clock) {
   bus::EventDecoder decoder(clock);
   store::WriteRequest request;
   std::size_t index = 0;
@@ -231,7 +236,8 @@ std::vector<store::EventResult> write(store::Writer& writer, const std::vector<s
 
 std::string decision(const std::string& id, const std::string& target,
                      const std::string& resolution = "") {
-  return R"({"id":")" + id + R"(","kind":"decision","content":"decide","agent_id":"ana","context":{"title":"Use )" +
+  return R"({"id":")" + id +
+         R"(","kind":"decision","content":"decide","agent_id":"ana","context":{"title":"Use )" +
          id + R"(","target":")" + target + R"(","rationale":"because it is long enough"})" +
          (resolution.empty() ? "" : ",\"resolution\":" + resolution) + "}";
 }
@@ -257,7 +263,10 @@ TEST_CASE("decisions at write time: conflicts are refused unless resolved (seed 
   CHECK(r[0].conflicting_ids == std::vector<std::string>{"d1"});
 
   // A resolution that does not name every conflicting decision is still a conflict.
-  r = write(writer, {decision("d2", "storage", R"({"resolution_type":"supersede","target_decision_ids":["x"]})")}, clock);
+  r = write(
+      writer,
+      {decision("d2", "storage", R"({"resolution_type":"supersede","target_decision_ids":["x"]})")},
+      clock);
   CHECK(r.at(0).status == store::EventStatus::kRejected);
 
   // Abort changes nothing.
@@ -265,13 +274,21 @@ TEST_CASE("decisions at write time: conflicts are refused unless resolved (seed 
   CHECK(r.at(0).error == "ABORTED: ResolutionIntent abort: no changes made.");
 
   // Supersede: stored, and d1 becomes superseded_by d2 in the same transaction.
-  r = write(writer, {decision("d2", "storage", R"({"resolution_type":"supersede","rationale":"faster","target_decision_ids":["d1"]})")}, clock);
+  r = write(
+      writer,
+      {decision(
+          "d2", "storage",
+          R"({"resolution_type":"supersede","rationale":"faster","target_decision_ids":["d1"]})")},
+      clock);
   REQUIRE(r.at(0).status == store::EventStatus::kStored);
   CHECK(r[0].resolved_ids == std::vector<std::string>{"d1"});
 
   // Deprecate, and a duplicate resend of a decision is a duplicate, not a conflict.
-  r = write(writer, {decision("d3", "storage", R"({"resolution_type":"deprecate","target_decision_ids":["d2"]})"),
-                     decision("d3", "storage"), decision("d4", "network")}, clock);
+  r = write(
+      writer,
+      {decision("d3", "storage", R"({"resolution_type":"deprecate","target_decision_ids":["d2"]})"),
+       decision("d3", "storage"), decision("d4", "network")},
+      clock);
   CHECK(r.at(0).status == store::EventStatus::kStored);
   CHECK(r.at(1).status == store::EventStatus::kDuplicate);
   CHECK(r.at(2).status == store::EventStatus::kStored);
@@ -279,21 +296,32 @@ TEST_CASE("decisions at write time: conflicts are refused unless resolved (seed 
 
   auto db = store::open_database({dir.file("k.db"), "full", 1000}, store::Access::kReader);
   auto status = [&](const std::string& id) {
-    return db.execAndGet("SELECT status || '/' || coalesce(superseded_by, '-') FROM knowledge WHERE decision_id = '" + id + "'").getString();
+    return db
+        .execAndGet(
+            "SELECT status || '/' || coalesce(superseded_by, '-') FROM knowledge WHERE decision_id "
+            "= '" +
+            id + "'")
+        .getString();
   };
   CHECK(status("d1") == "superseded/d2");
   CHECK(status("d2") == "deprecated/-");
   CHECK(status("d3") == "active/-");
   CHECK(status("d4") == "active/-");
   CHECK(db.execAndGet("SELECT count(*) FROM events WHERE kind = 'decision'").getInt() == 4);
-  CHECK(db.execAndGet("SELECT provenance || '/' || phase || '/' || vitality || '/' || target FROM knowledge WHERE decision_id = 'd1'").getString() ==
-        "external/pattern/active/storage");
+  CHECK(db.execAndGet("SELECT provenance || '/' || phase || '/' || vitality || '/' || target FROM "
+                      "knowledge WHERE decision_id = 'd1'")
+            .getString() == "external/pattern/active/storage");
   // Every change has its audit row, with the previous state.
-  CHECK(db.execAndGet("SELECT group_concat(record_id || ':' || action, ',') FROM (SELECT * FROM audit_log ORDER BY audit_id)").getString() ==
-        "d1:create,d2:create,d1:supersede,d3:create,d2:deprecate,d4:create");
-  CHECK(db.execAndGet("SELECT json_extract(previous, '$.status') FROM audit_log WHERE record_id = 'd1' AND action = 'supersede'").getString() == "active");
-  CHECK(db.execAndGet("SELECT actor FROM audit_log WHERE record_id = 'd1' AND action = 'supersede'").getString() == "ana");
-  CHECK_THROWS(SQLite::Database(dir.file("k.db"), SQLite::OPEN_READWRITE).exec("DELETE FROM audit_log"));
+  CHECK(db.execAndGet("SELECT group_concat(record_id || ':' || action, ',') FROM (SELECT * FROM "
+                      "audit_log ORDER BY audit_id)")
+            .getString() == "d1:create,d2:create,d1:supersede,d3:create,d2:deprecate,d4:create");
+  CHECK(db.execAndGet("SELECT json_extract(previous, '$.status') FROM audit_log WHERE record_id = "
+                      "'d1' AND action = 'supersede'")
+            .getString() == "active");
+  CHECK(db.execAndGet("SELECT actor FROM audit_log WHERE record_id = 'd1' AND action = 'supersede'")
+            .getString() == "ana");
+  CHECK_THROWS(
+      SQLite::Database(dir.file("k.db"), SQLite::OPEN_READWRITE).exec("DELETE FROM audit_log"));
 }
 
 TEST_CASE("each event stores its resolved decay profile and archive time") {
@@ -306,14 +334,16 @@ TEST_CASE("each event stores its resolved decay profile and archive time") {
   options.profiles.episodic.max_age_s = 60;
   {
     store::Writer writer(options, clock);
-    write(writer,
-          {R"({"id":"e1","kind":"task","content":"x"})",
-           R"({"id":"e2","kind":"task","content":"x","salience":0.5,"lifecycle":{"decay":{"curve":"linear","half_life_seconds":10},"deletion_policy":"never"}})"},
-          clock);
+    write(
+        writer,
+        {R"({"id":"e1","kind":"task","content":"x"})",
+         R"({"id":"e2","kind":"task","content":"x","salience":0.5,"lifecycle":{"decay":{"curve":"linear","half_life_seconds":10},"deletion_policy":"never"}})"},
+        clock);
   }
   auto db = store::open_database({dir.file("l.db"), "full", 1000}, store::Access::kReader);
-  SQLite::Statement row(db, "SELECT salience_base, salience_ref_us, decay_curve, half_life_s, "
-                            "min_salience, deletion_policy, archive_at_us FROM events ORDER BY seq");
+  SQLite::Statement row(db,
+                        "SELECT salience_base, salience_ref_us, decay_curve, half_life_s, "
+                        "min_salience, deletion_policy, archive_at_us FROM events ORDER BY seq");
   REQUIRE(row.executeStep());
   CHECK(row.getColumn(0).getDouble() == 1.0);
   CHECK(row.getColumn(1).getInt64() == clock.now_us());
@@ -333,7 +363,8 @@ TEST_CASE("each event stores its resolved decay profile and archive time") {
 namespace {
 
 std::vector<std::int64_t> matches(SQLite::Database& db, const std::string& word) {
-  SQLite::Statement query(db, "SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 ORDER BY rowid");
+  SQLite::Statement query(db,
+                          "SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 ORDER BY rowid");
   query.bind(1, word);
   std::vector<std::int64_t> out;
   while (query.executeStep()) out.push_back(query.getColumn(0).getInt64());
@@ -358,7 +389,8 @@ TEST_CASE("the full-text watermark: batches, updates and deletes keep the index 
   };
   {
     SQLite::Transaction transaction(db);
-    for (int i = 1; i <= 5; ++i) REQUIRE(insert("e" + std::to_string(i), "alpha w" + std::to_string(i)) == i);
+    for (int i = 1; i <= 5; ++i)
+      REQUIRE(insert("e" + std::to_string(i), "alpha w" + std::to_string(i)) == i);
     CHECK(index.index_pending(3) == 3);
     transaction.commit();
   }
@@ -416,7 +448,8 @@ TEST_CASE("the writer indexes when its queue runs dry and catches up in batches"
 
   // Five at once with batches of 2: two with the events, the rest in index-only transactions.
   std::vector<store::EventEntry> five;
-  for (int i = 0; i < 5; ++i) five.push_back(entry("m" + std::to_string(i), "epsilon", static_cast<std::size_t>(i)));
+  for (int i = 0; i < 5; ++i)
+    five.push_back(entry("m" + std::to_string(i), "epsilon", static_cast<std::size_t>(i)));
   write(std::move(five));
   CHECK(writer.stats().last_seq == 6);
   CHECK(writer.stats().fts_indexed_seq >= 3);

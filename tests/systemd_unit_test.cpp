@@ -131,8 +131,9 @@ std::vector<std::string> lines_mentioning(const std::string& output, const std::
 TEST_CASE("the systemd unit passes systemd-analyze verify and security", "[systemd]") {
   const std::string analyze = find_in_path("systemd-analyze");
   if (analyze.empty()) {
-    FAIL("systemd-analyze not found in PATH: install the `systemd` package (see README) to "
-         "check reflectd.service");
+    FAIL(
+        "systemd-analyze not found in PATH: install the `systemd` package (see README) to "
+        "check reflectd.service");
   }
   REQUIRE(fs::exists(REFLECTD_BIN));
   TempDir dir;
@@ -140,16 +141,16 @@ TEST_CASE("the systemd unit passes systemd-analyze verify and security", "[syste
   const std::string name = unit.filename().string();
 
   SECTION("verify accepts it") {
-    const CommandResult verify = run(shell_quote(analyze) + " --no-pager verify " +
-                                     shell_quote(unit.string()));
+    const CommandResult verify =
+        run(shell_quote(analyze) + " --no-pager verify " + shell_quote(unit.string()));
     INFO("systemd-analyze verify output:\n" << verify.output);
     CHECK(verify.status == 0);
     CHECK(lines_mentioning(verify.output, name).empty());
   }
 
   SECTION("security rates its exposure OK or better") {
-    const CommandResult security = run(shell_quote(analyze) + " --no-pager security --offline=yes " +
-                                       shell_quote(unit.string()));
+    const CommandResult security = run(
+        shell_quote(analyze) + " --no-pager security --offline=yes " + shell_quote(unit.string()));
     INFO("systemd-analyze security output:\n" << security.output);
     REQUIRE(security.status == 0);
     std::smatch match;

@@ -77,7 +77,8 @@ TEST_CASE("watchdog pings stop while the event loop is stuck and resume after", 
   // Ready first.
   const auto deadline = Clock::now() + 20s;
   bool ready = false;
-  while (!ready && Clock::now() < deadline) ready = notify.receive().find("READY=1") != std::string::npos;
+  while (!ready && Clock::now() < deadline)
+    ready = notify.receive().find("READY=1") != std::string::npos;
   REQUIRE(ready);
 
   // Collect ping times: 1 s healthy, a 1.5 s stall, then 1 s healthy again.
@@ -93,7 +94,8 @@ TEST_CASE("watchdog pings stop while the event loop is stuck and resume after", 
   zmq::context_t context;
   const auto stall_start = Clock::now();
   auto stall = std::async(std::launch::async, [&] {
-    return test::control_request(context, test::ipc_endpoint(dir, "c"), {{"cmd", "test_stall"}, {"ms", 1500}});
+    return test::control_request(context, test::ipc_endpoint(dir, "c"),
+                                 {{"cmd", "test_stall"}, {"ms", 1500}});
   });
   collect_until(stall_start + 1500ms);
   const auto stall_end = stall_start + 1500ms;
@@ -127,7 +129,8 @@ TEST_CASE("test hooks are off without REFLECTD_TEST_HOOKS=1", "[watchdog][e2e]")
   test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});
   zmq::context_t context;
   REQUIRE(test::wait_ready(context, test::ipc_endpoint(dir, "c"), 20s));
-  const auto reply = test::control_request(context, test::ipc_endpoint(dir, "c"), {{"cmd", "test_stall"}, {"ms", 10}});
+  const auto reply = test::control_request(context, test::ipc_endpoint(dir, "c"),
+                                           {{"cmd", "test_stall"}, {"ms", 10}});
   CHECK(reply.value("ok", true) == false);
   CHECK(reply.value("error", std::string()).find("unknown command") != std::string::npos);
   daemon.send_signal(SIGTERM);

@@ -89,7 +89,8 @@ TEST_CASE("write gate: a cancelled job stops waiting") {
   store::WriteGate gate(60'000, 20);
   REQUIRE(gate.writer_enter(0));
   std::atomic<bool> cancelled{false};
-  auto job = std::async(std::launch::async, [&] { return gate.job_enter([&] { return cancelled.load(); }); });
+  auto job = std::async(std::launch::async,
+                        [&] { return gate.job_enter([&] { return cancelled.load(); }); });
   cancelled = true;
   CHECK_FALSE(job.get());
   gate.writer_exit();
@@ -152,18 +153,24 @@ TEST_CASE("daemon: ingest commits while the cluster job runs, between the job's 
   }
   test::RunningDaemon running(config);
   zmq::context_t context(1);
-  auto control = test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
-  auto job = test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
-  auto publisher = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
+  auto control =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
+  auto job =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control.at(0));
+  auto publisher =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
   SQLite::Database reader(config.store.path, SQLite::OPEN_READONLY);
   reader.setBusyTimeout(5000);
   auto watermark = [&] {
-    SQLite::Statement q(reader, "SELECT value FROM job_state WHERE job = 'cluster' AND namespace = 'libzmq' "
-                                "AND key = 'watermark'");
+    SQLite::Statement q(
+        reader,
+        "SELECT value FROM job_state WHERE job = 'cluster' AND namespace = 'libzmq' "
+        "AND key = 'watermark'");
     return q.executeStep() ? std::stoll(q.getColumn(0).getString()) : 0;
   };
 
-  const std::string run_request = json{{"cmd", "run"}, {"job", "cluster"}, {"namespace", "libzmq"}, {"wait", true}}.dump();
+  const std::string run_request =
+      json{{"cmd", "run"}, {"job", "cluster"}, {"namespace", "libzmq"}, {"wait", true}}.dump();
   job.send(zmq::buffer(run_request), zmq::send_flags::none);
   std::set<long long> seen;  // the job's committed watermark after each acknowledgement
   int stored = 0;
@@ -171,8 +178,11 @@ TEST_CASE("daemon: ingest commits while the cluster job runs, between the job's 
   json run_reply;
   for (;;) {
     const std::string id = "probe-" + std::to_string(sent++);
-    const json reply = test::ingest(
-        publisher, json{{"id", id}, {"kind", "observation"}, {"namespace", "probe"}, {"content", "during the job"}}.dump());
+    const json reply = test::ingest(publisher, json{{"id", id},
+                                                    {"kind", "observation"},
+                                                    {"namespace", "probe"},
+                                                    {"content", "during the job"}}
+                                                   .dump());
     REQUIRE(reply.is_object());
     INFO(reply.dump());
     REQUIRE(reply["results"][0]["status"] == "stored");
@@ -195,7 +205,8 @@ TEST_CASE("daemon: ingest commits while the cluster job runs, between the job's 
   for (const long long w : seen) {
     if (w != 0 && w != 5000 && w != 8604) inside.insert(w);
   }
-  INFO(stored << " acknowledgements during the run; watermarks seen inside chunks: " << inside.size());
+  INFO(stored << " acknowledgements during the run; watermarks seen inside chunks: "
+              << inside.size());
   CHECK(inside.size() >= 2);
   const json status = test::control(control, {{"cmd", "status"}});
   CHECK(status["storage_errors"] == 0);

@@ -23,7 +23,8 @@ inline std::string ipc_endpoint(const TempDir& dir, const std::string& name) {
 
 /// YAML turning off every background job (the child-process form of disable_background_jobs).
 inline constexpr const char* kNoJobsYaml =
-    "jobs:\n  consolidate:\n    enabled: false\n  decay:\n    enabled: false\n  cluster:\n    enabled: false\n"
+    "jobs:\n  consolidate:\n    enabled: false\n  decay:\n    enabled: false\n  cluster:\n    "
+    "enabled: false\n"
     "  importance:\n    enabled: false\n  medallion:\n    enabled: false\n";
 
 /// YAML keeping every background job enabled but never due by itself (a week's interval, no
@@ -38,13 +39,17 @@ inline constexpr const char* kJobsOnDemandYaml =
 
 /// YAML for a daemon with ingest "i", push "p", notify "n", control "c" in `dir`, the
 /// database at `db`, and `extra` YAML appended (top-level sections other than bus/store/log).
-inline std::string child_config(const TempDir& dir, const std::string& db, const std::string& extra = "",
+inline std::string child_config(const TempDir& dir, const std::string& db,
+                                const std::string& extra = "",
                                 const std::string& store_extra = "") {
   return "log:\n  level: warn\n"
-         "bus:\n  ingest: [\"" + ipc_endpoint(dir, "i") + "\"]\n  push: [\"" + ipc_endpoint(dir, "p") +
-         "\"]\n  notify: [\"" + ipc_endpoint(dir, "n") + "\"]\n  control: [\"" + ipc_endpoint(dir, "c") +
+         "bus:\n  ingest: [\"" +
+         ipc_endpoint(dir, "i") + "\"]\n  push: [\"" + ipc_endpoint(dir, "p") +
+         "\"]\n  notify: [\"" + ipc_endpoint(dir, "n") + "\"]\n  control: [\"" +
+         ipc_endpoint(dir, "c") +
          "\"]\n"
-         "store:\n  path: \"" + db + "\"\n" + store_extra + extra;
+         "store:\n  path: \"" +
+         db + "\"\n" + store_extra + extra;
 }
 
 /// Waits until the daemon answers {"cmd":"status"} on `control`.
@@ -81,7 +86,8 @@ inline nlohmann::json control_request(zmq::context_t& context, const std::string
 inline long proc_status_kib(int pid, const std::string& field) {
   const std::string status = read_text_file("/proc/" + std::to_string(pid) + "/status");
   const auto at = status.find(field + ":");
-  return at == std::string::npos ? 0 : std::strtol(status.c_str() + at + field.size() + 1, nullptr, 10);
+  return at == std::string::npos ? 0
+                                 : std::strtol(status.c_str() + at + field.size() + 1, nullptr, 10);
 }
 
 /// VmRSS of `pid` in KiB (0 when unreadable).

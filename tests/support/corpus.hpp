@@ -16,8 +16,10 @@
 
 namespace reflectd::test {
 
-/// Stores `lines` (one event each, wire format) in `path` in messages of 1,000; returns events stored.
-inline std::size_t load_lines(const std::string& path, const std::vector<std::string>& lines, const Clock& clock) {
+/// Stores `lines` (one event each, wire format) in `path` in messages of 1,000; returns events
+/// stored.
+inline std::size_t load_lines(const std::string& path, const std::vector<std::string>& lines,
+                              const Clock& clock) {
   store::WriterOptions options;
   options.database = {path, "normal", 5000};
   options.profiles = daemon::decay_profiles(config::defaults().decay);

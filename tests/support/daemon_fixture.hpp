@@ -48,8 +48,8 @@ inline void disable_background_jobs(config::Config& config) {
 class RunningDaemon {
  public:
   explicit RunningDaemon(config::Config config)
-      : daemon_(std::make_unique<daemon::Daemon>(std::move(config), daemon::DaemonOptions{},
-                                                 clock_)) {
+      : daemon_(
+            std::make_unique<daemon::Daemon>(std::move(config), daemon::DaemonOptions{}, clock_)) {
     daemon_->start();
     thread_ = std::thread([this] { exit_code_ = daemon_->run(); });
   }

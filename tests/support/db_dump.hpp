@@ -31,17 +31,20 @@ inline std::string dump(SQLite::Database& db, const std::string& sql) {
 
 /// Everything the consolidation job derives, minus bookkeeping times (updated_us).
 inline std::string consolidation_tables(SQLite::Database& db) {
-  return dump(db, "SELECT decision_id, namespace, kind, target, title, rationale, scope, status, phase, "
-                  "vitality, provenance, keywords, evidence_event_ids, consequences, procedural, "
-                  "frequency, unique_contexts, confidence, confidence_base, stability_score, "
-                  "reinforcement_density, coverage, lifetime_days, estimated_removal_cost, "
-                  "estimated_utility, acceptance_score, first_seen_us, last_seen_us FROM knowledge "
-                  "ORDER BY decision_id") +
+  return dump(
+             db,
+             "SELECT decision_id, namespace, kind, target, title, rationale, scope, status, phase, "
+             "vitality, provenance, keywords, evidence_event_ids, consequences, procedural, "
+             "frequency, unique_contexts, confidence, confidence_base, stability_score, "
+             "reinforcement_density, coverage, lifetime_days, estimated_removal_cost, "
+             "estimated_utility, acceptance_score, first_seen_us, last_seen_us FROM knowledge "
+             "ORDER BY decision_id") +
          dump(db, "SELECT * FROM knowledge_evidence ORDER BY decision_id, event_seq") +
-         dump(db, "SELECT observation_id, namespace, observation_type, signature, target, title, text, "
-                  "supporting_event_ids, support_count, trajectory_count, success_count, confidence, "
-                  "importance, times_reinforced, first_detected_us, last_reinforced_us "
-                  "FROM observations ORDER BY observation_id") +
+         dump(db,
+              "SELECT observation_id, namespace, observation_type, signature, target, title, text, "
+              "supporting_event_ids, support_count, trajectory_count, success_count, confidence, "
+              "importance, times_reinforced, first_detected_us, last_reinforced_us "
+              "FROM observations ORDER BY observation_id") +
          dump(db, "SELECT * FROM event_targets ORDER BY seq") +
          dump(db, "SELECT * FROM consolidation_targets ORDER BY namespace, target") +
          dump(db, "SELECT * FROM problem_occurrences ORDER BY namespace, signature, seq") +
