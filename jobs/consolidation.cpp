@@ -1,8 +1,10 @@
 #include "jobs/consolidation.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string_view>
@@ -155,12 +157,12 @@ class Consolidator {
         trajectory_target_(db_,
                            "SELECT target FROM event_targets WHERE namespace = ?1 AND "
                            "trajectory_id = ?2 AND target IS NOT NULL ORDER BY seq DESC LIMIT 1"),
-        add_weight_(db_,
-                    "INSERT INTO consolidation_targets (namespace, target, weight, events, "
-                    "commits, errors, successes) VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6) "
-                    "ON CONFLICT (namespace, target) DO UPDATE SET weight = weight + ?3, "
-                    "events = events + 1, commits = commits + ?4, errors = errors + ?5, "
-                    "successes = successes + ?6"),
+        store_totals_(db_,
+                      "INSERT INTO consolidation_targets (namespace, target, weight, events, "
+                      "commits, errors, successes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+                      "ON CONFLICT (namespace, target) DO UPDATE SET weight = excluded.weight, "
+                      "events = excluded.events, commits = excluded.commits, errors = "
+                      "excluded.errors, successes = excluded.successes"),
         insert_problem_(db_,
                         "INSERT OR IGNORE INTO problem_occurrences (namespace, signature, seq, "
                         "trajectory_id, target, ts_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
@@ -168,41 +170,54 @@ class Consolidator {
             db_,
             "SELECT weight, commits, errors, successes, events FROM consolidation_targets "
             "WHERE namespace = ?1 AND target = ?2"),
-        stream_existing_(
+        stream_load_(
             db_,
-            "SELECT phase, status, scope, hit_count, coalesce(last_hit_us, 0), "
-            "json_object('status', status, 'phase', phase, 'vitality', vitality, "
-            "'confidence', confidence), provenance FROM knowledge WHERE decision_id = ?1"),
+            "SELECT k.phase, k.status, k.scope, k.hit_count, coalesce(k.last_hit_us, 0), "
+            "k.vitality, k.confidence, s.evidence, s.first_ts_us, s.last_ts_us, s.last_seq, "
+            "s.gap_squares_hi, s.gap_squares_lo, s.solutions, s.unique_contexts FROM knowledge k "
+            "LEFT JOIN consolidation_streams s ON s.decision_id = k.decision_id "
+            "WHERE k.decision_id = ?1"),
+        stream_store_(
+            db_,
+            "INSERT OR REPLACE INTO consolidation_streams (decision_id, evidence, first_ts_us, "
+            "last_ts_us, last_seq, gap_squares_hi, gap_squares_lo, solutions, unique_contexts) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
         stream_create_(
             db_,
             "INSERT INTO knowledge (decision_id, namespace, kind, target, title, rationale, "
             "status, provenance, keywords, salience_ref_us, first_seen_us, last_seen_us, "
             "updated_us) VALUES (?1, ?2, 'proposal', ?3, ?4, 'pending evidence', 'draft', "
             "'internal', ?5, ?6, ?6, ?6, ?6)"),
-        stream_backfill_all_(db_, std::string(kBackfill)),
-        stream_backfill_since_(db_, std::string(kBackfill) + " AND t.seq > ?4"),
+        stream_backfill_(db_, std::string(kBackfill) + " AND t.seq <= ?4"),
         stream_evidence_all_(
             db_,
             "SELECT ts_us, event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
             "ORDER BY ts_us, event_seq"),
-        stream_evidence_since_(
+        evidence_insert_(
             db_,
-            "SELECT ts_us, event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
-            "AND event_seq > ?2"),
+            "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, ts_us, weight) "
+            "VALUES (?1, ?2, ?3, ?4)"),
+        // The neighbours of (ts, seq) in the stream's time order (index knowledge_evidence_time).
+        evidence_before_(
+            db_,
+            "SELECT ts_us FROM knowledge_evidence WHERE decision_id = ?1 AND ts_us <= ?2 "
+            "AND (ts_us < ?2 OR event_seq < ?3) ORDER BY ts_us DESC, event_seq DESC LIMIT 1"),
+        evidence_after_(
+            db_,
+            "SELECT ts_us FROM knowledge_evidence WHERE decision_id = ?1 AND ts_us >= ?2 "
+            "AND (ts_us > ?2 OR event_seq > ?3) ORDER BY ts_us, event_seq LIMIT 1"),
+        evidence_newest_(db_,
+                         "SELECT event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
+                         "ORDER BY event_seq DESC LIMIT ?2"),
         stream_solutions_latest_(
             db_,
             "SELECT k.ts_us, k.event_seq FROM knowledge_evidence k JOIN events e ON "
             "e.seq = k.event_seq WHERE k.decision_id = ?1 AND e.content LIKE "
             "'%Solution:%' ORDER BY k.ts_us DESC, k.event_seq DESC LIMIT 5"),
-        stream_solutions_since_(
-            db_,
-            "SELECT k.ts_us, k.event_seq FROM knowledge_evidence k JOIN events e ON "
-            "e.seq = k.event_seq WHERE k.decision_id = ?1 AND k.event_seq > ?2 AND "
-            "e.content LIKE '%Solution:%'"),
         stream_contexts_(
             db_,
             "SELECT count(DISTINCT trajectory_id) FROM event_targets WHERE namespace = ?1 "
-            "AND target = ?2 AND weight > 0"),
+            "AND target = ?2 AND weight > 0 AND seq <= ?3"),
         stream_context_seen_(db_,
                              "SELECT 1 FROM event_targets WHERE namespace = ?1 AND target = ?2 AND "
                              "trajectory_id = ?3 AND weight > 0 AND seq <= ?4 LIMIT 1"),
@@ -223,6 +238,7 @@ WHERE decision_id = ?1)sql"),
                       "namespace = ?1 AND signature = ?2 AND seq > ?3") {}
 
   json run() {
+    now_ = ctx_.clock.now_us();
     std::vector<std::string> namespaces;
     if (!ctx_.ns.empty()) {
       namespaces.push_back(ctx_.ns);
@@ -256,14 +272,14 @@ WHERE decision_id = ?1)sql"),
   };
 
   // One chunk of one namespace in one transaction. Returns false when nothing was left.
-  // Unlike cluster, a chunk does not end early when ingest waits at the write gate: phase
-  // promotion and acceptance are decided at chunk ends from the metrics then (a threshold
-  // crossed once stays crossed), so ending chunks at arbitrary events changed the tables
-  // (a proposal accepted in one run stayed a draft in another). The gate still makes the
-  // job wait for ingest before each chunk.
+  // Promotion and acceptance are decided at each evidence event (evaluate()), never at chunk
+  // ends, so like cluster a chunk ends at the next event when ingest waits at the write gate:
+  // where chunks end does not change the tables.
   bool consolidate_chunk(const std::string& ns) {
     ctx_.cancel.check();
     WriteTransaction transaction(ctx_);
+    chunk_totals_.clear();
+    chunk_streams_.clear();
     const std::int64_t watermark = std::stoll(state_.get(ns, "watermark").value_or("0"));
     OpenTrajectory open;
     if (auto text = state_.get(ns, "open_trajectory")) {
@@ -275,10 +291,8 @@ WHERE decision_id = ?1)sql"),
     read_events_.bind(2, static_cast<std::int64_t>(watermark));
     read_events_.bind(3, static_cast<std::int64_t>(p_.chunk_events));
     std::int64_t last_seq = watermark;
-    std::set<std::string> touched_targets;
-    // Trajectories of this chunk's weighted events, per target (for unique_contexts).
-    std::map<std::string, std::set<std::string>> chunk_trajectories;
     std::set<std::string> touched_signatures;
+    bool yielded = false;
     std::vector<Outcome> outcomes;
     std::map<std::string, std::string> episode_targets;
     std::int64_t processed = 0;
@@ -341,16 +355,15 @@ WHERE decision_id = ?1)sql"),
       insert_target_.bind(5, weight);
       insert_target_.exec();
       if (!target.empty() && weight > 0) {
-        add_weight_.reset();
-        add_weight_.bind(1, ns);
-        add_weight_.bind(2, target);
-        add_weight_.bind(3, weight);
-        add_weight_.bind(4, kind == "commit_change" ? 1 : 0);
-        add_weight_.bind(5, kind == "error" ? 1 : 0);
-        add_weight_.bind(6, success ? 1 : 0);
-        add_weight_.exec();
-        touched_targets.insert(target);
-        chunk_trajectories[target].insert(trajectory);
+        TargetTotals& totals = totals_of(ns, target);
+        // Summed in seq order, like the SQL `weight = weight + ?` it replaced: the same doubles.
+        totals.weight += weight;
+        ++totals.events;
+        totals.commits += kind == "commit_change" ? 1 : 0;
+        totals.errors += kind == "error" ? 1 : 0;
+        totals.successes += success ? 1 : 0;
+        totals.dirty = true;
+        add_evidence(ns, target, totals, {seq, ts, weight, &trajectory, &content});
       }
       // 4. Recurring problems.
       if (!problem.empty()) {
@@ -376,16 +389,26 @@ WHERE decision_id = ?1)sql"),
           (context.contains("exit_status") || context.contains("submission"))) {
         outcomes.push_back({trajectory, target, truthy(context, "success"), seq});
       }
+      // Ingest waits for the lock: end the chunk here (chunk ends do not change results).
+      if (transaction.should_yield()) {
+        yielded = true;
+        break;
+      }
     }
     read_events_.reset();
     if (processed == 0) return false;
 
     for (const Outcome& outcome : outcomes) {
       record_outcome(ns, outcome);
-      if (!outcome.target.empty()) touched_targets.insert(outcome.target);
+      // The stream shows its target's latest procedure.
+      if (!outcome.target.empty()) stream_of(ns, outcome.target).dirty = true;
     }
-    for (const auto& target : touched_targets)
-      update_stream(ns, target, watermark, chunk_trajectories[target]);
+    for (auto& [target, totals] : chunk_totals_) {
+      if (totals.dirty) store_totals(ns, target, totals);
+    }
+    for (auto& [target, stream] : chunk_streams_) {
+      if (stream.active && stream.dirty) write_stream(ns, target, stream);
+    }
     for (const auto& signature : touched_signatures) update_pattern(ns, signature);
 
     state_.set(ns, "watermark", std::to_string(last_seq));
@@ -395,7 +418,7 @@ WHERE decision_id = ?1)sql"),
     ctx_.cancel.check();  // A cancelled run must not commit half of its last chunk.
     transaction.commit();
     totals_.events_processed += processed;
-    return processed == p_.chunk_events;
+    return yielded || processed == p_.chunk_events;
   }
 
   double weight_of(const std::string& kind, bool success) const {
@@ -510,68 +533,208 @@ WHERE decision_id = ?1)sql"),
     ++totals_.competences;
   }
 
-  // What update_stream() knows about a stream from earlier chunks of this run, so that a chunk
-  // costs what it adds, not what the stream holds (a run over 1M events would otherwise reread
-  // each large stream's evidence in every chunk: quadratic). Filled from the tables at the
-  // stream's first chunk in a run and kept equal to them (the tables are the truth; the run
-  // object dies with a failed or cancelled transaction).
-  struct StreamCache {
-    std::vector<std::pair<std::int64_t, std::int64_t>> evidence;  // (ts_us, event_seq), sorted
-    std::int64_t max_seq = 0;                                     // largest event_seq in evidence
-    std::vector<std::pair<std::int64_t, std::int64_t>>
-        solutions;  // the latest <= 5 "Solution:" ones, newest first
-    std::int64_t unique_contexts = 0;
+  // A target's evidence totals (consolidation_targets), read once per chunk and written at
+  // its end.
+  struct TargetTotals {
+    double weight = 0;
+    std::int64_t events = 0;
+    std::int64_t commits = 0;
+    std::int64_t errors = 0;
+    std::int64_t successes = 0;
+    bool dirty = false;
   };
-  static constexpr std::size_t kSolutions = 5;
 
-  // Merges (ts_us, seq) rows of `query` into the newest-first top kSolutions of `top`.
-  static void merge_solutions(std::vector<std::pair<std::int64_t, std::int64_t>>& top,
-                              SQLite::Statement& query) {
-    while (query.executeStep())
-      top.emplace_back(query.getColumn(0).getInt64(), query.getColumn(1).getInt64());
-    query.reset();
-    std::sort(top.begin(), top.end(), std::greater<>());
-    if (top.size() > kSolutions) top.resize(kSolutions);
-  }
-
-  // Recomputes a target's proposal stream from all of its evidence. `watermark` is the last
-  // seq before this chunk; `trajectories` those of the chunk's weighted events of the target.
-  void update_stream(const std::string& ns, const std::string& target, std::int64_t watermark,
-                     const std::set<std::string>& trajectories) {
-    SQLite::Statement& totals = stream_totals_;
-    totals.reset();
-    totals.bind(1, ns);
-    totals.bind(2, target);
-    if (!totals.executeStep()) return;
-    const double weight = totals.getColumn(0).getDouble();
-    const std::int64_t commits = totals.getColumn(1).getInt64();
-    const std::int64_t errors = totals.getColumn(2).getInt64();
-    const std::int64_t successes = totals.getColumn(3).getInt64();
-    totals.reset();
-    if (weight < p_.stream_weight_threshold && commits < 1) return;
-
-    const std::string id = "proposal:" + ns + ":" + target;
-    const std::int64_t now = ctx_.clock.now_us();
-    SQLite::Statement& existing = stream_existing_;
-    existing.reset();
-    existing.bind(1, id);
-    const bool exists = existing.executeStep();
+  // A proposal stream as the chunk sees it: its knowledge row and its running state
+  // (consolidation_streams), read at its first event of the chunk and written at its end.
+  // The tables are the truth between chunks, so a failed or cancelled chunk loses nothing.
+  struct Stream {
+    std::string id;       // "proposal:<namespace>:<target>"
+    bool exists = false;  // the knowledge row exists
+    bool active = false;  // it has running state: its evidence is complete up to the event
+    EvidenceSums sums;
+    std::int64_t last_seq = 0;  // seq of the latest evidence in (ts_us, event_seq) order
+    std::vector<std::pair<std::int64_t, std::int64_t>> solutions;  // newest <= kSolutions (ts, seq)
+    std::int64_t unique_contexts = 0;
     Phase phase = Phase::kPattern;
     std::string status = "draft";
     Scope scope = Scope::kLocal;
     StreamUse use;
-    std::string previous;
-    bool internal = false;
-    if (exists) {
-      phase = parse_phase(existing.getColumn(0).getString()).value_or(Phase::kPattern);
-      status = existing.getColumn(1).getString();
-      scope = parse_scope(existing.getColumn(2).getString()).value_or(Scope::kLocal);
-      use = {existing.getColumn(3).getInt64(), existing.getColumn(4).getInt64()};
-      previous = existing.getColumn(5).getString();
-      internal = existing.getColumn(6).getString() == "internal";
+    // As of the last evaluation (the audit entries' "previous").
+    std::string vitality = "active";
+    double confidence = 1.0;
+    bool dirty = false;                    // to be written at the chunk's end
+    bool reinforced = false;               // got evidence in this chunk while active (counted once)
+    std::set<std::string> chunk_contexts;  // trajectories already counted or seen in this chunk
+  };
+  static constexpr std::size_t kSolutions = 5;
+
+  // One weighted event of a target.
+  struct Evidence {
+    std::int64_t seq;
+    std::int64_t ts_us;
+    double weight;
+    const std::string* trajectory;
+    const std::string* content;
+  };
+
+  TargetTotals& totals_of(const std::string& ns, const std::string& target) {
+    auto [it, fresh] = chunk_totals_.try_emplace(target);
+    if (fresh) {
+      SQLite::Statement& q = stream_totals_;
+      q.reset();
+      q.bind(1, ns);
+      q.bind(2, target);
+      if (q.executeStep()) {
+        it->second.weight = q.getColumn(0).getDouble();
+        it->second.commits = q.getColumn(1).getInt64();
+        it->second.errors = q.getColumn(2).getInt64();
+        it->second.successes = q.getColumn(3).getInt64();
+        it->second.events = q.getColumn(4).getInt64();
+      }
+      q.reset();
     }
-    existing.reset();
-    if (!exists) {
+    return it->second;
+  }
+
+  void store_totals(const std::string& ns, const std::string& target, const TargetTotals& t) {
+    SQLite::Statement& q = store_totals_;
+    q.reset();
+    q.bind(1, ns);
+    q.bind(2, target);
+    q.bind(3, t.weight);
+    q.bind(4, static_cast<std::int64_t>(t.events));
+    q.bind(5, static_cast<std::int64_t>(t.commits));
+    q.bind(6, static_cast<std::int64_t>(t.errors));
+    q.bind(7, static_cast<std::int64_t>(t.successes));
+    q.exec();
+  }
+
+  static std::string stream_id(const std::string& ns, const std::string& target) {
+    return "proposal:" + ns + ":" + target;
+  }
+
+  Stream& stream_of(const std::string& ns, const std::string& target) {
+    auto [it, fresh] = chunk_streams_.try_emplace(target);
+    if (!fresh) return it->second;
+    Stream& s = it->second;
+    s.id = stream_id(ns, target);
+    SQLite::Statement& q = stream_load_;
+    q.reset();
+    q.bind(1, s.id);
+    if (q.executeStep()) {
+      s.exists = true;
+      s.phase = parse_phase(q.getColumn(0).getString()).value_or(Phase::kPattern);
+      s.status = q.getColumn(1).getString();
+      s.scope = parse_scope(q.getColumn(2).getString()).value_or(Scope::kLocal);
+      s.use = {q.getColumn(3).getInt64(), q.getColumn(4).getInt64()};
+      s.vitality = q.getColumn(5).getString();
+      s.confidence = q.getColumn(6).getDouble();
+      if (!q.getColumn(7).isNull()) {
+        s.active = true;
+        s.sums.count = q.getColumn(7).getInt64();
+        s.sums.first_us = q.getColumn(8).getInt64();
+        s.sums.last_us = q.getColumn(9).getInt64();
+        s.last_seq = q.getColumn(10).getInt64();
+        s.sums.gap_squares =
+            static_cast<GapSquares>(q.getColumn(11).getInt64()) *
+                (static_cast<GapSquares>(1) << 64) +
+            static_cast<GapSquares>(static_cast<std::uint64_t>(q.getColumn(12).getInt64()));
+        for (const auto& pair : json::parse(q.getColumn(13).getString())) {
+          s.solutions.emplace_back(pair.at(0).get<std::int64_t>(), pair.at(1).get<std::int64_t>());
+        }
+        s.unique_contexts = q.getColumn(14).getInt64();
+      }
+    }
+    q.reset();
+    return s;
+  }
+
+  // SQLite's `content LIKE '%Solution:%'` (ASCII case-insensitive), the candidates for the
+  // "Solution:" lines the stream lists.
+  static bool mentions_solution(std::string_view content) {
+    constexpr std::string_view kNeedle = "solution:";
+    const auto it = std::search(
+        content.begin(), content.end(), kNeedle.begin(), kNeedle.end(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == static_cast<unsigned char>(b);
+        });
+    return it != content.end();
+  }
+
+  static void add_solution(std::vector<std::pair<std::int64_t, std::int64_t>>& top, std::int64_t ts,
+                           std::int64_t seq) {
+    top.emplace_back(ts, seq);
+    std::sort(top.begin(), top.end(), std::greater<>());
+    if (top.size() > kSolutions) top.resize(kSolutions);
+  }
+
+  std::optional<std::int64_t> neighbour(SQLite::Statement& q, const std::string& id,
+                                        std::int64_t ts, std::int64_t seq) {
+    q.reset();
+    q.bind(1, id);
+    q.bind(2, static_cast<std::int64_t>(ts));
+    q.bind(3, static_cast<std::int64_t>(seq));
+    std::optional<std::int64_t> found;
+    if (q.executeStep()) found = q.getColumn(0).getInt64();
+    q.reset();
+    return found;
+  }
+
+  // One weighted event `e` of `target`: makes it evidence of the target's stream (creating the
+  // stream when the target's totals first qualify) and evaluates the stream. O(log n): at most
+  // three index probes, none when the event is the stream's latest.
+  void add_evidence(const std::string& ns, const std::string& target, const TargetTotals& totals,
+                    const Evidence& e) {
+    Stream& s = stream_of(ns, target);
+    const std::string& id = s.id;
+    if (!s.active) {
+      if (totals.weight < p_.stream_weight_threshold && totals.commits < 1) return;
+      start_stream(ns, target, id, s, e.seq, totals.weight);
+    } else {
+      evidence_insert_.reset();
+      evidence_insert_.bind(1, id);
+      evidence_insert_.bind(2, static_cast<std::int64_t>(e.seq));
+      evidence_insert_.bind(3, static_cast<std::int64_t>(e.ts_us));
+      evidence_insert_.bind(4, e.weight);
+      if (evidence_insert_.exec() == 0)
+        return;  // already evidence (an external stream's own event)
+      const bool latest =
+          e.ts_us > s.sums.last_us || (e.ts_us == s.sums.last_us && e.seq > s.last_seq);
+      if (latest) {
+        s.sums.add(e.ts_us, s.sums.last_us, std::nullopt);
+        s.last_seq = e.seq;
+      } else {
+        // Out of time order: its neighbours in (ts_us, event_seq) order split one gap in two.
+        s.sums.add(e.ts_us, neighbour(evidence_before_, id, e.ts_us, e.seq),
+                   neighbour(evidence_after_, id, e.ts_us, e.seq));
+      }
+      if (mentions_solution(*e.content)) add_solution(s.solutions, e.ts_us, e.seq);
+      // A new context when none of the target's earlier weighted events had this trajectory
+      // (one index probe per trajectory and chunk: its later events in the chunk are not new).
+      if (s.chunk_contexts.insert(*e.trajectory).second) {
+        stream_context_seen_.reset();
+        stream_context_seen_.bind(1, ns);
+        stream_context_seen_.bind(2, target);
+        stream_context_seen_.bind(3, *e.trajectory);
+        stream_context_seen_.bind(4, static_cast<std::int64_t>(e.seq - 1));
+        if (!stream_context_seen_.executeStep()) ++s.unique_contexts;
+        stream_context_seen_.reset();
+      }
+      if (!s.reinforced) {
+        s.reinforced = true;
+        ++totals_.streams_reinforced;
+      }
+    }
+    s.dirty = true;
+    evaluate(id, s);
+  }
+
+  // Makes `s` active at event `seq`: creates its knowledge row when missing, makes every
+  // weighted event of the target up to `seq` its evidence and computes the running state
+  // from that evidence. Once per stream (or once after an upgrade from a version without
+  // running state), so its O(E) read is not per chunk or run.
+  void start_stream(const std::string& ns, const std::string& target, const std::string& id,
+                    Stream& s, std::int64_t seq, double weight) {
+    if (!s.exists) {
       SQLite::Statement& create = stream_create_;
       create.reset();
       create.bind(1, id);
@@ -579,138 +742,127 @@ WHERE decision_id = ?1)sql"),
       create.bind(3, target);
       create.bind(4, "Hypothesis for " + target);
       create.bind(5, json::array({target}).dump());
-      create.bind(6, static_cast<std::int64_t>(now));
+      create.bind(6, static_cast<std::int64_t>(now_));
       create.exec();
-      audit_.append("knowledge", id, "create", kActor, now,
+      audit_.append("knowledge", id, "create", kActor, now_,
                     "evidence weight " + std::to_string(weight) + " for target " + target);
       ++totals_.streams_created;
+      s.exists = true;
     }
-    // An internal stream that existed before this chunk got every earlier weighted event of
-    // its target in the chunks that added them (each such chunk touches the target): only
-    // this chunk's events can be missing.
-    const bool since_watermark = exists && internal;
-    SQLite::Statement& backfill = since_watermark ? stream_backfill_since_ : stream_backfill_all_;
+    SQLite::Statement& backfill = stream_backfill_;
     backfill.reset();
     backfill.bind(1, id);
     backfill.bind(2, ns);
     backfill.bind(3, target);
-    if (since_watermark) backfill.bind(4, static_cast<std::int64_t>(watermark));
-    const int added = backfill.exec();
-    if (exists && added > 0) ++totals_.streams_reinforced;
-
-    auto cached = streams_.find(id);
-    if (cached == streams_.end()) {
-      StreamCache c;
-      stream_evidence_all_.reset();
-      stream_evidence_all_.bind(1, id);
-      while (stream_evidence_all_.executeStep()) {
-        c.evidence.emplace_back(stream_evidence_all_.getColumn(0).getInt64(),
-                                stream_evidence_all_.getColumn(1).getInt64());
-        c.max_seq = std::max(c.max_seq, c.evidence.back().second);
-      }
-      stream_evidence_all_.reset();
-      stream_solutions_latest_.reset();
-      stream_solutions_latest_.bind(1, id);
-      merge_solutions(c.solutions, stream_solutions_latest_);
-      stream_contexts_.reset();
-      stream_contexts_.bind(1, ns);
-      stream_contexts_.bind(2, target);
-      stream_contexts_.executeStep();
-      c.unique_contexts = stream_contexts_.getColumn(0).getInt64();
-      stream_contexts_.reset();
-      cached = streams_.emplace(id, std::move(c)).first;
-    } else {
-      StreamCache& c = cached->second;
-      const std::int64_t before = c.max_seq;
-      std::vector<std::pair<std::int64_t, std::int64_t>> fresh;
-      stream_evidence_since_.reset();
-      stream_evidence_since_.bind(1, id);
-      stream_evidence_since_.bind(2, static_cast<std::int64_t>(before));
-      while (stream_evidence_since_.executeStep()) {
-        fresh.emplace_back(stream_evidence_since_.getColumn(0).getInt64(),
-                           stream_evidence_since_.getColumn(1).getInt64());
-        c.max_seq = std::max(c.max_seq, fresh.back().second);
-      }
-      stream_evidence_since_.reset();
-      std::sort(fresh.begin(), fresh.end());
-      const auto middle = static_cast<std::ptrdiff_t>(c.evidence.size());
-      c.evidence.insert(c.evidence.end(), fresh.begin(), fresh.end());
-      std::inplace_merge(c.evidence.begin(), c.evidence.begin() + middle, c.evidence.end());
-      stream_solutions_since_.reset();
-      stream_solutions_since_.bind(1, id);
-      stream_solutions_since_.bind(2, static_cast<std::int64_t>(before));
-      merge_solutions(c.solutions, stream_solutions_since_);
-      // A trajectory is a new context when none of the target's earlier weighted events had it.
-      for (const auto& trajectory : trajectories) {
-        stream_context_seen_.reset();
-        stream_context_seen_.bind(1, ns);
-        stream_context_seen_.bind(2, target);
-        stream_context_seen_.bind(3, trajectory);
-        stream_context_seen_.bind(4, static_cast<std::int64_t>(watermark));
-        if (!stream_context_seen_.executeStep()) ++c.unique_contexts;
-        stream_context_seen_.reset();
-      }
-    }
-    const StreamCache& c = cached->second;
-    if (c.evidence.empty()) return;
-
+    backfill.bind(4, static_cast<std::int64_t>(seq));
+    backfill.exec();
     std::vector<std::int64_t> dates;
-    dates.reserve(c.evidence.size());
-    for (const auto& [ts, seq] : c.evidence) dates.push_back(ts);
+    stream_evidence_all_.reset();
+    stream_evidence_all_.bind(1, id);
+    while (stream_evidence_all_.executeStep()) {
+      dates.push_back(stream_evidence_all_.getColumn(0).getInt64());
+      s.last_seq = stream_evidence_all_.getColumn(1).getInt64();
+    }
+    stream_evidence_all_.reset();
+    s.sums = EvidenceSums::of(dates);
+    s.solutions.clear();
+    stream_solutions_latest_.reset();
+    stream_solutions_latest_.bind(1, id);
+    while (stream_solutions_latest_.executeStep()) {
+      s.solutions.emplace_back(stream_solutions_latest_.getColumn(0).getInt64(),
+                               stream_solutions_latest_.getColumn(1).getInt64());
+    }
+    stream_solutions_latest_.reset();
+    stream_contexts_.reset();
+    stream_contexts_.bind(1, ns);
+    stream_contexts_.bind(2, target);
+    stream_contexts_.bind(3, static_cast<std::int64_t>(seq));
+    stream_contexts_.executeStep();
+    s.unique_contexts = stream_contexts_.getColumn(0).getInt64();
+    stream_contexts_.reset();
+    s.active = true;
+  }
+
+  // Promotion and acceptance after one evidence event, at the run's `now`: the tables are as
+  // if the job had evaluated after every event, whatever the chunks and runs. Phases are never
+  // demoted and an acceptance is never revoked, so a stream is promoted/accepted when the
+  // rule holds at any prefix of its evidence (in seq order). O(1).
+  void evaluate(const std::string& id, Stream& s) {
+    // Nothing left to decide: the state it would record is never read again.
+    if (s.sums.count == 0 || (s.phase == Phase::kCanonical && s.status != "draft")) return;
+    const Vitality vitality =
+        vitality_at(std::max(s.sums.last_us, s.use.last_hit_us), now_, p_.vitality);
+    const StreamMetrics m = compute_metrics(s.sums, s.use, s.phase, s.scope, now_, p_.metrics);
+    const Phase next = next_phase(s.phase, m, vitality, s.scope);
+    const double acceptance = acceptance_score(m);
+    const bool accept =
+        s.status == "draft" && next != Phase::kPattern && acceptance >= p_.accept_threshold;
+    if (next != s.phase || accept) {
+      const std::string previous = nlohmann::ordered_json{
+          {"status", s.status},
+          {"phase", to_string(s.phase)},
+          {"vitality", s.vitality},
+          {"confidence", s.confidence}}.dump();
+      if (next != s.phase) {
+        audit_.append("knowledge", id, "promote", kActor, now_,
+                      std::string(to_string(s.phase)) + " -> " + to_string(next) +
+                          " at frequency " + std::to_string(m.frequency) + ", confidence " +
+                          std::to_string(m.confidence),
+                      previous);
+        ++totals_.streams_promoted;
+      }
+      if (accept) {
+        audit_.append("knowledge", id, "accept", kActor, now_,
+                      "acceptance score " + std::to_string(acceptance) +
+                          " >= " + std::to_string(p_.accept_threshold),
+                      previous);
+        ++totals_.proposals_accepted;
+        s.status = "accepted";
+      }
+      s.phase = next;
+    }
+    s.vitality = to_string(vitality);
+    s.confidence = m.confidence;
+  }
+
+  // Writes a stream's row and running state at the end of a chunk: the metrics of its whole
+  // evidence from the running sums, the phase and status evaluate() decided, and what the
+  // row lists (newest evidence ids, latest line, "Solution:" lines, procedure), each from an
+  // index query that reads only what it returns.
+  void write_stream(const std::string& ns, const std::string& target, const Stream& s) {
+    const std::string id = stream_id(ns, target);
+    const TargetTotals& totals = totals_of(ns, target);
+    const Vitality vitality =
+        vitality_at(std::max(s.sums.last_us, s.use.last_hit_us), now_, p_.vitality);
+    const StreamMetrics m = compute_metrics(s.sums, s.use, s.phase, s.scope, now_, p_.metrics);
+    const double acceptance = acceptance_score(m);
+
     // The newest kMaxEvidenceIdsListed seqs, ascending.
     std::vector<std::int64_t> newest;
-    for (const auto& [ts, seq] : c.evidence) {
-      newest.push_back(seq);
-      if (newest.size() > 2 * kMaxEvidenceIdsListed) {
-        std::nth_element(newest.begin(),
-                         newest.begin() + static_cast<std::ptrdiff_t>(kMaxEvidenceIdsListed),
-                         newest.end(), std::greater<>());
-        newest.resize(kMaxEvidenceIdsListed);
-      }
-    }
-    std::sort(newest.begin(), newest.end());
+    evidence_newest_.reset();
+    evidence_newest_.bind(1, id);
+    evidence_newest_.bind(2, static_cast<std::int64_t>(kMaxEvidenceIdsListed));
+    while (evidence_newest_.executeStep())
+      newest.push_back(evidence_newest_.getColumn(0).getInt64());
+    evidence_newest_.reset();
     json recent_ids = json::array();
-    for (std::size_t i =
-             newest.size() > kMaxEvidenceIdsListed ? newest.size() - kMaxEvidenceIdsListed : 0;
-         i < newest.size(); ++i) {
-      recent_ids.push_back(newest[i]);
-    }
-    const std::int64_t last_activity = std::max(dates.back(), use.last_hit_us);
-    const Vitality vitality = vitality_at(last_activity, now, p_.vitality);
-    StreamMetrics m = compute_metrics(dates, use, phase, scope, now, p_.metrics);
-    const Phase next = next_phase(phase, m, vitality, scope);
-    if (next != phase) {
-      m.removal_cost = removal_cost(next, scope, m.stability, m.frequency);
-      audit_.append("knowledge", id, "promote", kActor, now,
-                    std::string(to_string(phase)) + " -> " + to_string(next) + " at frequency " +
-                        std::to_string(m.frequency) + ", confidence " +
-                        std::to_string(m.confidence),
-                    previous);
-      ++totals_.streams_promoted;
-    }
-    const double acceptance = acceptance_score(m);
-    if (status == "draft" && next != Phase::kPattern && acceptance >= p_.accept_threshold) {
-      status = "accepted";
-      audit_.append("knowledge", id, "accept", kActor, now,
-                    "acceptance score " + std::to_string(acceptance) +
-                        " >= " + std::to_string(p_.accept_threshold),
-                    previous);
-      ++totals_.proposals_accepted;
-    }
+    for (auto it = newest.rbegin(); it != newest.rend(); ++it) recent_ids.push_back(*it);
 
-    const std::string latest_line = first_line(event_content(c.evidence.back().second), 120);
+    const std::string latest_line = first_line(event_content(s.last_seq), 120);
     const std::string rationale =
         std::to_string(m.frequency) + " events over " +
         std::to_string(static_cast<std::int64_t>(m.lifetime_days)) + " days point at " + target +
-        " (" + std::to_string(commits) + " commits, " + std::to_string(errors) + " errors, " +
-        std::to_string(successes) + " successful results). Latest: " + latest_line;
+        " (" + std::to_string(totals.commits) + " commits, " + std::to_string(totals.errors) +
+        " errors, " + std::to_string(totals.successes) +
+        " successful results). Latest: " + latest_line;
 
     json consequences = json::array();
-    for (const auto& [ts, seq] : c.solutions) {
+    json solutions = json::array();
+    for (const auto& [ts, seq] : s.solutions) {
       const std::string line = labelled_line(event_content(seq), "Solution:");
       if (!line.empty()) consequences.push_back(line);
+      solutions.push_back({ts, seq});
     }
-    const std::int64_t unique_contexts = c.unique_contexts;
     SQLite::Statement& procedure = stream_procedure_;
     procedure.reset();
     procedure.bind(1, ns);
@@ -723,8 +875,8 @@ WHERE decision_id = ?1)sql"),
     update.reset();
     update.bind(1, id);
     update.bind(2, rationale);
-    update.bind(3, status);
-    update.bind(4, to_string(next));
+    update.bind(3, s.status);
+    update.bind(4, to_string(s.phase));
     update.bind(5, to_string(vitality));
     update.bind(6, recent_ids.dump());
     update.bind(7, consequences.dump());
@@ -734,7 +886,7 @@ WHERE decision_id = ?1)sql"),
       update.bind(8, procedural);
     }
     update.bind(9, static_cast<std::int64_t>(m.frequency));
-    update.bind(10, static_cast<std::int64_t>(unique_contexts));
+    update.bind(10, static_cast<std::int64_t>(s.unique_contexts));
     update.bind(11, m.confidence);
     update.bind(12, m.stability);
     update.bind(13, m.reinforcement_density);
@@ -743,10 +895,24 @@ WHERE decision_id = ?1)sql"),
     update.bind(16, m.removal_cost);
     update.bind(17, m.utility);
     update.bind(18, acceptance);
-    update.bind(19, static_cast<std::int64_t>(dates.front()));
-    update.bind(20, static_cast<std::int64_t>(dates.back()));
-    update.bind(21, static_cast<std::int64_t>(now));
+    update.bind(19, static_cast<std::int64_t>(s.sums.first_us));
+    update.bind(20, static_cast<std::int64_t>(s.sums.last_us));
+    update.bind(21, static_cast<std::int64_t>(now_));
     update.exec();
+
+    SQLite::Statement& state = stream_store_;
+    state.reset();
+    state.bind(1, id);
+    state.bind(2, static_cast<std::int64_t>(s.sums.count));
+    state.bind(3, static_cast<std::int64_t>(s.sums.first_us));
+    state.bind(4, static_cast<std::int64_t>(s.sums.last_us));
+    state.bind(5, static_cast<std::int64_t>(s.last_seq));
+    // Two limbs: hi = floor(v / 2^64), lo = v mod 2^64 stored as its int64 bit pattern.
+    state.bind(6, static_cast<std::int64_t>(s.sums.gap_squares >> 64));
+    state.bind(7, static_cast<std::int64_t>(static_cast<std::uint64_t>(s.sums.gap_squares)));
+    state.bind(8, solutions.dump());
+    state.bind(9, static_cast<std::int64_t>(s.unique_contexts));
+    state.exec();
   }
 
   // One problem occurrence, strings interned (see intern()).
@@ -918,29 +1084,33 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement read_events_;
   SQLite::Statement insert_target_;
   SQLite::Statement trajectory_target_;
-  SQLite::Statement add_weight_;
+  SQLite::Statement store_totals_;
   SQLite::Statement insert_problem_;
   SQLite::Statement stream_totals_;
-  SQLite::Statement stream_existing_;
+  SQLite::Statement stream_load_;
+  SQLite::Statement stream_store_;
   SQLite::Statement stream_create_;
-  SQLite::Statement stream_backfill_all_;
-  SQLite::Statement stream_backfill_since_;
+  SQLite::Statement stream_backfill_;
   SQLite::Statement stream_evidence_all_;
-  SQLite::Statement stream_evidence_since_;
+  SQLite::Statement evidence_insert_;
+  SQLite::Statement evidence_before_;
+  SQLite::Statement evidence_after_;
+  SQLite::Statement evidence_newest_;
   SQLite::Statement stream_solutions_latest_;
-  SQLite::Statement stream_solutions_since_;
   SQLite::Statement stream_contexts_;
   SQLite::Statement stream_context_seen_;
   SQLite::Statement stream_procedure_;
   SQLite::Statement stream_update_;
   SQLite::Statement event_content_;
   SQLite::Statement pattern_rows_;
-  std::unordered_map<std::string, StreamCache> streams_;  // by decision_id, this run only
+  std::map<std::string, TargetTotals> chunk_totals_;  // by target, this chunk only
+  std::map<std::string, Stream> chunk_streams_;       // by target, this chunk only
   std::unordered_map<std::string, std::vector<Occurrence>>
       patterns_;  // ns + '\n' + signature, sorted, this run only
   std::unordered_map<std::string, std::int32_t> interned_;
   std::vector<std::string> strings_;
   Totals totals_;
+  std::int64_t now_ = 0;  // the run's "now": every evaluation of the run uses it
 };
 
 }  // namespace

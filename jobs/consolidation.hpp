@@ -15,7 +15,10 @@
 //    stream_weight_threshold, or with one commit, gets the proposal stream
 //    "proposal:<namespace>:<target>" ("Hypothesis for <target>"), whose evidence is every
 //    weighted event of the target. Its metrics, confidence, removal cost, utility, phase and
-//    acceptance come from jobs/formulas.hpp on the updated evidence.
+//    acceptance come from jobs/formulas.hpp, from exact running sums of its evidence times
+//    (table consolidation_streams; O(log n) per evidence event). Promotion and acceptance are
+//    decided after every evidence event, in seq order, at the run's clock, and never revoked
+//    (docs/JOBS.md "Evaluation rule"); a chunk ends early when ingest waits at the write gate.
 // 4. Recurring problems: error texts and "Problem:" lines fold into signatures
 //    (problem_signature()); one seen pattern_min_occurrences times in pattern_min_trajectories
 //    trajectories is a `pattern` observation, reinforced by each later occurrence.

@@ -152,24 +152,65 @@ double decayed_confidence(double base, std::int64_t last_activity_us, std::int64
   return clamp01(base - loss);
 }
 
-double stability(std::span<const std::int64_t> evidence_us) {
-  const std::size_t n = evidence_us.size();
-  if (n < 2) return 0.0;
-  if (n == 2) return 0.3;
-  const double lifetime = static_cast<double>(evidence_us.back() - evidence_us.front()) / kUsPerDay;
-  double mean = 0;
-  for (std::size_t i = 1; i < n; ++i) {
-    mean += static_cast<double>(evidence_us[i] - evidence_us[i - 1]) / kUsPerDay;
+void EvidenceSums::add(std::int64_t t, std::optional<std::int64_t> before,
+                       std::optional<std::int64_t> after) {
+  auto square = [](std::int64_t gap) { return static_cast<GapSquares>(gap) * gap; };
+  if (count == 0) {
+    first_us = last_us = t;
+  } else if (before && after) {
+    // Remove first, then add: the sum stays within [0, L²] at every step.
+    gap_squares -= square(*after - *before);
+    gap_squares += square(t - *before) + square(*after - t);
+  } else if (before) {
+    gap_squares += square(t - *before);
+    last_us = t;
+  } else {
+    gap_squares += square(*after - t);
+    first_us = t;
   }
-  mean /= static_cast<double>(n - 1);
-  double variance = 0;
-  for (std::size_t i = 1; i < n; ++i) {
-    const double gap = static_cast<double>(evidence_us[i] - evidence_us[i - 1]) / kUsPerDay;
-    variance += (gap - mean) * (gap - mean);
+  ++count;
+}
+
+EvidenceSums EvidenceSums::of(std::span<const std::int64_t> sorted_us) {
+  EvidenceSums sums;
+  for (std::size_t i = 0; i < sorted_us.size(); ++i) {
+    sums.add(sorted_us[i], i == 0 ? std::nullopt : std::optional(sorted_us[i - 1]), std::nullopt);
   }
-  variance /= static_cast<double>(n - 1);
-  const double regularity = std::max(0.0, 1.0 - variance / (std::max(lifetime, 0.01) + 1.0));
+  return sums;
+}
+
+double gap_variance_days2(const EvidenceSums& sums) {
+  if (sums.count < 3) return 0.0;
+  __extension__ typedef unsigned __int128 Unsigned;
+  const auto n = static_cast<Unsigned>(sums.count - 1);
+  const auto lifetime = static_cast<Unsigned>(sums.last_us - sums.first_us);
+  const auto squares = static_cast<Unsigned>(sums.gap_squares);
+  const double n2_days2 = static_cast<double>(sums.count - 1) *
+                          static_cast<double>(sums.count - 1) * (kUsPerDay * kUsPerDay);
+  Unsigned scaled = 0;
+  if (!__builtin_mul_overflow(n, squares, &scaled)) {
+    const Unsigned l2 = lifetime * lifetime;  // < 2^126
+    return scaled > l2 ? static_cast<double>(scaled - l2) / n2_days2 : 0.0;
+  }
+  const long double ln = static_cast<long double>(sums.count - 1);
+  const long double mean = static_cast<long double>(lifetime) / ln;
+  const long double variance = static_cast<long double>(squares) / ln - mean * mean;
+  return variance > 0
+             ? static_cast<double>(variance / (static_cast<long double>(kUsPerDay) * kUsPerDay))
+             : 0.0;
+}
+
+double stability(const EvidenceSums& sums) {
+  if (sums.count < 2) return 0.0;
+  if (sums.count == 2) return 0.3;
+  const double lifetime = static_cast<double>(sums.last_us - sums.first_us) / kUsPerDay;
+  const double regularity =
+      std::max(0.0, 1.0 - gap_variance_days2(sums) / (std::max(lifetime, 0.01) + 1.0));
   return regularity * (0.5 + 0.5 * std::min(1.0, lifetime / 7.0));
+}
+
+double stability(std::span<const std::int64_t> evidence_us) {
+  return stability(EvidenceSums::of(evidence_us));
 }
 
 double confidence(std::int64_t evidence_count, double stability_score, std::int64_t hits) {
@@ -198,21 +239,26 @@ double utility(double stability_score, std::int64_t evidence_count, const Stream
                  penalty);
 }
 
+StreamMetrics compute_metrics(const EvidenceSums& sums, const StreamUse& use, Phase phase,
+                              Scope scope, std::int64_t now_us, const MetricParams& params) {
+  StreamMetrics m;
+  if (sums.count == 0) return m;
+  const std::int64_t e = sums.count;
+  m.frequency = e;
+  m.lifetime_days = static_cast<double>(sums.last_us - sums.first_us) / kUsPerDay;
+  m.coverage = std::min(1.0, m.lifetime_days / params.window_days);
+  m.reinforcement_density = static_cast<double>(e) / std::max(m.lifetime_days, 0.01);
+  m.stability = stability(sums);
+  m.confidence = confidence(e, m.stability, use.hit_count);
+  m.removal_cost = removal_cost(phase, scope, m.stability, e);
+  m.utility = utility(m.stability, e, use, sums.last_us, now_us);
+  return m;
+}
+
 StreamMetrics compute_metrics(std::span<const std::int64_t> evidence_us, const StreamUse& use,
                               Phase phase, Scope scope, std::int64_t now_us,
                               const MetricParams& params) {
-  StreamMetrics m;
-  if (evidence_us.empty()) return m;
-  const auto e = static_cast<std::int64_t>(evidence_us.size());
-  m.frequency = e;
-  m.lifetime_days = static_cast<double>(evidence_us.back() - evidence_us.front()) / kUsPerDay;
-  m.coverage = std::min(1.0, m.lifetime_days / params.window_days);
-  m.reinforcement_density = static_cast<double>(e) / std::max(m.lifetime_days, 0.01);
-  m.stability = stability(evidence_us);
-  m.confidence = confidence(e, m.stability, use.hit_count);
-  m.removal_cost = removal_cost(phase, scope, m.stability, e);
-  m.utility = utility(m.stability, e, use, evidence_us.back(), now_us);
-  return m;
+  return compute_metrics(EvidenceSums::of(evidence_us), use, phase, scope, now_us, params);
 }
 
 Phase next_phase(Phase phase, const StreamMetrics& m, Vitality vitality, Scope scope) {

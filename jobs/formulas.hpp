@@ -119,8 +119,37 @@ struct StreamMetrics {
   double utility = 0;                ///< See utility().
 };
 
+/// Exact running sums over a stream's evidence times t_1 <= ... <= t_E (µs), enough for every
+/// metric: E, t_1, t_E and the sum of the squared gaps Σ(t_{i+1} - t_i)² in µs², kept in a
+/// 128-bit integer (it is at most (t_E - t_1)² < 2^126, so it never overflows). The sum of the
+/// gaps is t_E - t_1. Kept exactly, these sums are the same however the evidence was added
+/// (in any order, in any number of steps), so every metric derived from them is too.
+__extension__ typedef __int128 GapSquares;
+struct EvidenceSums {
+  std::int64_t count = 0;      ///< E.
+  std::int64_t first_us = 0;   ///< t_1 (meaningless when count = 0).
+  std::int64_t last_us = 0;    ///< t_E.
+  GapSquares gap_squares = 0;  ///< Σ gap², µs².
+
+  /// Adds one time t whose neighbours in the sorted evidence are `before` (the largest
+  /// t_i <= t already present; nullopt: none) and `after` (the smallest t_i >= t after it;
+  /// nullopt: none). A gap b - a becomes (t - a) + (b - t). O(1).
+  void add(std::int64_t t, std::optional<std::int64_t> before, std::optional<std::int64_t> after);
+  /// The sums of a sorted list of times (tests, and streams without stored sums).
+  static EvidenceSums of(std::span<const std::int64_t> sorted_us);
+};
+
+/// Population variance of the E - 1 gaps, in days², from the exact sums: with n = E - 1 and
+/// L = t_E - t_1 (µs), var = (n·Σgap² - L²) / (n² · 86,400,000,000²). The numerator is
+/// computed exactly in 128-bit integers (it is >= 0 by Cauchy-Schwarz); the one conversion to
+/// double is that quotient. Only when n·Σgap² exceeds 2^128 (centuries of evidence) it falls
+/// back to long double arithmetic, still a function of the sums alone. 0 when E < 3.
+double gap_variance_days2(const EvidenceSums& sums);
+
 /// > 2 dates: max(0, 1 - var(gaps in days) / (max(L, 0.01) + 1)) * (0.5 + 0.5 * min(1, L / 7)),
-/// with the population variance; exactly 2: 0.3; fewer: 0. `evidence_us` must be sorted.
+/// with the population variance of gap_variance_days2(); exactly 2: 0.3; fewer: 0.
+double stability(const EvidenceSums& sums);
+/// The same for a sorted list of times.
 double stability(std::span<const std::int64_t> evidence_us);
 
 /// 0.4 * min(1, log10(E + 1) / 2) + 0.4 * S + 0.2 * min(1, ln(1 + hits) / 2.3).
@@ -137,7 +166,10 @@ double removal_cost(Phase phase, Scope scope, double stability, std::int64_t evi
 double utility(double stability, std::int64_t evidence_count, const StreamUse& use,
                std::int64_t last_seen_us, std::int64_t now_us);
 
-/// All metrics at once. `evidence_us` must be sorted and non-empty.
+/// All metrics at once from the exact sums (count > 0). O(1).
+StreamMetrics compute_metrics(const EvidenceSums& sums, const StreamUse& use, Phase phase,
+                              Scope scope, std::int64_t now_us, const MetricParams& params);
+/// The same for a sorted, non-empty list of evidence times.
 StreamMetrics compute_metrics(std::span<const std::int64_t> evidence_us, const StreamUse& use,
                               Phase phase, Scope scope, std::int64_t now_us,
                               const MetricParams& params);

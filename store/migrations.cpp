@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 11> kMigrations{
+constexpr std::array<const char*, 12> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -646,6 +646,25 @@ CREATE TRIGGER events_namespace_changed AFTER UPDATE OF namespace, ts_us ON even
     SELECT namespace, max(ts_us) FROM events WHERE namespace IN (old.namespace, new.namespace)
     GROUP BY namespace;
 END;
+)sql",
+    // 12: consolidation streams' running state (jobs/consolidation.cpp): per proposal stream the
+    //    exact sums its metrics need (E, t_1, t_E, Σgap² in µs² as two 64-bit limbs: hi·2^64 +
+    //    lo, lo read as unsigned), its latest evidence, its newest "Solution:" candidates and
+    //    its unique contexts, so that an evidence event costs O(log n) and neither a chunk nor
+    //    a run reads a stream's whole evidence. A stream without a row (databases of earlier
+    //    versions) gets one from its evidence the first time the job touches it.
+    R"sql(
+CREATE TABLE consolidation_streams (
+  decision_id     TEXT    PRIMARY KEY REFERENCES knowledge (decision_id),
+  evidence        INTEGER NOT NULL,
+  first_ts_us     INTEGER NOT NULL,
+  last_ts_us      INTEGER NOT NULL,
+  last_seq        INTEGER NOT NULL,
+  gap_squares_hi  INTEGER NOT NULL,
+  gap_squares_lo  INTEGER NOT NULL,
+  solutions       TEXT    NOT NULL,
+  unique_contexts INTEGER NOT NULL
+) WITHOUT ROWID;
 )sql",
 };
 

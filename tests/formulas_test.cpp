@@ -2,7 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
+#include <set>
 #include <vector>
 
 #include "jobs/formulas.hpp"
@@ -95,6 +98,43 @@ TEST_CASE("vitality and confidence decay from the confidence at the last evidenc
   double daily = 0;
   for (int day = 0; day <= 60; ++day) daily = decayed_confidence(0.9, kT0, kT0 + day * kDay, v);
   CHECK(daily == decayed_confidence(0.9, kT0, kT0 + 60 * kDay, v));
+}
+
+TEST_CASE("evidence sums are exact and the same in any order of arrival") {
+  // Gaps 1, 2, 3 days: n = 3, L = 6 days, Σgap² = 14 days², var = (3·14 - 36) / 9 = 2/3.
+  const std::vector<std::int64_t> dates{kT0, kT0 + kDay, kT0 + 3 * kDay, kT0 + 6 * kDay};
+  const EvidenceSums sorted = EvidenceSums::of(dates);
+  CHECK(sorted.count == 4);
+  CHECK(sorted.first_us == kT0);
+  CHECK(sorted.last_us == kT0 + 6 * kDay);
+  CHECK(sorted.gap_squares == static_cast<GapSquares>(14) * kDay * kDay);
+  CHECK(gap_variance_days2(sorted) == Approx(2.0 / 3.0).epsilon(1e-15));
+  CHECK(gap_variance_days2(EvidenceSums::of(std::vector<std::int64_t>{kT0, kT0 + kDay})) == 0.0);
+
+  // 2,000 times (with ties) added in a random order, each between its current neighbours,
+  // give the sums of the sorted list exactly.
+  std::mt19937_64 random(7);
+  std::vector<std::int64_t> times;
+  for (int i = 0; i < 2000; ++i)
+    times.push_back(kT0 + static_cast<std::int64_t>(random() % (400 * kDay)) / 1000 * 1000);
+  std::multiset<std::int64_t> seen;
+  EvidenceSums sums;
+  for (const std::int64_t t : times) {
+    const auto after = seen.lower_bound(t);
+    std::optional<std::int64_t> before_t;
+    std::optional<std::int64_t> after_t;
+    if (after != seen.begin()) before_t = *std::prev(after);
+    if (after != seen.end()) after_t = *after;
+    sums.add(t, before_t, after_t);
+    seen.insert(t);
+  }
+  std::sort(times.begin(), times.end());
+  const EvidenceSums expected = EvidenceSums::of(times);
+  CHECK(sums.count == expected.count);
+  CHECK(sums.first_us == expected.first_us);
+  CHECK(sums.last_us == expected.last_us);
+  CHECK(sums.gap_squares == expected.gap_squares);
+  CHECK(stability(sums) == stability(times));
 }
 
 TEST_CASE("stream metrics by hand") {
