@@ -55,13 +55,15 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
-#include <signal.h>
-#include <stdlib.h>
+#include <csignal>
+#include <cstdlib>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
@@ -106,7 +108,8 @@ using Seconds = std::chrono::duration<double>;
 #define REFLECTD_DATA_DIR "."
 #endif
 
-constexpr const char* kDataFiles[] = {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"};
+constexpr std::array<const char*, 2> kDataFiles = {"libzmq-commits.jsonl",
+                                                 "swe-agent-trajectories.jsonl"};
 constexpr auto kPollInterval = std::chrono::milliseconds(5);
 // A daemon that makes no progress this long is stuck (or lost events): fail instead of hanging.
 constexpr auto kStallTimeout = std::chrono::seconds(60);
@@ -176,9 +179,9 @@ class Corpus {
       z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
       z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
       z ^= z >> 31;
-      char hex[17];
-      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(z));
-      out += hex;
+      std::array<char, 17> hex{};
+      std::snprintf(hex.data(), hex.size(), "%016llx", static_cast<unsigned long long>(z));
+      out += hex.data();
     } else {
       out += std::to_string(n);
     }
@@ -653,7 +656,7 @@ ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::p
   std::sort(latencies.begin(), latencies.end());
   const auto pct = [&](double p) {
     const auto at =
-        static_cast<std::size_t>(p / 100.0 * static_cast<double>(latencies.size() - 1) + 0.5);
+        static_cast<std::size_t>(std::lround(p / 100.0 * static_cast<double>(latencies.size() - 1)));
     return latencies[std::min(at, latencies.size() - 1)];
   };
   result.extra["rate_per_s"] = static_cast<double>(options.rate);
@@ -820,9 +823,7 @@ nlohmann::ordered_json to_json(const std::vector<ModeResult>& results, const Opt
           {"modes", std::move(modes)}};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Options options;
   CLI::App app{"Measures reflectd's ingest rate against a bare SQLite insert loop.",
                "bench_ingest"};
@@ -912,4 +913,18 @@ int main(int argc, char** argv) {
     std::cerr << "bench_ingest: " << error.what() << '\n';
     return 1;
   }
+}
+
+}  // namespace
+
+// What run() does not turn into an exit status itself still ends with a message and status 1.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "bench_ingest: " << error.what() << '\n';
+  } catch (...) {
+    std::cerr << "bench_ingest: unknown error\n";
+  }
+  return 1;
 }

@@ -55,9 +55,9 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
+#include <csignal>
 #include <spawn.h>
-#include <stdlib.h>
+#include <cstdlib>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -116,10 +117,12 @@ using nlohmann::json;
 #define REFLECTD_BIN "reflectd"
 #endif
 
-constexpr const char* kDataFiles[] = {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"};
+constexpr std::array<const char*, 2> kDataFiles = {"libzmq-commits.jsonl",
+                                                 "swe-agent-trajectories.jsonl"};
 constexpr std::int64_t kDayUs = 86'400'000'000;
 // The daemon's order (daemon::build_jobs).
-constexpr const char* kJobs[] = {"consolidate", "cluster", "decay", "importance", "medallion"};
+constexpr std::array<const char*, 5> kJobs = {"consolidate", "cluster", "decay", "importance",
+                                            "medallion"};
 constexpr std::size_t kJobCount = std::size(kJobs);
 
 std::vector<json> read_corpus(const std::string& dir) {
@@ -293,8 +296,8 @@ std::string read_file(const std::string& path) {
 }
 
 struct Cycle {
-  double seconds[kJobCount] = {};
-  double cpu[kJobCount] = {};
+  std::array<double, kJobCount> seconds{};
+  std::array<double, kJobCount> cpu{};
   double total = 0;
   double cpu_total = 0;
   double peak_rss_mib = 0;
@@ -381,10 +384,10 @@ Startup measure_startup(const fs::path& work, const std::string& db_path, int st
     while (!ready) {
       pollfd item{fd, POLLIN, 0};
       if (::poll(&item, 1, 120'000) <= 0) break;
-      char buffer[4096];
-      const ssize_t size = ::recv(fd, buffer, sizeof buffer, 0);
+      std::array<char, 4096> buffer{};
+      const ssize_t size = ::recv(fd, buffer.data(), buffer.size(), 0);
       if (size > 0 &&
-          ("\n" + std::string(buffer, static_cast<std::size_t>(size)) + "\n").find("\nREADY=1\n") !=
+          ("\n" + std::string(buffer.data(), static_cast<std::size_t>(size)) + "\n").find("\nREADY=1\n") !=
               std::string::npos) {
         ready = true;
       }
@@ -410,9 +413,7 @@ void remove_database(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{
       "Times a full and an incremental reflection cycle, the jobs' memory and the daemon's startup "
       "as events grow."};
@@ -546,4 +547,18 @@ int main(int argc, char** argv) {
     std::cerr << "bench_jobs: " << error.what() << "\n";
     return 1;
   }
+}
+
+}  // namespace
+
+// What run() does not turn into an exit status itself still ends with a message and status 1.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "bench_jobs: " << error.what() << '\n';
+  } catch (...) {
+    std::cerr << "bench_jobs: unknown error\n";
+  }
+  return 1;
 }

@@ -511,8 +511,9 @@ void Bus::handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames) {
 
 bool Bus::submit(Inlet& inlet, store::WriteRequest&& request) {
   if (writer_.submit(std::move(request))) return true;
-  // Writer full: keep this one, stop reading everywhere until the writer has room.
-  inlet.pending = std::move(request);
+  // Writer full: keep this one, stop reading everywhere until the writer has room. submit()
+  // moves from the request only when it takes it (store/writer.hpp).
+  inlet.pending = std::move(request);  // NOLINT(bugprone-use-after-move)
   if (!paused_) {
     paused_ = true;
     stats_.paused.fetch_add(1, std::memory_order_relaxed);

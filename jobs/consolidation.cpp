@@ -9,6 +9,7 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/sha256.hpp"
 #include "jobs/job_state.hpp"
@@ -235,7 +236,21 @@ WHERE decision_id = ?1)sql"),
         event_content_(db_, "SELECT content FROM events WHERE seq = ?1"),
         pattern_rows_(db_,
                       "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
-                      "namespace = ?1 AND signature = ?2 AND seq > ?3") {}
+                      "namespace = ?1 AND signature = ?2 AND seq > ?3"),
+        observation_support_(db_,
+                             "SELECT support_count FROM observations WHERE observation_id = ?1"),
+        observation_upsert_(db_, R"sql(
+INSERT INTO observations (observation_id, namespace, observation_type, signature, target, title, text,
+  supporting_event_ids, support_count, trajectory_count, success_count, confidence, importance,
+  times_reinforced, first_detected_us, last_reinforced_us)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, min(0.95, 0.5 + 0.05 * ?9),
+  min(1.0, log10(1 + ?9) / 2.0), ?12, ?13, ?14)
+ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excluded.text,
+  supporting_event_ids = excluded.supporting_event_ids, support_count = excluded.support_count,
+  trajectory_count = excluded.trajectory_count, success_count = excluded.success_count,
+  confidence = excluded.confidence, importance = excluded.importance,
+  times_reinforced = excluded.times_reinforced, last_reinforced_us = excluded.last_reinforced_us,
+  first_detected_us = min(first_detected_us, excluded.first_detected_us))sql") {}
 
   json run() {
     now_ = ctx_.clock.now_us();
@@ -926,6 +941,16 @@ WHERE decision_id = ?1)sql"),
     }
   };
 
+  // A signature's occurrences known to this run and what update_pattern() reports of them,
+  // kept as the occurrences arrive so that a chunk costs what it adds.
+  struct PatternState {
+    std::vector<Occurrence> occurrences;  // sorted by (ts_us, seq)
+    std::vector<std::int64_t> seqs;       // ascending
+    std::unordered_set<std::int32_t> trajectories;
+    std::unordered_map<std::int32_t, std::int64_t> targets;  // interned target -> occurrences
+    std::int64_t max_seq = 0;
+  };
+
   std::int32_t intern(const std::string& text) {
     const auto [it, inserted] =
         interned_.try_emplace(text, static_cast<std::int32_t>(strings_.size()));
@@ -938,71 +963,80 @@ WHERE decision_id = ?1)sql"),
   // accumulated over the whole log (quadratic otherwise).
   void update_pattern(const std::string& ns, const std::string& signature) {
     auto [cached, fresh] = patterns_.try_emplace(ns + '\n' + signature);
-    auto& occurrences = cached->second;
-    const std::int64_t after = occurrences.empty()
-                                   ? 0
-                                   : std::max_element(occurrences.begin(), occurrences.end(),
-                                                      [](const Occurrence& a, const Occurrence& b) {
-                                                        return a.seq < b.seq;
-                                                      })
-                                         ->seq;
+    PatternState& state = cached->second;
     SQLite::Statement& rows = pattern_rows_;
     rows.reset();
     rows.bind(1, ns);
     rows.bind(2, signature);
-    rows.bind(3, static_cast<std::int64_t>(fresh ? 0 : after));
-    const auto middle = static_cast<std::ptrdiff_t>(occurrences.size());
+    rows.bind(3, static_cast<std::int64_t>(fresh ? 0 : state.max_seq));
+    const auto middle = static_cast<std::ptrdiff_t>(state.occurrences.size());
+    const auto seqs_middle = static_cast<std::ptrdiff_t>(state.seqs.size());
     while (rows.executeStep()) {
-      occurrences.push_back(
-          {rows.getColumn(2).getInt64(), rows.getColumn(0).getInt64(),
-           intern(rows.getColumn(1).getString()),
-           rows.getColumn(3).isNull() ? -1 : intern(rows.getColumn(3).getString())});
+      const Occurrence o{rows.getColumn(2).getInt64(), rows.getColumn(0).getInt64(),
+                         intern(rows.getColumn(1).getString()),
+                         rows.getColumn(3).isNull() ? -1 : intern(rows.getColumn(3).getString())};
+      state.occurrences.push_back(o);
+      state.seqs.push_back(o.seq);
+      state.trajectories.insert(o.trajectory);
+      if (o.target >= 0) ++state.targets[o.target];
+      state.max_seq = std::max(state.max_seq, o.seq);
     }
     rows.reset();
-    std::sort(occurrences.begin() + middle, occurrences.end());
-    std::inplace_merge(occurrences.begin(), occurrences.begin() + middle, occurrences.end());
+    std::sort(state.occurrences.begin() + middle, state.occurrences.end());
+    std::inplace_merge(state.occurrences.begin(), state.occurrences.begin() + middle,
+                       state.occurrences.end());
+    // Every new seq is above the largest known one, so sorting the new ones keeps all sorted.
+    std::sort(state.seqs.begin() + seqs_middle, state.seqs.end());
 
-    std::vector<std::int64_t> seqs;
-    std::vector<std::int64_t> times;
-    std::set<std::int32_t> trajectories;
-    std::map<std::string, int> targets;
+    const auto count = static_cast<std::int64_t>(state.occurrences.size());
+    const auto trajectory_count = static_cast<std::int64_t>(state.trajectories.size());
+    if (count < p_.pattern_min_occurrences || trajectory_count < p_.pattern_min_trajectories) {
+      return;  // the walk below could not qualify it either
+    }
+    // The event time at which the occurrences, in time order, first met both thresholds. The
+    // walk stops there: usually within the first few occurrences.
     std::int64_t qualified_at = 0;
-    for (const Occurrence& o : occurrences) {
-      seqs.push_back(o.seq);
-      trajectories.insert(o.trajectory);
-      times.push_back(o.ts_us);
-      if (o.target >= 0) ++targets[strings_[static_cast<std::size_t>(o.target)]];
-      if (qualified_at == 0 &&
-          static_cast<std::int64_t>(seqs.size()) >= p_.pattern_min_occurrences &&
-          static_cast<std::int64_t>(trajectories.size()) >= p_.pattern_min_trajectories) {
-        qualified_at = times.back();
+    std::int64_t seen = 0;
+    std::vector<std::int32_t> walked;
+    for (const Occurrence& o : state.occurrences) {
+      ++seen;
+      if (static_cast<std::int64_t>(walked.size()) < p_.pattern_min_trajectories &&
+          std::find(walked.begin(), walked.end(), o.trajectory) == walked.end()) {
+        walked.push_back(o.trajectory);
+      }
+      if (seen >= p_.pattern_min_occurrences &&
+          static_cast<std::int64_t>(walked.size()) >= p_.pattern_min_trajectories) {
+        qualified_at = o.ts_us;
+        break;
       }
     }
     if (qualified_at == 0) return;
-    std::string target;
-    int best = 0;
-    for (const auto& [t, count] : targets) {
-      if (count > best) {
-        target = t;
-        best = count;
+    // The most frequent target; among equals the first in byte order.
+    std::int32_t best_target = -1;
+    std::int64_t best = 0;
+    for (const auto& [t, n] : state.targets) {
+      if (n > best || (n == best && strings_[static_cast<std::size_t>(t)] <
+                                        strings_[static_cast<std::size_t>(best_target)])) {
+        best_target = t;
+        best = n;
       }
     }
-    const auto count = static_cast<std::int64_t>(seqs.size());
+    const std::string target =
+        best_target < 0 ? std::string() : strings_[static_cast<std::size_t>(best_target)];
     json ids = json::array();
-    std::sort(seqs.begin(), seqs.end());
-    for (std::size_t i = seqs.size() > kMaxSupportIdsListed ? seqs.size() - kMaxSupportIdsListed
-                                                            : 0;
-         i < seqs.size(); ++i) {
-      ids.push_back(seqs[i]);
+    for (std::size_t i = state.seqs.size() > kMaxSupportIdsListed
+                             ? state.seqs.size() - kMaxSupportIdsListed
+                             : 0;
+         i < state.seqs.size(); ++i) {
+      ids.push_back(state.seqs[i]);
     }
     const std::string id = "pattern:" + ns + ":" + sha256_hex(signature).substr(0, 16);
     const std::string text = "Seen " + std::to_string(count) + " times in " +
-                             std::to_string(trajectories.size()) + " trajectories" +
+                             std::to_string(trajectory_count) + " trajectories" +
                              (target.empty() ? "" : ", mostly around " + target) + ": " + signature;
     upsert_observation(id, ns, "pattern", signature, target,
                        "Recurring problem: " + signature.substr(0, 200), text, ids, count,
-                       static_cast<std::int64_t>(trajectories.size()), 0, qualified_at,
-                       times.back());
+                       trajectory_count, 0, qualified_at, state.occurrences.back().ts_us);
   }
 
   // Creates or reinforces an observation (seed 003 MemoryMetaObservation). Confidence
@@ -1016,26 +1050,17 @@ WHERE decision_id = ?1)sql"),
                           const std::string& title, const std::string& text, const json& ids,
                           std::int64_t support, std::int64_t trajectories, std::int64_t successes,
                           std::int64_t first_us, std::int64_t last_us) {
-    SQLite::Statement before(db_,
-                             "SELECT support_count FROM observations WHERE observation_id = ?1");
+    SQLite::Statement& before = observation_support_;
+    before.reset();
     before.bind(1, id);
     const bool exists = before.executeStep();
     const std::int64_t previous_support = exists ? before.getColumn(0).getInt64() : 0;
+    before.reset();
     if (exists && previous_support == support) return;
     const std::int64_t threshold =
         type == "pattern" ? p_.pattern_min_occurrences : p_.competence_min_successes;
-    SQLite::Statement upsert(db_, R"sql(
-INSERT INTO observations (observation_id, namespace, observation_type, signature, target, title, text,
-  supporting_event_ids, support_count, trajectory_count, success_count, confidence, importance,
-  times_reinforced, first_detected_us, last_reinforced_us)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, min(0.95, 0.5 + 0.05 * ?9),
-  min(1.0, log10(1 + ?9) / 2.0), ?12, ?13, ?14)
-ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excluded.text,
-  supporting_event_ids = excluded.supporting_event_ids, support_count = excluded.support_count,
-  trajectory_count = excluded.trajectory_count, success_count = excluded.success_count,
-  confidence = excluded.confidence, importance = excluded.importance,
-  times_reinforced = excluded.times_reinforced, last_reinforced_us = excluded.last_reinforced_us,
-  first_detected_us = min(first_detected_us, excluded.first_detected_us))sql");
+    SQLite::Statement& upsert = observation_upsert_;
+    upsert.reset();
     upsert.bind(1, id);
     upsert.bind(2, ns);
     upsert.bind(3, type);
@@ -1103,10 +1128,11 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement stream_update_;
   SQLite::Statement event_content_;
   SQLite::Statement pattern_rows_;
-  std::map<std::string, TargetTotals> chunk_totals_;  // by target, this chunk only
-  std::map<std::string, Stream> chunk_streams_;       // by target, this chunk only
-  std::unordered_map<std::string, std::vector<Occurrence>>
-      patterns_;  // ns + '\n' + signature, sorted, this run only
+  SQLite::Statement observation_support_;
+  SQLite::Statement observation_upsert_;
+  std::map<std::string, TargetTotals> chunk_totals_;        // by target, this chunk only
+  std::map<std::string, Stream> chunk_streams_;             // by target, this chunk only
+  std::unordered_map<std::string, PatternState> patterns_;  // ns + '\n' + signature, this run
   std::unordered_map<std::string, std::int32_t> interned_;
   std::vector<std::string> strings_;
   Totals totals_;

@@ -1,6 +1,7 @@
 #include "jobs/entity_summaries.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -263,12 +264,12 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       }
     }
 
-    char importance[32];
-    std::snprintf(importance, sizeof importance, "%.2f", e.importance);
+    std::array<char, 32> importance{};
+    std::snprintf(importance.data(), importance.size(), "%.2f", e.importance);
     std::string summary = e.display_name + " (" + e.type + "): " + std::to_string(e.mentions) +
                           " mentions from " + format_rfc3339_us(e.first_us).substr(0, 10) + " to " +
                           format_rfc3339_us(e.last_us).substr(0, 10) + ", importance " +
-                          importance + ".";
+                          importance.data() + ".";
     std::string quotes;
     for (const Candidate& c : top) {
       event_row.reset();

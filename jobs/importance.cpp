@@ -1,6 +1,7 @@
 #include "jobs/importance.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -325,10 +326,11 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
     update.bind(2, scores[i]);
     update.exec();
     ++updated;
-    char before[32], after[32];
-    std::snprintf(before, sizeof before, "%.2f", vertices[i].score_before);
-    std::snprintf(after, sizeof after, "%.2f", scores[i]);
-    if (std::strcmp(before, after) != 0) {
+    std::array<char, 32> before{};
+    std::array<char, 32> after{};
+    std::snprintf(before.data(), before.size(), "%.2f", vertices[i].score_before);
+    std::snprintf(after.data(), after.size(), "%.2f", scores[i]);
+    if (std::strcmp(before.data(), after.data()) != 0) {
       summary_dirty.reset();
       summary_dirty.bind(1, static_cast<std::int64_t>(vertices[i].id));
       summary_dirty.exec();

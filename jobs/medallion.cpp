@@ -1,6 +1,7 @@
 #include "jobs/medallion.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <sstream>
@@ -186,8 +187,8 @@ class Refresher {
     next.bind(1, medallion);
     next.bind(2, kind);
     next.executeStep();
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%s-%03lld", kind,
+    std::array<char, 32> buffer{};
+    std::snprintf(buffer.data(), buffer.size(), "%s-%03lld", kind,
                   static_cast<long long>(next.getColumn(0).getInt64()));
     SQLite::Statement insert(db_,
                              "INSERT INTO medallion_items (medallion_id, item_kind, source_id, "
@@ -195,9 +196,9 @@ class Refresher {
     insert.bind(1, medallion);
     insert.bind(2, kind);
     insert.bind(3, source);
-    insert.bind(4, std::string(buffer));
+    insert.bind(4, std::string(buffer.data()));
     insert.exec();
-    return buffer;
+    return buffer.data();
   }
 
   // Knowledge rows of the scope: its namespace, and when graph nodes are given, targets that

@@ -3,6 +3,7 @@
 // validation and normalisation. Produced by bus::EventDecoder, consumed by store::EventStore.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,8 +12,8 @@
 namespace reflectd::store {
 
 /// Seed 002 Sensitivity levels in order; the index is the rank compared against clearances.
-inline constexpr std::string_view kSensitivityLevels[] = {"public", "low", "medium", "high",
-                                                          "hyper"};
+inline constexpr std::array<std::string_view, 5> kSensitivityLevels = {"public", "low", "medium",
+                                                                      "high", "hyper"};
 /// Rank of the highest level (hyper).
 inline constexpr int kMaxSensitivityRank = 4;
 

@@ -224,7 +224,8 @@ TEST_CASE("the writer answers every request in order after commit") {
       }
       promises[static_cast<std::size_t>(i)].set_value(std::move(result));
     };
-    REQUIRE(writer.submit(std::move(request)));
+    const bool accepted = writer.submit(std::move(request));
+    REQUIRE(accepted);
   }
   auto r0 = promises[0].get_future().get();
   auto r1 = promises[1].get_future().get();
@@ -268,7 +269,8 @@ TEST_CASE("a full writer queue refuses, then announces space; stop drains everyt
     entered.set_value();
     released.wait();
   };
-  REQUIRE(writer.submit(std::move(blocker)));
+  const bool accepted = writer.submit(std::move(blocker));
+  REQUIRE(accepted);
   entered.get_future().wait();
 
   auto make = [&](int n, int base) {
@@ -279,9 +281,14 @@ TEST_CASE("a full writer queue refuses, then announces space; stop drains everyt
   };
   REQUIRE(writer.submit(make(600, 0)));
   auto refused = make(600, 1000);
-  CHECK_FALSE(writer.submit(std::move(refused)));
-  CHECK(refused.entries.size() == 600);  // Not taken: the caller keeps it.
-  CHECK(writer.submit(std::move(refused), /*ignore_capacity=*/true));
+  // submit() moves from its argument only when it takes the request (store/writer.hpp).
+  const bool taken = writer.submit(std::move(refused));
+  CHECK_FALSE(taken);
+  // NOLINTNEXTLINE(bugprone-use-after-move): not taken, so the caller still has it.
+  CHECK(refused.entries.size() == 600);
+  // NOLINTNEXTLINE(bugprone-use-after-move): the same request, now past the capacity check.
+  const bool forced = writer.submit(std::move(refused), /*ignore_capacity=*/true);
+  CHECK(forced);
   release.set_value();
   writer.stop();
   CHECK(space_signals.load() >= 1);
@@ -305,7 +312,8 @@ std::vector<store::EventResult> write(store::Writer& writer,
   }
   std::promise<store::WriteResult> done;
   request.on_done = [&](store::WriteResult&& result) { done.set_value(std::move(result)); };
-  REQUIRE(writer.submit(std::move(request)));
+  const bool accepted = writer.submit(std::move(request));
+  REQUIRE(accepted);
   return done.get_future().get().results;
 }
 
@@ -512,7 +520,8 @@ TEST_CASE("the writer indexes when its queue runs dry and catches up in batches"
     store::WriteRequest request;
     request.entries = std::move(entries);
     request.on_done = [&](store::WriteResult&& result) { done.set_value(std::move(result)); };
-    REQUIRE(writer.submit(std::move(request)));
+    const bool accepted = writer.submit(std::move(request));
+    REQUIRE(accepted);
     return done.get_future().get();
   };
   // Alone in the queue: indexed in the transaction that stores it, before the reply.

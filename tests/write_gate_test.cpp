@@ -112,7 +112,8 @@ TEST_CASE("writer: a job keeping the lock past busy_timeout_ms is reported as su
     store::WriteRequest request;
     request.apply = [](SQLite::Database&) { return std::string("applied"); };
     request.on_done = [&done](store::WriteResult&& result) { done.set_value(std::move(result)); };
-    REQUIRE(writer.submit(std::move(request)));
+    const bool accepted = writer.submit(std::move(request));
+    REQUIRE(accepted);
     return future.get();
   };
   REQUIRE(gate.job_enter(nullptr));  // a job's transaction that never ends
