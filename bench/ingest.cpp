@@ -55,10 +55,10 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
-#include <csignal>
-#include <cstdlib>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
+#include <cstdlib>
 
 #include <algorithm>
 #include <array>
@@ -109,7 +109,7 @@ using Seconds = std::chrono::duration<double>;
 #endif
 
 constexpr std::array<const char*, 2> kDataFiles = {"libzmq-commits.jsonl",
-                                                 "swe-agent-trajectories.jsonl"};
+                                                   "swe-agent-trajectories.jsonl"};
 constexpr auto kPollInterval = std::chrono::milliseconds(5);
 // A daemon that makes no progress this long is stuck (or lost events): fail instead of hanging.
 constexpr auto kStallTimeout = std::chrono::seconds(60);
@@ -655,8 +655,8 @@ ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::p
   }
   std::sort(latencies.begin(), latencies.end());
   const auto pct = [&](double p) {
-    const auto at =
-        static_cast<std::size_t>(std::lround(p / 100.0 * static_cast<double>(latencies.size() - 1)));
+    const auto at = static_cast<std::size_t>(
+        std::lround(p / 100.0 * static_cast<double>(latencies.size() - 1)));
     return latencies[std::min(at, latencies.size() - 1)];
   };
   result.extra["rate_per_s"] = static_cast<double>(options.rate);

@@ -55,15 +55,15 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <csignal>
 #include <spawn.h>
-#include <cstdlib>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <csignal>
+#include <cstdlib>
 
 #include <algorithm>
 #include <array>
@@ -118,11 +118,11 @@ using nlohmann::json;
 #endif
 
 constexpr std::array<const char*, 2> kDataFiles = {"libzmq-commits.jsonl",
-                                                 "swe-agent-trajectories.jsonl"};
+                                                   "swe-agent-trajectories.jsonl"};
 constexpr std::int64_t kDayUs = 86'400'000'000;
 // The daemon's order (daemon::build_jobs).
 constexpr std::array<const char*, 5> kJobs = {"consolidate", "cluster", "decay", "importance",
-                                            "medallion"};
+                                              "medallion"};
 constexpr std::size_t kJobCount = std::size(kJobs);
 
 std::vector<json> read_corpus(const std::string& dir) {
@@ -386,9 +386,8 @@ Startup measure_startup(const fs::path& work, const std::string& db_path, int st
       if (::poll(&item, 1, 120'000) <= 0) break;
       std::array<char, 4096> buffer{};
       const ssize_t size = ::recv(fd, buffer.data(), buffer.size(), 0);
-      if (size > 0 &&
-          ("\n" + std::string(buffer.data(), static_cast<std::size_t>(size)) + "\n").find("\nREADY=1\n") !=
-              std::string::npos) {
+      if (size > 0 && ("\n" + std::string(buffer.data(), static_cast<std::size_t>(size)) + "\n")
+                              .find("\nREADY=1\n") != std::string::npos) {
         ready = true;
       }
     }

@@ -13,7 +13,7 @@ namespace reflectd::store {
 
 /// Seed 002 Sensitivity levels in order; the index is the rank compared against clearances.
 inline constexpr std::array<std::string_view, 5> kSensitivityLevels = {"public", "low", "medium",
-                                                                      "high", "hyper"};
+                                                                       "high", "hyper"};
 /// Rank of the highest level (hyper).
 inline constexpr int kMaxSensitivityRank = 4;
 
