@@ -77,6 +77,7 @@
 
 #include "bus/event_decoder.hpp"
 #include "common/clock.hpp"
+#include "common/guarded_main.hpp"
 #include "config/config.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/logging.hpp"
@@ -917,14 +918,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-// What run() does not turn into an exit status itself still ends with a message and status 1.
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& error) {
-    std::cerr << "bench_ingest: " << error.what() << '\n';
-  } catch (...) {
-    std::cerr << "bench_ingest: unknown error\n";
-  }
-  return 1;
-}
+int main(int argc, char** argv) { return reflectd::guarded_main("bench_ingest", run, argc, argv); }

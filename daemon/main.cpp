@@ -9,6 +9,7 @@
 
 #include "bus/security.hpp"
 #include "common/clock.hpp"
+#include "common/guarded_main.hpp"
 #include "common/version.hpp"
 #include "config/config.hpp"
 #include "daemon/daemon.hpp"
@@ -117,15 +118,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-// Anything run() did not turn into an exit status itself (an allocation failure, a logging
-// sink that cannot be created) still ends with a message and status 1, never std::terminate.
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& error) {
-    std::cerr << "reflectd: " << error.what() << '\n';
-  } catch (...) {
-    std::cerr << "reflectd: unknown error\n";
-  }
-  return 1;
-}
+int main(int argc, char** argv) { return reflectd::guarded_main("reflectd", run, argc, argv); }
