@@ -60,10 +60,10 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <csignal>
 #include <cstdlib>
+#include <ctime>
 
 #include <algorithm>
 #include <array>
@@ -273,6 +273,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::vector<std::string>
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
   }
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::vector<std::string> env_strings(env_extra);
@@ -280,6 +281,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::vector<std::string>
     if (std::strncmp(*e, "NOTIFY_SOCKET=", 14) != 0) env_strings.emplace_back(*e);
   }
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
   pid_t pid = -1;
@@ -296,7 +298,9 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-struct Cycle {
+// nlohmann::json's destructor may allocate (it flattens nested values); a bad_alloc there
+// ends the process, as it would anywhere else.
+struct Cycle {  // NOLINT(bugprone-exception-escape)
   std::array<double, kJobCount> seconds{};
   std::array<double, kJobCount> cpu{};
   double total = 0;
@@ -513,7 +517,7 @@ int run(int argc, char** argv) {
       std::printf(" %9.3f %8.2f %8.1f %7.2f\n", c.total, per_event, c.peak_rss_mib, growth);
     };
     for (const auto& r : rows) {
-      const double ev = static_cast<double>(r.events);
+      const auto ev = static_cast<double>(r.events);
       print("full", r.events, r.full, r.full.total * 1e6 / ev, r.full.total / ev / first_full);
       print("+incr", incremental, r.incr, r.incr.total * 1e6 / static_cast<double>(incremental),
             r.incr.total / first_incr);
@@ -533,14 +537,14 @@ int run(int argc, char** argv) {
         "stored events)\n");
     for (const auto& r : rows) {
       if (r.startup.ms.empty()) continue;
+      const unsigned long long stored = r.events + incremental;
       auto ms = r.startup.ms;
       std::sort(ms.begin(), ms.end());
       std::printf(
           "startup to READY=1 on %llu events (%zu starts): min %.1f ms, median %.1f ms, max %.1f "
           "ms; "
           "daemon VmHWM %.1f MiB\n",
-          static_cast<unsigned long long>(r.events + incremental), ms.size(), ms.front(),
-          ms[ms.size() / 2], ms.back(), r.startup.vmhwm_mib);
+          stored, ms.size(), ms.front(), ms[ms.size() / 2], ms.back(), r.startup.vmhwm_mib);
     }
     return 0;
   } catch (const std::exception& error) {

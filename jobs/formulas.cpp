@@ -55,7 +55,7 @@ std::optional<double> salience_at(double base, std::int64_t ref_us, std::int64_t
     return 0.0;
   }
   const double dt_s = static_cast<double>(now_us - ref_us) / kUsPerSecond;
-  const double h = static_cast<double>(profile.half_life_s);
+  const auto h = static_cast<double>(profile.half_life_s);
   double s = 0;
   if (profile.curve == Curve::kLinear) {
     s = base * (1.0 - dt_s / (2.0 * h));
@@ -81,7 +81,7 @@ std::optional<std::int64_t> archive_at_us(double base, std::int64_t ref_us, std:
     return std::nullopt;
   }
   const double h_us = static_cast<double>(profile.half_life_s) * kUsPerSecond;
-  double below_floor_us = static_cast<double>(ref_us);
+  auto below_floor_us = static_cast<double>(ref_us);
   if (base > profile.min_salience) {
     below_floor_us += profile.curve == Curve::kLinear
                           ? 2.0 * h_us * (1.0 - profile.min_salience / base)
@@ -181,7 +181,7 @@ EvidenceSums EvidenceSums::of(std::span<const std::int64_t> sorted_us) {
 
 double gap_variance_days2(const EvidenceSums& sums) {
   if (sums.count < 3) return 0.0;
-  __extension__ typedef unsigned __int128 Unsigned;
+  __extension__ using Unsigned = unsigned __int128;
   const auto n = static_cast<Unsigned>(sums.count - 1);
   const auto lifetime = static_cast<Unsigned>(sums.last_us - sums.first_us);
   const auto squares = static_cast<Unsigned>(sums.gap_squares);
@@ -192,7 +192,7 @@ double gap_variance_days2(const EvidenceSums& sums) {
     const Unsigned l2 = lifetime * lifetime;  // < 2^126
     return scaled > l2 ? static_cast<double>(scaled - l2) / n2_days2 : 0.0;
   }
-  const long double ln = static_cast<long double>(sums.count - 1);
+  const auto ln = static_cast<long double>(sums.count - 1);
   const long double mean = static_cast<long double>(lifetime) / ln;
   const long double variance = static_cast<long double>(squares) / ln - mean * mean;
   return variance > 0
@@ -214,7 +214,7 @@ double stability(std::span<const std::int64_t> evidence_us) {
 }
 
 double confidence(std::int64_t evidence_count, double stability_score, std::int64_t hits) {
-  const double e = static_cast<double>(evidence_count);
+  const auto e = static_cast<double>(evidence_count);
   return clamp01(0.4 * std::min(1.0, std::log10(e + 1.0) / 2.0) + 0.4 * stability_score +
                  0.2 * std::min(1.0, std::log(1.0 + static_cast<double>(hits)) / 2.3));
 }

@@ -124,7 +124,7 @@ struct StreamMetrics {
 /// 128-bit integer (it is at most (t_E - t_1)² < 2^126, so it never overflows). The sum of the
 /// gaps is t_E - t_1. Kept exactly, these sums are the same however the evidence was added
 /// (in any order, in any number of steps), so every metric derived from them is too.
-__extension__ typedef __int128 GapSquares;
+__extension__ using GapSquares = __int128;
 struct EvidenceSums {
   std::int64_t count = 0;      ///< E.
   std::int64_t first_us = 0;   ///< t_1 (meaningless when count = 0).

@@ -348,7 +348,9 @@ class Refresher {
     }
 
     // open_questions: draft proposals, assumptions, unresolved recurring problems.
-    struct Question {
+    // nlohmann::json's destructor may allocate (it flattens nested values to avoid deep
+    // recursion); a bad_alloc there ends the process, as it would anywhere else.
+    struct Question {  // NOLINT(bugprone-exception-escape)
       std::string source, text, priority;
       json blocked_on, ids;
       std::int64_t support;
@@ -598,20 +600,20 @@ ON CONFLICT (id) DO UPDATE SET content_json = excluded.content_json, updated_at 
 void require_string(const json& object, const char* key, const std::string& where,
                     std::vector<std::string>& errors) {
   if (!object.is_object() || !object.contains(key) || !object[key].is_string()) {
-    errors.push_back(where + "." + key + ": required string");
+    errors.emplace_back(where + "." + key + ": required string");
   }
 }
 
 void require_string_list(const json& object, const char* key, const std::string& where,
                          std::vector<std::string>& errors, bool optional = false) {
   if (!object.is_object() || !object.contains(key) || (optional && object[key].is_null())) {
-    if (!optional) errors.push_back(where + "." + key + ": required array of strings");
+    if (!optional) errors.emplace_back(where + "." + key + ": required array of strings");
     return;
   }
   const json& list = object[key];
   if (!list.is_array() ||
       !std::all_of(list.begin(), list.end(), [](const json& v) { return v.is_string(); })) {
-    errors.push_back(where + "." + key + ": must be an array of strings");
+    errors.emplace_back(where + "." + key + ": must be an array of strings");
   }
 }
 
@@ -656,19 +658,19 @@ std::vector<std::string> validate_medallion(const json& m) {
   if (errors.empty()) {
     const auto status = meta["status"].get<std::string>();
     if (status != "active" && status != "stale" && status != "superseded") {
-      errors.push_back("meta.status: must be active, stale or superseded");
+      errors.emplace_back("meta.status: must be active, stale or superseded");
     }
     const auto created = parse_rfc3339_us(meta["created_at"].get<std::string>());
     const auto updated = parse_rfc3339_us(meta["updated_at"].get<std::string>());
     if (!created || !updated) {
-      errors.push_back("meta.created_at/updated_at: must be ISO 8601 timestamps");
+      errors.emplace_back("meta.created_at/updated_at: must be ISO 8601 timestamps");
     } else if (*updated < *created) {
-      errors.push_back("meta.updated_at: must be >= created_at");
+      errors.emplace_back("meta.updated_at: must be >= created_at");
     }
     for (const char* key : {"knowledge_min_ts", "knowledge_max_ts"}) {
       if (meta.contains(key) && !meta[key].is_null() &&
           (!meta[key].is_string() || !parse_rfc3339_us(meta[key].get<std::string>()))) {
-        errors.push_back(std::string("meta.") + key + ": must be an ISO 8601 timestamp or null");
+        errors.emplace_back(std::string("meta.") + key + ": must be an ISO 8601 timestamp or null");
       }
     }
   }
@@ -679,7 +681,7 @@ std::vector<std::string> validate_medallion(const json& m) {
   require_string(summary, "high_level", "summary", errors);
   if (summary.is_object() && summary.contains("high_level") && summary["high_level"].is_string() &&
       utf8_chars(summary["high_level"].get<std::string>()) > kHighLevelMaxChars) {
-    errors.push_back("summary.high_level: at most 300 characters");
+    errors.emplace_back("summary.high_level: at most 300 characters");
   }
   if (summary.is_object() && summary.contains("subsystems")) {
     for (const auto& sub : summary["subsystems"]) {
@@ -688,7 +690,7 @@ std::vector<std::string> validate_medallion(const json& m) {
       const std::string status = sub.is_object() ? sub.value("status", "") : "";
       if (status != "unknown" && status != "stable" && status != "in_progress" &&
           status != "deprecated") {
-        errors.push_back(
+        errors.emplace_back(
             "summary.subsystems[].status: must be unknown, stable, in_progress or deprecated");
       }
     }
@@ -698,7 +700,7 @@ std::vector<std::string> validate_medallion(const json& m) {
       require_string(d, key, "decisions[]", errors);
     if (!d.is_object() || !d.contains("confidence") || !d["confidence"].is_number() ||
         d["confidence"].get<double>() < 0.0 || d["confidence"].get<double>() > 1.0) {
-      errors.push_back("decisions[].confidence: must be between 0.0 and 1.0");
+      errors.emplace_back("decisions[].confidence: must be between 0.0 and 1.0");
     }
   }
   for (const auto& q : m.value("open_questions", json::array())) {
@@ -706,12 +708,12 @@ std::vector<std::string> validate_medallion(const json& m) {
     require_string_list(q, "blocked_on", "open_questions[]", errors);
     const std::string priority = q.is_object() ? q.value("priority", "") : "";
     if (priority != "low" && priority != "medium" && priority != "high") {
-      errors.push_back("open_questions[].priority: must be low, medium or high");
+      errors.emplace_back("open_questions[].priority: must be low, medium or high");
     }
   }
   const json affordances = m.value("affordances", json());
   if (!affordances.is_object()) {
-    errors.push_back("affordances: required object");
+    errors.emplace_back("affordances: required object");
   } else {
     require_string_list(affordances, "recommended_entry_points", "affordances", errors);
     require_string_list(affordances, "avoid_repeating", "affordances", errors);

@@ -61,7 +61,7 @@ struct MedallionParams {
   VitalityParams vitality;
   std::size_t max_items = 10;  ///< Per list (decisions, questions, subsystems...).
   std::int64_t edge_half_life_s =
-      90 * 86400;  ///< entities.edge_half_life_days, s: ranks summary links.
+      std::int64_t{90} * 86400;  ///< entities.edge_half_life_days, s: ranks summary links.
 };
 
 /// The medallion refresh job: for every scope (one per namespace plus the configured ones)
