@@ -19,9 +19,11 @@
 namespace reflectd::bus {
 
 /// The result of parsing one control message.
-struct ParsedControlRequest {
-  nlohmann::json request;  ///< A JSON object when `error` is empty; null otherwise.
-  std::string error;       ///< Non-empty, starting with "request: ", when refused.
+// nlohmann::json's destructor may allocate (it flattens nested values); a bad_alloc there
+// ends the process, as it would anywhere else.
+struct ParsedControlRequest {  // NOLINT(bugprone-exception-escape)
+  nlohmann::json request;      ///< A JSON object when `error` is empty; null otherwise.
+  std::string error;           ///< Non-empty, starting with "request: ", when refused.
 };
 
 /// Parses one control message. `frame_count` is the number of ZeroMQ frames of the message

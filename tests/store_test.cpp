@@ -434,7 +434,7 @@ TEST_CASE("each event stores its resolved decay profile and archive time") {
   CHECK(row.getColumn(3).getInt64() == 3600);
   CHECK(row.getColumn(4).getDouble() == 0.25);
   CHECK(row.getColumn(5).getString() == "auto_prune");
-  CHECK(row.getColumn(6).getInt64() == clock.now_us() + 2 * 3600 * 1'000'000LL);  // 1 -> 0.25: 2 h
+  CHECK(row.getColumn(6).getInt64() == clock.now_us() + 2LL * 3600 * 1'000'000);  // 1 -> 0.25: 2 h
   REQUIRE(row.executeStep());
   CHECK(row.getColumn(0).getDouble() == 0.5);
   CHECK(row.getColumn(2).getString() == "linear");
@@ -532,6 +532,7 @@ TEST_CASE("the writer indexes when its queue runs dry and catches up in batches"
 
   // Five at once with batches of 2: two with the events, the rest in index-only transactions.
   std::vector<store::EventEntry> five;
+  five.reserve(5);
   for (int i = 0; i < 5; ++i)
     five.push_back(entry("m" + std::to_string(i), "epsilon", static_cast<std::size_t>(i)));
   write(std::move(five));
