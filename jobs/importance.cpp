@@ -40,6 +40,68 @@ struct WeightState {
   std::int64_t through_seq = 0;
 };
 
+// Everything a namespace's scoring writes. It is computed in a read-only snapshot, which does
+// not take the write gate, and written afterwards in one short write transaction: a full
+// recomputation reads every mention (seconds at 1M events) and must not hold ingest back.
+// Nothing the writer thread does between the two changes what was computed: it never writes
+// the entity tables (only the cluster job does, on this same jobs thread), new events carry
+// no mentions until the cluster job has run, and its only write to a table written here is
+// a summary-staleness mark, which an insert that does nothing on conflict leaves in place.
+struct NamespaceWrites {
+  std::vector<std::pair<std::int64_t, WeightState>> weights;  // entity_mention_weights rows
+  double half_life_days = 0;                                  // importance_state's row
+  std::int64_t ref_us = 0;
+  std::int64_t max_ts_us = 0;
+  std::int64_t through_seq = 0;
+  std::vector<std::pair<std::int64_t, double>> scores;  // changed importance_score values
+  std::vector<std::int64_t> summaries_stale;            // printed score changed
+};
+
+void write_namespace(SQLite::Database& db, const std::string& ns, const NamespaceWrites& w) {
+  SQLite::Statement save(
+      db,
+      "INSERT INTO entity_mention_weights (entity_id, weight_sum, mentions, through_seq) "
+      "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (entity_id) DO UPDATE SET weight_sum = "
+      "excluded.weight_sum, mentions = excluded.mentions, through_seq = excluded.through_seq");
+  for (const auto& [id, weight] : w.weights) {
+    save.reset();
+    save.bind(1, id);
+    save.bind(2, weight.sum);
+    save.bind(3, weight.mentions);
+    save.bind(4, weight.through_seq);
+    save.exec();
+  }
+  SQLite::Statement save_ns(
+      db,
+      "INSERT INTO importance_state (namespace, half_life_days, ref_us, max_ts_us, "
+      "through_seq) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (namespace) DO UPDATE SET "
+      "half_life_days = excluded.half_life_days, ref_us = excluded.ref_us, max_ts_us = "
+      "excluded.max_ts_us, through_seq = excluded.through_seq");
+  save_ns.bind(1, ns);
+  save_ns.bind(2, w.half_life_days);
+  save_ns.bind(3, w.ref_us);
+  save_ns.bind(4, w.max_ts_us);
+  save_ns.bind(5, w.through_seq);
+  save_ns.exec();
+  // Summaries are the medallion job's (jobs/entity_summaries.hpp): only scores change here.
+  SQLite::Statement update(db, "UPDATE entities SET importance_score = ?2 WHERE entity_id = ?1");
+  for (const auto& [id, score] : w.scores) {
+    update.reset();
+    update.bind(1, id);
+    update.bind(2, score);
+    update.exec();
+  }
+  SQLite::Statement summary_stale(
+      db,
+      "INSERT INTO entity_summary_dirty (entity_id, full) VALUES (?1, 0) "
+      "ON CONFLICT (entity_id) DO NOTHING");
+  for (const std::int64_t id : w.summaries_stale) {
+    summary_stale.reset();
+    summary_stale.bind(1, id);
+    summary_stale.exec();
+  }
+}
+
 // The weight of one mention at time ts relative to ref (1 when the half-life is not positive).
 double mention_weight(std::int64_t ts_us, std::int64_t ref_us, double half_life_days) {
   if (half_life_days <= 0) return 1.0;
@@ -52,9 +114,10 @@ double mention_weight(std::int64_t ts_us, std::int64_t ref_us, double half_life_
 // entities whose row a trigger dropped; when the reference time moves (the newest mention is a
 // period past it), when the half-life changed or a mention was deleted, everything is summed
 // again. Each sum is formed by the same additions in the same order either way, so the stored
-// sums equal a recomputation from scratch bit for bit.
+// sums equal a recomputation from scratch bit for bit. The rows to store go to `writes`.
 std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const std::string& ns,
-                                                         const ImportanceParams& p) {
+                                                         const ImportanceParams& p,
+                                                         NamespaceWrites& writes) {
   SQLite::Database& db = ctx.db;
   const double h = p.half_life_days;
   const std::int64_t period =
@@ -158,18 +221,8 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
     ctx.cancel.check();
   }
   ref = ref_of(newest);
-  SQLite::Statement save(
-      db,
-      "INSERT INTO entity_mention_weights (entity_id, weight_sum, mentions, through_seq) "
-      "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (entity_id) DO UPDATE SET weight_sum = "
-      "excluded.weight_sum, mentions = excluded.mentions, through_seq = excluded.through_seq");
   auto store_entity = [&](std::int64_t id, const WeightState& w) {
-    save.reset();
-    save.bind(1, id);
-    save.bind(2, w.sum);
-    save.bind(3, w.mentions);
-    save.bind(4, w.through_seq);
-    save.exec();
+    writes.weights.emplace_back(id, w);
   };
   if (full) {
     SQLite::Statement q(
@@ -200,18 +253,10 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
       store_entity(id, w);
     }
   }
-  SQLite::Statement save_ns(
-      db,
-      "INSERT INTO importance_state (namespace, half_life_days, ref_us, max_ts_us, "
-      "through_seq) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (namespace) DO UPDATE SET "
-      "half_life_days = excluded.half_life_days, ref_us = excluded.ref_us, max_ts_us = "
-      "excluded.max_ts_us, through_seq = excluded.through_seq");
-  save_ns.bind(1, ns);
-  save_ns.bind(2, h);
-  save_ns.bind(3, ref);
-  save_ns.bind(4, newest == kNone ? std::int64_t{0} : newest);
-  save_ns.bind(5, watermark);
-  save_ns.exec();
+  writes.half_life_days = h;
+  writes.ref_us = ref;
+  writes.max_ts_us = newest == kNone ? std::int64_t{0} : newest;
+  writes.through_seq = watermark;
   std::unordered_map<std::int64_t, double> out;
   out.reserve(state.size());
   for (const auto& [id, w] : state) out.emplace(id, w.sum);
@@ -227,7 +272,9 @@ struct Vertex {
   std::string summary_before;
 };
 
-json score_namespace(JobContext& ctx, const std::string& ns, const ImportanceParams& p, json& top) {
+// Scores `ns` from the caller's (read) transaction; what changes goes to `writes`.
+json score_namespace(JobContext& ctx, const std::string& ns, const ImportanceParams& p, json& top,
+                     NamespaceWrites& writes) {
   SQLite::Database& db = ctx.db;
   const std::int64_t now = ctx.clock.now_us();
   std::vector<Vertex> vertices;
@@ -250,7 +297,7 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   for (std::size_t i = 0; i < n; ++i) index[vertices[i].id] = i;
 
   // Recency-weighted mentions from the incremental per-entity sums (header, migration 8).
-  const std::unordered_map<std::int64_t, double> weights = mention_weights(ctx, ns, p);
+  const std::unordered_map<std::int64_t, double> weights = mention_weights(ctx, ns, p, writes);
   std::vector<double> personalization(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     if (const auto it = weights.find(vertices[i].id); it != weights.end())
@@ -311,30 +358,18 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
     scores[i] = blend_importance(pr, m, decay(vertices[i].last_us, now, p.half_life_days), p);
   }
 
-  // Summaries are the medallion job's (jobs/entity_summaries.hpp): only scores change here.
   // The summary prints the score with two decimals: it is stale only when that text changes.
-  SQLite::Statement update(db, "UPDATE entities SET importance_score = ?2 WHERE entity_id = ?1");
-  SQLite::Statement summary_dirty(
-      db,
-      "INSERT INTO entity_summary_dirty (entity_id, full) VALUES (?1, 0) "
-      "ON CONFLICT (entity_id) DO NOTHING");
   std::int64_t updated = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (scores[i] == vertices[i].score_before) continue;
-    update.reset();
-    update.bind(1, static_cast<std::int64_t>(vertices[i].id));
-    update.bind(2, scores[i]);
-    update.exec();
+    writes.scores.emplace_back(vertices[i].id, scores[i]);
     ++updated;
     std::array<char, 32> before{};
     std::array<char, 32> after{};
     std::snprintf(before.data(), before.size(), "%.2f", vertices[i].score_before);
     std::snprintf(after.data(), after.size(), "%.2f", scores[i]);
-    if (std::strcmp(before.data(), after.data()) != 0) {
-      summary_dirty.reset();
-      summary_dirty.bind(1, static_cast<std::int64_t>(vertices[i].id));
-      summary_dirty.exec();
-    }
+    if (std::strcmp(before.data(), after.data()) != 0)
+      writes.summaries_stale.push_back(vertices[i].id);
   }
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
@@ -420,9 +455,16 @@ json run_importance(JobContext& ctx, const ImportanceParams& params) {
   std::int64_t scored = 0;
   for (const auto& ns : namespaces) {
     ctx.cancel.check();
-    WriteTransaction transaction(ctx);
-    json r = score_namespace(ctx, ns, params, top);
+    NamespaceWrites writes;
+    json r;
+    {
+      SQLite::Transaction snapshot(ctx.db, SQLite::TransactionBehavior::DEFERRED);
+      r = score_namespace(ctx, ns, params, top, writes);
+      snapshot.commit();  // it only read
+    }
     ctx.cancel.check();
+    WriteTransaction transaction(ctx);
+    write_namespace(ctx.db, ns, writes);
     transaction.commit();
     scored += r["entities_scored"].get<std::int64_t>();
     per[ns] = std::move(r);

@@ -42,7 +42,10 @@
 // clock writes nothing.
 //
 // Marks an entity's summary stale (entity_summary_dirty) when its score printed with two
-// decimals changes. Thread-safety: the pure functions are thread-safe; run_importance uses
+// decimals changes. Each namespace is scored in a read-only snapshot (no write-gate turn, so
+// ingest is not held back while a full recomputation reads every mention) and its rows are
+// written afterwards in one short write transaction (importance.cpp says why nothing can
+// change in between). Thread-safety: the pure functions are thread-safe; run_importance uses
 // ctx.db only.
 
 #include <nlohmann/json.hpp>
