@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -84,11 +85,15 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   if (!has_table(db, "entities") || !has_table(db, "entity_summary_dirty")) {
     return {{"summaries_refreshed", 0}, {"summaries_skipped", 0}};
   }
-  // The entities to look at: the dirty ones and those with mentions after their namespace's
-  // watermark (read first: the loop below deletes from entity_summary_dirty).
-  std::map<std::int64_t, bool> todo;  // entity -> full
+  // 1. The entities with mentions after their namespace's watermark, read in a snapshot (no
+  // write-gate turn: the first run reads every mention). Nothing the writer thread does in
+  // the meantime adds mentions or changes which entities are active (only jobs do, on this
+  // thread).
+  std::vector<std::int64_t> added_ids;
   std::map<std::string, std::int64_t> watermarks;
+  std::int64_t in_scope = 0;
   {
+    SQLite::Transaction snapshot(db, SQLite::TransactionBehavior::DEFERRED);
     SQLite::Statement q(db,
                         "SELECT DISTINCT namespace FROM entities WHERE ?1 = '' OR namespace = ?1");
     q.bind(1, ctx.ns);
@@ -109,42 +114,33 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       added.bind(1, ns);
       added.bind(2, before);
       while (added.executeStep()) {
-        todo.emplace(added.getColumn(0).getInt64(), false);
+        added_ids.push_back(added.getColumn(0).getInt64());
         through = std::max(through, added.getColumn(1).getInt64());
       }
+      ctx.cancel.check();
     }
-    SQLite::Statement d(db,
-                        "SELECT d.entity_id, d.full FROM entity_summary_dirty d JOIN entities e ON "
-                        "e.entity_id = d.entity_id WHERE ?1 = '' OR e.namespace = ?1");
-    d.bind(1, ctx.ns);
-    while (d.executeStep()) {
-      bool& full = todo[d.getColumn(0).getInt64()];
-      full = full || d.getColumn(1).getInt() != 0;
-    }
+    SQLite::Statement count(
+        db, "SELECT count(*) FROM entities WHERE is_active = 1 AND (?1 = '' OR namespace = ?1)");
+    count.bind(1, ctx.ns);
+    count.executeStep();
+    in_scope = count.getColumn(0).getInt64();
+    snapshot.commit();  // it only read
   }
-  std::vector<DirtyEntity> dirty;
+  // 2. They become marks in entity_summary_dirty (active ones: an inactive entity is marked
+  // when it is reactivated), with the watermarks, in one transaction. From then on all the
+  // work left is in that table, so step 3 can commit in slices and a cancelled or killed run
+  // leaves nothing out: the next one carries on.
   {
-    SQLite::Statement q(
+    WriteTransaction transaction(ctx);
+    SQLite::Statement mark(
         db,
-        "SELECT e.namespace, e.display_name, e.entity_type, e.mention_count, e.first_seen_us, "
-        "e.last_seen_us, e.importance_score, coalesce(e.summary_text, ''), s.entity_id IS NOT "
-        "NULL, s.top1_seq, s.top2_seq, coalesce(s.mentions, 0), coalesce(s.through_seq, 0) "
-        "FROM entities e LEFT JOIN entity_summary_state s ON s.entity_id = e.entity_id WHERE "
-        "e.entity_id = ?1 AND e.is_active = 1");
-    for (const auto& [id, full] : todo) {
-      q.reset();
-      q.bind(1, id);
-      if (!q.executeStep())
-        continue;  // inactive: its state is brought up to date when it is reactivated
-      dirty.push_back(
-          {id, full, q.getColumn(0).getString(), q.getColumn(1).getString(),
-           q.getColumn(2).getString(), q.getColumn(3).getInt64(), q.getColumn(4).getInt64(),
-           q.getColumn(5).getInt64(), q.getColumn(6).getDouble(), q.getColumn(7).getString(),
-           q.getColumn(8).getInt() != 0, optional_int(q.getColumn(9)),
-           optional_int(q.getColumn(10)), q.getColumn(11).getInt64(), q.getColumn(12).getInt64()});
+        "INSERT INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 0 FROM entities "
+        "WHERE entity_id = ?1 AND is_active = 1 ON CONFLICT (entity_id) DO NOTHING");
+    for (const std::int64_t id : added_ids) {
+      mark.reset();
+      mark.bind(1, id);
+      mark.exec();
     }
-  }
-  {
     SQLite::Statement save(
         db,
         "INSERT INTO entity_summary_watermarks (namespace, through_seq) VALUES (?1, ?2) "
@@ -155,15 +151,20 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       save.bind(2, through);
       save.exec();
     }
+    transaction.commit();
   }
-  std::int64_t in_scope = 0;
-  {
-    SQLite::Statement q(
-        db, "SELECT count(*) FROM entities WHERE is_active = 1 AND (?1 = '' OR namespace = ?1)");
-    q.bind(1, ctx.ns);
-    q.executeStep();
-    in_scope = q.getColumn(0).getInt64();
-  }
+  // 3. The marked active entities in scope, in id order, a batch at a time; each transaction
+  // ends when the writer waits (its entities are refreshed and unmarked together, so a
+  // trigger's mark made in between is never lost).
+  SQLite::Statement next_batch(
+      db,
+      "SELECT e.entity_id, d.full, e.namespace, e.display_name, e.entity_type, e.mention_count, "
+      "e.first_seen_us, e.last_seen_us, e.importance_score, coalesce(e.summary_text, ''), "
+      "s.entity_id IS NOT NULL, s.top1_seq, s.top2_seq, coalesce(s.mentions, 0), "
+      "coalesce(s.through_seq, 0) FROM entity_summary_dirty d JOIN entities e ON e.entity_id = "
+      "d.entity_id LEFT JOIN entity_summary_state s ON s.entity_id = e.entity_id WHERE "
+      "d.entity_id > ?2 AND e.is_active = 1 AND (?1 = '' OR e.namespace = ?1) "
+      "ORDER BY d.entity_id LIMIT ?3");
   // One pass over every mention (no sort): the count, the largest seq and the best two.
   SQLite::Statement all_mentions(
       db,
@@ -218,10 +219,9 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   };
 
   std::int64_t refreshed = 0;
-  std::int64_t processed = 0;
   std::vector<Candidate> top;
-  for (const DirtyEntity& e : dirty) {
-    if (++processed % 256 == 0) ctx.cancel.check();
+  // Refreshes one marked entity and unmarks it.
+  auto refresh_one = [&](const DirtyEntity& e) {
     std::int64_t through = e.through_seq;
     std::int64_t count = e.state_mentions;
     bool searched = e.full || !e.has_state;
@@ -317,12 +317,45 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     clean.reset();
     clean.bind(1, e.id);
     clean.exec();
-    if (summary == e.summary_before) continue;
+    if (summary == e.summary_before) return;
     update.reset();
     update.bind(1, e.id);
     update.bind(2, summary);
     update.exec();
     ++refreshed;
+  };
+
+  constexpr std::int64_t kBatch = 256;
+  std::int64_t cursor = std::numeric_limits<std::int64_t>::min();
+  std::vector<DirtyEntity> batch;
+  for (bool done = false; !done;) {
+    ctx.cancel.check();
+    WriteTransaction transaction(ctx);
+    batch.clear();
+    next_batch.reset();
+    next_batch.bind(1, ctx.ns);
+    next_batch.bind(2, cursor);
+    next_batch.bind(3, kBatch);
+    while (next_batch.executeStep()) {
+      const SQLite::Statement& q = next_batch;
+      batch.push_back(
+          {q.getColumn(0).getInt64(), q.getColumn(1).getInt() != 0, q.getColumn(2).getString(),
+           q.getColumn(3).getString(), q.getColumn(4).getString(), q.getColumn(5).getInt64(),
+           q.getColumn(6).getInt64(), q.getColumn(7).getInt64(), q.getColumn(8).getDouble(),
+           q.getColumn(9).getString(), q.getColumn(10).getInt() != 0, optional_int(q.getColumn(11)),
+           optional_int(q.getColumn(12)), q.getColumn(13).getInt64(), q.getColumn(14).getInt64()});
+    }
+    next_batch.reset();
+    done = static_cast<std::int64_t>(batch.size()) < kBatch;
+    for (const DirtyEntity& e : batch) {
+      refresh_one(e);
+      cursor = e.id;
+      if (transaction.should_yield()) {
+        done = false;
+        break;
+      }
+    }
+    transaction.commit();
   }
   return {{"summaries_refreshed", refreshed}, {"summaries_skipped", in_scope - refreshed}};
 }

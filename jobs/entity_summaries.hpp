@@ -35,8 +35,13 @@
 
 namespace reflectd::jobs {
 
-/// Refreshes the summaries of ctx.ns's dirty active entities (every namespace when empty) in the
-/// caller's transaction. `edge_half_life_s` (entities.edge_half_life_days, seconds, > 0) ranks
+/// Refreshes the summaries of ctx.ns's dirty active entities (every namespace when empty) in
+/// its own transactions (call it outside any): it reads the new mentions in a snapshot, marks
+/// their entities in entity_summary_dirty with the watermarks in one write transaction, then
+/// refreshes and unmarks the marked entities in id order in write transactions that end at
+/// the write gate (WriteTransaction::should_yield), so ingest is not held back for the
+/// seconds a first run takes at 1M events. A cancelled run leaves its remaining marks for the
+/// next. `edge_half_life_s` (entities.edge_half_life_days, seconds, > 0) ranks
 /// the links. Returns {"summaries_refreshed": rows whose text changed, "summaries_skipped":
 /// the other active entities in scope}; both 0 when the entity tables are absent or empty.
 nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_life_s);

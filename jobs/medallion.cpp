@@ -86,12 +86,7 @@ class Refresher {
     for (const auto& scope : p_.scopes) {
       if (ctx_.ns.empty() || scope.ns == ctx_.ns) scopes.push_back(scope);
     }
-    json summaries;
-    {
-      WriteTransaction transaction(ctx_);
-      summaries = refresh_entity_summaries(ctx_, p_.edge_half_life_s);
-      transaction.commit();
-    }
+    const json summaries = refresh_entity_summaries(ctx_, p_.edge_half_life_s);
     std::int64_t refreshed = 0;
     std::int64_t skipped = 0;
     json ids = json::array();

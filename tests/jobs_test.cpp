@@ -459,19 +459,16 @@ std::string importance_tables(SQLite::Database& db) {
 }
 
 // cluster, importance, then the entity summaries (the medallion job's first step), at `now`.
-json entity_cycle(SQLite::Database& db, std::int64_t now, const std::string& ns = "") {
+json entity_cycle(SQLite::Database& db, std::int64_t now, const std::string& ns = "",
+                  store::WriteGate* gate = nullptr) {
   FakeClock clock(now);
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
   const auto cfg = config::defaults();
-  jobs::JobContext ctx{db, clock, cancel, ns, "demand", 0, {}};
+  jobs::JobContext ctx{db, clock, cancel, ns, "demand", 0, {}, gate};
   jobs::run_clustering(ctx, daemon::cluster_params(cfg));
   jobs::run_importance(ctx, daemon::importance_params(cfg));
-  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-  json summaries =
-      jobs::refresh_entity_summaries(ctx, daemon::medallion_params(cfg).edge_half_life_s);
-  transaction.commit();
-  return summaries;
+  return jobs::refresh_entity_summaries(ctx, daemon::medallion_params(cfg).edge_half_life_s);
 }
 
 // Drops the incremental state: the next run recomputes every weight and summary from scratch.
@@ -485,6 +482,54 @@ void forget_incremental_state(SQLite::Database& db) {
 }
 
 }  // namespace
+
+// The entity summaries refresh their marked entities in write transactions that end when
+// ingest waits at the write gate, and importance writes in one short transaction after scoring
+// in a snapshot: under a writer that always waits, the tables are those of an undisturbed run.
+TEST_CASE("importance and entity summaries under a writer that always waits keep their tables") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string alone = dir.file("alone.db");
+  const std::string yielding = dir.file("yielding.db");
+  REQUIRE(test::load_corpus(alone, {"swe-agent-trajectories.jsonl", "libzmq-commits.jsonl"},
+                            clock) == 9052);
+  std::filesystem::copy_file(alone, yielding);
+  auto db_alone = open_writer(alone);
+  auto db_yielding = open_writer(yielding);
+  const json undisturbed = entity_cycle(db_alone, kNow);
+  REQUIRE(undisturbed["summaries_refreshed"].get<int>() > 1000);
+  store::WriteGate gate(1, 2);  // every job transaction ends after its 2 ms slice
+  json disturbed;
+  std::uint64_t summary_yields = 0;
+  {
+    test::GateContender writer(gate);
+    disturbed = entity_cycle(db_yielding, kNow, "", &gate);
+    // Only the summaries again, all of them: their own transactions yield too (before, the
+    // caller's one transaction held the gate for the whole refresh).
+    db_yielding.exec("UPDATE entity_summary_dirty SET full = 1");
+    db_yielding.exec(
+        "INSERT OR IGNORE INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM "
+        "entities");
+    const std::uint64_t before = gate.stats().job_yields.load();
+    FakeClock now(kNow);
+    std::atomic<bool> stopping{false};
+    jobs::CancelToken cancel(now, std::numeric_limits<std::int64_t>::max(), stopping);
+    jobs::JobContext ctx{db_yielding, now, cancel, "", "demand", 0, {}, &gate};
+    const json again = jobs::refresh_entity_summaries(
+        ctx, daemon::medallion_params(config::defaults()).edge_half_life_s);
+    CHECK(again["summaries_refreshed"] == 0);  // the same texts
+    summary_yields = gate.stats().job_yields.load() - before;
+  }
+  INFO("job transactions " << gate.stats().job_turns.load() << ", yields "
+                           << gate.stats().job_yields.load() << ", of the summaries alone "
+                           << summary_yields);
+  CHECK(summary_yields > 5);
+  CHECK(disturbed["summaries_refreshed"] == undisturbed["summaries_refreshed"]);
+  CHECK(disturbed["summaries_skipped"] == undisturbed["summaries_skipped"]);
+  CHECK(db_yielding.execAndGet("SELECT count(*) FROM entity_summary_dirty").getInt64() ==
+        db_alone.execAndGet("SELECT count(*) FROM entity_summary_dirty").getInt64());
+  CHECK(importance_tables(db_yielding) == importance_tables(db_alone));
+}
 
 TEST_CASE(
     "importance and entity summaries: incremental runs equal one run and a run from scratch") {
