@@ -194,7 +194,11 @@ double cpu_seconds() {
 // writer under a sustained flood would, so every chunked-job transaction ends after its
 // slice. The timings then include that overhead (more, shorter transactions) and the tables
 // must equal an uncontended cycle's (docs/PERFORMANCE.md, "Ingest under jobs").
-int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend_slice_ms) {
+//
+// `cluster_chunk` > 0 replaces the cluster job's events per chunk (ClusterParams::chunk_events)
+// for measuring chunk sizes; the tables do not depend on it.
+int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend_slice_ms,
+              std::int64_t cluster_chunk) {
   std::optional<store::WriteGate> gate;
   std::atomic<bool> done{false};
   std::thread contender;
@@ -225,7 +229,8 @@ int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend
   auto db = store::open_database({path, cfg.store.synchronous, 5000}, store::Access::kWriter);
   jobs::configure_jobs_connection(db);
   const auto consolidation = daemon::consolidation_params(cfg);
-  const auto cluster = daemon::cluster_params(cfg);
+  auto cluster = daemon::cluster_params(cfg);
+  if (cluster_chunk > 0) cluster.chunk_events = cluster_chunk;
   const auto vitality = daemon::vitality_params(cfg.decay);
   const auto importance = daemon::importance_params(cfg);
   const auto medallion = daemon::medallion_params(cfg);
@@ -447,6 +452,11 @@ int run(int argc, char** argv) {
          "With --cycle: a writer always waits at the write gate; job transactions end after this "
          "many ms (0 = no gate)")
       ->check(CLI::Range(0, 10000));
+  std::int64_t cluster_chunk = 0;
+  app.add_option("--cluster-chunk", cluster_chunk,
+                 "With --cycle: events per chunk of the cluster job (0 = the default)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{10'000'000}))
+      ->group("");
   app.add_option("--first", first_event,
                  "With --build: the index of the first event to store (append to a "
                  "database built before, e.g. for an incremental cycle)")
@@ -459,7 +469,7 @@ int run(int argc, char** argv) {
       ->group("");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (!cycle_db.empty()) return run_cycle(cycle_db, now_us, contend_slice_ms);
+    if (!cycle_db.empty()) return run_cycle(cycle_db, now_us, contend_slice_ms, cluster_chunk);
     const auto corpus = read_corpus(data_dir);
     if (!build_db.empty()) {
       SystemClock clock;

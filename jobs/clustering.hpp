@@ -61,7 +61,10 @@ struct ClusterParams {
   std::int64_t index_terms = 6;
   std::int64_t query_terms = 6;
   std::int64_t candidates_per_term = 32;
-  std::int64_t chunk_events = 5000;  ///< Events per transaction.
+  /// Events per transaction (most: a chunk also ends when a writer waits at the write gate).
+  /// 20,000 rather than 5,000: each distinct edge, cluster, term and posting a chunk touches is
+  /// written once per chunk (docs/PERFORMANCE.md, item 20).
+  std::int64_t chunk_events = 20000;
   EntityParams entities;
   CommunityParams communities;
 };

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/sha256.hpp"
 #include "jobs/entities.hpp"
@@ -54,51 +56,149 @@ struct Node {
   std::int64_t last_us;
 };
 
+// Canonical keys of entities: the namespace's entities (one read in key order; a key's rank
+// is its position) plus, looked up one by one, any other entity a row refers to (the tables
+// do not forbid it; then its key is compared as text).
+class EntityKeys {
+ public:
+  struct Row {
+    std::int64_t id;
+    std::string key;
+    std::string display;
+    std::int64_t first_us;
+    std::int64_t last_us;
+    bool active;
+  };
+
+  EntityKeys(SQLite::Database& db, const std::string& ns)
+      : find_(db, "SELECT canonical_key FROM entities WHERE entity_id = ?1") {
+    SQLite::Statement q(db,
+                        "SELECT entity_id, canonical_key, display_name, first_seen_us, "
+                        "last_seen_us, is_active FROM entities WHERE namespace = ?1 "
+                        "ORDER BY canonical_key");
+    q.bind(1, ns);
+    while (q.executeStep()) {
+      rank_.emplace(q.getColumn(0).getInt64(), rows_.size());
+      rows_.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(),
+                       q.getColumn(2).getString(), q.getColumn(3).getInt64(),
+                       q.getColumn(4).getInt64(), q.getColumn(5).getInt() == 1});
+    }
+  }
+
+  const std::vector<Row>& rows() const { return rows_; }
+
+  bool exists(std::int64_t id) { return rank_.contains(id) || other(id) != nullptr; }
+
+  // canonical_key(a) < canonical_key(b); both must exist.
+  bool less(std::int64_t a, std::int64_t b) {
+    const auto ra = rank_.find(a);
+    const auto rb = rank_.find(b);
+    if (ra != rank_.end() && rb != rank_.end()) return ra->second < rb->second;
+    return key(a) < key(b);
+  }
+
+ private:
+  const std::string& key(std::int64_t id) {
+    if (const auto it = rank_.find(id); it != rank_.end()) return rows_[it->second].key;
+    return *other(id);
+  }
+
+  // The key of an entity outside the namespace, or nullptr when no such entity exists.
+  const std::string* other(std::int64_t id) {
+    auto it = others_.find(id);
+    if (it == others_.end()) {
+      find_.reset();
+      find_.bind(1, static_cast<std::int64_t>(id));
+      std::optional<std::string> key;
+      if (find_.executeStep()) key = find_.getColumn(0).getString();
+      find_.reset();
+      it = others_.emplace(id, std::move(key)).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+
+  SQLite::Statement find_;
+  std::vector<Row> rows_;
+  std::unordered_map<std::int64_t, std::size_t> rank_;
+  std::unordered_map<std::int64_t, std::optional<std::string>> others_;
+};
+
 }  // namespace
 
 json detect_communities(SQLite::Database& db, const std::string& ns, const CommunityParams& params,
                         std::int64_t edge_half_life_s, std::int64_t graph_time_us,
                         std::int64_t now_us, const CancelToken& cancel) {
-  // Edges first (one pass over the namespace's relationships), then the vertices: entities
-  // with at least one edge, by canonical key.
+  // The namespace's entities in canonical-key order: their position is their key's rank, so
+  // ordering by rank is ordering by key (keys are unique within a namespace). The edges and
+  // the clusters' entities are read as stored and sorted here by these ranks: the same order
+  // as joining them with `entities` and sorting by key in SQL, without the two lookups per
+  // row and the temporary B-tree over every edge.
+  EntityKeys keys(db, ns);
+  struct StoredEdge {
+    std::int64_t a, b;
+    std::uint32_t type;  // rank of rel_type in `types`
+    double base;
+    std::int64_t ref_us;
+  };
+  std::vector<StoredEdge> stored_edges;
+  {
+    std::vector<std::string> type_names;
+    std::unordered_map<std::string, std::uint32_t> type_index;
+    SQLite::Statement q(db,
+                        "SELECT source_id, target_id, rel_type, strength_base, strength_ref_us "
+                        "FROM entity_relationships WHERE namespace = ?1");
+    q.bind(1, ns);
+    while (q.executeStep()) {
+      const std::int64_t a = q.getColumn(0).getInt64();
+      const std::int64_t b = q.getColumn(1).getInt64();
+      // The join dropped relationships whose entity row does not exist.
+      if (!keys.exists(a) || !keys.exists(b)) continue;
+      const std::string type = q.getColumn(2).getString();
+      auto it = type_index.find(type);
+      if (it == type_index.end()) {
+        it = type_index.emplace(type, static_cast<std::uint32_t>(type_names.size())).first;
+        type_names.push_back(type);
+      }
+      stored_edges.push_back(
+          {a, b, it->second, q.getColumn(3).getDouble(), q.getColumn(4).getInt64()});
+    }
+    // Types by text (BINARY collation: byte order, as std::string compares).
+    std::vector<std::uint32_t> order(type_names.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t x, std::uint32_t y) { return type_names[x] < type_names[y]; });
+    std::vector<std::uint32_t> type_rank(order.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) type_rank[order[i]] = i;
+    for (auto& e : stored_edges) e.type = type_rank[e.type];
+    // (namespace, source, target, type) is unique, so this order is total.
+    std::sort(stored_edges.begin(), stored_edges.end(),
+              [&](const StoredEdge& x, const StoredEdge& y) {
+                if (x.a != y.a) return keys.less(x.a, y.a);
+                if (x.b != y.b) return keys.less(x.b, y.b);
+                return x.type < y.type;
+              });
+  }
+  cancel.check();
+  // Edges first (in key order, so sums over parallel edges add up in the same order whatever
+  // the ids), then the vertices: entities with at least one edge, by canonical key.
   struct RawEdge {
     std::int64_t a, b;
     double w;
   };
   std::vector<RawEdge> raw;
-  std::set<std::int64_t> linked;
-  {
-    // In key order, so sums over parallel edges add up in the same order whatever the ids.
-    SQLite::Statement q(
-        db,
-        "SELECT r.source_id, r.target_id, r.strength_base, r.strength_ref_us FROM "
-        "entity_relationships r JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
-        "ON t.entity_id = r.target_id WHERE r.namespace = ?1 ORDER BY s.canonical_key, "
-        "t.canonical_key, r.rel_type");
-    q.bind(1, ns);
-    while (q.executeStep()) {
-      const std::int64_t a = q.getColumn(0).getInt64();
-      const std::int64_t b = q.getColumn(1).getInt64();
-      const double w = edge_strength_at(q.getColumn(2).getDouble(), q.getColumn(3).getInt64(),
-                                        graph_time_us, edge_half_life_s);
-      if (a == b || !(w > 0)) continue;
-      raw.push_back({a, b, w});
-      linked.insert(a);
-      linked.insert(b);
-    }
+  std::unordered_set<std::int64_t> linked;
+  for (const auto& e : stored_edges) {
+    const double w = edge_strength_at(e.base, e.ref_us, graph_time_us, edge_half_life_s);
+    if (e.a == e.b || !(w > 0)) continue;
+    raw.push_back({e.a, e.b, w});
+    linked.insert(e.a);
+    linked.insert(e.b);
   }
+  std::vector<StoredEdge>().swap(stored_edges);
   std::vector<Node> nodes;
-  {
-    SQLite::Statement q(
-        db,
-        "SELECT entity_id, canonical_key, display_name, first_seen_us, last_seen_us "
-        "FROM entities WHERE namespace = ?1 AND is_active = 1 ORDER BY canonical_key");
-    q.bind(1, ns);
-    while (q.executeStep()) {
-      if (!linked.contains(q.getColumn(0).getInt64())) continue;
-      nodes.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(),
-                       q.getColumn(2).getString(), q.getColumn(3).getInt64(),
-                       q.getColumn(4).getInt64()});
+  for (const EntityKeys::Row& row : keys.rows()) {
+    if (row.active && linked.contains(row.id)) {
+      nodes.push_back({row.id, row.key, row.display, row.first_us, row.last_us});
     }
   }
   if (nodes.size() < static_cast<std::size_t>(std::max<std::int64_t>(params.min_entities, 2))) {
@@ -179,22 +279,37 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
   {
     std::unordered_map<std::int64_t, std::size_t> node_of;
     for (std::size_t i = 0; i < nodes.size(); ++i) node_of[nodes[i].id] = i;
-    SQLite::Statement q(
-        db,
-        "SELECT ce.cluster_id, ce.entity_id, ce.mentions, c.member_count, e.canonical_key "
-        "FROM clusters c JOIN cluster_entities ce ON ce.cluster_id = c.cluster_id "
-        "JOIN entities e ON e.entity_id = ce.entity_id WHERE c.namespace = ?1 "
-        "ORDER BY ce.cluster_id, ce.mentions DESC, e.canonical_key");
+    // Per cluster, its dominant entity: most mentions, ties the smaller key (the order the
+    // SQL join sorted by before); clusters in id order.
+    SQLite::Statement q(db,
+                        "SELECT ce.cluster_id, ce.entity_id, ce.mentions, c.member_count "
+                        "FROM clusters c JOIN cluster_entities ce ON ce.cluster_id = c.cluster_id "
+                        "WHERE c.namespace = ?1");
     q.bind(1, ns);
-    std::int64_t last = -1;
+    struct Dominant {
+      std::int64_t entity;
+      std::int64_t mentions;
+      std::int64_t members;
+    };
+    std::map<std::int64_t, Dominant> dominant;
     while (q.executeStep()) {
       const std::int64_t cluster = q.getColumn(0).getInt64();
-      if (cluster == last) continue;  // only the dominant entity of each cluster
-      last = cluster;
-      const auto it = node_of.find(q.getColumn(1).getInt64());
+      const std::int64_t entity = q.getColumn(1).getInt64();
+      if (!keys.exists(entity)) continue;  // the join dropped it
+      const std::int64_t mentions = q.getColumn(2).getInt64();
+      const auto [it, inserted] =
+          dominant.try_emplace(cluster, Dominant{entity, mentions, q.getColumn(3).getInt64()});
+      if (!inserted && (mentions > it->second.mentions || (mentions == it->second.mentions &&
+                                                           keys.less(entity, it->second.entity)))) {
+        it->second.entity = entity;
+        it->second.mentions = mentions;
+      }
+    }
+    for (const auto& [cluster, d] : dominant) {
+      const auto it = node_of.find(d.entity);
       if (it == node_of.end() || community_of[it->second] < 0) continue;
       communities[static_cast<std::size_t>(community_of[it->second])].clusters.emplace_back(
-          q.getColumn(3).getInt64(), cluster);
+          d.members, cluster);
       ++clustered;
     }
   }

@@ -277,9 +277,13 @@ void EntityStore::flush() {
     e.dirty = false;
   }
   dirty_entities_.clear();
-  // New edges get their relationship_id in (namespace, source, target, type) order, the order
-  // in which a sorted map of every cached edge used to write them.
+  // New edges get their relationship_id in the order of the event that created them, then
+  // (namespace, source, target, type): every new edge of a chunk was created after every edge
+  // of the chunks before it, so the ids do not depend on where chunks end (chunk size, the
+  // write gate's yields). Updates are by primary key: their order does not matter.
   std::sort(dirty_edges_.begin(), dirty_edges_.end(), [this](const auto& x, const auto& y) {
+    if (x.second->edge.evidence_seq != y.second->edge.evidence_seq)
+      return x.second->edge.evidence_seq < y.second->edge.evidence_seq;
     if (const int c = x.second->ns->compare(*y.second->ns); c != 0) return c < 0;
     if (x.first.source != y.first.source) return x.first.source < y.first.source;
     if (x.first.target != y.first.target) return x.first.target < y.first.target;
