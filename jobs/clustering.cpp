@@ -25,7 +25,7 @@ using nlohmann::json;
 constexpr const char* kJob = "cluster";
 // job_state key: the cluster watermark the stored communities were detected at.
 constexpr const char* kCommunitiesWatermark = "communities_watermark";
-constexpr std::size_t kMaxVectorizedBytes = 16 * 1024;
+constexpr std::size_t kMaxVectorizedBytes = std::size_t{16} * 1024;
 constexpr std::size_t kSummaryBytes = 300;
 constexpr std::size_t kLabelTerms = 5;
 constexpr std::size_t kCacheLimit = 200'000;
@@ -73,9 +73,9 @@ bool token_code_point(utf8proc_int32_t cp) {
 }
 
 void append_utf8(std::string& out, utf8proc_int32_t cp) {
-  utf8proc_uint8_t buffer[4];
-  const auto n = utf8proc_encode_char(cp, buffer);
-  out.append(reinterpret_cast<const char*>(buffer), static_cast<std::size_t>(n));
+  std::array<utf8proc_uint8_t, 4> buffer{};
+  const auto n = utf8proc_encode_char(cp, buffer.data());
+  out.append(reinterpret_cast<const char*>(buffer.data()), static_cast<std::size_t>(n));
 }
 
 double norm(const TermVector& v) {
@@ -160,7 +160,7 @@ std::string without_trailers(std::string_view text) {
 }
 
 json parse_or_null(const SQLite::Column& column) {
-  if (column.isNull()) return json();
+  if (column.isNull()) return {};
   return json::parse(column.getString(), nullptr, false);
 }
 

@@ -692,7 +692,7 @@ Extraction extract_entities(const EventView& event) {
   if (event.entities != nullptr && event.entities->is_array()) {
     for (const auto& e : *event.entities) {
       if (!e.is_string()) continue;
-      const std::string& raw = e.get_ref<const std::string&>();
+      const auto& raw = e.get_ref<const std::string&>();
       if (raw.starts_with("file:")) {
         c.add_path(Source::kExplicit, std::string_view(raw).substr(5), cwd, true);
       } else {

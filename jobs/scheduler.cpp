@@ -81,7 +81,15 @@ Scheduler::Scheduler(SQLite::Database& db, const Clock& clock, std::vector<Job> 
   }
 }
 
-Scheduler::~Scheduler() { stop(); }
+Scheduler::~Scheduler() {
+  try {
+    stop();
+  } catch (const std::exception& error) {
+    // A run-done callback failed while answering demands that never ran: nothing to give
+    // the error to from a destructor.
+    spdlog::error("job scheduler: stopping: {}", error.what());
+  }
+}
 
 std::int64_t Scheduler::interval_offset(const Job& job) const {
   return static_cast<std::int64_t>(jitter_fraction(job.name) *
@@ -197,13 +205,13 @@ int Scheduler::run_due() {
   while (!stopping_) {
     auto due = take_due();
     if (!due) break;
-    execute(std::move(*due));
+    execute(*due);
     ++runs;
   }
   return runs;
 }
 
-void Scheduler::execute(Due due) {
+void Scheduler::execute(const Due& due) {
   Job job;
   {
     std::lock_guard lock(mutex_);

@@ -111,7 +111,7 @@ class Scheduler {
   };
 
   std::optional<Due> take_due();
-  void execute(Due due);
+  void execute(const Due& due);
   std::int64_t interval_offset(const Job& job) const;
 
   SQLite::Database& db_;
