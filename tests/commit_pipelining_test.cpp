@@ -22,9 +22,8 @@ namespace {
 store::EventEntry entry(const std::string& uid, std::size_t index = 0) {
   FakeClock clock;
   bus::EventDecoder decoder(clock);
-  auto message =
-      decoder.decode(R"({"kind":"task","id":")" + uid + R"(","content":"content of )" + uid + "\"}",
-                     1 << 20);
+  auto message = decoder.decode(
+      R"({"kind":"task","id":")" + uid + R"(","content":"content of )" + uid + "\"}", 1 << 20);
   store::EventEntry e = std::move(message.events.at(0));
   e.index = index;
   return e;
@@ -34,10 +33,10 @@ store::EventEntry entry(const std::string& uid, std::size_t index = 0) {
 struct SyncControl {
   std::mutex mutex;
   std::condition_variable changed;
-  int entered = 0;           // sync() calls begun
-  int allowed = 0;           // sync() calls allowed to return
-  int fail_from = 1 << 30;   // the first call (1-based) that reports EIO
-  int commits = 0;           // COMMITs returned (WriterOptions::after_commit)
+  int entered = 0;          // sync() calls begun
+  int allowed = 0;          // sync() calls allowed to return
+  int fail_from = 1 << 30;  // the first call (1-based) that reports EIO
+  int commits = 0;          // COMMITs returned (WriterOptions::after_commit)
 
   void wait_entered(int n) {
     std::unique_lock lock(mutex);
@@ -96,8 +95,8 @@ store::WriterOptions held_options(const test::TempDir& dir, SyncControl& control
 }
 
 // Submits one request; its answer arrives through the returned future.
-std::future<store::WriteResult> submit(store::Writer& writer, std::vector<store::EventEntry> entries,
-                                       bool push = false) {
+std::future<store::WriteResult> submit(store::Writer& writer,
+                                       std::vector<store::EventEntry> entries, bool push = false) {
   auto done = std::make_shared<std::promise<store::WriteResult>>();
   store::WriteRequest request;
   request.entries = std::move(entries);
@@ -120,8 +119,9 @@ int count_events(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("pipelined commits: no answer before the WAL fsync returns; the next group commits "
-          "meanwhile") {
+TEST_CASE(
+    "pipelined commits: no answer before the WAL fsync returns; the next group commits "
+    "meanwhile") {
   test::TempDir dir;
   FakeClock clock;
   SyncControl control;
@@ -165,8 +165,9 @@ TEST_CASE("pipelined commits: no answer before the WAL fsync returns; the next g
   CHECK(writer.stats().commits == 2);
 }
 
-TEST_CASE("a failed WAL fsync answers every unacknowledged group with an error, stops writing, "
-          "and keeps what was acknowledged") {
+TEST_CASE(
+    "a failed WAL fsync answers every unacknowledged group with an error, stops writing, "
+    "and keeps what was acknowledged") {
   test::TempDir dir;
   FakeClock clock;
   SyncControl control;
