@@ -373,7 +373,17 @@ void Writer::commit_group() {
     for (;;) {
       WriteRequest request;
       {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
+        if (queue_.empty() && syncing_ && !taken.empty()) {
+          // Pipelined, with an fsync running: a COMMIT now would be answered only after the
+          // next fsync, which starts when this one ends; until then more events join this
+          // group for free (fewer, fuller commits write fewer pages per event).
+          const std::int64_t left_us = max_delay_us_.load() - (clock_.monotonic_us() - start_us);
+          if (left_us > 0) {
+            wake_.wait_for(lock, std::chrono::microseconds(left_us),
+                           [this] { return !queue_.empty() || stopping_ || !syncing_; });
+          }
+        }
         if (queue_.empty()) break;
         request = std::move(queue_.front());
         queue_.pop_front();
@@ -581,6 +591,10 @@ void Writer::run_sync_stage() {
       if (sync_queue_.empty()) return;  // stopping, and everything was answered
       batch.swap(sync_queue_);
     }
+    {
+      std::lock_guard lock(mutex_);
+      syncing_ = true;
+    }
     // Every group in the batch committed before this fsync starts, so it covers them all
     // (frames are appended in commit order; docs/RELIABILITY.md).
     const bool covers_commits =
@@ -621,6 +635,11 @@ void Writer::run_sync_stage() {
       sync_events_ -= events;
     }
     sync_space_.notify_all();
+    {
+      std::lock_guard lock(mutex_);
+      syncing_ = false;
+    }
+    wake_.notify_all();
   }
 }
 

@@ -18,10 +18,12 @@
 // (fdatasync of the -wal file) before it answers the group's requests and fires the commit
 // listener; meanwhile the writer already inserts the next group. A group is answered only
 // after an fsync that started after its COMMIT returned; one fsync covers every group
-// committed before it. The power-loss argument is in docs/RELIABILITY.md ("Durability of
-// acknowledged events"). A failed fsync answers every unacknowledged group with a storage
-// error and stops the writer from writing (fsyncgate: the page cache's state is unknown)
-// until the daemon is restarted.
+// committed before it. While an fsync runs, the writer keeps its transaction open for events
+// still arriving (up to store.commit_max_events / commit_max_delay_ms) instead of committing
+// when its queue runs dry: such a commit could not be answered before the next fsync anyway. The
+// power-loss argument is in docs/RELIABILITY.md ("Durability of acknowledged events"). A failed
+// fsync answers every unacknowledged group with a storage error and stops the writer from writing
+// (fsyncgate: the page cache's state is unknown) until the daemon is restarted.
 //
 // Thread-safety: submit(), stats() and the setters may be called from any thread. Completion
 // callbacks run in submission order after the transaction holding their events committed and
@@ -282,6 +284,7 @@ class Writer {
   std::size_t queued_events_ = 0;
   bool stopping_ = false;
   bool refused_ = false;
+  bool syncing_ = false;  // the sync stage is busy with a batch; guarded by mutex_
   std::thread thread_;
   // The sync stage (pipelined only).
   std::unique_ptr<WalSyncer> syncer_;
