@@ -80,6 +80,7 @@ class HeldSyncer final : public store::WalSyncer {
 store::WriterOptions held_options(const test::TempDir& dir, SyncControl& control) {
   store::WriterOptions options;
   options.database = {dir.file("p.db"), "full", 1000};
+  options.commit_pipelining = true;
   options.checkpoint_pages = 0;
   options.make_syncer = [&control](const std::string& wal) {
     return std::make_unique<HeldSyncer>(control, store::make_fdatasync_syncer(wal));
@@ -270,11 +271,14 @@ TEST_CASE("commit pipelining applies to synchronous full only") {
   for (const char* mode : {"off", "normal", "extra"}) {
     store::WriterOptions options;
     options.database = {dir.file(std::string(mode) + ".db"), mode, 1000};
+    options.commit_pipelining = true;
     store::Writer writer(options, clock);
     CHECK_FALSE(writer.pipelined());
   }
   store::WriterOptions options;
   options.database = {dir.file("full.db"), "FULL", 1000};
+  CHECK_FALSE(store::Writer(options, clock).pipelined());  // off by default
+  options.commit_pipelining = true;
   {
     store::Writer writer(options, clock);
     CHECK(writer.pipelined());

@@ -256,9 +256,6 @@ TEST_CASE("a full writer queue refuses, then announces space; stop drains everyt
   store::WriterOptions options;
   options.database = {dir.file("q.db"), "full", 1000};
   options.queue_capacity_events = 1000;
-  // Answers run on the writer thread only without pipelining (commit_pipelining_test covers
-  // the pipelined writer's bound).
-  options.commit_pipelining = false;
   std::atomic<int> space_signals{0};
   // Block the writer inside the first callback so the queue fills deterministically.
   std::promise<void> release;
