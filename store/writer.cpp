@@ -542,12 +542,34 @@ void Writer::complete(Completion&& completion) {
     answer(completion);
     return;
   }
+  bool inline_sync = false;
   {
-    std::lock_guard lock(sync_mutex_);
-    sync_events_ += completion.events;
-    sync_queue_.push_back(std::move(completion));
+    // Lock order sync_mutex_ then mutex_, as in run_sync_stage(): the stage's batch and its
+    // syncing_ flag change under both, so "idle" here means everything before is answered.
+    std::lock_guard sync_lock(sync_mutex_);
+    std::lock_guard lock(mutex_);
+    // Nothing behind this group and the stage idle: no other group could share the fsync,
+    // so the writer syncs it itself and saves a thread hand-off on the answer's path (low
+    // load: the latency of the non-pipelined writer). Under backlog the stage takes it.
+    inline_sync = queue_.empty() && sync_queue_.empty() && !syncing_;
+    if (inline_sync) {
+      syncing_ = true;
+    } else {
+      sync_events_ += completion.events;
+      sync_queue_.push_back(std::move(completion));
+    }
   }
-  sync_wake_.notify_one();
+  if (!inline_sync) {
+    sync_wake_.notify_one();
+    return;
+  }
+  std::deque<Completion> batch;
+  batch.push_back(std::move(completion));
+  sync_and_answer(batch);
+  {
+    std::lock_guard lock(mutex_);
+    syncing_ = false;
+  }
 }
 
 void Writer::answer(Completion& completion) {
@@ -590,11 +612,25 @@ void Writer::run_sync_stage() {
       sync_wake_.wait(lock, [this] { return !sync_queue_.empty() || sync_stop_; });
       if (sync_queue_.empty()) return;  // stopping, and everything was answered
       batch.swap(sync_queue_);
-    }
-    {
-      std::lock_guard lock(mutex_);
+      std::lock_guard writer_lock(mutex_);
       syncing_ = true;
     }
+    const std::size_t events = sync_and_answer(batch);
+    {
+      std::lock_guard lock(sync_mutex_);
+      sync_events_ -= events;
+    }
+    sync_space_.notify_all();
+    {
+      std::lock_guard lock(mutex_);
+      syncing_ = false;
+    }
+    wake_.notify_all();
+  }
+}
+
+std::size_t Writer::sync_and_answer(std::deque<Completion>& batch) {
+  {
     // Every group in the batch committed before this fsync starts, so it covers them all
     // (frames are appended in commit order; docs/RELIABILITY.md).
     const bool covers_commits =
@@ -630,16 +666,7 @@ void Writer::run_sync_stage() {
         answer(completion);
       }
     }
-    {
-      std::lock_guard lock(sync_mutex_);
-      sync_events_ -= events;
-    }
-    sync_space_.notify_all();
-    {
-      std::lock_guard lock(mutex_);
-      syncing_ = false;
-    }
-    wake_.notify_all();
+    return events;
   }
 }
 

@@ -18,12 +18,14 @@
 // (fdatasync of the -wal file) before it answers the group's requests and fires the commit
 // listener; meanwhile the writer already inserts the next group. A group is answered only
 // after an fsync that started after its COMMIT returned; one fsync covers every group
-// committed before it. While an fsync runs, the writer keeps its transaction open for events
-// still arriving (up to store.commit_max_events / commit_max_delay_ms) instead of committing
-// when its queue runs dry: such a commit could not be answered before the next fsync anyway. The
-// power-loss argument is in docs/RELIABILITY.md ("Durability of acknowledged events"). A failed
-// fsync answers every unacknowledged group with a storage error and stops the writer from writing
-// (fsyncgate: the page cache's state is unknown) until the daemon is restarted.
+// committed before it. When nothing is queued behind a group and the sync stage is idle, the
+// writer thread fsyncs and answers it itself (no thread hand-off at low load). While an fsync runs,
+// the writer keeps its transaction open for events still arriving (up to store.commit_max_events /
+// commit_max_delay_ms) instead of committing when its queue runs dry: such a commit could not be
+// answered before the next fsync anyway. The power-loss argument is in docs/RELIABILITY.md
+// ("Durability of acknowledged events"). A failed fsync answers every unacknowledged group with a
+// storage error and stops the writer from writing (fsyncgate: the page cache's state is unknown)
+// until the daemon is restarted.
 //
 // Thread-safety: submit(), stats() and the setters may be called from any thread. Completion
 // callbacks run in submission order after the transaction holding their events committed and
@@ -236,6 +238,9 @@ class Writer {
   };
   void run();
   void run_sync_stage();
+  // Syncs the WAL when the batch holds a commit (or fails it when poisoned), then answers
+  // the batch in order. Returns its events. Called by one thread at a time (syncing_).
+  std::size_t sync_and_answer(std::deque<Completion>& batch);
   void complete(Completion&& completion);
   void answer(Completion& completion);
   void fail_synced(Completion& completion, const std::string& error);
@@ -284,7 +289,9 @@ class Writer {
   std::size_t queued_events_ = 0;
   bool stopping_ = false;
   bool refused_ = false;
-  bool syncing_ = false;  // the sync stage is busy with a batch; guarded by mutex_
+  // A batch is being synced and answered (by the sync stage, or inline by the writer);
+  // guarded by mutex_, set by the stage under sync_mutex_ too.
+  bool syncing_ = false;
   std::thread thread_;
   // The sync stage (pipelined only).
   std::unique_ptr<WalSyncer> syncer_;

@@ -37,6 +37,10 @@ struct SyncControl {
   int allowed = 0;          // sync() calls allowed to return
   int fail_from = 1 << 30;  // the first call (1-based) that reports EIO
   int commits = 0;          // COMMITs returned (WriterOptions::after_commit)
+  // COMMIT n waits in after_commit until passable >= n: the test queues the next request
+  // first, so the group goes to the sync stage (an idle writer with nothing queued behind
+  // a group syncs it itself).
+  int passable = 1 << 30;
 
   void wait_entered(int n) {
     std::unique_lock lock(mutex);
@@ -50,6 +54,13 @@ struct SyncControl {
     {
       std::lock_guard lock(mutex);
       allowed = n;
+    }
+    changed.notify_all();
+  }
+  void pass_commits(int n) {
+    {
+      std::lock_guard lock(mutex);
+      passable = n;
     }
     changed.notify_all();
   }
@@ -86,11 +97,10 @@ store::WriterOptions held_options(const test::TempDir& dir, SyncControl& control
     return std::make_unique<HeldSyncer>(control, store::make_fdatasync_syncer(wal));
   };
   options.after_commit = [&control] {
-    {
-      std::lock_guard lock(control.mutex);
-      ++control.commits;
-    }
+    std::unique_lock lock(control.mutex);
+    const int commit = ++control.commits;
     control.changed.notify_all();
+    control.changed.wait(lock, [&] { return control.passable >= commit; });
   };
   return options;
 }
@@ -133,17 +143,21 @@ TEST_CASE(
     listened += static_cast<int>(stored.at("default"));
   });
 
+  control.pass_commits(0);
   auto a = submit(writer, {entry("a")});
-  control.wait_entered(1);  // A committed; its fsync is held
+  control.wait_commits(1);                     // A committed, held before its hand-over
+  CHECK(count_events(dir.file("p.db")) == 1);  // visible to readers, not yet acknowledged
+  auto b = submit(writer, {entry("b"), entry("a", 1)});
+  control.pass_commits(1);  // A goes to the sync stage (B is queued behind it); B waits
+  control.wait_entered(1);  // A's fsync is held
   CHECK_FALSE(ready(a));
   CHECK(listened == 0);
-  CHECK(count_events(dir.file("p.db")) == 1);  // visible to readers, not yet acknowledged
 
-  auto b = submit(writer, {entry("b"), entry("a", 1)});
   control.wait_commits(2);  // B committed while A's fsync is still held
   CHECK_FALSE(ready(a));
   CHECK_FALSE(ready(b));
   CHECK(count_events(dir.file("p.db")) == 2);
+  control.pass_commits(1 << 30);  // B handed to the sync stage, behind A
 
   control.allow(1);
   const store::WriteResult ra = a.get();
@@ -180,9 +194,12 @@ TEST_CASE(
     auto a = submit(writer, {entry("a")});
     CHECK(a.get().results.at(0).status == store::EventStatus::kStored);
 
+    control.pass_commits(1);
     auto b = submit(writer, {entry("b")});
-    control.wait_entered(2);  // B's fsync is held (and will fail)
+    control.wait_commits(2);
     auto c = submit(writer, {entry("c")}, /*push=*/true);
+    control.pass_commits(1 << 30);
+    control.wait_entered(2);  // B's fsync is held (and will fail)
     control.wait_commits(3);  // C committed behind it
     control.allow(3);
 
@@ -245,9 +262,12 @@ TEST_CASE("a slow fsync bounds what waits for it: the writer waits, its queue re
     }
     return entries;
   };
+  control.pass_commits(0);
   auto first = submit(writer, make(1, 0));
-  control.wait_entered(1);
+  control.wait_commits(1);
   auto big = submit(writer, make(1000, 100));
+  control.pass_commits(1 << 30);
+  control.wait_entered(1);
   control.wait_commits(2);  // 1,001 events now wait for the sync stage: the writer waits
   auto queued = submit(writer, make(600, 2000));  // an empty queue takes anything
   store::WriteRequest refused;
@@ -263,6 +283,37 @@ TEST_CASE("a slow fsync bounds what waits for it: the writer waits, its queue re
   CHECK(queued.get().results.size() == 600);
   writer.stop();
   CHECK(writer.stats().stored == 1601);
+}
+
+TEST_CASE("with nothing queued behind it, the writer syncs and answers a group itself") {
+  test::TempDir dir;
+  FakeClock clock;
+  SyncControl control;
+  control.allow(1000);
+  auto options = held_options(dir, control);
+  std::thread::id committed_on;
+  options.after_commit = [&, count = options.after_commit] {
+    committed_on = std::this_thread::get_id();
+    count();
+  };
+  store::Writer writer(options, clock);
+  std::thread::id answered_on;
+  int syncs_before_answer = 0;
+  std::promise<void> done;
+  store::WriteRequest request;
+  request.entries.push_back(entry("alone"));
+  request.on_done = [&](store::WriteResult&&) {
+    answered_on = std::this_thread::get_id();
+    std::lock_guard lock(control.mutex);
+    syncs_before_answer = control.entered;
+    done.set_value();
+  };
+  REQUIRE(writer.submit(std::move(request)));
+  done.get_future().wait();
+  CHECK(syncs_before_answer == 1);
+  CHECK(answered_on == committed_on);  // the writer thread: no hand-off
+  writer.stop();
+  CHECK(writer.stats().stored == 1);
 }
 
 TEST_CASE("commit pipelining applies to synchronous full only") {
