@@ -102,8 +102,8 @@ const std::array kKeys{
           "second thread fsyncs the WAL before any event of the commit is acknowledged, so "
           "the next group is written meanwhile. Acknowledged events stay durable "
           "(docs/RELIABILITY.md); other processes reading the database may see an event "
-          "before it is durable. Off by default until measured quietly (docs/PERFORMANCE.md): "
-          "under load it raised the acknowledgement latency.",
+          "before it is durable. Off by default until measured on a quiet machine "
+          "(docs/PERFORMANCE.md).",
           +[](Config& c) -> bool& { return c.store.commit_pipelining; }},
   KeySpec{"store.commit_max_events", KT::kInteger, "2000", 1, 100000, "", true, "events",
           "Most events committed in one write transaction (group commit).",
