@@ -29,7 +29,9 @@
 //                 checkpoint copies; for the daemon also its replies), per event: the schema's
 //                 write amplification, which hardly depends on the machine's load.
 //   ingest        the same daemon fed by a DEALER keeping --window messages in flight; timed
-//                 until every message is acknowledged (acknowledgements follow commits).
+//                 until every message is acknowledged (acknowledgements follow commits and,
+//                 with store.commit_pipelining, the sync stage's fsync of the WAL; compare
+//                 with `--daemon-config` setting `store.commit_pipelining: false`).
 //   latency       one DEALER, one event per message, paced at --rate for --latency-events;
 //                 percentiles of send-to-acknowledgement time (µs). Its events/s is the pace.
 //   under-job     --preload events pushed, then --under-job-events ingested (windowed) with the
@@ -820,6 +822,7 @@ nlohmann::ordered_json to_json(const std::vector<ModeResult>& results, const Opt
           {"window_messages", options.window},
           {"commit_max_events", cfg.store.commit_max_events},
           {"synchronous", cfg.store.synchronous},
+          {"commit_pipelining", cfg.store.commit_pipelining},
           {"ids", options.random_ids ? "random" : "sequential"},
           {"modes", std::move(modes)}};
 }
@@ -877,12 +880,14 @@ int run(int argc, char** argv) {
     if (!options.json) {
       std::printf(
           "%llu events (%zu distinct from %s), mean %.0f bytes/event as sent, %llu per message, "
-          "ingest window %llu, commit_max_events %lld, synchronous %s, %s ids, databases in %s\n\n",
+          "ingest window %llu, commit_max_events %lld, synchronous %s, commit pipelining %s, %s "
+          "ids, databases in %s\n\n",
           static_cast<unsigned long long>(options.events), corpus.size(), options.data_dir.c_str(),
           bytes, static_cast<unsigned long long>(options.batch),
           static_cast<unsigned long long>(options.window),
           static_cast<long long>(cfg.store.commit_max_events), cfg.store.synchronous.c_str(),
-          options.random_ids ? "random" : "sequential", dir.path().c_str());
+          cfg.store.commit_pipelining ? "on" : "off", options.random_ids ? "random" : "sequential",
+          dir.path().c_str());
       std::fflush(stdout);
     }
     std::vector<ModeResult> results;

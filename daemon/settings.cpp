@@ -36,6 +36,7 @@ store::WriterOptions writer_options(const config::Config& config, const std::str
   options.fts_batch_events = config.store.fts_batch_events;
   options.checkpoint_pages = config.store.checkpoint_pages;
   options.cache_mib = config.store.cache_mib;
+  options.commit_pipelining = config.store.commit_pipelining;
   return options;
 }
 

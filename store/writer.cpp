@@ -3,9 +3,16 @@
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <set>
+#include <stdexcept>
 
 #include "store/event_store.hpp"
 
@@ -31,7 +38,61 @@ std::string describe_storage_error(const SQLite::Exception& error) {
 // The writer's turn at the write gate timed out (a job kept the lock).
 struct GateTimeout {};
 
+// A WAL fsync failed earlier: nothing more is written until a restart.
+struct Poisoned {};
+
+// The answer to a request whose events were not (durably) stored.
+WriteResult failed_result(const WriteRequest& request, const std::string& storage_error) {
+  WriteResult failed;
+  failed.message_error = request.message_error;
+  failed.storage_error = storage_error;
+  for (const EventEntry& entry : request.entries) {
+    EventResult r;
+    r.index = entry.index;
+    r.id = entry.id;
+    r.status = EventStatus::kRejected;
+    r.error = entry.event ? storage_error : entry.error;
+    failed.results.push_back(std::move(r));
+  }
+  return failed;
+}
+
+class FdatasyncSyncer final : public WalSyncer {
+ public:
+  explicit FdatasyncSyncer(const std::string& path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CLOEXEC)) {
+    if (fd_ < 0) {
+      throw std::runtime_error("cannot open the WAL " + path +
+                               " for the sync stage: " + std::strerror(errno));
+    }
+  }
+  ~FdatasyncSyncer() override { ::close(fd_); }
+  FdatasyncSyncer(const FdatasyncSyncer&) = delete;
+  FdatasyncSyncer& operator=(const FdatasyncSyncer&) = delete;
+
+  int sync() override {
+    int rc = 0;
+    do {
+      rc = ::fdatasync(fd_);
+    } while (rc != 0 && errno == EINTR);
+    return rc == 0 ? 0 : errno;
+  }
+
+ private:
+  int fd_;
+};
+
+bool is_full(const std::string& synchronous) {
+  std::string lower = synchronous;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower == "full";
+}
+
 }  // namespace
+
+std::unique_ptr<WalSyncer> make_fdatasync_syncer(const std::string& wal_path) {
+  return std::make_unique<FdatasyncSyncer>(wal_path);
+}
 
 const char* to_string(EventStatus status) {
   switch (status) {
@@ -61,6 +122,14 @@ Writer::Writer(WriterOptions options, const Clock& clock, std::function<void()> 
   fts_indexed_seq_ = fts_.indexed_seq();
   stats_.last_seq = last_seq_;
   stats_.fts_indexed_seq = fts_indexed_seq_;
+  if (options_.commit_pipelining && is_full(options_.database.synchronous)) {
+    // The reads above opened (created) the -wal file; the syncer's descriptor must exist
+    // before the first write it covers.
+    db_.exec("PRAGMA synchronous = NORMAL");
+    const std::string wal = ::sqlite3_filename_wal(::sqlite3_db_filename(db_.getHandle(), "main"));
+    syncer_ = options_.make_syncer ? options_.make_syncer(wal) : make_fdatasync_syncer(wal);
+    sync_thread_ = std::thread([this] { run_sync_stage(); });
+  }
   if (options_.checkpoint_pages > 0) {
     checkpoint_db_ =
         std::make_unique<SQLite::Database>(open_database(options_.database, Access::kWriter));
@@ -141,6 +210,14 @@ void Writer::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  // The writer has handed over its last group: let the sync stage sync and answer it.
+  {
+    std::lock_guard lock(sync_mutex_);
+    sync_stop_ = true;
+  }
+  sync_wake_.notify_all();
+  if (sync_thread_.joinable()) sync_thread_.join();
+  answer_leftovers();
   {
     std::lock_guard lock(checkpoint_mutex_);
     checkpoint_stop_ = true;
@@ -264,7 +341,17 @@ void Writer::commit_group() {
     std::lock_guard lock(mutex_);
     profiles = profiles_;
   }
+  if (syncer_) {
+    // Bounds what waits for the sync stage (memory, and the answers a slow disk delays):
+    // past a queue's worth the writer waits, its queue fills and the bus pushes back.
+    std::unique_lock lock(sync_mutex_);
+    sync_space_.wait(lock, [this] {
+      return sync_events_ < static_cast<std::size_t>(options_.queue_capacity_events) ||
+             poisoned_.load();
+    });
+  }
   try {
+    if (poisoned_.load()) throw Poisoned{};
     // A deleted or replaced database file would still accept writes through the open
     // descriptor and lose them at the next start: refuse until the file is back.
     if (int moved = 0; sqlite3_file_control(db_.getHandle(), "main", SQLITE_FCNTL_HAS_MOVED,
@@ -286,7 +373,17 @@ void Writer::commit_group() {
     for (;;) {
       WriteRequest request;
       {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
+        if (queue_.empty() && syncing_ && !taken.empty()) {
+          // Pipelined, with an fsync running: a COMMIT now would be answered only after the
+          // next fsync, which starts when this one ends; until then more events join this
+          // group for free (fewer, fuller commits write fewer pages per event).
+          const std::int64_t left_us = max_delay_us_.load() - (clock_.monotonic_us() - start_us);
+          if (left_us > 0) {
+            wake_.wait_for(lock, std::chrono::microseconds(left_us),
+                           [this] { return !queue_.empty() || stopping_ || !syncing_; });
+          }
+        }
         if (queue_.empty()) break;
         request = std::move(queue_.front());
         queue_.pop_front();
@@ -361,6 +458,9 @@ void Writer::commit_group() {
     storage_error = describe_storage_error(error);
   } catch (const GateTimeout&) {
     storage_error = kJobBusyError;
+  } catch (const Poisoned&) {
+    std::lock_guard lock(sync_mutex_);
+    storage_error = poison_;
   }
   if (!storage_error.empty()) {
     if (taken.empty()) {
@@ -393,26 +493,19 @@ void Writer::commit_group() {
       stopping = stopping_;
     }
     std::vector<WriteRequest> retry;
+    Completion failed;
     for (std::size_t i = 0; i < taken.size(); ++i) {
       // Once stopping, nothing will be retried: answer what can be answered and let go.
       if (taken[i].retry_on_storage_error && !stopping) {
         retry.push_back(std::move(taken[i]));
         continue;
       }
-      WriteResult failed;
-      failed.message_error = taken[i].message_error;
-      failed.storage_error = storage_error;
-      for (const EventEntry& entry : taken[i].entries) {
-        EventResult r;
-        r.index = entry.index;
-        r.id = entry.id;
-        r.status = EventStatus::kRejected;
-        r.error = entry.event ? storage_error : entry.error;
-        failed.results.push_back(std::move(r));
-      }
-      stats_.rejected.fetch_add(failed.results.size(), std::memory_order_relaxed);
-      if (taken[i].on_done) taken[i].on_done(std::move(failed));
+      failed.events += weight(taken[i]);
+      failed.results.push_back(failed_result(taken[i], storage_error));
+      failed.requests.push_back(std::move(taken[i]));
     }
+    // Through the sync stage when pipelined, so that answers keep the submission order.
+    complete(std::move(failed));
     if (!retry.empty()) {
       std::unique_lock lock(mutex_);
       for (auto it = retry.rbegin(); it != retry.rend(); ++it) {
@@ -434,6 +527,61 @@ void Writer::commit_group() {
   }
 
   stats_.commits.fetch_add(1, std::memory_order_relaxed);
+  if (options_.after_commit) options_.after_commit();
+  Completion done;
+  done.requests = std::move(taken);
+  done.results = std::move(results);
+  done.committed = true;
+  done.events = events;
+  complete(std::move(done));
+}
+
+void Writer::complete(Completion&& completion) {
+  if (completion.requests.empty()) return;  // an index-only transaction: nobody to answer
+  if (!syncer_) {
+    answer(completion);
+    return;
+  }
+  bool inline_sync = false;
+  {
+    // Lock order sync_mutex_ then mutex_, as in run_sync_stage(): the stage's batch and its
+    // syncing_ flag change under both, so "idle" here means everything before is answered.
+    std::lock_guard sync_lock(sync_mutex_);
+    std::lock_guard lock(mutex_);
+    // Nothing behind this group and the stage idle: no other group could share the fsync,
+    // so the writer syncs it itself and saves a thread hand-off on the answer's path (low
+    // load: the latency of the non-pipelined writer). Under backlog the stage takes it.
+    inline_sync = queue_.empty() && sync_queue_.empty() && !syncing_;
+    if (inline_sync) {
+      syncing_ = true;
+    } else {
+      sync_events_ += completion.events;
+      sync_queue_.push_back(std::move(completion));
+    }
+  }
+  if (!inline_sync) {
+    sync_wake_.notify_one();
+    return;
+  }
+  std::deque<Completion> batch;
+  batch.push_back(std::move(completion));
+  sync_and_answer(batch);
+  {
+    std::lock_guard lock(mutex_);
+    syncing_ = false;
+  }
+}
+
+void Writer::answer(Completion& completion) {
+  std::vector<WriteRequest>& taken = completion.requests;
+  std::vector<WriteResult>& results = completion.results;
+  if (!completion.committed) {
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      stats_.rejected.fetch_add(results[i].results.size(), std::memory_order_relaxed);
+      if (taken[i].on_done) taken[i].on_done(std::move(results[i]));
+    }
+    return;
+  }
   std::map<std::string, std::uint64_t> stored_per_namespace;
   for (std::size_t i = 0; i < taken.size(); ++i) {
     for (std::size_t j = 0; j < results[i].results.size(); ++j) {
@@ -453,6 +601,127 @@ void Writer::commit_group() {
     }
     stats_.dead_letters.fetch_add(taken[i].dead_letters.size(), std::memory_order_relaxed);
     if (taken[i].on_done) taken[i].on_done(std::move(results[i]));
+  }
+}
+
+void Writer::run_sync_stage() {
+  for (;;) {
+    std::deque<Completion> batch;
+    {
+      std::unique_lock lock(sync_mutex_);
+      sync_wake_.wait(lock, [this] { return !sync_queue_.empty() || sync_stop_; });
+      if (sync_queue_.empty()) return;  // stopping, and everything was answered
+      batch.swap(sync_queue_);
+      std::lock_guard writer_lock(mutex_);
+      syncing_ = true;
+    }
+    const std::size_t events = sync_and_answer(batch);
+    {
+      std::lock_guard lock(sync_mutex_);
+      sync_events_ -= events;
+    }
+    sync_space_.notify_all();
+    {
+      std::lock_guard lock(mutex_);
+      syncing_ = false;
+    }
+    wake_.notify_all();
+  }
+}
+
+std::size_t Writer::sync_and_answer(std::deque<Completion>& batch) {
+  {
+    // Every group in the batch committed before this fsync starts, so it covers them all
+    // (frames are appended in commit order; docs/RELIABILITY.md).
+    const bool covers_commits =
+        std::any_of(batch.begin(), batch.end(), [](const Completion& c) { return c.committed; });
+    std::string error;
+    if (covers_commits) {
+      if (poisoned_.load()) {
+        std::lock_guard lock(sync_mutex_);
+        error = poison_;
+      } else if (const int code = syncer_->sync(); code != 0) {
+        // fsyncgate: after a failed fsync the kernel may have dropped the dirty pages and a
+        // retry would report success, so nothing written since the last good fsync can be
+        // trusted. Never acknowledge it; stop writing until a restart recovers the WAL
+        // from what is really on disk.
+        error = std::string("storage unavailable: I/O error: syncing the WAL failed (") +
+                std::strerror(code) + "); reflectd stores nothing more until it is restarted";
+        {
+          std::lock_guard lock(sync_mutex_);
+          poison_ = error;
+          poisoned_ = true;
+        }
+        stats_.storage_errors.fetch_add(1, std::memory_order_relaxed);
+        spdlog::critical("fdatasync of the WAL failed: {}; refusing every write from now on",
+                         std::strerror(code));
+      }
+    }
+    std::size_t events = 0;
+    for (Completion& completion : batch) {
+      events += completion.events;
+      if (completion.committed && !error.empty()) {
+        fail_synced(completion, error);
+      } else {
+        answer(completion);
+      }
+    }
+    return events;
+  }
+}
+
+void Writer::fail_synced(Completion& completion, const std::string& error) {
+  bool stopping = false;
+  {
+    std::lock_guard lock(mutex_);
+    stopping = stopping_;
+  }
+  std::vector<WriteRequest> retry;
+  for (WriteRequest& request : completion.requests) {
+    if (request.retry_on_storage_error && !stopping) {
+      retry.push_back(std::move(request));
+      continue;
+    }
+    WriteResult failed = failed_result(request, error);
+    stats_.rejected.fetch_add(failed.results.size(), std::memory_order_relaxed);
+    if (request.on_done) request.on_done(std::move(failed));
+  }
+  if (retry.empty()) return;
+  // Nobody else resends push events: back into the queue (the writer refuses them while it
+  // is poisoned; stop() answers what is left).
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = retry.rbegin(); it != retry.rend(); ++it) {
+      queued_events_ += weight(*it);
+      queue_.push_front(std::move(*it));
+    }
+    stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
+  }
+  wake_.notify_one();
+}
+
+void Writer::answer_leftovers() {
+  // Requests the sync stage handed back after the writer thread had ended (a failed fsync
+  // while stopping): nothing will store them now.
+  std::deque<WriteRequest> leftovers;
+  {
+    std::lock_guard lock(mutex_);
+    leftovers.swap(queue_);
+    queued_events_ = 0;
+    stats_.queue_events.store(0, std::memory_order_relaxed);
+  }
+  if (leftovers.empty()) return;
+  std::string error;
+  {
+    std::lock_guard lock(sync_mutex_);
+    error = poison_.empty() ? std::string("storage unavailable: reflectd is stopping") : poison_;
+  }
+  spdlog::error("stopping with storage unavailable: {} unacknowledged messages were lost",
+                leftovers.size());
+  for (WriteRequest& request : leftovers) {
+    WriteResult failed = failed_result(request, error);
+    stats_.rejected.fetch_add(failed.results.size(), std::memory_order_relaxed);
+    if (request.on_done) request.on_done(std::move(failed));
   }
 }
 

@@ -12,9 +12,25 @@
 // database between two commits; past 8 times that the writer checkpoints itself, as SQLite's
 // autocheckpoint would, so the WAL stays bounded.
 //
+// Commit pipelining (store.synchronous full with store.commit_pipelining, off by default): the
+// writer connection commits with synchronous=NORMAL (the COMMIT appends the WAL frames and
+// returns without an fsync), and a third thread, the sync stage, makes the WAL durable
+// (fdatasync of the -wal file) before it answers the group's requests and fires the commit
+// listener; meanwhile the writer already inserts the next group. A group is answered only
+// after an fsync that started after its COMMIT returned; one fsync covers every group
+// committed before it. When nothing is queued behind a group and the sync stage is idle, the
+// writer thread fsyncs and answers it itself (no thread hand-off at low load). While an fsync runs,
+// the writer keeps its transaction open for events still arriving (up to store.commit_max_events /
+// commit_max_delay_ms) instead of committing when its queue runs dry: such a commit could not be
+// answered before the next fsync anyway. The power-loss argument is in docs/RELIABILITY.md
+// ("Durability of acknowledged events"). A failed fsync answers every unacknowledged group with a
+// storage error and stops the writer from writing (fsyncgate: the page cache's state is unknown)
+// until the daemon is restarted.
+//
 // Thread-safety: submit(), stats() and the setters may be called from any thread. Completion
-// callbacks run on the writer thread, in submission order, after the transaction holding
-// their events committed (or failed); they must be quick (post to another thread).
+// callbacks run in submission order after the transaction holding their events committed and
+// (pipelined) its WAL frames were synced, or failed: on the sync stage's thread when
+// pipelined, else on the writer thread; they must be quick (post to another thread).
 // Errors: storage failures never throw out of the writer; they become per-event results.
 
 #include <atomic>
@@ -115,6 +131,21 @@ struct WriterStats {
   std::atomic<std::uint64_t> fts_indexed{0};     ///< Events indexed since start.
 };
 
+/// Makes the WAL durable for the sync stage (commit pipelining).
+/// Thread-safety: sync() is called from the sync stage's thread only.
+class WalSyncer {
+ public:
+  virtual ~WalSyncer() = default;
+  /// Makes every byte written to the WAL before the call durable. Returns 0, or the errno
+  /// of the failure (after which nothing the kernel held is known to be on disk).
+  virtual int sync() = 0;
+};
+
+/// fdatasync(2) on a descriptor of `wal_path` opened here (before any write it must cover,
+/// so that a writeback error is reported to it). Throws std::runtime_error naming the file
+/// when it cannot be opened.
+std::unique_ptr<WalSyncer> make_fdatasync_syncer(const std::string& wal_path);
+
 struct WriterOptions {
   DatabaseOptions database;
   DecayProfiles profiles;
@@ -133,6 +164,15 @@ struct WriterOptions {
   /// Every write transaction takes the writer's turn first, waiting at most
   /// database.busy_timeout_ms for a job inside; past that the group fails with kJobBusyError.
   WriteGate* gate = nullptr;
+  /// With database.synchronous "full": commit with synchronous=NORMAL and acknowledge after
+  /// the sync stage's fsync (see the header comment). Ignored for off, normal and extra.
+  bool commit_pipelining = false;
+  /// Builds the sync stage's WalSyncer from the -wal file's path; empty = fdatasync
+  /// (make_fdatasync_syncer). Tests inject one that holds or fails the fsync.
+  std::function<std::unique_ptr<WalSyncer>(const std::string& wal_path)> make_syncer;
+  /// Called on the writer thread after each COMMIT returned, before the sync stage covers it
+  /// (tests await it; must be quick). May be empty.
+  std::function<void()> after_commit;
 };
 
 /// The storage error of a group whose writer waited store.busy_timeout_ms for a job of this
@@ -157,7 +197,8 @@ class Writer {
   /// already read).
   bool submit(WriteRequest&& request, bool ignore_capacity = false);
 
-  /// Commits everything queued, runs its callbacks, and joins the thread. Idempotent.
+  /// Commits everything queued, waits for the sync stage to sync and answer it, runs every
+  /// callback, and joins the threads. Idempotent.
   void stop();
 
   /// Live settings (SIGHUP).
@@ -176,6 +217,9 @@ class Writer {
 
   const WriterStats& stats() const { return stats_; }
 
+  /// True when commits are pipelined (store.synchronous full and commit_pipelining).
+  bool pipelined() const { return syncer_ != nullptr; }
+
   /// Makes `db` (another write connection of this process: the jobs') hand its WAL
   /// checkpoints to this writer's checkpointer thread instead of running them inside its own
   /// COMMIT, where SQLite's autocheckpoint would copy pages and fsync while the connection
@@ -185,7 +229,22 @@ class Writer {
   void share_checkpointer(SQLite::Database& db);
 
  private:
+  // A group handed from the writer to whoever answers it (the sync stage when pipelined).
+  struct Completion {
+    std::vector<WriteRequest> requests;
+    std::vector<WriteResult> results;  // one per request
+    bool committed = false;            // false: results already carry the group's storage error
+    std::size_t events = 0;
+  };
   void run();
+  void run_sync_stage();
+  // Syncs the WAL when the batch holds a commit (or fails it when poisoned), then answers
+  // the batch in order. Returns its events. Called by one thread at a time (syncing_).
+  std::size_t sync_and_answer(std::deque<Completion>& batch);
+  void complete(Completion&& completion);
+  void answer(Completion& completion);
+  void fail_synced(Completion& completion, const std::string& error);
+  void answer_leftovers();
   void commit_group();
   bool fts_pending() const { return fts_indexed_seq_ < last_seq_; }
   void index_step(std::int64_t limit);
@@ -230,7 +289,21 @@ class Writer {
   std::size_t queued_events_ = 0;
   bool stopping_ = false;
   bool refused_ = false;
+  // A batch is being synced and answered (by the sync stage, or inline by the writer);
+  // guarded by mutex_, set by the stage under sync_mutex_ too.
+  bool syncing_ = false;
   std::thread thread_;
+  // The sync stage (pipelined only).
+  std::unique_ptr<WalSyncer> syncer_;
+  std::mutex sync_mutex_;
+  std::condition_variable sync_wake_;   // work for the sync stage
+  std::condition_variable sync_space_;  // the writer may commit again
+  std::deque<Completion> sync_queue_;   // guarded by sync_mutex_
+  std::size_t sync_events_ = 0;         // events committed, not yet answered; sync_mutex_
+  bool sync_stop_ = false;              // guarded by sync_mutex_
+  std::string poison_;                  // the failed fsync's error; sync_mutex_
+  std::atomic<bool> poisoned_{false};
+  std::thread sync_thread_;
 };
 
 }  // namespace reflectd::store
