@@ -97,13 +97,13 @@ const std::array kKeys{
           "PRAGMA synchronous for the WAL database. full makes every acknowledged event "
           "survive power loss; with group commit it costs little.",
           +[](Config& c) -> std::string& { return c.store.synchronous; }},
-  KeySpec{"store.commit_pipelining", KT::kBoolean, "false", 0, 0, "", false, "",
+  KeySpec{"store.commit_pipelining", KT::kBoolean, "true", 0, 0, "", false, "",
           "With synchronous full: the writer commits without waiting for the disk and a "
           "second thread fsyncs the WAL before any event of the commit is acknowledged, so "
           "the next group is written meanwhile. Acknowledged events stay durable "
           "(docs/RELIABILITY.md); other processes reading the database may see an event "
-          "before it is durable. Off by default until measured on a quiet machine "
-          "(docs/PERFORMANCE.md).",
+          "before it is durable. Quiet machine: acknowledged ingest 1.08-1.13x the baseline "
+          "against 0.99-1.03x without, the same latency (docs/PERFORMANCE.md).",
           +[](Config& c) -> bool& { return c.store.commit_pipelining; }},
   KeySpec{"store.commit_max_events", KT::kInteger, "2000", 1, 100000, "", true, "events",
           "Most events committed in one write transaction (group commit).",

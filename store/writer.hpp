@@ -12,7 +12,7 @@
 // database between two commits; past 8 times that the writer checkpoints itself, as SQLite's
 // autocheckpoint would, so the WAL stays bounded.
 //
-// Commit pipelining (store.synchronous full with store.commit_pipelining, off by default): the
+// Commit pipelining (store.synchronous full with store.commit_pipelining, on by default): the
 // writer connection commits with synchronous=NORMAL (the COMMIT appends the WAL frames and
 // returns without an fsync), and a third thread, the sync stage, makes the WAL durable
 // (fdatasync of the -wal file) before it answers the group's requests and fires the commit
@@ -166,7 +166,7 @@ struct WriterOptions {
   WriteGate* gate = nullptr;
   /// With database.synchronous "full": commit with synchronous=NORMAL and acknowledge after
   /// the sync stage's fsync (see the header comment). Ignored for off, normal and extra.
-  bool commit_pipelining = false;
+  bool commit_pipelining = true;
   /// Builds the sync stage's WalSyncer from the -wal file's path; empty = fdatasync
   /// (make_fdatasync_syncer). Tests inject one that holds or fails the fsync.
   std::function<std::unique_ptr<WalSyncer>(const std::string& wal_path)> make_syncer;

@@ -328,11 +328,9 @@ TEST_CASE("commit pipelining applies to synchronous full only") {
   }
   store::WriterOptions options;
   options.database = {dir.file("full.db"), "FULL", 1000};
-  CHECK_FALSE(store::Writer(options, clock).pipelined());  // off by default
-  options.commit_pipelining = true;
   {
     store::Writer writer(options, clock);
-    CHECK(writer.pipelined());
+    CHECK(writer.pipelined());  // on by default
     auto db = store::open_database(options.database, store::Access::kReader);
   }
   options.commit_pipelining = false;
