@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <ranges>
 #include <regex>
 #include <set>
 #include <string_view>
@@ -120,7 +121,9 @@ std::string module_of_files(const json& context, const json& entities) {
   return best;
 }
 
-std::string valid_target(std::string target) { return target.size() >= 3 ? target : std::string{}; }
+std::string valid_target(const std::string& target) {
+  return target.size() >= 3 ? target : std::string{};
+}
 
 struct Totals {
   std::int64_t events_processed = 0;
@@ -861,7 +864,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
       newest.push_back(evidence_newest_.getColumn(0).getInt64());
     evidence_newest_.reset();
     json recent_ids = json::array();
-    for (auto it = newest.rbegin(); it != newest.rend(); ++it) recent_ids.push_back(*it);
+    for (const auto& seq : std::ranges::reverse_view(newest)) recent_ids.push_back(seq);
 
     const std::string latest_line = first_line(event_content(s.last_seq), 120);
     const std::string rationale =

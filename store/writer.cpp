@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ranges>
 #include <set>
 #include <stdexcept>
 
@@ -494,23 +495,23 @@ void Writer::commit_group() {
     }
     std::vector<WriteRequest> retry;
     Completion failed;
-    for (std::size_t i = 0; i < taken.size(); ++i) {
+    for (WriteRequest& request : taken) {
       // Once stopping, nothing will be retried: answer what can be answered and let go.
-      if (taken[i].retry_on_storage_error && !stopping) {
-        retry.push_back(std::move(taken[i]));
+      if (request.retry_on_storage_error && !stopping) {
+        retry.push_back(std::move(request));
         continue;
       }
-      failed.events += weight(taken[i]);
-      failed.results.push_back(failed_result(taken[i], storage_error));
-      failed.requests.push_back(std::move(taken[i]));
+      failed.events += weight(request);
+      failed.results.push_back(failed_result(request, storage_error));
+      failed.requests.push_back(std::move(request));
     }
     // Through the sync stage when pipelined, so that answers keep the submission order.
     complete(std::move(failed));
     if (!retry.empty()) {
       std::unique_lock lock(mutex_);
-      for (auto it = retry.rbegin(); it != retry.rend(); ++it) {
-        queued_events_ += weight(*it);
-        queue_.push_front(std::move(*it));
+      for (WriteRequest& request : std::ranges::reverse_view(retry)) {
+        queued_events_ += weight(request);
+        queue_.push_front(std::move(request));
       }
       stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
       // Back off so a full disk is not hammered; stop() cuts the wait short.
@@ -543,6 +544,7 @@ void Writer::complete(Completion&& completion) {
     return;
   }
   bool inline_sync = false;
+  std::deque<Completion> batch;
   {
     // Lock order sync_mutex_ then mutex_, as in run_sync_stage(): the stage's batch and its
     // syncing_ flag change under both, so "idle" here means everything before is answered.
@@ -554,6 +556,7 @@ void Writer::complete(Completion&& completion) {
     inline_sync = queue_.empty() && sync_queue_.empty() && !syncing_;
     if (inline_sync) {
       syncing_ = true;
+      batch.push_back(std::move(completion));
     } else {
       sync_events_ += completion.events;
       sync_queue_.push_back(std::move(completion));
@@ -563,8 +566,6 @@ void Writer::complete(Completion&& completion) {
     sync_wake_.notify_one();
     return;
   }
-  std::deque<Completion> batch;
-  batch.push_back(std::move(completion));
   sync_and_answer(batch);
   {
     std::lock_guard lock(mutex_);
@@ -691,9 +692,9 @@ void Writer::fail_synced(Completion& completion, const std::string& error) {
   // is poisoned; stop() answers what is left).
   {
     std::lock_guard lock(mutex_);
-    for (auto it = retry.rbegin(); it != retry.rend(); ++it) {
-      queued_events_ += weight(*it);
-      queue_.push_front(std::move(*it));
+    for (WriteRequest& request : std::ranges::reverse_view(retry)) {
+      queued_events_ += weight(request);
+      queue_.push_front(std::move(request));
     }
     stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
   }

@@ -257,6 +257,7 @@ TEST_CASE("a slow fsync bounds what waits for it: the writer waits, its queue re
   store::Writer writer(options, clock);
   auto make = [](int n, int base) {
     std::vector<store::EventEntry> entries;
+    entries.reserve(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
       entries.push_back(entry("e" + std::to_string(base + i), static_cast<std::size_t>(i)));
     }
@@ -272,7 +273,8 @@ TEST_CASE("a slow fsync bounds what waits for it: the writer waits, its queue re
   auto queued = submit(writer, make(600, 2000));  // an empty queue takes anything
   store::WriteRequest refused;
   refused.entries = make(600, 3000);
-  CHECK_FALSE(writer.submit(std::move(refused)));
+  const bool accepted = writer.submit(std::move(refused));  // evaluated once
+  CHECK_FALSE(accepted);
   {
     std::lock_guard lock(control.mutex);
     CHECK(control.commits == 2);
@@ -308,7 +310,8 @@ TEST_CASE("with nothing queued behind it, the writer syncs and answers a group i
     syncs_before_answer = control.entered;
     done.set_value();
   };
-  REQUIRE(writer.submit(std::move(request)));
+  const bool accepted = writer.submit(std::move(request));  // evaluated once
+  REQUIRE(accepted);
   done.get_future().wait();
   CHECK(syncs_before_answer == 1);
   CHECK(answered_on == committed_on);  // the writer thread: no hand-off
