@@ -5,7 +5,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <ranges>
 #include <regex>
 #include <set>
 #include <string_view>
@@ -864,7 +863,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
       newest.push_back(evidence_newest_.getColumn(0).getInt64());
     evidence_newest_.reset();
     json recent_ids = json::array();
-    for (const auto& seq : std::ranges::reverse_view(newest)) recent_ids.push_back(seq);
+    std::for_each(newest.rbegin(), newest.rend(),
+                  [&recent_ids](std::int64_t seq) { recent_ids.push_back(seq); });
 
     const std::string latest_line = first_line(event_content(s.last_seq), 120);
     const std::string rationale =

@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <ranges>
 #include <set>
 #include <stdexcept>
 
@@ -509,9 +508,11 @@ void Writer::commit_group() {
     complete(std::move(failed));
     if (!retry.empty()) {
       std::unique_lock lock(mutex_);
-      for (WriteRequest& request : std::ranges::reverse_view(retry)) {
-        queued_events_ += weight(request);
-        queue_.push_front(std::move(request));
+      // Iterators, not std::ranges::reverse_view: clang 14 (the fuzz build) cannot build
+      // libstdc++ 12's views.
+      for (auto it = retry.rbegin(); it != retry.rend(); ++it) {  // NOLINT(modernize-loop-convert)
+        queued_events_ += weight(*it);
+        queue_.push_front(std::move(*it));
       }
       stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
       // Back off so a full disk is not hammered; stop() cuts the wait short.
@@ -692,9 +693,11 @@ void Writer::fail_synced(Completion& completion, const std::string& error) {
   // is poisoned; stop() answers what is left).
   {
     std::lock_guard lock(mutex_);
-    for (WriteRequest& request : std::ranges::reverse_view(retry)) {
-      queued_events_ += weight(request);
-      queue_.push_front(std::move(request));
+    // Iterators, not std::ranges::reverse_view: clang 14 (the fuzz build) cannot build
+    // libstdc++ 12's views.
+    for (auto it = retry.rbegin(); it != retry.rend(); ++it) {  // NOLINT(modernize-loop-convert)
+      queued_events_ += weight(*it);
+      queue_.push_front(std::move(*it));
     }
     stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
   }
