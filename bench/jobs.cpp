@@ -19,6 +19,7 @@
 // An incremental cycle: append events 100,000..109,999, then cycle again:
 //   build/bench/bench_jobs --build /var/tmp/p.db --first 100000 --events 10000
 // Comparing two builds table by table: --cycle DB --now-us T runs the jobs at the fixed time T.
+// One job alone (profiling): --cycle DB --only consolidate (the others are not run).
 //
 // Events: event i is the real event (i mod n) of the streams in --data (libzmq-commits.jsonl,
 // then swe-agent-trajectories.jsonl; n = 9,052) with the id "bench:<i>" and its timestamp moved
@@ -198,7 +199,7 @@ double cpu_seconds() {
 // `cluster_chunk` > 0 replaces the cluster job's events per chunk (ClusterParams::chunk_events)
 // for measuring chunk sizes; the tables do not depend on it.
 int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend_slice_ms,
-              std::int64_t cluster_chunk) {
+              std::int64_t cluster_chunk, const std::vector<std::string>& only) {
   std::optional<store::WriteGate> gate;
   std::atomic<bool> done{false};
   std::thread contender;
@@ -236,6 +237,7 @@ int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend
   const auto medallion = daemon::medallion_params(cfg);
   json out = json::object();
   for (const char* job : kJobs) {
+    if (!only.empty() && std::find(only.begin(), only.end(), job) == only.end()) continue;
     jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, gate ? &*gate : nullptr};
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = cpu_seconds();
@@ -457,6 +459,11 @@ int run(int argc, char** argv) {
                  "With --cycle: events per chunk of the cluster job (0 = the default)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{10'000'000}))
       ->group("");
+  std::vector<std::string> only;
+  app.add_option("--only", only,
+                 "With --cycle: run only these jobs, in the cycle's order (for profiling one job)")
+      ->check(CLI::IsMember({"consolidate", "cluster", "decay", "importance", "medallion"}))
+      ->group("");
   app.add_option("--first", first_event,
                  "With --build: the index of the first event to store (append to a "
                  "database built before, e.g. for an incremental cycle)")
@@ -469,7 +476,8 @@ int run(int argc, char** argv) {
       ->group("");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (!cycle_db.empty()) return run_cycle(cycle_db, now_us, contend_slice_ms, cluster_chunk);
+    if (!cycle_db.empty())
+      return run_cycle(cycle_db, now_us, contend_slice_ms, cluster_chunk, only);
     const auto corpus = read_corpus(data_dir);
     if (!build_db.empty()) {
       SystemClock clock;
