@@ -199,7 +199,8 @@ double cpu_seconds() {
 // `cluster_chunk` > 0 replaces the cluster job's events per chunk (ClusterParams::chunk_events)
 // for measuring chunk sizes; the tables do not depend on it.
 int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend_slice_ms,
-              std::int64_t cluster_chunk, const std::vector<std::string>& only) {
+              std::int64_t cluster_chunk, std::int64_t consolidate_chunk,
+              const std::vector<std::string>& only) {
   std::optional<store::WriteGate> gate;
   std::atomic<bool> done{false};
   std::thread contender;
@@ -229,7 +230,8 @@ int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend
   // The daemon's jobs connection: the configured synchronous mode (default full).
   auto db = store::open_database({path, cfg.store.synchronous, 5000}, store::Access::kWriter);
   jobs::configure_jobs_connection(db);
-  const auto consolidation = daemon::consolidation_params(cfg);
+  auto consolidation = daemon::consolidation_params(cfg);
+  if (consolidate_chunk > 0) consolidation.chunk_events = consolidate_chunk;
   auto cluster = daemon::cluster_params(cfg);
   if (cluster_chunk > 0) cluster.chunk_events = cluster_chunk;
   const auto vitality = daemon::vitality_params(cfg.decay);
@@ -459,6 +461,11 @@ int run(int argc, char** argv) {
                  "With --cycle: events per chunk of the cluster job (0 = the default)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{10'000'000}))
       ->group("");
+  std::int64_t consolidate_chunk = 0;
+  app.add_option("--consolidate-chunk", consolidate_chunk,
+                 "With --cycle: events per chunk of the consolidate job (0 = the default)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{10'000'000}))
+      ->group("");
   std::vector<std::string> only;
   app.add_option("--only", only,
                  "With --cycle: run only these jobs, in the cycle's order (for profiling one job)")
@@ -477,7 +484,7 @@ int run(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (!cycle_db.empty())
-      return run_cycle(cycle_db, now_us, contend_slice_ms, cluster_chunk, only);
+      return run_cycle(cycle_db, now_us, contend_slice_ms, cluster_chunk, consolidate_chunk, only);
     const auto corpus = read_corpus(data_dir);
     if (!build_db.empty()) {
       SystemClock clock;

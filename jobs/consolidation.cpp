@@ -5,7 +5,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -19,6 +18,13 @@ namespace reflectd::jobs {
 namespace {
 
 using nlohmann::json;
+
+bool is_ascii_letter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
+// \s of std::regex in the "C" locale.
+bool is_ascii_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
 
 constexpr const char* kJob = "consolidate";
 constexpr const char* kActor = "job:consolidate";
@@ -79,11 +85,7 @@ bool truthy(const json& object, const char* key) {
 }
 
 std::string conventional_scope(std::string_view content) {
-  static const std::regex kScope(R"(^[A-Za-z]+\(([^)\s]{1,64})\)!?:)");
-  const std::string line = first_line(content, 200);
-  std::smatch match;
-  if (std::regex_search(line, match, kScope)) return match[1].str();
-  return {};
+  return std::string(conventional_commit_scope(first_line(content, 200)));
 }
 
 // Most common top-level directory of the event's files (ties: the smallest name).
@@ -236,6 +238,21 @@ UPDATE knowledge SET rationale = ?2, status = ?3, phase = ?4, vitality = ?5, evi
   first_seen_us = ?19, last_seen_us = ?20, updated_us = ?21
 WHERE decision_id = ?1)sql"),
         event_content_(db_, "SELECT content FROM events WHERE seq = ?1"),
+        trajectory_steps_(db_,
+                          "SELECT e.seq, e.kind, e.content, e.context FROM event_targets t "
+                          "JOIN events e ON e.seq = t.seq WHERE t.namespace = ?1 AND "
+                          "t.trajectory_id = ?2 AND t.seq <= ?3 ORDER BY t.seq"),
+        outcome_previous_(db_,
+                          "SELECT success, tool_sequence, final_seq FROM trajectory_outcomes "
+                          "WHERE namespace = ?1 AND trajectory_id = ?2"),
+        outcome_upsert_(db_,
+                        "INSERT OR REPLACE INTO trajectory_outcomes (namespace, trajectory_id, "
+                        "target, success, tool_sequence, procedural, final_seq) VALUES (?1, ?2, "
+                        "?3, ?4, ?5, ?6, ?7)"),
+        competence_runs_(db_,
+                         "SELECT final_seq, o.target, e.ts_us FROM trajectory_outcomes o JOIN "
+                         "events e ON e.seq = o.final_seq WHERE o.namespace = ?1 AND "
+                         "o.tool_sequence = ?2 AND o.success = 1 ORDER BY e.ts_us, final_seq"),
         pattern_rows_(db_,
                       "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
                       "namespace = ?1 AND signature = ?2 AND seq > ?3"),
@@ -286,6 +303,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     std::string target;
     bool success = false;
     std::int64_t final_seq = 0;
+    std::int64_t final_ts_us = 0;
   };
 
   // One chunk of one namespace in one transaction. Returns false when nothing was left.
@@ -404,7 +422,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
       // 5. End of a trajectory.
       if (kind == "result" && context.is_object() &&
           (context.contains("exit_status") || context.contains("submission"))) {
-        outcomes.push_back({trajectory, target, truthy(context, "success"), seq});
+        outcomes.push_back({trajectory, target, truthy(context, "success"), seq, ts});
       }
       // Ingest waits for the lock: end the chunk here (chunk ends do not change results).
       if (transaction.should_yield()) {
@@ -461,11 +479,13 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
 
   // A finished trajectory: its tool sequence, and for a success its procedure (seed 000
   // ProceduralContent) and competence (seed 002).
+  // Stores a trajectory's outcome and, when it succeeded with a tool sequence, updates that
+  // sequence's competence. Per outcome, not per chunk: an outcome recorded again for the same
+  // trajectory (a repeated episode) can take a success away from a sequence, so the counts
+  // seen between outcomes matter.
   void record_outcome(const std::string& ns, const Outcome& outcome) {
-    SQLite::Statement steps(db_,
-                            "SELECT e.seq, e.kind, e.content, e.context FROM event_targets t "
-                            "JOIN events e ON e.seq = t.seq WHERE t.namespace = ?1 AND "
-                            "t.trajectory_id = ?2 AND t.seq <= ?3 ORDER BY t.seq");
+    SQLite::Statement& steps = trajectory_steps_;
+    steps.reset();
     steps.bind(1, ns);
     steps.bind(2, outcome.trajectory_id);
     steps.bind(3, static_cast<std::int64_t>(outcome.final_seq));
@@ -501,10 +521,23 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
                     {"success_evidence_ids", json::array({outcome.final_seq})}};
       ++totals_.procedures_distilled;
     }
-    SQLite::Statement upsert(db_,
-                             "INSERT OR REPLACE INTO trajectory_outcomes (namespace, "
-                             "trajectory_id, target, success, tool_sequence, procedural, "
-                             "final_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    steps.reset();
+    // A trajectory whose outcome is recorded again (a later final result) leaves the
+    // successful runs of the sequence it had.
+    SQLite::Statement& previous = outcome_previous_;
+    previous.reset();
+    previous.bind(1, ns);
+    previous.bind(2, outcome.trajectory_id);
+    if (previous.executeStep() && previous.getColumn(0).getInt() == 1) {
+      if (const auto it = competences_.find(ns + '\n' + previous.getColumn(1).getString());
+          it != competences_.end()) {
+        const std::int64_t old_seq = previous.getColumn(2).getInt64();
+        std::erase_if(it->second, [&](const SuccessfulRun& r) { return r.final_seq == old_seq; });
+      }
+    }
+    previous.reset();
+    SQLite::Statement& upsert = outcome_upsert_;
+    upsert.reset();
     upsert.bind(1, ns);
     upsert.bind(2, outcome.trajectory_id);
     if (outcome.target.empty()) {
@@ -521,23 +554,52 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     }
     upsert.bind(7, static_cast<std::int64_t>(outcome.final_seq));
     upsert.exec();
-    if (outcome.success && !sequence.empty()) update_competence(ns, sequence);
+    upsert.reset();
+    if (outcome.success && !sequence.empty()) {
+      // A sequence not known to the run yet is read whole (with this row) by update_competence.
+      if (const auto it = competences_.find(ns + '\n' + sequence); it != competences_.end()) {
+        const SuccessfulRun run{outcome.final_ts_us, outcome.final_seq,
+                                outcome.target.empty() ? -1 : intern(outcome.target)};
+        it->second.insert(std::upper_bound(it->second.begin(), it->second.end(), run), run);
+      }
+      update_competence(ns, sequence);
+    }
   }
 
+  // A successful run of a tool sequence, in the competence's (event time, seq) order.
+  struct SuccessfulRun {
+    std::int64_t ts_us;
+    std::int64_t final_seq;
+    std::int32_t target;  // interned; -1: none
+    bool operator<(const SuccessfulRun& o) const {
+      return ts_us != o.ts_us ? ts_us < o.ts_us : final_seq < o.final_seq;
+    }
+  };
+
+  // The competence of a tool sequence from its successful runs: read from the table at its
+  // first touch in a run, then kept as outcomes are recorded (record_outcome), so an outcome
+  // does not re-read every success of the sequence (quadratic in its successes otherwise).
   void update_competence(const std::string& ns, const std::string& sequence) {
-    SQLite::Statement runs(db_,
-                           "SELECT final_seq, o.target, e.ts_us FROM trajectory_outcomes o "
-                           "JOIN events e ON e.seq = o.final_seq WHERE o.namespace = ?1 AND "
-                           "o.tool_sequence = ?2 AND o.success = 1 ORDER BY e.ts_us, final_seq");
-    runs.bind(1, ns);
-    runs.bind(2, sequence);
+    auto [cached, fresh] = competences_.try_emplace(ns + '\n' + sequence);
+    std::vector<SuccessfulRun>& state = cached->second;
+    if (fresh) {
+      SQLite::Statement& runs = competence_runs_;
+      runs.reset();
+      runs.bind(1, ns);
+      runs.bind(2, sequence);
+      while (runs.executeStep()) {
+        state.push_back({runs.getColumn(2).getInt64(), runs.getColumn(0).getInt64(),
+                         runs.getColumn(1).isNull() ? -1 : intern(runs.getColumn(1).getString())});
+      }
+      runs.reset();
+    }
     json ids = json::array();
     std::vector<std::int64_t> times;
     std::string target;
-    while (runs.executeStep()) {
-      ids.push_back(runs.getColumn(0).getInt64());
-      if (!runs.getColumn(1).isNull()) target = runs.getColumn(1).getString();
-      times.push_back(runs.getColumn(2).getInt64());
+    for (const SuccessfulRun& run : state) {
+      ids.push_back(run.final_seq);
+      if (run.target >= 0) target = strings_[static_cast<std::size_t>(run.target)];
+      times.push_back(run.ts_us);
     }
     const auto count = static_cast<std::int64_t>(ids.size());
     if (count < p_.competence_min_successes) return;
@@ -1130,12 +1192,18 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement stream_procedure_;
   SQLite::Statement stream_update_;
   SQLite::Statement event_content_;
+  SQLite::Statement trajectory_steps_;
+  SQLite::Statement outcome_previous_;
+  SQLite::Statement outcome_upsert_;
+  SQLite::Statement competence_runs_;
   SQLite::Statement pattern_rows_;
   SQLite::Statement observation_support_;
   SQLite::Statement observation_upsert_;
   std::map<std::string, TargetTotals> chunk_totals_;        // by target, this chunk only
   std::map<std::string, Stream> chunk_streams_;             // by target, this chunk only
   std::unordered_map<std::string, PatternState> patterns_;  // ns + '\n' + signature, this run
+  // ns + '\n' + tool sequence -> its successful runs in (ts, seq) order, this run
+  std::unordered_map<std::string, std::vector<SuccessfulRun>> competences_;
   std::unordered_map<std::string, std::int32_t> interned_;
   std::vector<std::string> strings_;
   Totals totals_;
@@ -1143,6 +1211,22 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
 };
 
 }  // namespace
+
+std::string_view conventional_commit_scope(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && is_ascii_letter(line[i])) ++i;
+  if (i == 0 || i == line.size() || line[i] != '(') return {};
+  const std::size_t open = i + 1;
+  // The class excludes ')', so the run ends at the first ')' or space: no other split exists.
+  std::size_t close = open;
+  while (close < line.size() && line[close] != ')' && !is_ascii_space(line[close])) ++close;
+  if (close == line.size() || line[close] != ')') return {};
+  if (close == open || close - open > 64) return {};
+  std::size_t colon = close + 1;
+  if (colon < line.size() && line[colon] == '!') ++colon;
+  if (colon == line.size() || line[colon] != ':') return {};
+  return line.substr(open, close - open);
+}
 
 json run_consolidation(JobContext& ctx, const ConsolidationParams& params) {
   return Consolidator(ctx, params).run();
