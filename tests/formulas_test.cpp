@@ -4,9 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <random>
+#include <regex>
 #include <set>
+#include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "jobs/formulas.hpp"
 
@@ -204,4 +209,90 @@ TEST_CASE("problem signatures fold what varies") {
                           "ValueError: invalid literal 42\n") == "valueerror invalid literal <n>");
   CHECK(problem_signature("\x1b[33mwarning\x1b[0m: thing") == "warning thing");
   CHECK(problem_signature("  \n ").empty());
+}
+
+namespace {
+
+// problem_signature() as it was written first, with std::regex: the reference its hand-written
+// scanners must equal byte for byte.
+std::string signature_by_regex(std::string_view text) {
+  std::vector<std::string_view> lines;
+  for (std::size_t start = 0; start <= text.size();) {
+    const auto end = std::min(text.find('\n', start), text.size());
+    auto line = text.substr(start, end - start);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
+      line.remove_suffix(1);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
+      line.remove_prefix(1);
+    if (!line.empty()) lines.push_back(line);
+    start = end + 1;
+  }
+  if (lines.empty()) return {};
+  std::string line(text.find("Traceback (most recent call last)") != std::string_view::npos
+                       ? lines.back()
+                       : lines.front());
+  if (line.size() > 2000) line.resize(2000);
+  static const std::regex kAnsi("\x1b\\[[0-9;]*[A-Za-z]");
+  static const std::regex kQuoted(R"("[^"]*"|'[^']*'|`[^`]*`)");
+  static const std::regex kPath(R"(\S*/\S*)");
+  static const std::regex kHex(R"(0x[0-9a-fA-F]+|\b[0-9a-fA-F]{7,}\b)");
+  static const std::regex kNumber(R"(\d+)");
+  static const std::regex kPunctuation(R"([^\w<> ]+)");
+  static const std::regex kSpaces(R"(\s+)");
+  line = std::regex_replace(line, kAnsi, "");
+  line = std::regex_replace(line, kQuoted, "<q>");
+  line = std::regex_replace(line, kPath, "<path>");
+  line = std::regex_replace(line, kHex, "<hex>");
+  line = std::regex_replace(line, kNumber, "<n>");
+  for (char& c : line) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  line = std::regex_replace(line, kPunctuation, " ");
+  line = std::regex_replace(line, kSpaces, " ");
+  const auto first = line.find_first_not_of(' ');
+  if (first == std::string::npos) return {};
+  line = line.substr(first, line.find_last_not_of(' ') - first + 1);
+  if (line.size() > 200) line.resize(200);
+  return line;
+}
+
+}  // namespace
+
+TEST_CASE("problem signatures equal the regex rewrites on the real streams and random text") {
+  std::size_t texts = 0;
+  std::size_t changed = 0;
+  for (const char* file : {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}) {
+    std::ifstream in(std::string(REFLECTD_DATA_DIR) + "/" + file);
+    REQUIRE(in);
+    for (std::string wire; std::getline(in, wire);) {
+      const std::string content = nlohmann::json::parse(wire).value("content", "");
+      // The whole text, and each line alone (so the first-line rule does not hide the rest).
+      std::vector<std::string> cases{content};
+      for (std::size_t start = 0; start < content.size();) {
+        const auto end = std::min(content.find('\n', start), content.size());
+        cases.push_back(content.substr(start, end - start));
+        start = end + 1;
+      }
+      for (const auto& text : cases) {
+        INFO(text);
+        const std::string expected = signature_by_regex(text);
+        REQUIRE(problem_signature(text) == expected);
+        ++texts;
+        changed += expected.find('<') != std::string::npos ? 1 : 0;
+      }
+    }
+  }
+  CHECK(texts > 40000);
+  CHECK(changed > 1000);  // the rewrites were exercised, not only lower-casing
+  // Text built from the bytes the patterns care about (fixed seed: the same texts each run).
+  const std::string alphabet =
+      std::string("\x1b[;09aAfFgGxX_ \t\r\v\f\n\"'`/.,:-<>()") + "\xc3\xa9" + std::string(1, '\0');
+  std::mt19937 random(11);
+  for (int n = 0; n < 100000; ++n) {
+    std::string text;
+    const auto length = std::uniform_int_distribution<std::size_t>(0, 60)(random);
+    for (std::size_t i = 0; i < length; ++i) {
+      text += alphabet[std::uniform_int_distribution<std::size_t>(0, alphabet.size() - 1)(random)];
+    }
+    INFO(nlohmann::json(text).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+    REQUIRE(problem_signature(text) == signature_by_regex(text));
+  }
 }
