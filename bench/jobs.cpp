@@ -26,7 +26,9 @@
 // (i div n) days later. From the second pass on, its content becomes its own first line plus
 // the first lines of real events (7919 i + 13) mod n and (104729 i + 7) mod n, so documents
 // stay distinct (no run degenerates into near-duplicates) while their words, entities and
-// namespaces stay real. Every run builds byte-identical input; storing it is not timed.
+// namespaces stay real, and its episode_id (if any) gets the suffix "~<i div n>": each pass
+// replays the agents' runs as new episodes. Every run builds byte-identical input; storing it is
+// not timed.
 //
 // Per size N, in a fresh database:
 //   full         events 0..N-1 stored, then one cycle: consolidate, cluster (entities,
@@ -164,6 +166,12 @@ void store_events(const std::string& path, const std::vector<json>& corpus, std:
         e["content"] = first_line(e["content"].get<std::string>()) + "\n" +
                        first_line(other["content"].get<std::string>()) + "\n" +
                        first_line(third["content"].get<std::string>());
+        // Each pass is another run of the agents: an episode of pass p is "<episode_id>~<p>".
+        // (One episode across every pass would be one trajectory 110 passes long at 1M
+        // events, not a workload an agent produces.)
+        if (const auto it = e.find("episode_id"); it != e.end() && it->is_string()) {
+          *it = it->get<std::string>() + "~" + std::to_string(i / n);
+        }
       }
       auto decoded = decoder.decode(e.dump(), 1 << 22);
       if (decoded.events.size() != 1 || !decoded.events[0].event) {
