@@ -34,7 +34,9 @@
 //   full         events 0..N-1 stored, then one cycle: consolidate, cluster (entities,
 //                clustering, communities), decay, importance, medallion (entity summaries and
 //                medallions) -- the order of daemon::build_jobs -- each run to completion over
-//                every namespace, as `reflectctl run JOB` would.
+//                every namespace, as `reflectctl run JOB` would, on a connection set up as the
+//                daemon's jobs' connection (page cache, synchronous mode, WAL checkpoints on
+//                another thread: store/checkpointer.hpp).
 //   incremental  events N..N+I-1 appended (I = --incremental), then the same cycle again.
 //   startup      the real reflectd binary started --starts times on that database (every job
 //                disabled, sockets on ipc:// in the work directory); time from spawn to the
@@ -97,6 +99,7 @@
 #include "jobs/importance.hpp"
 #include "jobs/medallion.hpp"
 #include "jobs/sql_functions.hpp"
+#include "store/checkpointer.hpp"
 #include "store/database.hpp"
 #include "store/event_store.hpp"
 #include "store/write_gate.hpp"
@@ -235,9 +238,17 @@ int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
   const auto cfg = config::defaults();
-  // The daemon's jobs connection: the configured synchronous mode (default full).
+  // The daemon's jobs connection: the configured synchronous mode (default full), and its WAL
+  // checkpoints on another thread (the daemon hands them to the writer's checkpointer:
+  // daemon::Daemon, store::Writer::share_checkpointer). Declared first, closed last.
+  std::optional<store::Checkpointer> checkpointer;
+  if (cfg.store.checkpoint_pages > 0) {
+    checkpointer.emplace(store::DatabaseOptions{path, cfg.store.synchronous, 5000},
+                         cfg.store.checkpoint_pages);
+  }
   auto db = store::open_database({path, cfg.store.synchronous, 5000}, store::Access::kWriter);
   jobs::configure_jobs_connection(db);
+  if (checkpointer) checkpointer->attach(db);
   auto consolidation = daemon::consolidation_params(cfg);
   if (consolidate_chunk > 0) consolidation.chunk_events = consolidate_chunk;
   auto cluster = daemon::cluster_params(cfg);

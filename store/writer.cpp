@@ -131,58 +131,16 @@ Writer::Writer(WriterOptions options, const Clock& clock, std::function<void()> 
     sync_thread_ = std::thread([this] { run_sync_stage(); });
   }
   if (options_.checkpoint_pages > 0) {
-    checkpoint_db_ =
-        std::make_unique<SQLite::Database>(open_database(options_.database, Access::kWriter));
-    // Replaces SQLite's autocheckpoint (itself a WAL hook); wal_hook() keeps its bound.
-    ::sqlite3_wal_hook(db_.getHandle(), &Writer::wal_hook, this);
-    checkpoint_thread_ = std::thread([this] { run_checkpointer(); });
+    checkpointer_ = std::make_unique<Checkpointer>(options_.database, options_.checkpoint_pages);
+    checkpointer_->attach(db_);
   }
   thread_ = std::thread([this] { run(); });
 }
 
 Writer::~Writer() { stop(); }
 
-int Writer::wal_hook(void* self, sqlite3* db, const char* name, int pages) {
-  auto* writer = static_cast<Writer*>(self);
-  const std::int64_t threshold = writer->options_.checkpoint_pages;
-  if (pages >= threshold * 8) {
-    // The checkpointer cannot keep up (or keeps failing): bound the WAL as SQLite would.
-    ::sqlite3_wal_checkpoint(db, name);
-  } else if (pages >= threshold) {
-    writer->checkpoint_soon();
-  }
-  return SQLITE_OK;
-}
-
 void Writer::share_checkpointer(SQLite::Database& db) {
-  if (options_.checkpoint_pages > 0) ::sqlite3_wal_hook(db.getHandle(), &Writer::wal_hook, this);
-}
-
-void Writer::checkpoint_soon() {
-  {
-    std::lock_guard lock(checkpoint_mutex_);
-    checkpoint_due_ = true;
-  }
-  checkpoint_wake_.notify_one();
-}
-
-void Writer::run_checkpointer() {
-  for (;;) {
-    {
-      std::unique_lock lock(checkpoint_mutex_);
-      checkpoint_wake_.wait(lock, [this] { return checkpoint_due_ || checkpoint_stop_; });
-      if (checkpoint_stop_) return;
-      checkpoint_due_ = false;
-    }
-    // PASSIVE: copies what no reader still needs and never blocks the writer. A failure
-    // (disk full) leaves the WAL to grow; the next attempt or SQLite's bound retries.
-    int log_pages = 0, checkpointed = 0;
-    const int rc = ::sqlite3_wal_checkpoint_v2(
-        checkpoint_db_->getHandle(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_pages, &checkpointed);
-    if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
-      spdlog::warn("WAL checkpoint failed: {}", ::sqlite3_errstr(rc));
-    }
-  }
+  if (checkpointer_) checkpointer_->attach(db);
 }
 
 bool Writer::submit(WriteRequest&& request, bool ignore_capacity) {
@@ -218,12 +176,6 @@ void Writer::stop() {
   sync_wake_.notify_all();
   if (sync_thread_.joinable()) sync_thread_.join();
   answer_leftovers();
-  {
-    std::lock_guard lock(checkpoint_mutex_);
-    checkpoint_stop_ = true;
-  }
-  checkpoint_wake_.notify_all();
-  if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
 }
 
 void Writer::set_commit_limits(std::int64_t max_events, std::int64_t max_delay_ms) {

@@ -7,10 +7,10 @@
 // transaction it is about to commit, and while idle with events pending it commits index-only
 // transactions. Under light load an event is searchable when it is acknowledged; under
 // overload (the queue never runs dry) indexing waits and the lag is reported.
-// WAL checkpoints run on a second thread with its own connection (PASSIVE, started when the
-// WAL passes store.checkpoint_pages), so the writer never copies pages back into the
-// database between two commits; past 8 times that the writer checkpoints itself, as SQLite's
-// autocheckpoint would, so the WAL stays bounded.
+// WAL checkpoints run on a second thread with its own connection (store/checkpointer.hpp:
+// PASSIVE, started when the WAL passes store.checkpoint_pages), so the writer never copies
+// pages back into the database between two commits; past 8 times that the writer
+// checkpoints itself, as SQLite's autocheckpoint would, so the WAL stays bounded.
 //
 // Commit pipelining (store.synchronous full with store.commit_pipelining, on by default): the
 // writer connection commits with synchronous=NORMAL (the COMMIT appends the WAL frames and
@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "common/clock.hpp"
+#include "store/checkpointer.hpp"
 #include "store/database.hpp"
 #include "store/event.hpp"
 #include "store/event_store.hpp"
@@ -248,9 +249,6 @@ class Writer {
   void commit_group();
   bool fts_pending() const { return fts_indexed_seq_ < last_seq_; }
   void index_step(std::int64_t limit);
-  void run_checkpointer();
-  void checkpoint_soon();
-  static int wal_hook(void* self, sqlite3* db, const char* name, int pages);
   EventResult write_entry(const EventEntry& entry, const WriteRequest& request,
                           const DecayProfiles& profiles);
 
@@ -278,13 +276,10 @@ class Writer {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<WriteRequest> queue_;
-  // The checkpointer: woken from the writer's WAL hook (writer thread) when the WAL is large.
-  std::unique_ptr<SQLite::Database> checkpoint_db_;
-  std::mutex checkpoint_mutex_;
-  std::condition_variable checkpoint_wake_;
-  bool checkpoint_due_ = false;   // guarded by checkpoint_mutex_
-  bool checkpoint_stop_ = false;  // guarded by checkpoint_mutex_
-  std::thread checkpoint_thread_;
+  // Checkpoints of db_ and of the jobs' connection (nullptr when checkpoint_pages is 0). Its
+  // hook is on db_, which is destroyed after it (reverse declaration order), when no commit
+  // can run any more.
+  std::unique_ptr<Checkpointer> checkpointer_;
   DecayProfiles profiles_;  // guarded by mutex_
   std::size_t queued_events_ = 0;
   bool stopping_ = false;
