@@ -7,7 +7,6 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -435,6 +434,7 @@ class Clusterer {
     Slot slot;
     slot.text = &it->first;
     slots_.push_back(std::move(slot));
+    loaded_.push_back(0.0);
     return id;
   }
 
@@ -473,36 +473,22 @@ class Clusterer {
 
   // load(a) then dot_loaded(b) == dot(a, b) of the text-keyed vectors bit for bit: b is walked
   // in text order, so the products of the common terms are added in the same order as the
-  // sorted merge adds them. `a` goes into a small open-addressing table (a few cache lines)
-  // rather than the term slots, which are spread over megabytes.
+  // sorted merge adds them. `a`'s weights go into a dense array indexed by term id (8 bytes a
+  // term, zero elsewhere), so that dot_loaded() has no probe loop and no branch: a term of b
+  // that a lacks adds 0.0 * w == +0.0, and every weight is positive (TF-IDF terms and their
+  // sums), so the partial sums are >= +0.0 and adding +0.0 leaves them unchanged. unload(a)
+  // restores the zeros.
   void load(const IdVector& a) {
-    std::size_t bits = 6;
-    while ((std::size_t{1} << bits) < 4 * a.size()) ++bits;
-    loaded_shift_ = static_cast<unsigned>(32 - bits);
-    loaded_keys_.assign(std::size_t{1} << bits, kNoTerm);
-    loaded_weights_.resize(loaded_keys_.size());
-    const std::size_t mask = loaded_keys_.size() - 1;
-    for (const auto& [id, w] : a) {
-      std::size_t h = slot_of(id);
-      while (loaded_keys_[h] != kNoTerm) h = (h + 1) & mask;
-      loaded_keys_[h] = id;
-      loaded_weights_[h] = w;
-    }
+    for (const auto& [id, w] : a) loaded_[id] = w;
   }
 
-  std::size_t slot_of(TermId id) const { return (id * 0x9E3779B1U) >> loaded_shift_; }
+  void unload(const IdVector& a) {
+    for (const auto& [id, w] : a) loaded_[id] = 0.0;
+  }
 
   double dot_loaded(const IdVector& b) const {
-    const std::size_t mask = loaded_keys_.size() - 1;
     double sum = 0;
-    for (const auto& [id, w] : b) {
-      for (std::size_t h = slot_of(id); loaded_keys_[h] != kNoTerm; h = (h + 1) & mask) {
-        if (loaded_keys_[h] == id) {
-          sum += loaded_weights_[h] * w;
-          break;
-        }
-      }
-    }
+    for (const auto& [id, w] : b) sum += loaded_[id] * w;
     return sum;
   }
 
@@ -511,7 +497,9 @@ class Clusterer {
     const double nb = norm(b);
     if (na == 0 || nb == 0) return 0;
     load(a);
-    return dot_loaded(b) / (na * nb);
+    const double d = dot_loaded(b);
+    unload(a);
+    return d / (na * nb);
   }
 
   // Compact exact encoding: [u16 length][bytes][f64] per entry.
@@ -709,6 +697,7 @@ class Clusterer {
         best_cos = cos;
       }
     }
+    unload(v);
     std::string role = "member";
     double similarity = 1.0;
     Cluster* target = nullptr;
@@ -876,6 +865,7 @@ class Clusterer {
     if (clusters_.size() > kCacheLimit || slots_.size() > kCacheLimit) clusters_.clear();
     if (slots_.size() > kCacheLimit) {
       slots_.clear();
+      loaded_.clear();
       ids_.clear();
     }
     entities_.trim(kCacheLimit);
@@ -903,10 +893,7 @@ class Clusterer {
   std::unordered_map<std::string, TermId, StringHash, std::equal_to<>> ids_;
   std::vector<Slot> slots_;
   std::uint64_t mark_ = 0;
-  static constexpr TermId kNoTerm = std::numeric_limits<TermId>::max();
-  std::vector<TermId> loaded_keys_;
-  std::vector<double> loaded_weights_;
-  unsigned loaded_shift_ = 26;
+  std::vector<double> loaded_;  // per term id: its weight in the loaded vector, else 0.0
   std::vector<TermId> dirty_terms_;
   std::unordered_map<std::int64_t, Cluster> clusters_;
   std::vector<std::int64_t> dirty_clusters_;
