@@ -711,11 +711,20 @@ class Clusterer {
     }
     std::sort(candidates.begin(), candidates.end());
     candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    // The candidates' centroids are spread over the heap: look them all up first, then score
+    // them while the next one's first cache lines are being fetched.
+    candidate_clusters_.clear();
+    for (const std::int64_t id : candidates) candidate_clusters_.push_back(&cluster(id));
     Cluster* best = nullptr;
     double best_cos = -1;
     load(v);
-    for (const std::int64_t id : candidates) {
-      Cluster& c = cluster(id);
+    for (std::size_t i = 0; i < candidate_clusters_.size(); ++i) {
+      if (i + 1 < candidate_clusters_.size()) {
+        const auto* next = candidate_clusters_[i + 1]->centroid.data();
+        __builtin_prefetch(next);
+        __builtin_prefetch(reinterpret_cast<const char*>(next) + 64);
+      }
+      Cluster& c = *candidate_clusters_[i];
       const double cos = c.centroid_norm > 0 ? dot_loaded(c.centroid) / c.centroid_norm : 0.0;
       if (cos > best_cos || (cos == best_cos && best != nullptr && c.first_seq < best->first_seq)) {
         best = &c;
@@ -933,6 +942,7 @@ class Clusterer {
   std::unordered_map<std::string, TermId, StringHash, std::equal_to<>> token_ids_;
   std::vector<TermId> dirty_terms_;
   std::unordered_map<std::int64_t, Cluster> clusters_;
+  std::vector<Cluster*> candidate_clusters_;  // cluster_event()'s candidates, into clusters_
   std::vector<std::int64_t> dirty_clusters_;
   std::unordered_map<std::string, std::string> episode_cwd_;
   std::unordered_set<std::int64_t> created_ids_;
