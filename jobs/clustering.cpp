@@ -938,8 +938,9 @@ class Clusterer {
   std::vector<double> loaded_;  // per term id: its weight in the loaded vector, else 0.0
   static constexpr TermId kNoTerm = std::numeric_limits<TermId>::max();
   // Token (lower-cased surface) -> its stem's id, kNoTerm when the stem is empty. Cleared with
-  // the interned ids.
-  std::unordered_map<std::string, TermId, StringHash, std::equal_to<>> token_ids_;
+  // the interned ids. std::hash<std::string>, not StringHash: libstdc++ caches the hash codes
+  // of the former only, and without them a bucket walk re-hashes every key it passes.
+  std::unordered_map<std::string, TermId> token_ids_;
   std::vector<TermId> dirty_terms_;
   std::unordered_map<std::int64_t, Cluster> clusters_;
   std::vector<Cluster*> candidate_clusters_;  // cluster_event()'s candidates, into clusters_
