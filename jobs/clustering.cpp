@@ -7,8 +7,8 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
-#include <map>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -211,6 +211,13 @@ struct StringHash {
 struct PairHash {
   std::size_t operator()(const std::pair<TermId, std::int64_t>& k) const noexcept {
     return std::hash<std::uint64_t>{}((static_cast<std::uint64_t>(k.first) << 40) ^
+                                      static_cast<std::uint64_t>(k.second));
+  }
+};
+
+struct PairHash64 {
+  std::size_t operator()(const std::pair<std::int64_t, std::int64_t>& k) const noexcept {
+    return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(k.first) * 0x9E3779B97F4A7C15ULL ^
                                       static_cast<std::uint64_t>(k.second));
   }
 };
@@ -435,6 +442,7 @@ class Clusterer {
     Slot slot;
     slot.text = &it->first;
     slots_.push_back(std::move(slot));
+    loaded_.push_back(0.0);
     return id;
   }
 
@@ -455,54 +463,48 @@ class Clusterer {
     };
   }
 
-  // The `n` heaviest entries (ties: smaller term), re-sorted by term.
+  // The `n` heaviest entries (ties: smaller term), re-sorted by term. heavier() is a total
+  // order on the distinct terms of one vector, so selecting the first n (nth_element) picks
+  // the same set a full sort would.
   IdVector heaviest(IdVector v, std::size_t n) const {
-    std::sort(v.begin(), v.end(), heavier());
-    if (v.size() > n) v.resize(n);
+    if (v.size() > n) {
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n), v.end(), heavier());
+      v.resize(n);
+    }
     sort_by_text(v);
     return v;
   }
 
+  // The `n` heaviest terms, heaviest first (the first n of a full sort: heavier() is total).
   std::vector<TermId> heaviest_terms(const IdVector& v, std::size_t n) const {
     IdVector top = v;
-    std::sort(top.begin(), top.end(), heavier());
+    const std::size_t k = std::min(n, top.size());
+    std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(k), top.end(),
+                      heavier());
     std::vector<TermId> out;
-    for (std::size_t i = 0; i < top.size() && i < n; ++i) out.push_back(top[i].first);
+    out.reserve(k);
+    for (std::size_t i = 0; i < k; ++i) out.push_back(top[i].first);
     return out;
   }
 
   // load(a) then dot_loaded(b) == dot(a, b) of the text-keyed vectors bit for bit: b is walked
   // in text order, so the products of the common terms are added in the same order as the
-  // sorted merge adds them. `a` goes into a small open-addressing table (a few cache lines)
-  // rather than the term slots, which are spread over megabytes.
+  // sorted merge adds them. `a`'s weights go into a dense array indexed by term id (8 bytes a
+  // term, zero elsewhere), so that dot_loaded() has no probe loop and no branch: a term of b
+  // that a lacks adds 0.0 * w == +0.0, and every weight is positive (TF-IDF terms and their
+  // sums), so the partial sums are >= +0.0 and adding +0.0 leaves them unchanged. unload(a)
+  // restores the zeros.
   void load(const IdVector& a) {
-    std::size_t bits = 6;
-    while ((std::size_t{1} << bits) < 4 * a.size()) ++bits;
-    loaded_shift_ = static_cast<unsigned>(32 - bits);
-    loaded_keys_.assign(std::size_t{1} << bits, kNoTerm);
-    loaded_weights_.resize(loaded_keys_.size());
-    const std::size_t mask = loaded_keys_.size() - 1;
-    for (const auto& [id, w] : a) {
-      std::size_t h = slot_of(id);
-      while (loaded_keys_[h] != kNoTerm) h = (h + 1) & mask;
-      loaded_keys_[h] = id;
-      loaded_weights_[h] = w;
-    }
+    for (const auto& [id, w] : a) loaded_[id] = w;
   }
 
-  std::size_t slot_of(TermId id) const { return (id * 0x9E3779B1U) >> loaded_shift_; }
+  void unload(const IdVector& a) {
+    for (const auto& [id, w] : a) loaded_[id] = 0.0;
+  }
 
   double dot_loaded(const IdVector& b) const {
-    const std::size_t mask = loaded_keys_.size() - 1;
     double sum = 0;
-    for (const auto& [id, w] : b) {
-      for (std::size_t h = slot_of(id); loaded_keys_[h] != kNoTerm; h = (h + 1) & mask) {
-        if (loaded_keys_[h] == id) {
-          sum += loaded_weights_[h] * w;
-          break;
-        }
-      }
-    }
+    for (const auto& [id, w] : b) sum += loaded_[id] * w;
     return sum;
   }
 
@@ -511,7 +513,9 @@ class Clusterer {
     const double nb = norm(b);
     if (na == 0 || nb == 0) return 0;
     load(a);
-    return dot_loaded(b) / (na * nb);
+    const double d = dot_loaded(b);
+    unload(a);
+    return d / (na * nb);
   }
 
   // Compact exact encoding: [u16 length][bytes][f64] per entry.
@@ -640,26 +644,35 @@ class Clusterer {
   }
 
   IdVector vectorize(const std::string& ns, std::string_view content) {
-    const auto tokens = tokenizer_.terms(
-        without_trailers(content.substr(0, std::min(content.size(), kMaxVectorizedBytes))));
-    // Distinct stems with their term frequency and first surface form (token index).
+    // Distinct stems with their term frequency and first surface form (the token, a key of
+    // token_ids_: node-based, so the address is stable until trim()).
     struct Count {
       TermId id;
       int tf;
-      std::size_t first;
+      const std::string* surface;
     };
     std::vector<Count> counts;
     ++mark_;
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-      const TermId id = intern(tokens[i].first);
-      Slot& s = slots_[id];
-      if (s.mark != mark_) {
-        s.mark = mark_;
-        s.pos = static_cast<std::uint32_t>(counts.size());
-        counts.push_back({id, 0, i});
-      }
-      ++counts[s.pos].tf;
-    }
+    tokenizer_.scan(
+        without_trailers(content.substr(0, std::min(content.size(), kMaxVectorizedBytes))),
+        [&](const std::string& token) {
+          // One lookup per token: token -> interned stem (Tokenizer::terms() would stem, then
+          // intern() would hash the stem again).
+          auto it = token_ids_.find(token);
+          if (it == token_ids_.end()) {
+            const std::string& stemmed = tokenizer_.stem(token);
+            it = token_ids_.emplace(token, stemmed.empty() ? kNoTerm : intern(stemmed)).first;
+          }
+          const TermId id = it->second;
+          if (id == kNoTerm) return;
+          Slot& s = slots_[id];
+          if (s.mark != mark_) {
+            s.mark = mark_;
+            s.pos = static_cast<std::uint32_t>(counts.size());
+            counts.push_back({id, 0, &it->first});
+          }
+          ++counts[s.pos].tf;
+        });
     if (counts.empty()) return {};
     std::sort(counts.begin(), counts.end(),
               [this](const Count& a, const Count& b) { return text_less(a.id, b.id); });
@@ -668,7 +681,7 @@ class Clusterer {
     v.reserve(counts.size());
     for (const Count& c : counts) {
       Term& t = term(ns, c.id);
-      if (t.df == 0) t.surface = tokens[c.first].second;
+      if (t.df == 0) t.surface = *c.surface;
       ++t.df;
       if (!t.dirty) dirty_terms_.push_back(c.id);
       t.dirty = true;
@@ -698,17 +711,27 @@ class Clusterer {
     }
     std::sort(candidates.begin(), candidates.end());
     candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    // The candidates' centroids are spread over the heap: look them all up first, then score
+    // them while the next one's first cache lines are being fetched.
+    candidate_clusters_.clear();
+    for (const std::int64_t id : candidates) candidate_clusters_.push_back(&cluster(id));
     Cluster* best = nullptr;
     double best_cos = -1;
     load(v);
-    for (const std::int64_t id : candidates) {
-      Cluster& c = cluster(id);
+    for (std::size_t i = 0; i < candidate_clusters_.size(); ++i) {
+      if (i + 1 < candidate_clusters_.size()) {
+        const auto* next = candidate_clusters_[i + 1]->centroid.data();
+        __builtin_prefetch(next);
+        __builtin_prefetch(reinterpret_cast<const char*>(next) + 64);
+      }
+      Cluster& c = *candidate_clusters_[i];
       const double cos = c.centroid_norm > 0 ? dot_loaded(c.centroid) / c.centroid_norm : 0.0;
       if (cos > best_cos || (cos == best_cos && best != nullptr && c.first_seq < best->first_seq)) {
         best = &c;
         best_cos = cos;
       }
     }
+    unload(v);
     std::string role = "member";
     double similarity = 1.0;
     Cluster* target = nullptr;
@@ -850,7 +873,11 @@ class Clusterer {
       c.dirty = false;
     }
     dirty_clusters_.clear();
-    for (const auto& [key, count] : cluster_entities_) {
+    // In key order: the upserts walk the WITHOUT ROWID B-tree forward.
+    std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, std::int64_t>> counts(
+        cluster_entities_.begin(), cluster_entities_.end());
+    std::sort(counts.begin(), counts.end());
+    for (const auto& [key, count] : counts) {
       add_cluster_entity_.reset();
       add_cluster_entity_.bind(1, static_cast<std::int64_t>(key.first));
       add_cluster_entity_.bind(2, static_cast<std::int64_t>(key.second));
@@ -873,10 +900,15 @@ class Clusterer {
   // Caches are write-through after flush(), so dropping them changes nothing but speed.
   // Cached clusters hold interned ids, so they go when the interned terms go.
   void trim() {
-    if (clusters_.size() > kCacheLimit || slots_.size() > kCacheLimit) clusters_.clear();
-    if (slots_.size() > kCacheLimit) {
+    if (clusters_.size() > kCacheLimit || slots_.size() > kCacheLimit ||
+        token_ids_.size() > kCacheLimit) {
+      clusters_.clear();
+    }
+    if (slots_.size() > kCacheLimit || token_ids_.size() > kCacheLimit) {
       slots_.clear();
+      loaded_.clear();
       ids_.clear();
+      token_ids_.clear();
     }
     entities_.trim(kCacheLimit);
   }
@@ -903,17 +935,22 @@ class Clusterer {
   std::unordered_map<std::string, TermId, StringHash, std::equal_to<>> ids_;
   std::vector<Slot> slots_;
   std::uint64_t mark_ = 0;
+  std::vector<double> loaded_;  // per term id: its weight in the loaded vector, else 0.0
   static constexpr TermId kNoTerm = std::numeric_limits<TermId>::max();
-  std::vector<TermId> loaded_keys_;
-  std::vector<double> loaded_weights_;
-  unsigned loaded_shift_ = 26;
+  // Token (lower-cased surface) -> its stem's id, kNoTerm when the stem is empty. Cleared with
+  // the interned ids. std::hash<std::string>, not StringHash: libstdc++ caches the hash codes
+  // of the former only, and without them a bucket walk re-hashes every key it passes.
+  std::unordered_map<std::string, TermId> token_ids_;
   std::vector<TermId> dirty_terms_;
   std::unordered_map<std::int64_t, Cluster> clusters_;
+  std::vector<Cluster*> candidate_clusters_;  // cluster_event()'s candidates, into clusters_
   std::vector<std::int64_t> dirty_clusters_;
   std::unordered_map<std::string, std::string> episode_cwd_;
   std::unordered_set<std::int64_t> created_ids_;
   std::unordered_map<std::pair<TermId, std::int64_t>, std::int64_t, PairHash> dirty_postings_;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> cluster_entities_;
+  // (cluster, entity) -> mentions added by the chunk.
+  std::unordered_map<std::pair<std::int64_t, std::int64_t>, std::int64_t, PairHash64>
+      cluster_entities_;
   Totals totals_;
 };
 
@@ -948,6 +985,14 @@ const std::string& Tokenizer::stem(const std::string& token) {
 
 std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_view text) {
   std::vector<std::pair<std::string, std::string>> out;
+  scan(text, [&](const std::string& token) {
+    const std::string& stemmed = stem(token);
+    if (!stemmed.empty()) out.emplace_back(stemmed, token);
+  });
+  return out;
+}
+
+void Tokenizer::scan(std::string_view text, const std::function<void(const std::string&)>& emit) {
   std::string token;
   std::size_t code_points = 0;
   bool all_digits = true;
@@ -956,8 +1001,7 @@ std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_vi
   auto finish = [&] {
     if (code_points >= 2 && !all_digits && !(all_hex && has_digit && code_points >= 7) &&
         token.size() <= 64 && !stop_words().contains(token)) {
-      const std::string& stemmed = stem(token);
-      if (!stemmed.empty()) out.emplace_back(stemmed, token);
+      emit(token);
     }
     token.clear();
     code_points = 0;
@@ -1009,7 +1053,6 @@ std::vector<std::pair<std::string, std::string>> Tokenizer::terms(std::string_vi
     }
   }
   finish();
-  return out;
 }
 
 json run_clustering(JobContext& ctx, const ClusterParams& params) {

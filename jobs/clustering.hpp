@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -89,9 +90,16 @@ class Tokenizer {
   /// points long, not all digits, not hex-like (>= 7 hex digits), not a stop word.
   std::vector<std::pair<std::string, std::string>> terms(std::string_view text);
 
- private:
+  /// The kept tokens of `text` (lower-cased surfaces, the rules of terms()), in text order,
+  /// without stemming them: `emit` is called once per token (the reference is valid during
+  /// the call only).
+  void scan(std::string_view text, const std::function<void(const std::string&)>& emit);
+
+  /// Snowball English stem of a lower-cased token (may be empty); cached. The reference is
+  /// valid until the next call.
   const std::string& stem(const std::string& token);
 
+ private:
   sb_stemmer* stemmer_;
   // token -> stem (Snowball is a pure function of the token; the same words recur in every
   // event). Dropped when it exceeds kStemCacheLimit entries.

@@ -70,10 +70,17 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
                            "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5 "
                            "WHERE relationship_id = ?1") {}
 
+const std::string& EntityStore::cache_key_of(const std::string& ns, const std::string& key) {
+  key_buffer_.assign(ns);
+  key_buffer_ += '\n';
+  key_buffer_ += key;
+  return key_buffer_;
+}
+
 std::string EntityStore::resolve(const std::string& ns, const std::string& key) {
   std::string current = key;
   for (int hop = 0; hop < 4; ++hop) {
-    const std::string cache_key = ns + '\n' + current;
+    const std::string& cache_key = cache_key_of(ns, current);
     auto it = aliases_.find(cache_key);
     if (it == aliases_.end()) {
       find_alias_.reset();
@@ -92,7 +99,7 @@ std::string EntityStore::resolve(const std::string& ns, const std::string& key) 
 
 EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& mention,
                                          std::int64_t ts_us) {
-  const std::string cache_key = ns + '\n' + mention.key;
+  const std::string& cache_key = cache_key_of(ns, mention.key);
   auto it = entities_.find(cache_key);
   if (it != entities_.end()) return it->second;
   Entity e;

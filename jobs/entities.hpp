@@ -126,6 +126,9 @@ class EntityStore {
     Edge edge;
   };
 
+  // ns + '\n' + key in key_buffer_ (reused: the caches' lookups allocate nothing once it has
+  // grown); valid until the next call.
+  const std::string& cache_key_of(const std::string& ns, const std::string& key);
   std::string resolve(const std::string& ns, const std::string& key);
   Entity& entity(const std::string& ns, const Mention& mention, std::int64_t ts_us);
   std::uint32_t type_index(const std::string& type);
@@ -137,6 +140,7 @@ class EntityStore {
   std::unordered_map<std::string, Entity> entities_;      // ns + '\n' + key
   std::vector<Entity*> dirty_entities_;                   // into entities_ (node-based)
   std::unordered_map<std::string, std::string> aliases_;  // ns + '\n' + alias -> key ("" = none)
+  std::string key_buffer_;                                // see cache_key_of()
   std::unordered_map<EdgeKey, CachedEdge, EdgeKeyHash> edges_;
   std::vector<std::pair<EdgeKey, CachedEdge*>> dirty_edges_;  // into edges_ (node-based)
   std::set<std::string> namespaces_;  // edges' namespaces (stable addresses)
