@@ -19,13 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-bool is_ascii_letter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
-
-// \s of std::regex in the "C" locale.
-bool is_ascii_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
 constexpr const char* kJob = "consolidate";
 constexpr const char* kActor = "job:consolidate";
 constexpr std::size_t kMaxEvidenceIdsListed = 100;
@@ -478,9 +471,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   }
 
   // A finished trajectory: its tool sequence, and for a success its procedure (seed 000
-  // ProceduralContent) and competence (seed 002).
-  // Stores a trajectory's outcome and, when it succeeded with a tool sequence, updates that
-  // sequence's competence. Per outcome, not per chunk: an outcome recorded again for the same
+  // ProceduralContent) and the competence (seed 002) of its tool sequence, updated per
+  // outcome, not per chunk: an outcome recorded again for the same
   // trajectory (a repeated episode) can take a success away from a sequence, so the counts
   // seen between outcomes matter.
   void record_outcome(const std::string& ns, const Outcome& outcome) {
@@ -593,22 +585,22 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
       }
       runs.reset();
     }
+    const auto count = static_cast<std::int64_t>(state.size());
+    if (count < p_.competence_min_successes) return;
     json ids = json::array();
-    std::vector<std::int64_t> times;
-    std::string target;
+    std::int32_t target = -1;  // the last one named, in (time, seq) order
     for (const SuccessfulRun& run : state) {
       ids.push_back(run.final_seq);
-      if (run.target >= 0) target = strings_[static_cast<std::size_t>(run.target)];
-      times.push_back(run.ts_us);
+      if (run.target >= 0) target = run.target;
     }
-    const auto count = static_cast<std::int64_t>(ids.size());
-    if (count < p_.competence_min_successes) return;
     const std::string id = "competence:" + ns + ":" + sha256_hex(sequence).substr(0, 16);
     const std::string text = "The tool sequence " + sequence + " succeeded in " +
                              std::to_string(count) + " trajectories.";
-    upsert_observation(
-        id, ns, "competence", sequence, target, "Competence: " + sequence, text, ids, count, count,
-        count, times[static_cast<std::size_t>(p_.competence_min_successes - 1)], times.back());
+    upsert_observation(id, ns, "competence", sequence,
+                       target < 0 ? std::string() : strings_[static_cast<std::size_t>(target)],
+                       "Competence: " + sequence, text, ids, count, count, count,
+                       state[static_cast<std::size_t>(p_.competence_min_successes - 1)].ts_us,
+                       state.back().ts_us);
     ++totals_.competences;
   }
 
@@ -1211,22 +1203,6 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
 };
 
 }  // namespace
-
-std::string_view conventional_commit_scope(std::string_view line) {
-  std::size_t i = 0;
-  while (i < line.size() && is_ascii_letter(line[i])) ++i;
-  if (i == 0 || i == line.size() || line[i] != '(') return {};
-  const std::size_t open = i + 1;
-  // The class excludes ')', so the run ends at the first ')' or space: no other split exists.
-  std::size_t close = open;
-  while (close < line.size() && line[close] != ')' && !is_ascii_space(line[close])) ++close;
-  if (close == line.size() || line[close] != ')') return {};
-  if (close == open || close - open > 64) return {};
-  std::size_t colon = close + 1;
-  if (colon < line.size() && line[colon] == '!') ++colon;
-  if (colon == line.size() || line[colon] != ':') return {};
-  return line.substr(open, close - open);
-}
 
 json run_consolidation(JobContext& ctx, const ConsolidationParams& params) {
   return Consolidator(ctx, params).run();

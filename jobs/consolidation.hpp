@@ -65,14 +65,6 @@ struct ConsolidationParams {
   std::int64_t chunk_events = 20000;
 };
 
-/// The scope of a Conventional Commits 1.0 header ("fix(socket)!: ..." -> "socket"): when
-/// `line` starts with one or more ASCII letters, "(", 1 to 64 bytes that are neither ")" nor
-/// ASCII whitespace (space, \t, \n, \v, \f, \r), ")", an optional "!" and ":", the bytes
-/// between the parentheses (a view into `line`); else empty. The same as std::regex
-/// `^[A-Za-z]+\(([^)\s]{1,64})\)!?:` (tests/jobs_test.cpp compares the two), scanned by hand
-/// because the regex cost ~5% of the job (docs/PERFORMANCE.md item 31). Pure.
-std::string_view conventional_commit_scope(std::string_view line);
-
 /// Runs one consolidation pass. Returns seed 003 ConsolidationResult (events_processed,
 /// observations_created, observations_reinforced, skipped, skip_reason) plus streams_created,
 /// streams_reinforced, streams_promoted, proposals_accepted, procedures_distilled and

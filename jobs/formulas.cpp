@@ -279,11 +279,12 @@ double acceptance_score(const StreamMetrics& m) { return 0.6 * m.confidence + 0.
 
 namespace {
 
-// The rewrites of problem_signature(), in its order. Each equals one std::regex_replace of the
-// ECMAScript pattern in its comment (leftmost, non-overlapping matches; "C" locale classes:
-// \s = space, \t, \n, \v, \f, \r; \w = [A-Za-z0-9_]); tests/formulas_test.cpp compares them
-// with the regexes on the real streams and on random text. Scanned by hand: the regexes were
-// ~12% of the consolidate job at 1M events (docs/PERFORMANCE.md item 31).
+// Text scanners for problem_signature() (its rewrites, in its order) and
+// conventional_commit_scope(). Each rewrite equals one std::regex_replace of the ECMAScript
+// pattern in its comment (leftmost, non-overlapping matches; "C" locale classes: \s = space,
+// \t, \n, \v, \f, \r; \w = [A-Za-z0-9_]); tests/formulas_test.cpp compares them with the
+// regexes on the real streams and on random text. Scanned by hand: the regexes were ~17% of
+// the consolidate job at 1M events (docs/PERFORMANCE.md item 31).
 
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
@@ -445,6 +446,22 @@ std::string problem_signature(std::string_view text) {
   line = line.substr(first, line.find_last_not_of(' ') - first + 1);
   if (line.size() > 200) line.resize(200);
   return line;
+}
+
+std::string_view conventional_commit_scope(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && is_letter(line[i])) ++i;
+  if (i == 0 || i == line.size() || line[i] != '(') return {};
+  const std::size_t open = i + 1;
+  // The class excludes ')', so the run ends at the first ')' or space: no other split exists.
+  std::size_t close = open;
+  while (close < line.size() && line[close] != ')' && !is_space(line[close])) ++close;
+  if (close == line.size() || line[close] != ')') return {};
+  if (close == open || close - open > 64) return {};
+  std::size_t colon = close + 1;
+  if (colon < line.size() && line[colon] == '!') ++colon;
+  if (colon == line.size() || line[colon] != ':') return {};
+  return line.substr(open, close - open);
 }
 
 }  // namespace reflectd::jobs
