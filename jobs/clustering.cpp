@@ -900,15 +900,14 @@ class Clusterer {
   // Caches are write-through after flush(), so dropping them changes nothing but speed.
   // Cached clusters hold interned ids, so they go when the interned terms go.
   void trim() {
-    if (clusters_.size() > kCacheLimit || slots_.size() > kCacheLimit ||
-        token_ids_.size() > kCacheLimit) {
-      clusters_.clear();
-    }
-    if (slots_.size() > kCacheLimit || token_ids_.size() > kCacheLimit) {
+    if (clusters_.size() > kCacheLimit || slots_.size() > kCacheLimit) clusters_.clear();
+    if (slots_.size() > kCacheLimit) {
       slots_.clear();
       loaded_.clear();
       ids_.clear();
       token_ids_.clear();
+    } else if (token_ids_.size() > kCacheLimit) {
+      token_ids_.clear();  // its values are ids of slots_, which stay: nothing else to drop
     }
     entities_.trim(kCacheLimit);
   }
@@ -938,8 +937,9 @@ class Clusterer {
   std::vector<double> loaded_;  // per term id: its weight in the loaded vector, else 0.0
   static constexpr TermId kNoTerm = std::numeric_limits<TermId>::max();
   // Token (lower-cased surface) -> its stem's id, kNoTerm when the stem is empty. Cleared with
-  // the interned ids. std::hash<std::string>, not StringHash: libstdc++ caches the hash codes
-  // of the former only, and without them a bucket walk re-hashes every key it passes.
+  // the interned ids, or alone when it is full (trim()). std::hash<std::string>, not StringHash:
+  // libstdc++ caches the hash codes of the former only, and without them a bucket walk re-hashes
+  // every key it passes.
   std::unordered_map<std::string, TermId> token_ids_;
   std::vector<TermId> dirty_terms_;
   std::unordered_map<std::int64_t, Cluster> clusters_;
