@@ -23,6 +23,15 @@
 // the new mentions (the order is total, so top2(A u B) = top2(top2(A) u B): the same events as a
 // search over every mention). Anything else, or a mention count that does not add up (a mention
 // stored out of seq order), re-searches all mentions. The result equals refreshing every entity.
+// When the entities to re-search hold at least a quarter of all mentions (a first run, an
+// upgrade), their searches come from one pass over every mention in seq order, in a snapshot
+// read before the write transactions (one read of each event instead of one random read per
+// mention: 11.6 -> 2.4 s CPU at 1M events). The pass is used only while
+// entity_summary_epoch.changes (migration 14: counted by the triggers above for every change
+// of a mention or of a mentioned event's salience, hits, status or content) still has the
+// value it was read with, checked in each write transaction; after any such change the
+// searches read the tables again, so the result is the same. New mentions come only from the
+// cluster job, which never runs at the same time (one job at a time).
 // Runs as the first step of the medallion job, whose items name entities.
 //
 // Errors: SQLite::Exception, JobCancelled.
@@ -43,7 +52,8 @@ namespace reflectd::jobs {
 /// seconds a first run takes at 1M events. A cancelled run leaves its remaining marks for the
 /// next. `edge_half_life_s` (entities.edge_half_life_days, seconds, > 0) ranks
 /// the links. Returns {"summaries_refreshed": rows whose text changed, "summaries_skipped":
-/// the other active entities in scope}; both 0 when the entity tables are absent or empty.
+/// the other active entities in scope, "summaries_searched_in_pass": entities whose search
+/// came from the pass in seq order}; all 0 when the entity tables are absent or empty.
 nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_life_s);
 
 }  // namespace reflectd::jobs

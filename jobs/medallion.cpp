@@ -109,6 +109,7 @@ class Refresher {
             {"medallions_skipped", skipped},
             {"summaries_refreshed", summaries["summaries_refreshed"]},
             {"summaries_skipped", summaries["summaries_skipped"]},
+            {"summaries_searched_in_pass", summaries["summaries_searched_in_pass"]},
             {"scopes", ids},
             {"skipped", refreshed == 0 && summaries["summaries_refreshed"] == 0},
             {"skip_reason", refreshed == 0 ? json("every medallion is fresh") : json()}};

@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 13> kMigrations{
+constexpr std::array<const char*, 14> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -674,6 +674,60 @@ CREATE TABLE consolidation_streams (
     //    spent ~7% of its CPU keeping the older index.
     R"sql(
 DROP INDEX event_targets_target;
+)sql",
+    // 14: a version of the entity summaries' inputs (jobs/entity_summaries.hpp). A first run
+    //    searches every mention of every entity; read entity by entity, that is one random read
+    //    of the events table per mention (~5 million at 1M events). One pass over all mentions
+    //    in seq order reads each event once, in order, but in a snapshot, before the write
+    //    transactions that save the summaries: it may use what it found only if no mention and
+    //    no mentioned event's salience, hits, status or content changed in between. Every such
+    //    change goes through the triggers below (whatever the connection), so each one now also
+    //    counts itself in entity_summary_epoch; inserts of new events do not (they have no
+    //    mentions yet), so ingest does not invalidate the pass. New mentions come only from the
+    //    cluster job, which never runs during the summaries (one job at a time).
+    R"sql(
+CREATE TABLE entity_summary_epoch (
+  id      INTEGER PRIMARY KEY CHECK (id = 1),
+  changes INTEGER NOT NULL
+);
+INSERT INTO entity_summary_epoch (id, changes) VALUES (1, 0);
+DROP TRIGGER events_summary_inputs;
+CREATE TRIGGER events_summary_inputs AFTER UPDATE OF salience_base, hit_count, status, content ON events
+  WHEN NOT (old.status = 'active' AND new.status != 'active' AND old.salience_base IS new.salience_base
+            AND old.hit_count IS new.hit_count AND old.content IS new.content) BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM event_entities WHERE seq = new.seq
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+  UPDATE entity_summary_epoch SET changes = changes + 1
+  WHERE id = 1 AND EXISTS (SELECT 1 FROM event_entities WHERE seq = new.seq);
+END;
+DROP TRIGGER events_summary_deactivated;
+CREATE TRIGGER events_summary_deactivated AFTER UPDATE OF salience_base, hit_count, status, content ON events
+  WHEN old.status = 'active' AND new.status != 'active' AND old.salience_base IS new.salience_base
+       AND old.hit_count IS new.hit_count AND old.content IS new.content BEGIN
+  INSERT INTO entity_summary_dirty (entity_id, full)
+  SELECT ee.entity_id, 1 FROM event_entities ee LEFT JOIN entity_summary_state s ON s.entity_id = ee.entity_id
+  WHERE ee.seq = new.seq AND (s.entity_id IS NULL OR s.top1_seq IS new.seq OR s.top2_seq IS new.seq)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+  UPDATE entity_summary_epoch SET changes = changes + 1
+  WHERE id = 1 AND EXISTS (SELECT 1 FROM event_entities WHERE seq = new.seq);
+END;
+DROP TRIGGER event_entities_deleted;
+CREATE TRIGGER event_entities_deleted AFTER DELETE ON event_entities BEGIN
+  DELETE FROM entity_mention_weights WHERE entity_id = old.entity_id;
+  DELETE FROM importance_state WHERE namespace = (SELECT namespace FROM entities WHERE entity_id = old.entity_id);
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.entity_id, 1)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+  UPDATE entity_summary_epoch SET changes = changes + 1 WHERE id = 1;
+END;
+DROP TRIGGER event_entities_updated;
+CREATE TRIGGER event_entities_updated AFTER UPDATE ON event_entities BEGIN
+  DELETE FROM entity_mention_weights WHERE entity_id IN (old.entity_id, new.entity_id);
+  DELETE FROM importance_state WHERE namespace IN (SELECT namespace FROM entities
+    WHERE entity_id IN (old.entity_id, new.entity_id));
+  INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.entity_id, 1), (new.entity_id, 1)
+  ON CONFLICT (entity_id) DO UPDATE SET full = 1;
+  UPDATE entity_summary_epoch SET changes = changes + 1 WHERE id = 1;
+END;
 )sql",
 };
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "daemon/settings.hpp"
 #include "jobs/clustering.hpp"
@@ -529,6 +530,119 @@ TEST_CASE("importance and entity summaries under a writer that always waits keep
   CHECK(db_yielding.execAndGet("SELECT count(*) FROM entity_summary_dirty").getInt64() ==
         db_alone.execAndGet("SELECT count(*) FROM entity_summary_dirty").getInt64());
   CHECK(importance_tables(db_yielding) == importance_tables(db_alone));
+}
+
+// A first run searches every entity in one pass over all mentions in seq order, read in a
+// snapshot before the write transactions that save the summaries. Here another connection
+// makes the oldest mention of the entity refreshed last the most salient event between two of
+// those transactions: the pass must be retired (migration 14's epoch), or that entity would
+// keep a summary of data that no longer exists (its mark, set by the trigger, is cleared when
+// it is refreshed). After a second run, the tables equal those of a database changed before
+// its first run.
+TEST_CASE("entity summaries: a change during the first run retires the pass in seq order") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string alone = dir.file("alone.db");
+  const std::string raced = dir.file("raced.db");
+  REQUIRE(test::load_corpus(alone, {"swe-agent-trajectories.jsonl", "libzmq-commits.jsonl"},
+                            clock) == 9052);
+  std::filesystem::copy_file(alone, raced);
+  auto db_alone = open_writer(alone);
+  auto db_raced = open_writer(raced);
+  const auto cfg = config::defaults();
+  const std::int64_t half_life_s = daemon::medallion_params(cfg).edge_half_life_s;
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  auto summaries = [&](SQLite::Database& db, store::WriteGate* gate) {
+    jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, gate};
+    return jobs::refresh_entity_summaries(ctx, half_life_s);
+  };
+  for (auto* db : {&db_alone, &db_raced}) {
+    jobs::JobContext ctx{*db, clock, cancel, "", "demand", 0, {}, nullptr};
+    jobs::run_clustering(ctx, daemon::cluster_params(cfg));
+    jobs::run_importance(ctx, daemon::importance_params(cfg));
+  }
+  const std::int64_t last = db_alone
+                                .execAndGet(
+                                    "SELECT max(e.entity_id) FROM entities e WHERE "
+                                    "e.is_active = 1 AND EXISTS (SELECT 1 FROM "
+                                    "event_entities ee WHERE ee.entity_id = e.entity_id)")
+                                .getInt64();
+  const std::int64_t oldest =
+      db_alone
+          .execAndGet("SELECT min(seq) FROM event_entities WHERE entity_id = " +
+                      std::to_string(last))
+          .getInt64();
+  const std::string change =
+      "UPDATE events SET salience_base = 9.5 WHERE seq = " + std::to_string(oldest);
+  auto epoch = [](SQLite::Database& db) {
+    return db.execAndGet("SELECT changes FROM entity_summary_epoch").getInt64();
+  };
+
+  db_alone.exec(change);
+  const json first_alone = summaries(db_alone, nullptr);
+  const std::int64_t entities =
+      db_alone.execAndGet("SELECT count(*) FROM entities WHERE is_active = 1").getInt64();
+  CHECK(first_alone["summaries_searched_in_pass"].get<std::int64_t>() == entities);
+
+  store::WriteGate gate(1, 2);  // every job transaction ends after its 2 ms slice
+  json first_raced;
+  bool changed = false;
+  {
+    std::atomic<bool> stop{false};
+    std::string failure;
+    std::thread writer([&] {
+      try {
+        SQLite::Database other(raced, SQLite::OPEN_READWRITE);
+        other.exec("PRAGMA busy_timeout = 60000");
+        while (!stop) {
+          if (gate.writer_enter(60'000)) {
+            // After the summaries' first write transaction that yielded: after the pass.
+            if (!changed && gate.stats().job_yields.load() > 0) {
+              other.exec(change);
+              changed = true;
+            }
+            gate.writer_exit();
+          }
+          std::this_thread::yield();
+        }
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+    });
+    try {
+      first_raced = summaries(db_raced, &gate);
+    } catch (const std::exception& e) {
+      failure += std::string("job: ") + e.what();
+    }
+    stop = true;
+    writer.join();
+    INFO(failure);
+    CHECK(failure.empty());
+  }
+  REQUIRE(changed);
+  INFO("searched in the pass: " << first_raced["summaries_searched_in_pass"] << " of " << entities);
+  CHECK(first_raced["summaries_searched_in_pass"].get<std::int64_t>() > 0);
+  CHECK(first_raced["summaries_searched_in_pass"].get<std::int64_t>() < entities);
+  // Whatever the change found already refreshed is marked again: a second run catches up.
+  summaries(db_alone, nullptr);
+  summaries(db_raced, nullptr);
+  CHECK(importance_tables(db_raced) == importance_tables(db_alone));
+
+  // What counts as a change of the summaries' inputs: a mentioned event's hits or status, a
+  // mention; not an unmentioned event, nor a new one.
+  const std::int64_t before = epoch(db_alone);
+  db_alone.exec("UPDATE events SET hit_count = hit_count + 1 WHERE seq = " +
+                std::to_string(oldest));
+  CHECK(epoch(db_alone) == before + 1);
+  db_alone.exec("UPDATE events SET status = 'archived' WHERE seq = " + std::to_string(oldest));
+  CHECK(epoch(db_alone) == before + 2);
+  db_alone.exec(
+      "UPDATE events SET hit_count = hit_count + 1 WHERE seq NOT IN (SELECT seq FROM "
+      "event_entities)");
+  CHECK(epoch(db_alone) == before + 2);
+  db_alone.exec("DELETE FROM event_entities WHERE seq = " + std::to_string(oldest));
+  CHECK(epoch(db_alone) > before + 2);
 }
 
 TEST_CASE(
