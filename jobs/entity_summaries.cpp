@@ -58,7 +58,8 @@ bool more_salient(const Candidate& a, const Candidate& b) {
 // What a search over all of an entity's mentions finds: the two most salient active mentioned
 // events (best first), how many mentions there are and the largest mention seq.
 struct Searched {
-  std::vector<Candidate> top;
+  std::array<Candidate, 2> top{};
+  std::size_t size = 0;  // of top
   std::int64_t count = 0;
   std::int64_t through = 0;
 
@@ -66,9 +67,9 @@ struct Searched {
     ++count;
     through = std::max(through, c.seq);
     if (!active) return;
-    if (top.size() < 2) {
-      top.push_back(c);
-      if (top.size() == 2 && more_salient(top[1], top[0])) std::swap(top[0], top[1]);
+    if (size < 2) {
+      top[size++] = c;
+      if (size == 2 && more_salient(top[1], top[0])) std::swap(top[0], top[1]);
     } else if (more_salient(c, top[1])) {
       top[1] = c;
       if (more_salient(top[1], top[0])) std::swap(top[0], top[1]);
@@ -80,6 +81,9 @@ struct Searched {
 // entity by entity (each of those reads its event at random; measured at 1M events: 1.9 s
 // against ~10 s for all of them): below a quarter, the searches are left to do their own reads.
 constexpr std::int64_t kBulkSearchShare = 4;
+// The pass keeps ~100 bytes per entity it searches: beyond this many (~25 MB), a run searches
+// entity by entity (the same results, slower), within the daemon's memory budget.
+constexpr std::size_t kBulkSearchMaxEntities = 250'000;
 
 std::int64_t summary_epoch(SQLite::Database& db) {
   SQLite::Statement q(db, "SELECT changes FROM entity_summary_epoch WHERE id = 1");
@@ -101,13 +105,15 @@ std::unordered_map<std::int64_t, Searched> search_in_bulk(JobContext& ctx, std::
       "IS NULL)");
   marked.bind(1, ctx.ns);
   std::int64_t marked_mentions = 0;
+  bool too_many = false;
   while (marked.executeStep()) {
-    found.try_emplace(marked.getColumn(0).getInt64());
+    too_many = too_many || found.size() == kBulkSearchMaxEntities;
+    if (!too_many) found.try_emplace(marked.getColumn(0).getInt64());
     marked_mentions += marked.getColumn(1).getInt64();
   }
   const std::int64_t all_mentions =
       db.execAndGet("SELECT coalesce(sum(mention_count), 0) FROM entities").getInt64();
-  if (found.empty() || marked_mentions * kBulkSearchShare < all_mentions) {
+  if (found.empty() || too_many || marked_mentions * kBulkSearchShare < all_mentions) {
     snapshot.commit();  // it only read
     return {};
   }
@@ -300,7 +306,8 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       }
       result = &searched_now;
     }
-    top = result->top;
+    top.assign(result->top.begin(),
+               result->top.begin() + static_cast<std::ptrdiff_t>(result->size));
     count = result->count;
     through = result->through;
   };
