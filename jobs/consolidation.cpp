@@ -250,6 +250,9 @@ WHERE decision_id = ?1)sql"),
         pattern_rows_(db_,
                       "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
                       "namespace = ?1 AND signature = ?2 AND seq > ?3"),
+        pattern_count_upto_(db_,
+                            "SELECT count(*) FROM (SELECT 1 FROM problem_occurrences WHERE "
+                            "namespace = ?1 AND signature = ?2 LIMIT ?3)"),
         pattern_targets_(db_,
                          "SELECT target, count(*), max(ts_us) FROM problem_occurrences WHERE "
                          "namespace = ?1 AND signature = ?2 GROUP BY target"),
@@ -1022,6 +1025,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   // never the whole history. The first touch in a run reads the history as aggregates (the
   // rows stay in SQLite); later touches add the rows above max_seq.
   struct PatternState {
+    std::string id;  // the observation's
     std::int64_t count = 0;
     std::int64_t max_seq = 0;                                // every occurrence up to it is counted
     std::int64_t last_ts = 0;                                // the largest ts_us
@@ -1054,6 +1058,19 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     q.reset();
     q.bind(1, ns);
     q.bind(2, signature);
+  }
+
+  // Whether the signature has at most short_history_occurrences occurrences. Such a history (what a
+  // full cycle's first touches see) is cheaper read whole than as aggregates: each aggregate query
+  // costs a sort or a temporary B-tree of its own.
+  bool short_history(const std::string& ns, const std::string& signature) {
+    SQLite::Statement& probe = pattern_count_upto_;
+    bind_signature(probe, ns, signature);
+    probe.bind(3, static_cast<std::int64_t>(p_.short_history_occurrences + 1));
+    probe.executeStep();
+    const bool few = probe.getColumn(0).getInt64() <= p_.short_history_occurrences;
+    probe.reset();
+    return few;
   }
 
   // The first touch of a signature in a run: its history (this chunk's occurrences included)
@@ -1168,10 +1185,15 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
                       std::int64_t earliest_ts) {
     auto [cached, fresh] = patterns_.try_emplace(ns + '\n' + signature);
     PatternState& s = cached->second;
-    const std::string id = "pattern:" + ns + ":" + sha256_hex(signature).substr(0, 16);
-    if (fresh) {
-      load_pattern(ns, signature, id, s);
+    if (fresh) s.id = "pattern:" + ns + ":" + sha256_hex(signature).substr(0, 16);
+    if (fresh && !short_history(ns, signature)) {
+      load_pattern(ns, signature, s.id, s);
     } else {
+      if (fresh) {  // read whole, as a later touch reads its chunk's rows
+        s.trajectories_loaded = true;
+        s.head_loaded = true;
+        s.head_bound = std::numeric_limits<std::int64_t>::max();
+      }
       extend_pattern(ns, signature, s);
     }
     if (s.count < p_.pattern_min_occurrences) return;
@@ -1212,7 +1234,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     const std::string text = "Seen " + std::to_string(s.count) + " times in " +
                              std::to_string(s.trajectory_count) + " trajectories" +
                              (target.empty() ? "" : ", mostly around " + target) + ": " + signature;
-    upsert_observation(id, ns, "pattern", signature, target,
+    upsert_observation(s.id, ns, "pattern", signature, target,
                        "Recurring problem: " + signature.substr(0, 200), text, ids, s.count,
                        s.trajectory_count, 0, s.qualified_at, s.last_ts);
   }
@@ -1310,6 +1332,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement outcome_upsert_;
   SQLite::Statement competence_runs_;
   SQLite::Statement pattern_rows_;
+  SQLite::Statement pattern_count_upto_;
   SQLite::Statement pattern_targets_;
   SQLite::Statement pattern_newest_;
   SQLite::Statement pattern_trajectory_count_;

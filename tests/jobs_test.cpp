@@ -390,33 +390,41 @@ TEST_CASE("consolidation: a recurring problem's totals across late, tied and rep
                 "observation_type = 'pattern'");
   };
 
-  const std::string split = dir.file("split.db");
   std::vector<std::string> all;
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    INFO("run " << r + 1);
-    REQUIRE(test::load_lines(split, runs[r].first, clock) == runs[r].first.size());
-    all.insert(all.end(), runs[r].first.begin(), runs[r].first.end());
-    auto db = open_writer(split);
-    auto params = default_params();
-    params.chunk_events = runs[r].second;
-    consolidate(db, clock, params);
-    CHECK(observation(db) == (expected[r].empty() ? "" : expected[r] + "\n"));
-  }
+  for (const auto& run : runs) all.insert(all.end(), run.first.begin(), run.first.end());
   const std::string whole = dir.file("whole.db");
   REQUIRE(test::load_lines(whole, all, clock) == all.size());
   auto db_whole = open_writer(whole);
   consolidate(db_whole, clock, default_params());
   CHECK(observation(db_whole) == expected.back() + "\n");
-  auto db_split = open_writer(split);
-  CHECK(derived_tables(db_split) == derived_tables(db_whole));
-  // The newest 200 of the 217 occurrences (seqs 1..217), ascending.
-  const auto ids = json::parse(
-      db_split.execAndGet("SELECT supporting_event_ids FROM observations WHERE namespace = 'probe'")
-          .getString());
-  REQUIRE(ids.size() == 200);
-  CHECK(ids.front() == 18);
-  CHECK(ids.back() == 217);
-  CHECK(db_split.execAndGet("SELECT min(seq) FROM events").getInt64() == 1);
+  const std::string tables = derived_tables(db_whole);
+
+  // 0: every first touch reads aggregates; 5: some do; 1000: none does.
+  for (const std::int64_t short_history : {0, 5, 1000}) {
+    INFO("short_history_occurrences " << short_history);
+    const std::string split = dir.file("split-" + std::to_string(short_history) + ".db");
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      INFO("run " << r + 1);
+      REQUIRE(test::load_lines(split, runs[r].first, clock) == runs[r].first.size());
+      auto db = open_writer(split);
+      auto params = default_params();
+      params.chunk_events = runs[r].second;
+      params.short_history_occurrences = short_history;
+      consolidate(db, clock, params);
+      CHECK(observation(db) == (expected[r].empty() ? "" : expected[r] + "\n"));
+    }
+    auto db_split = open_writer(split);
+    CHECK(derived_tables(db_split) == tables);
+    // The newest 200 of the 217 occurrences (seqs 1..217), ascending.
+    const auto ids = json::parse(db_split
+                                     .execAndGet("SELECT supporting_event_ids FROM observations "
+                                                 "WHERE namespace = 'probe'")
+                                     .getString());
+    REQUIRE(ids.size() == 200);
+    CHECK(ids.front() == 18);
+    CHECK(ids.back() == 217);
+    CHECK(db_split.execAndGet("SELECT min(seq) FROM events").getInt64() == 1);
+  }
 }
 
 // Consolidation ends its chunk at the next event when ingest waits at the write gate
