@@ -253,12 +253,9 @@ WHERE decision_id = ?1)sql"),
         pattern_count_upto_(db_,
                             "SELECT count(*) FROM (SELECT 1 FROM problem_occurrences WHERE "
                             "namespace = ?1 AND signature = ?2 LIMIT ?3)"),
-        pattern_targets_(db_,
-                         "SELECT target, count(*), max(ts_us) FROM problem_occurrences WHERE "
-                         "namespace = ?1 AND signature = ?2 GROUP BY target"),
-        pattern_newest_(db_,
-                        "SELECT seq FROM problem_occurrences WHERE namespace = ?1 AND "
-                        "signature = ?2 ORDER BY seq DESC LIMIT ?3"),
+        pattern_history_(db_,
+                         "SELECT seq, ts_us, target FROM problem_occurrences WHERE namespace = "
+                         "?1 AND signature = ?2"),
         pattern_trajectory_count_(db_,
                                   "SELECT count(DISTINCT trajectory_id) FROM problem_occurrences "
                                   "WHERE namespace = ?1 AND signature = ?2"),
@@ -1074,27 +1071,38 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   }
 
   // The first touch of a signature in a run: its history (this chunk's occurrences included)
-  // as aggregates, so that the run's cost does not grow with the log. The qualifying time of
-  // the history before this chunk is the observation's first_detected_us (the minimum of the
+  // as aggregates, so that the run's cost does not grow with the log. One pass in primary-key
+  // order counts the targets (few per signature, so no string is interned per row) and keeps
+  // the newest ids; SQLite counts the distinct trajectories. The qualifying time of the
+  // history before this chunk is the observation's first_detected_us (the minimum of the
   // values written, and each write had the then qualifying time: see upsert_observation()).
   void load_pattern(const std::string& ns, const std::string& signature,
                     const std::string& observation_id, PatternState& s) {
-    SQLite::Statement& groups = pattern_targets_;
-    bind_signature(groups, ns, signature);
-    while (groups.executeStep()) {
-      const std::int64_t n = groups.getColumn(1).getInt64();
-      s.count += n;
-      s.last_ts = std::max(s.last_ts, groups.getColumn(2).getInt64());
-      if (!groups.getColumn(0).isNull()) s.targets[intern(groups.getColumn(0).getString())] += n;
+    SQLite::Statement& rows = pattern_history_;
+    bind_signature(rows, ns, signature);
+    std::map<std::string, std::int64_t, std::less<>> targets;
+    auto last_target = targets.end();
+    while (rows.executeStep()) {
+      ++s.count;
+      s.max_seq = rows.getColumn(0).getInt64();  // ascending
+      s.last_ts = std::max(s.last_ts, rows.getColumn(1).getInt64());
+      s.newest.push_back(s.max_seq);
+      if (s.newest.size() == 2 * kMaxSupportIdsListed) {
+        s.newest.erase(s.newest.begin(),
+                       s.newest.begin() + static_cast<std::ptrdiff_t>(kMaxSupportIdsListed));
+      }
+      const SQLite::Column target = rows.getColumn(2);
+      if (target.isNull()) continue;
+      const char* text = target.getText();
+      const std::string_view name(text, static_cast<std::size_t>(target.getBytes()));
+      if (last_target == targets.end() || last_target->first != name) {
+        last_target = targets.find(name);
+        if (last_target == targets.end()) last_target = targets.emplace(name, 0).first;
+      }
+      ++last_target->second;
     }
-    groups.reset();
-    SQLite::Statement& newest = pattern_newest_;
-    bind_signature(newest, ns, signature);
-    newest.bind(3, static_cast<std::int64_t>(kMaxSupportIdsListed));
-    while (newest.executeStep()) s.newest.push_back(newest.getColumn(0).getInt64());
-    newest.reset();
-    std::reverse(s.newest.begin(), s.newest.end());
-    if (!s.newest.empty()) s.max_seq = s.newest.back();
+    rows.reset();
+    for (const auto& [name, n] : targets) s.targets[intern(name)] += n;
     SQLite::Statement& observed = observation_first_;
     observed.reset();
     observed.bind(1, observation_id);
@@ -1333,8 +1341,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement competence_runs_;
   SQLite::Statement pattern_rows_;
   SQLite::Statement pattern_count_upto_;
-  SQLite::Statement pattern_targets_;
-  SQLite::Statement pattern_newest_;
+  SQLite::Statement pattern_history_;
   SQLite::Statement pattern_trajectory_count_;
   SQLite::Statement pattern_trajectories_;
   SQLite::Statement pattern_head_;
