@@ -254,11 +254,8 @@ WHERE decision_id = ?1)sql"),
                             "SELECT count(*) FROM (SELECT 1 FROM problem_occurrences WHERE "
                             "namespace = ?1 AND signature = ?2 LIMIT ?3)"),
         pattern_history_(db_,
-                         "SELECT seq, ts_us, target FROM problem_occurrences WHERE namespace = "
-                         "?1 AND signature = ?2"),
-        pattern_trajectory_count_(db_,
-                                  "SELECT count(DISTINCT trajectory_id) FROM problem_occurrences "
-                                  "WHERE namespace = ?1 AND signature = ?2"),
+                         "SELECT seq, ts_us, target, trajectory_id FROM problem_occurrences "
+                         "WHERE namespace = ?1 AND signature = ?2"),
         pattern_trajectories_(db_,
                               "SELECT trajectory_id FROM problem_occurrences WHERE namespace = "
                               "?1 AND signature = ?2 AND seq <= ?3"),
@@ -1028,9 +1025,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     std::int64_t last_ts = 0;                                // the largest ts_us
     std::unordered_map<std::int32_t, std::int64_t> targets;  // interned target -> occurrences
     std::vector<std::int64_t> newest;  // ascending; its last kMaxSupportIdsListed are listed
-    // Distinct trajectories: the first touch counts them in SQL (when the count can matter);
-    // the set is read only when a later touch of the run must tell whether a trajectory is new.
-    std::int64_t trajectory_count = -1;  // -1: not counted
+    // Distinct trajectories: the first touch counts them; the set is read only when a later
+    // touch of the run must tell whether a trajectory is new.
+    std::int64_t trajectory_count = 0;
     bool trajectories_loaded = false;
     std::unordered_set<std::int32_t> trajectories;
     // The qualifying time (0: not known to qualify). Adding occurrences can only move it
@@ -1072,8 +1069,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
 
   // The first touch of a signature in a run: its history (this chunk's occurrences included)
   // as aggregates, so that the run's cost does not grow with the log. One pass in primary-key
-  // order counts the targets (few per signature, so no string is interned per row) and keeps
-  // the newest ids; SQLite counts the distinct trajectories. The qualifying time of the
+  // order counts the targets (few per signature, so no string is interned per row) and the
+  // distinct trajectories, and keeps the newest ids. The qualifying time of the
   // history before this chunk is the observation's first_detected_us (the minimum of the
   // values written, and each write had the then qualifying time: see upsert_observation()).
   void load_pattern(const std::string& ns, const std::string& signature,
@@ -1082,8 +1079,14 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     bind_signature(rows, ns, signature);
     std::map<std::string, std::int64_t, std::less<>> targets;
     auto last_target = targets.end();
+    trajectory_text_.clear();
+    trajectory_ends_.clear();
     while (rows.executeStep()) {
       ++s.count;
+      const SQLite::Column trajectory = rows.getColumn(3);
+      const char* trajectory_id = trajectory.getText();
+      trajectory_text_.append(trajectory_id, static_cast<std::size_t>(trajectory.getBytes()));
+      trajectory_ends_.push_back(trajectory_text_.size());
       s.max_seq = rows.getColumn(0).getInt64();  // ascending
       s.last_ts = std::max(s.last_ts, rows.getColumn(1).getInt64());
       s.newest.push_back(s.max_seq);
@@ -1103,6 +1106,19 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     }
     rows.reset();
     for (const auto& [name, n] : targets) s.targets[intern(name)] += n;
+    // Nearly every occurrence has its own trajectory: sorting views of one buffer counts them
+    // without a string allocated or hashed per row (SQLite's count(DISTINCT) B-tree took
+    // twice the time of the whole pass).
+    std::vector<std::string_view> ids;
+    ids.reserve(trajectory_ends_.size());
+    std::size_t begin = 0;
+    for (const std::size_t end : trajectory_ends_) {
+      ids.emplace_back(trajectory_text_.data() + begin, end - begin);
+      begin = end;
+    }
+    std::sort(ids.begin(), ids.end());
+    s.trajectory_count =
+        static_cast<std::int64_t>(std::unique(ids.begin(), ids.end()) - ids.begin());
     SQLite::Statement& observed = observation_first_;
     observed.reset();
     observed.bind(1, observation_id);
@@ -1205,13 +1221,6 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
       extend_pattern(ns, signature, s);
     }
     if (s.count < p_.pattern_min_occurrences) return;
-    if (s.trajectory_count < 0) {
-      SQLite::Statement& distinct = pattern_trajectory_count_;
-      bind_signature(distinct, ns, signature);
-      distinct.executeStep();
-      s.trajectory_count = distinct.getColumn(0).getInt64();
-      distinct.reset();
-    }
     if (s.trajectory_count < p_.pattern_min_trajectories) {
       return;  // the walk below could not qualify it either
     }
@@ -1342,7 +1351,6 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement pattern_rows_;
   SQLite::Statement pattern_count_upto_;
   SQLite::Statement pattern_history_;
-  SQLite::Statement pattern_trajectory_count_;
   SQLite::Statement pattern_trajectories_;
   SQLite::Statement pattern_head_;
   SQLite::Statement observation_first_;
@@ -1354,6 +1362,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   // ns + '\n' + tool sequence -> its successful runs in (ts, seq) order, this run
   std::unordered_map<std::string, std::vector<SuccessfulRun>> competences_;
   std::unordered_map<std::string, std::int32_t> interned_;
+  std::string trajectory_text_;               // load_pattern(): the history's trajectory ids
+  std::vector<std::size_t> trajectory_ends_;  // their ends in trajectory_text_
   std::vector<std::string> strings_;
   Totals totals_;
   std::int64_t now_ = 0;  // the run's "now": every evaluation of the run uses it
