@@ -1054,9 +1054,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     q.bind(2, signature);
   }
 
-  // Whether the signature has at most short_history_occurrences occurrences. Such a history (what a
-  // full cycle's first touches see) is cheaper read whole than as aggregates: each aggregate query
-  // costs a sort or a temporary B-tree of its own.
+  // Whether the signature has at most short_history_occurrences occurrences. Such a history
+  // (what a full cycle's first touches see) is read whole and kept: the aggregate pass would
+  // cost the same, and a later touch of the run would then read the trajectory ids again.
   bool short_history(const std::string& ns, const std::string& signature) {
     SQLite::Statement& probe = pattern_count_upto_;
     bind_signature(probe, ns, signature);
@@ -1202,9 +1202,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     return 0;
   }
 
-  // A chunk costs what it adds: the history is read as aggregates once per run (not row by
-  // row: at 1M events a +10,000 run touches nearly every signature, and reading their rows
-  // was most of the run), the chunk's rows one by one.
+  // A chunk costs what it adds: a long history is read as aggregates once per run, its rows
+  // not kept (at 1M events a +10,000 run touches nearly every signature, and interning each
+  // occurrence's trajectory was most of the run), the chunk's rows one by one.
   void update_pattern(const std::string& ns, const std::string& signature,
                       std::int64_t earliest_ts) {
     auto [cached, fresh] = patterns_.try_emplace(ns + '\n' + signature);
