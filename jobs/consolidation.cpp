@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -249,6 +250,20 @@ WHERE decision_id = ?1)sql"),
         pattern_rows_(db_,
                       "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
                       "namespace = ?1 AND signature = ?2 AND seq > ?3"),
+        pattern_count_upto_(db_,
+                            "SELECT count(*) FROM (SELECT 1 FROM problem_occurrences WHERE "
+                            "namespace = ?1 AND signature = ?2 LIMIT ?3)"),
+        pattern_history_(db_,
+                         "SELECT seq, ts_us, target, trajectory_id FROM problem_occurrences "
+                         "WHERE namespace = ?1 AND signature = ?2"),
+        pattern_trajectories_(db_,
+                              "SELECT trajectory_id FROM problem_occurrences WHERE namespace = "
+                              "?1 AND signature = ?2 AND seq <= ?3"),
+        pattern_head_(db_,
+                      "SELECT seq, ts_us, trajectory_id FROM problem_occurrences WHERE "
+                      "namespace = ?1 AND signature = ?2 AND ts_us <= ?3 ORDER BY ts_us, seq"),
+        observation_first_(db_,
+                           "SELECT first_detected_us FROM observations WHERE observation_id = ?1"),
         observation_support_(db_,
                              "SELECT support_count FROM observations WHERE observation_id = ?1"),
         observation_upsert_(db_, R"sql(
@@ -319,7 +334,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     read_events_.bind(2, static_cast<std::int64_t>(watermark));
     read_events_.bind(3, static_cast<std::int64_t>(p_.chunk_events));
     std::int64_t last_seq = watermark;
-    std::set<std::string> touched_signatures;
+    std::map<std::string, std::int64_t> touched_signatures;  // -> earliest ts_us in the chunk
     bool yielded = false;
     std::vector<Outcome> outcomes;
     std::map<std::string, std::string> episode_targets;
@@ -409,7 +424,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
           }
           insert_problem_.bind(6, static_cast<std::int64_t>(ts));
           insert_problem_.exec();
-          touched_signatures.insert(signature);
+          const auto [touched, first] = touched_signatures.try_emplace(signature, ts);
+          if (!first) touched->second = std::min(touched->second, ts);
         }
       }
       // 5. End of a trajectory.
@@ -437,7 +453,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     for (auto& [target, stream] : chunk_streams_) {
       if (stream.active && stream.dirty) write_stream(ns, target, stream);
     }
-    for (const auto& signature : touched_signatures) update_pattern(ns, signature);
+    for (const auto& [signature, earliest_ts] : touched_signatures) {
+      update_pattern(ns, signature, earliest_ts);
+    }
 
     state_.set(ns, "watermark", std::to_string(last_seq));
     state_.set(
@@ -992,20 +1010,34 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     std::int64_t ts_us;
     std::int64_t seq;
     std::int32_t trajectory;
-    std::int32_t target;  // -1: none
     bool operator<(const Occurrence& o) const {
       return ts_us != o.ts_us ? ts_us < o.ts_us : seq < o.seq;
     }
   };
 
-  // A signature's occurrences known to this run and what update_pattern() reports of them,
-  // kept as the occurrences arrive so that a chunk costs what it adds.
+  // What this run knows of a signature's occurrences: the totals update_pattern() reports,
+  // never the whole history. The first touch in a run reads the history as aggregates (the
+  // rows stay in SQLite); later touches add the rows above max_seq.
   struct PatternState {
-    std::vector<Occurrence> occurrences;  // sorted by (ts_us, seq)
-    std::vector<std::int64_t> seqs;       // ascending
-    std::unordered_set<std::int32_t> trajectories;
+    std::string id;  // the observation's
+    std::int64_t count = 0;
+    std::int64_t max_seq = 0;                                // every occurrence up to it is counted
+    std::int64_t last_ts = 0;                                // the largest ts_us
     std::unordered_map<std::int32_t, std::int64_t> targets;  // interned target -> occurrences
-    std::int64_t max_seq = 0;
+    std::vector<std::int64_t> newest;  // ascending; its last kMaxSupportIdsListed are listed
+    // Distinct trajectories: the first touch counts them; the set is read only when a later
+    // touch of the run must tell whether a trajectory is new.
+    std::int64_t trajectory_count = 0;
+    bool trajectories_loaded = false;
+    std::unordered_set<std::int32_t> trajectories;
+    // The qualifying time (0: not known to qualify). Adding occurrences can only move it
+    // earlier: each prefix of the (ts_us, seq) order keeps the occurrences it had and may
+    // gain some, so the prefix that qualified still does. Hence it changes only when an
+    // occurrence arrives before it, and the walk needs only the occurrences with ts_us <= it.
+    std::int64_t qualified_at = 0;
+    bool head_loaded = false;
+    std::int64_t head_bound = 0;   // head holds every occurrence with ts_us <= head_bound
+    std::vector<Occurrence> head;  // sorted by (ts_us, seq)
   };
 
   std::int32_t intern(const std::string& text) {
@@ -1015,47 +1047,142 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     return it->second;
   }
 
-  // A signature's occurrences come from the table once per run, then only those a chunk
-  // added (seq above the largest known): a chunk costs what it adds, not what the signature
-  // accumulated over the whole log (quadratic otherwise).
-  void update_pattern(const std::string& ns, const std::string& signature) {
-    auto [cached, fresh] = patterns_.try_emplace(ns + '\n' + signature);
-    PatternState& state = cached->second;
-    SQLite::Statement& rows = pattern_rows_;
+  static void bind_signature(SQLite::Statement& q, const std::string& ns,
+                             const std::string& signature) {
+    q.reset();
+    q.bind(1, ns);
+    q.bind(2, signature);
+  }
+
+  // Whether the signature has at most short_history_occurrences occurrences. Such a history
+  // (what a full cycle's first touches see) is read whole and kept: the aggregate pass would
+  // cost the same, and a later touch of the run would then read the trajectory ids again.
+  bool short_history(const std::string& ns, const std::string& signature) {
+    SQLite::Statement& probe = pattern_count_upto_;
+    bind_signature(probe, ns, signature);
+    probe.bind(3, static_cast<std::int64_t>(p_.short_history_occurrences + 1));
+    probe.executeStep();
+    const bool few = probe.getColumn(0).getInt64() <= p_.short_history_occurrences;
+    probe.reset();
+    return few;
+  }
+
+  // The first touch of a signature in a run: its history (this chunk's occurrences included)
+  // as aggregates, so that the run's cost does not grow with the log. One pass in primary-key
+  // order counts the targets (few per signature, so no string is interned per row) and the
+  // distinct trajectories, and keeps the newest ids. The qualifying time of the
+  // history before this chunk is the observation's first_detected_us (the minimum of the
+  // values written, and each write had the then qualifying time: see upsert_observation()).
+  void load_pattern(const std::string& ns, const std::string& signature,
+                    const std::string& observation_id, PatternState& s) {
+    SQLite::Statement& rows = pattern_history_;
+    bind_signature(rows, ns, signature);
+    std::map<std::string, std::int64_t, std::less<>> targets;
+    auto last_target = targets.end();
+    trajectory_text_.clear();
+    trajectory_ends_.clear();
+    while (rows.executeStep()) {
+      ++s.count;
+      const SQLite::Column trajectory = rows.getColumn(3);
+      const char* trajectory_id = trajectory.getText();
+      trajectory_text_.append(trajectory_id, static_cast<std::size_t>(trajectory.getBytes()));
+      trajectory_ends_.push_back(trajectory_text_.size());
+      s.max_seq = rows.getColumn(0).getInt64();  // ascending
+      s.last_ts = std::max(s.last_ts, rows.getColumn(1).getInt64());
+      s.newest.push_back(s.max_seq);
+      if (s.newest.size() == 2 * kMaxSupportIdsListed) {
+        s.newest.erase(s.newest.begin(),
+                       s.newest.begin() + static_cast<std::ptrdiff_t>(kMaxSupportIdsListed));
+      }
+      const SQLite::Column target = rows.getColumn(2);
+      if (target.isNull()) continue;
+      const char* text = target.getText();
+      const std::string_view name(text, static_cast<std::size_t>(target.getBytes()));
+      if (last_target == targets.end() || last_target->first != name) {
+        last_target = targets.find(name);
+        if (last_target == targets.end()) last_target = targets.emplace(name, 0).first;
+      }
+      ++last_target->second;
+    }
     rows.reset();
-    rows.bind(1, ns);
-    rows.bind(2, signature);
-    rows.bind(3, static_cast<std::int64_t>(fresh ? 0 : state.max_seq));
-    const auto middle = static_cast<std::ptrdiff_t>(state.occurrences.size());
-    const auto seqs_middle = static_cast<std::ptrdiff_t>(state.seqs.size());
+    for (const auto& [name, n] : targets) s.targets[intern(name)] += n;
+    // Nearly every occurrence has its own trajectory: sorting views of one buffer counts them
+    // without a string allocated or hashed per row (SQLite's count(DISTINCT) B-tree took
+    // twice the time of the whole pass).
+    std::vector<std::string_view> ids;
+    ids.reserve(trajectory_ends_.size());
+    std::size_t begin = 0;
+    for (const std::size_t end : trajectory_ends_) {
+      ids.emplace_back(trajectory_text_.data() + begin, end - begin);
+      begin = end;
+    }
+    std::sort(ids.begin(), ids.end());
+    s.trajectory_count =
+        static_cast<std::int64_t>(std::unique(ids.begin(), ids.end()) - ids.begin());
+    SQLite::Statement& observed = observation_first_;
+    observed.reset();
+    observed.bind(1, observation_id);
+    if (observed.executeStep()) s.qualified_at = observed.getColumn(0).getInt64();
+    observed.reset();
+  }
+
+  // A later touch in the same run: the occurrences above max_seq (this chunk's).
+  void extend_pattern(const std::string& ns, const std::string& signature, PatternState& s) {
+    if (!s.trajectories_loaded) {
+      SQLite::Statement& known = pattern_trajectories_;
+      bind_signature(known, ns, signature);
+      known.bind(3, static_cast<std::int64_t>(s.max_seq));
+      while (known.executeStep()) s.trajectories.insert(intern(known.getColumn(0).getString()));
+      known.reset();
+      s.trajectories_loaded = true;
+    }
+    SQLite::Statement& rows = pattern_rows_;
+    bind_signature(rows, ns, signature);
+    rows.bind(3, static_cast<std::int64_t>(s.max_seq));
+    const auto middle = static_cast<std::ptrdiff_t>(s.head.size());
     while (rows.executeStep()) {
       const Occurrence o{rows.getColumn(2).getInt64(), rows.getColumn(0).getInt64(),
-                         intern(rows.getColumn(1).getString()),
-                         rows.getColumn(3).isNull() ? -1 : intern(rows.getColumn(3).getString())};
-      state.occurrences.push_back(o);
-      state.seqs.push_back(o.seq);
-      state.trajectories.insert(o.trajectory);
-      if (o.target >= 0) ++state.targets[o.target];
-      state.max_seq = std::max(state.max_seq, o.seq);
+                         intern(rows.getColumn(1).getString())};
+      ++s.count;
+      s.max_seq = std::max(s.max_seq, o.seq);
+      s.last_ts = std::max(s.last_ts, o.ts_us);
+      s.newest.push_back(o.seq);
+      s.trajectories.insert(o.trajectory);
+      if (!rows.getColumn(3).isNull()) ++s.targets[intern(rows.getColumn(3).getString())];
+      if (s.head_loaded && o.ts_us <= s.head_bound) s.head.push_back(o);
     }
     rows.reset();
-    std::sort(state.occurrences.begin() + middle, state.occurrences.end());
-    std::inplace_merge(state.occurrences.begin(), state.occurrences.begin() + middle,
-                       state.occurrences.end());
-    // Every new seq is above the largest known one, so sorting the new ones keeps all sorted.
-    std::sort(state.seqs.begin() + seqs_middle, state.seqs.end());
-
-    const auto count = static_cast<std::int64_t>(state.occurrences.size());
-    const auto trajectory_count = static_cast<std::int64_t>(state.trajectories.size());
-    if (count < p_.pattern_min_occurrences || trajectory_count < p_.pattern_min_trajectories) {
-      return;  // the walk below could not qualify it either
+    // Rows come in seq (primary key) order, every new seq above the known ones.
+    if (s.newest.size() > 2 * kMaxSupportIdsListed) {
+      s.newest.erase(s.newest.begin(),
+                     s.newest.end() - static_cast<std::ptrdiff_t>(kMaxSupportIdsListed));
     }
-    // The event time at which the occurrences, in time order, first met both thresholds. The
-    // walk stops there: usually within the first few occurrences.
-    std::int64_t qualified_at = 0;
+    std::sort(s.head.begin() + middle, s.head.end());
+    std::inplace_merge(s.head.begin(), s.head.begin() + middle, s.head.end());
+    s.trajectory_count = static_cast<std::int64_t>(s.trajectories.size());
+  }
+
+  // The event time at which the occurrences, in (ts_us, seq) order, first met both thresholds
+  // (0: never). Only occurrences up to the current qualifying time can matter (PatternState),
+  // so the head keeps those alone, read once per run and cut back as the time moves earlier.
+  std::int64_t qualifying_time(const std::string& ns, const std::string& signature,
+                               PatternState& s) {
+    if (!s.head_loaded) {
+      s.head_bound =
+          s.qualified_at != 0 ? s.qualified_at : std::numeric_limits<std::int64_t>::max();
+      SQLite::Statement& rows = pattern_head_;
+      bind_signature(rows, ns, signature);
+      rows.bind(3, static_cast<std::int64_t>(s.head_bound));
+      while (rows.executeStep()) {
+        s.head.push_back({rows.getColumn(1).getInt64(), rows.getColumn(0).getInt64(),
+                          intern(rows.getColumn(2).getString())});
+      }
+      rows.reset();
+      s.head_loaded = true;
+    }
     std::int64_t seen = 0;
     std::vector<std::int32_t> walked;
-    for (const Occurrence& o : state.occurrences) {
+    for (const Occurrence& o : s.head) {
       ++seen;
       if (static_cast<std::int64_t>(walked.size()) < p_.pattern_min_trajectories &&
           std::find(walked.begin(), walked.end(), o.trajectory) == walked.end()) {
@@ -1063,15 +1190,50 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
       }
       if (seen >= p_.pattern_min_occurrences &&
           static_cast<std::int64_t>(walked.size()) >= p_.pattern_min_trajectories) {
-        qualified_at = o.ts_us;
-        break;
+        // Later occurrences cannot matter again: the time only moves earlier.
+        s.head_bound = o.ts_us;
+        s.head.erase(
+            std::upper_bound(s.head.begin(), s.head.end(), o.ts_us,
+                             [](std::int64_t t, const Occurrence& x) { return t < x.ts_us; }),
+            s.head.end());
+        return o.ts_us;
       }
     }
-    if (qualified_at == 0) return;
+    return 0;
+  }
+
+  // A chunk costs what it adds: a long history is read as aggregates once per run, its rows
+  // not kept (at 1M events a +10,000 run touches nearly every signature, and interning each
+  // occurrence's trajectory was most of the run), the chunk's rows one by one.
+  void update_pattern(const std::string& ns, const std::string& signature,
+                      std::int64_t earliest_ts) {
+    auto [cached, fresh] = patterns_.try_emplace(ns + '\n' + signature);
+    PatternState& s = cached->second;
+    if (fresh) s.id = "pattern:" + ns + ":" + sha256_hex(signature).substr(0, 16);
+    if (fresh && !short_history(ns, signature)) {
+      load_pattern(ns, signature, s.id, s);
+    } else {
+      if (fresh) {  // read whole, as a later touch reads its chunk's rows
+        s.trajectories_loaded = true;
+        s.head_loaded = true;
+        s.head_bound = std::numeric_limits<std::int64_t>::max();
+      }
+      extend_pattern(ns, signature, s);
+    }
+    if (s.count < p_.pattern_min_occurrences) return;
+    if (s.trajectory_count < p_.pattern_min_trajectories) {
+      return;  // the walk below could not qualify it either
+    }
+    // This chunk's occurrences all come after the known ones in seq, so one at the qualifying
+    // time itself comes after the occurrence that qualified: only an earlier one moves it.
+    if (s.qualified_at == 0 || earliest_ts < s.qualified_at) {
+      s.qualified_at = qualifying_time(ns, signature, s);
+    }
+    if (s.qualified_at == 0) return;
     // The most frequent target; among equals the first in byte order.
     std::int32_t best_target = -1;
     std::int64_t best = 0;
-    for (const auto& [t, n] : state.targets) {
+    for (const auto& [t, n] : s.targets) {
       if (n > best || (n == best && strings_[static_cast<std::size_t>(t)] <
                                         strings_[static_cast<std::size_t>(best_target)])) {
         best_target = t;
@@ -1081,19 +1243,17 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     const std::string target =
         best_target < 0 ? std::string() : strings_[static_cast<std::size_t>(best_target)];
     json ids = json::array();
-    for (std::size_t i = state.seqs.size() > kMaxSupportIdsListed
-                             ? state.seqs.size() - kMaxSupportIdsListed
-                             : 0;
-         i < state.seqs.size(); ++i) {
-      ids.push_back(state.seqs[i]);
+    for (std::size_t i =
+             s.newest.size() > kMaxSupportIdsListed ? s.newest.size() - kMaxSupportIdsListed : 0;
+         i < s.newest.size(); ++i) {
+      ids.push_back(s.newest[i]);
     }
-    const std::string id = "pattern:" + ns + ":" + sha256_hex(signature).substr(0, 16);
-    const std::string text = "Seen " + std::to_string(count) + " times in " +
-                             std::to_string(trajectory_count) + " trajectories" +
+    const std::string text = "Seen " + std::to_string(s.count) + " times in " +
+                             std::to_string(s.trajectory_count) + " trajectories" +
                              (target.empty() ? "" : ", mostly around " + target) + ": " + signature;
-    upsert_observation(id, ns, "pattern", signature, target,
-                       "Recurring problem: " + signature.substr(0, 200), text, ids, count,
-                       trajectory_count, 0, qualified_at, state.occurrences.back().ts_us);
+    upsert_observation(s.id, ns, "pattern", signature, target,
+                       "Recurring problem: " + signature.substr(0, 200), text, ids, s.count,
+                       s.trajectory_count, 0, s.qualified_at, s.last_ts);
   }
 
   // Creates or reinforces an observation (seed 003 MemoryMetaObservation). Confidence
@@ -1189,6 +1349,11 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement outcome_upsert_;
   SQLite::Statement competence_runs_;
   SQLite::Statement pattern_rows_;
+  SQLite::Statement pattern_count_upto_;
+  SQLite::Statement pattern_history_;
+  SQLite::Statement pattern_trajectories_;
+  SQLite::Statement pattern_head_;
+  SQLite::Statement observation_first_;
   SQLite::Statement observation_support_;
   SQLite::Statement observation_upsert_;
   std::map<std::string, TargetTotals> chunk_totals_;        // by target, this chunk only
@@ -1197,6 +1362,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   // ns + '\n' + tool sequence -> its successful runs in (ts, seq) order, this run
   std::unordered_map<std::string, std::vector<SuccessfulRun>> competences_;
   std::unordered_map<std::string, std::int32_t> interned_;
+  std::string trajectory_text_;               // load_pattern(): the history's trajectory ids
+  std::vector<std::size_t> trajectory_ends_;  // their ends in trajectory_text_
   std::vector<std::string> strings_;
   Totals totals_;
   std::int64_t now_ = 0;  // the run's "now": every evaluation of the run uses it

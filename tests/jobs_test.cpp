@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -325,6 +326,105 @@ TEST_CASE("consolidation: the same tables for any chunk size and any split into 
       CHECK(derived_tables(db) == tables);
       CHECK(knowledge_audit(db) == audit);
     }
+  }
+}
+
+// A recurring problem's history is read as aggregates at its first touch in a run, and its
+// qualifying time is only re-walked when an occurrence arrives before it (jobs/consolidation.cpp
+// update_pattern). Events here arrive late (earlier timestamps in later runs), at the
+// qualifying time itself, in trajectories already counted in earlier runs, with targets tied,
+// and in one-event chunks so that later touches of a run add to what the first one read; the
+// observation must equal the one run over all events and the hand-computed values.
+TEST_CASE("consolidation: a recurring problem's totals across late, tied and repeated arrivals") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  constexpr std::int64_t kDayStart = 1'767'225'600 * kSecond;  // 2026-01-01T00:00:00Z
+  auto at = [&](int hour, int minute, int second = 0) {
+    return kDayStart + ((hour * 60 + minute) * 60 + second) * kSecond;
+  };
+  int next_id = 0;
+  auto event = [&](const std::string& episode, int hour, int minute, int second,
+                   const std::string& target) {
+    char stamp[40];
+    std::snprintf(stamp, sizeof stamp, "2026-01-01T%02d:%02d:%02d+00:00", hour, minute, second);
+    return json{{"schema_version", 1},   {"id", "probe:" + std::to_string(++next_id)},
+                {"source", "agent"},     {"kind", "error"},
+                {"namespace", "probe"},  {"agent_id", "probe-agent"},
+                {"timestamp", stamp},    {"content", "Disk quota exceeded"},
+                {"episode_id", episode}, {"context", {{"target", target}}}}
+        .dump();
+  };
+  // Each batch is stored, then consolidated in one run with the given chunk size.
+  std::vector<std::pair<std::vector<std::string>, std::int64_t>> runs;
+  // 1: one trajectory, no pattern yet.
+  runs.push_back(
+      {{event("A", 10, 0, 0, "alpha"), event("A", 10, 1, 0, "alpha"), event("A", 10, 2, 0, "beta")},
+       20000});
+  // 2: a second trajectory qualifies it at 10:05; alpha and beta tie (alpha: byte order).
+  runs.push_back({{event("B", 10, 5, 0, "beta")}, 20000});
+  // 3: late arrivals move the qualifying time to 10:00 (C 09:00, A 09:30, A 10:00).
+  runs.push_back({{event("C", 9, 0, 0, "gamma"), event("A", 9, 30, 0, "alpha")}, 20000});
+  // 4: trajectories B and A again (still 3); beta leads.
+  runs.push_back({{event("B", 11, 0, 0, "beta"), event("A", 11, 1, 0, "beta")}, 20000});
+  // 5: one-event chunks: D at the qualifying time itself (no change), then E, E, F earlier.
+  runs.push_back({{event("D", 10, 0, 0, "gamma"), event("E", 8, 0, 0, "gamma"),
+                   event("E", 8, 1, 0, "gamma"), event("F", 8, 2, 0, "beta")},
+                  1});
+  // 6: 205 occurrences in chunks of 50: the newest 200 ids are listed.
+  {
+    std::vector<std::string> batch;
+    for (int i = 0; i < 205; ++i) batch.push_back(event("G", 12, i / 60, i % 60, "delta"));
+    runs.push_back({batch, 50});
+  }
+  const std::vector<std::string> expected = {
+      "",
+      "4|2|alpha|" + std::to_string(at(10, 5)) + "|" + std::to_string(at(10, 5)) + "|",
+      "6|3|alpha|" + std::to_string(at(10, 0)) + "|" + std::to_string(at(10, 5)) + "|",
+      "8|3|beta|" + std::to_string(at(10, 0)) + "|" + std::to_string(at(11, 1)) + "|",
+      "12|6|beta|" + std::to_string(at(8, 2)) + "|" + std::to_string(at(11, 1)) + "|",
+      "217|7|delta|" + std::to_string(at(8, 2)) + "|" + std::to_string(at(12, 3, 24)) + "|",
+  };
+  auto observation = [](SQLite::Database& db) {
+    return dump(db,
+                "SELECT support_count, trajectory_count, target, first_detected_us, "
+                "last_reinforced_us FROM observations WHERE namespace = 'probe' AND "
+                "observation_type = 'pattern'");
+  };
+
+  std::vector<std::string> all;
+  for (const auto& run : runs) all.insert(all.end(), run.first.begin(), run.first.end());
+  const std::string whole = dir.file("whole.db");
+  REQUIRE(test::load_lines(whole, all, clock) == all.size());
+  auto db_whole = open_writer(whole);
+  consolidate(db_whole, clock, default_params());
+  CHECK(observation(db_whole) == expected.back() + "\n");
+  const std::string tables = derived_tables(db_whole);
+
+  // 0: every first touch reads aggregates; 5: some do; 1000: none does.
+  for (const std::int64_t short_history : {0, 5, 1000}) {
+    INFO("short_history_occurrences " << short_history);
+    const std::string split = dir.file("split-" + std::to_string(short_history) + ".db");
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      INFO("run " << r + 1);
+      REQUIRE(test::load_lines(split, runs[r].first, clock) == runs[r].first.size());
+      auto db = open_writer(split);
+      auto params = default_params();
+      params.chunk_events = runs[r].second;
+      params.short_history_occurrences = short_history;
+      consolidate(db, clock, params);
+      CHECK(observation(db) == (expected[r].empty() ? "" : expected[r] + "\n"));
+    }
+    auto db_split = open_writer(split);
+    CHECK(derived_tables(db_split) == tables);
+    // The newest 200 of the 217 occurrences (seqs 1..217), ascending.
+    const auto ids = json::parse(db_split
+                                     .execAndGet("SELECT supporting_event_ids FROM observations "
+                                                 "WHERE namespace = 'probe'")
+                                     .getString());
+    REQUIRE(ids.size() == 200);
+    CHECK(ids.front() == 18);
+    CHECK(ids.back() == 217);
+    CHECK(db_split.execAndGet("SELECT min(seq) FROM events").getInt64() == 1);
   }
 }
 
