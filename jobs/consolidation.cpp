@@ -1167,6 +1167,17 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   // so the head keeps those alone, read once per run and cut back as the time moves earlier.
   std::int64_t qualifying_time(const std::string& ns, const std::string& signature,
                                PatternState& s) {
+    if (const std::int64_t t = walk_head(ns, signature, s); t != 0) return t;
+    if (s.head_bound == std::numeric_limits<std::int64_t>::max()) return 0;
+    // The stored time was found under other thresholds (consolidation.pattern_min_* raised
+    // since): the whole history decides, as it did before the head was kept.
+    s.head.clear();
+    s.head_loaded = false;
+    s.qualified_at = 0;
+    return walk_head(ns, signature, s);
+  }
+
+  std::int64_t walk_head(const std::string& ns, const std::string& signature, PatternState& s) {
     if (!s.head_loaded) {
       s.head_bound =
           s.qualified_at != 0 ? s.qualified_at : std::numeric_limits<std::int64_t>::max();

@@ -426,6 +426,30 @@ TEST_CASE("consolidation: a recurring problem's totals across late, tied and rep
     CHECK(ids.back() == 217);
     CHECK(db_split.execAndGet("SELECT min(seq) FROM events").getInt64() == 1);
   }
+
+  // Thresholds raised between runs (consolidation.pattern_min_*, a reload): the occurrences
+  // up to the stored qualifying time no longer qualify, the whole history does (at D 12:00).
+  // The observation is still reinforced, its first detection kept (the minimum, as always).
+  const std::vector<std::string> late = {event("A", 9, 0, 0, "alpha"),
+                                         event("D", 12, 0, 0, "beta")};
+  for (const std::int64_t short_history : {0, 1000}) {
+    INFO("raised thresholds, short_history_occurrences " << short_history);
+    const std::string raised = dir.file("raised-" + std::to_string(short_history) + ".db");
+    for (std::size_t r = 0; r < 2; ++r) {
+      REQUIRE(test::load_lines(raised, runs[r].first, clock) == runs[r].first.size());
+      auto db = open_writer(raised);
+      consolidate(db, clock, default_params());
+    }
+    REQUIRE(test::load_lines(raised, late, clock) == 2);
+    auto db = open_writer(raised);
+    auto params = default_params();
+    params.pattern_min_occurrences = 4;
+    params.pattern_min_trajectories = 3;
+    params.short_history_occurrences = short_history;
+    consolidate(db, clock, params);
+    CHECK(observation(db) ==
+          "6|3|alpha|" + std::to_string(at(10, 5)) + "|" + std::to_string(at(12, 0)) + "|\n");
+  }
 }
 
 // Consolidation ends its chunk at the next event when ingest waits at the write gate
