@@ -85,15 +85,20 @@ constexpr std::int64_t kBulkSearchShare = 4;
 // entity by entity (the same results, slower), within the daemon's memory budget.
 constexpr std::size_t kBulkSearchMaxEntities = 250'000;
 
-std::int64_t summary_epoch(SQLite::Database& db) {
-  SQLite::Statement q(db, "SELECT changes FROM entity_summary_epoch WHERE id = 1");
-  return q.executeStep() ? q.getColumn(0).getInt64() : -1;
+// `epoch`: SELECT changes FROM entity_summary_epoch, prepared once per run.
+std::int64_t summary_epoch(SQLite::Statement& epoch) {
+  epoch.reset();
+  const std::int64_t changes = epoch.executeStep() ? epoch.getColumn(0).getInt64() : -1;
+  epoch.reset();  // no statement may stay on a row into a write transaction (WriteTransaction)
+  return changes;
 }
 
 // The searches of the marked entities that need one (marked `full`, or without state), all in
 // one pass over every mention in seq order, read in a snapshot, with the summary inputs'
 // version (migration 14) they were found at. Empty when they are too few to pay for the pass.
-std::unordered_map<std::int64_t, Searched> search_in_bulk(JobContext& ctx, std::int64_t& epoch) {
+std::unordered_map<std::int64_t, Searched> search_in_bulk(JobContext& ctx,
+                                                          SQLite::Statement& epoch_query,
+                                                          std::int64_t& epoch) {
   SQLite::Database& db = ctx.db;
   std::unordered_map<std::int64_t, Searched> found;
   SQLite::Transaction snapshot(db, SQLite::TransactionBehavior::DEFERRED);
@@ -117,7 +122,7 @@ std::unordered_map<std::int64_t, Searched> search_in_bulk(JobContext& ctx, std::
     snapshot.commit();  // it only read
     return {};
   }
-  epoch = summary_epoch(db);
+  epoch = summary_epoch(epoch_query);
   // CROSS JOIN and ORDER BY keep SQLite on the primary key of event_entities (seq, entity_id):
   // the events are then read in seq order, each once for all its mentions.
   SQLite::Statement all(
@@ -241,8 +246,9 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   }
   // 3. Searched entity by entity, a search reads every mention's event at random; when most
   // marked entities need one (a first run), one pass in seq order does them all beforehand.
+  SQLite::Statement epoch_query(db, "SELECT changes FROM entity_summary_epoch WHERE id = 1");
   std::int64_t bulk_epoch = -1;
-  std::unordered_map<std::int64_t, Searched> bulk = search_in_bulk(ctx, bulk_epoch);
+  std::unordered_map<std::int64_t, Searched> bulk = search_in_bulk(ctx, epoch_query, bulk_epoch);
   // 4. The marked active entities in scope, in id order, a batch at a time; each transaction
   // ends when the writer waits (its entities are refreshed and unmarked together, so a
   // trigger's mark made in between is never lost).
@@ -432,7 +438,7 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     // This transaction holds the write lock: nothing can change between this check and its
     // commit. A change since the pass (another connection's hits, archiving, a forgotten
     // mention) retires all it found: the searches read the tables again.
-    if (!bulk.empty() && summary_epoch(db) != bulk_epoch) bulk.clear();
+    if (!bulk.empty() && summary_epoch(epoch_query) != bulk_epoch) bulk.clear();
     batch.clear();
     next_batch.reset();
     next_batch.bind(1, ctx.ns);
