@@ -80,6 +80,7 @@
 #include "bus/event_decoder.hpp"
 #include "common/clock.hpp"
 #include "common/guarded_main.hpp"
+#include "common/heap.hpp"
 #include "config/config.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/logging.hpp"
@@ -301,6 +302,7 @@ class ForkedDaemon {
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
       int status = 1;
+      keep_freed_heap_mapped();  // as reflectd's main() does
       try {
         SystemClock clock;
         daemon::DaemonOptions options;

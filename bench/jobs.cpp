@@ -91,6 +91,7 @@
 #include "bus/event_decoder.hpp"
 #include "common/clock.hpp"
 #include "common/guarded_main.hpp"
+#include "common/heap.hpp"
 #include "config/config.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/clustering.hpp"
@@ -212,6 +213,7 @@ double cpu_seconds() {
 int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend_slice_ms,
               std::int64_t cluster_chunk, std::int64_t consolidate_chunk,
               const std::vector<std::string>& only) {
+  keep_freed_heap_mapped();  // the daemon's heap policy (reflectd's main())
   std::optional<store::WriteGate> gate;
   std::atomic<bool> done{false};
   std::thread contender;

@@ -10,6 +10,7 @@
 #include "bus/security.hpp"
 #include "common/clock.hpp"
 #include "common/guarded_main.hpp"
+#include "common/heap.hpp"
 #include "common/version.hpp"
 #include "config/config.hpp"
 #include "daemon/daemon.hpp"
@@ -97,6 +98,9 @@ int run(int argc, char** argv) {
     return 0;
   }
 
+  if (!reflectd::keep_freed_heap_mapped()) {
+    spdlog::debug("malloc tuning unavailable: the heap keeps glibc's default trim policy");
+  }
   reflectd::SystemClock system_clock;
   const bool test_hooks = reflectd::daemon::test_hooks_from_env();
   std::optional<reflectd::daemon::PinnedWallClock> pinned;
