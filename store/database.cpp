@@ -76,6 +76,13 @@ SQLite::Database open_database(const DatabaseOptions& options, Access access) {
     db.exec("PRAGMA journal_mode = WAL");
     db.exec(synchronous_pragma(options.synchronous));
     db.exec("PRAGMA foreign_keys = ON");
+    // Statement journals in memory: a statement that writes several rows and can fail half
+    // way (a batched insert, an upsert with foreign keys, a trigger's writes) keeps the pages
+    // it changes in a statement journal, which SQLite spills to a temporary file past 64 KiB.
+    // The cluster job opened and wrote such files all the time: 1 s of its 8.5 s at 100,000
+    // events in the kernel (item 40 in docs/PERFORMANCE.md). What they hold is bounded by the
+    // pages one statement changes; the jobs' temporary B-trees are over a chunk's rows.
+    db.exec("PRAGMA temp_store = MEMORY");
     migrate(db);
     return db;
   } catch (const SQLite::Exception& error) {

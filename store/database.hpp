@@ -22,7 +22,8 @@ struct DatabaseOptions {
 };
 
 /// Opens a connection in WAL mode with foreign keys on. A writer also creates the file
-/// (mode 0600) and applies pending migrations. Readers open read-only.
+/// (mode 0600), keeps its temporary files in memory (PRAGMA temp_store = MEMORY: statement
+/// journals, temporary B-trees) and applies pending migrations. Readers open read-only.
 /// Throws std::runtime_error naming the file and what is wrong with it or its directory
 /// (missing, read-only filesystem, permission) when a writer cannot open it for writing;
 /// SQLite::Exception for other SQLite failures (e.g. a corrupt file).
