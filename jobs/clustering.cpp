@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <limits>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -159,10 +162,51 @@ std::string without_trailers(std::string_view text) {
   return out;
 }
 
-json parse_or_null(const SQLite::Column& column) {
-  if (column.isNull()) return {};
-  return json::parse(column.getString(), nullptr, false);
+json parse_or_null(const std::optional<std::string>& text) {
+  if (!text) return {};
+  return json::parse(*text, nullptr, false);
 }
+
+std::optional<std::string> optional_text(const SQLite::Column& column) {
+  if (column.isNull()) return std::nullopt;
+  return column.getString();
+}
+
+// One event of a chunk, as read, and its extraction once extract_batch() has run.
+struct ReadEvent {
+  std::int64_t seq = 0;
+  std::int64_t ts = 0;
+  int sensitivity = 0;
+  std::string kind;
+  std::string content;
+  std::optional<std::string> context;
+  std::optional<std::string> entities;
+  std::optional<std::string> relations;
+  std::string agent;
+  std::string episode;
+  std::string shown_cwd;  // the working directory the content shows (working_directory())
+  std::string cwd;        // the episode's working directory at this event
+  Extraction extraction;
+};
+
+// The pure per-event work (JSON parsing and entity extraction: ~16% of the job on one
+// thread), which the chunk loop runs on a second thread for the next batch while it stores
+// the current one. Touches nothing but `batch`; stops early once `abandon` is set (the chunk
+// yielded: the rest of the batch will not be stored).
+void extract_batch(std::vector<ReadEvent>& batch, const std::atomic<bool>& abandon) {
+  for (ReadEvent& e : batch) {
+    if (abandon.load(std::memory_order_relaxed)) return;
+    const json context = parse_or_null(e.context);
+    const json entities = parse_or_null(e.entities);
+    const json relations = parse_or_null(e.relations);
+    e.extraction =
+        extract_entities({e.kind, e.content, e.agent, &context, &entities, &relations, e.cwd});
+  }
+}
+
+// Events per batch of the chunk loop: starting the worker (a thread per batch) costs ~1% of
+// the batch's time, and a yield drops at most two batches of reads.
+constexpr std::size_t kBatchEvents = 64;
 
 // Terms are interned to dense ids for the length of a run (Clusterer::intern) so that hashing,
 // equality and the cosine's lookups are integer operations. Every *ordering* still compares
@@ -303,6 +347,7 @@ class Clusterer {
     for (const auto& ns : namespaces) {
       reset_namespace_caches();  // term, window and episode caches are keyed within one namespace
       episode_cwd_.clear();
+      read_cwd_.clear();
       while (cluster_chunk(ns)) {
       }
       // Communities are due whenever the graph moved past the last detection, not when this
@@ -364,46 +409,41 @@ class Clusterer {
     std::int64_t last_seq = watermark;
     std::int64_t processed = 0;
     bool yielded = false;
-    while (read_events_.executeStep()) {
-      const std::int64_t seq = read_events_.getColumn(0).getInt64();
-      const std::string kind = read_events_.getColumn(1).getString();
-      const std::int64_t ts = read_events_.getColumn(2).getInt64();
-      const std::string content = read_events_.getColumn(3).getString();
-      const json context = parse_or_null(read_events_.getColumn(4));
-      const json entities = parse_or_null(read_events_.getColumn(5));
-      const json relations = parse_or_null(read_events_.getColumn(6));
-      const std::string agent =
-          read_events_.getColumn(7).isNull() ? "" : read_events_.getColumn(7).getString();
-      const std::string episode =
-          read_events_.getColumn(8).isNull() ? "" : read_events_.getColumn(8).getString();
-      last_seq = seq;
-      ++processed;
-      // The episode's working directory, remembered across events (and runs: job_state).
-      std::string cwd;
-      if (!episode.empty()) {
-        const std::string shown = working_directory(content);
-        auto it = episode_cwd_.find(episode);
-        if (it == episode_cwd_.end()) {
-          it = episode_cwd_.emplace(episode, state_.get(ns, "cwd:" + episode).value_or("")).first;
-        }
-        if (!shown.empty() && shown != it->second) {
-          it->second = shown;
-          state_.set(ns, "cwd:" + episode, shown);
-        }
-        cwd = it->second;
+    // Two batches in flight: while this thread stores `current` (SQLite, the clusters), a
+    // worker extracts `next`. Events are stored in seq order and one at a time, as before,
+    // so the results do not change; a yield drops the events read but not stored, which the
+    // next chunk reads again.
+    std::vector<ReadEvent> current;
+    std::vector<ReadEvent> next;
+    bool more = true;  // read_events_ has not returned its last row yet
+    std::atomic<bool> abandon{false};
+    if (read_batch(ns, current, more)) extract_batch(current, abandon);
+    while (!current.empty()) {
+      std::future<void> extracted;
+      if (read_batch(ns, next, more)) {
+        extracted =
+            std::async(std::launch::async, [&next, &abandon] { extract_batch(next, abandon); });
       }
-      const Extraction extraction =
-          extract_entities({kind, content, agent, &context, &entities, &relations, cwd});
-      const int sensitivity = stored_sensitivity_rank(read_events_.getColumn(9).getText());
-      const auto entity_ids = entities_.add_event(ns, seq, ts, extraction, sensitivity);
-      cluster_event(ns, seq, ts, content, entity_ids, sensitivity);
-      if (processed % 256 == 0) ctx_.cancel.check();
-      // Ingest waits for the lock: end the chunk here (chunk ends do not change results).
-      if (transaction.should_yield()) {
-        yielded = true;
-        break;
+      for (const ReadEvent& e : current) {
+        last_seq = e.seq;
+        ++processed;
+        remember_working_directory(ns, e);
+        const auto entity_ids = entities_.add_event(ns, e.seq, e.ts, e.extraction, e.sensitivity);
+        cluster_event(ns, e.seq, e.ts, e.content, entity_ids, e.sensitivity);
+        if (processed % 256 == 0) ctx_.cancel.check();
+        // Ingest waits for the lock: end the chunk here (chunk ends do not change results).
+        if (transaction.should_yield()) {
+          yielded = true;
+          abandon = true;
+          break;
+        }
       }
+      if (extracted.valid()) extracted.get();
+      if (yielded) break;
+      std::swap(current, next);
+      next.clear();
     }
+    read_cwd_.clear();  // ahead of episode_cwd_ by the events a yield dropped
     read_events_.reset();
     if (processed == 0) return false;
     entities_.flush();
@@ -415,6 +455,56 @@ class Clusterer {
     totals_.events_processed += processed;
     trim();
     return yielded || processed == p_.chunk_events;
+  }
+
+  // Reads the next kBatchEvents events of the chunk (at most) into `batch`, each with its
+  // episode's working directory as of that event (read_cwd_: episode_cwd_ advanced over the
+  // events read but not stored yet). Returns whether it read any; `more` becomes false
+  // after the last row.
+  bool read_batch(const std::string& ns, std::vector<ReadEvent>& batch, bool& more) {
+    batch.clear();
+    while (batch.size() < kBatchEvents && more) {
+      more = read_events_.executeStep();
+      if (!more) break;
+      ReadEvent& e = batch.emplace_back();
+      e.seq = read_events_.getColumn(0).getInt64();
+      e.kind = read_events_.getColumn(1).getString();
+      e.ts = read_events_.getColumn(2).getInt64();
+      e.content = read_events_.getColumn(3).getString();
+      e.context = optional_text(read_events_.getColumn(4));
+      e.entities = optional_text(read_events_.getColumn(5));
+      e.relations = optional_text(read_events_.getColumn(6));
+      e.agent = read_events_.getColumn(7).isNull() ? "" : read_events_.getColumn(7).getString();
+      e.sensitivity = stored_sensitivity_rank(read_events_.getColumn(9).getText());
+      if (read_events_.getColumn(8).isNull()) continue;
+      e.episode = read_events_.getColumn(8).getString();
+      if (e.episode.empty()) continue;
+      e.shown_cwd = working_directory(e.content);
+      auto it = read_cwd_.find(e.episode);
+      if (it == read_cwd_.end()) it = read_cwd_.emplace(e.episode, stored_cwd(ns, e.episode)).first;
+      if (!e.shown_cwd.empty()) it->second = e.shown_cwd;
+      e.cwd = it->second;
+    }
+    return !batch.empty();
+  }
+
+  // The episode's working directory as of the last event stored (cached, and across runs in
+  // job_state).
+  std::string& stored_cwd(const std::string& ns, const std::string& episode) {
+    auto it = episode_cwd_.find(episode);
+    if (it == episode_cwd_.end()) {
+      it = episode_cwd_.emplace(episode, state_.get(ns, "cwd:" + episode).value_or("")).first;
+    }
+    return it->second;
+  }
+
+  // Stores event `e`'s working directory as its episode's, when the content shows a new one.
+  void remember_working_directory(const std::string& ns, const ReadEvent& e) {
+    if (e.shown_cwd.empty()) return;
+    std::string& known = stored_cwd(ns, e.episode);
+    if (known == e.shown_cwd) return;
+    known = e.shown_cwd;
+    state_.set(ns, "cwd:" + e.episode, known);
   }
 
   struct Term {
@@ -955,7 +1045,8 @@ class Clusterer {
   std::unordered_map<std::int64_t, Cluster> clusters_;
   std::vector<Cluster*> candidate_clusters_;  // cluster_event()'s candidates, into clusters_
   std::vector<std::int64_t> dirty_clusters_;
-  std::unordered_map<std::string, std::string> episode_cwd_;
+  std::unordered_map<std::string, std::string> episode_cwd_;  // as of the last event stored
+  std::unordered_map<std::string, std::string> read_cwd_;     // as of the last event read
   std::unordered_set<std::int64_t> created_ids_;
   std::unordered_map<std::pair<TermId, std::int64_t>, std::int64_t, PairHash> dirty_postings_;
   // (cluster, entity) -> mentions added by the chunk.

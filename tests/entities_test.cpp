@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -516,6 +517,60 @@ TEST_CASE("the cluster job yielding to the writer at arbitrary events gives the 
       "SELECT relationship_id, namespace, source_id, target_id, rel_type FROM "
       "entity_relationships ORDER BY relationship_id";
   CHECK(dump(db_yielding, ids) == dump(db_alone, ids));
+}
+
+TEST_CASE("a yield that drops events read ahead keeps each episode's working directory") {
+  // The chunk loop reads the next batch of events while it stores the current one, and a
+  // yield drops those read but not stored. Here every other event shows a new working
+  // directory and the others name a file in it by its absolute path, which the extraction
+  // makes relative to the working directory; given the directory of an event read after
+  // it, an event keeps the absolute path, another entity.
+  std::vector<std::string> lines;
+  for (int i = 0; i < 6000; ++i) {
+    const bool shows = i % 2 == 0;
+    char timestamp[32];
+    std::snprintf(timestamp, sizeof timestamp, "2025-01-01T%02d:%02d:%02d+00:00", i / 3600,
+                  i / 60 % 60, i % 60);
+    lines.push_back(json{
+        {"schema_version", 1},
+        {"id", "cwd:" + std::to_string(i)},
+        {"source", "agent"},
+        {"kind", shows ? "result" : "call"},
+        {"namespace", "cwd-test"},
+        {"agent_id", "agent-1"},
+        {"episode_id", "episode-" + std::to_string(i / 500)},
+        {"timestamp", timestamp},
+        {"content", shows ? "ls\n(Current directory: /repo/dir" + std::to_string(i / 2 % 5) + ")"
+                          : "edit /repo/dir" + std::to_string(i / 2 % 5) + "/module" +
+                                std::to_string(i % 7) + ".py"}}
+                        .dump());
+  }
+  test::TempDir dir;
+  Runner run;
+  const std::string alone = dir.file("alone.db");
+  const std::string yielding = dir.file("yielding.db");
+  REQUIRE(test::load_lines(alone, lines, run.clock) == 6000);
+  std::filesystem::copy_file(alone, yielding);
+  auto db_alone = open_writer(alone);
+  auto db_yielding = open_writer(yielding);
+  run.cluster(db_alone, default_params());
+  // The premise: each file is named relative to the directory shown before it.
+  REQUIRE(db_alone.execAndGet("SELECT count(*) FROM entities WHERE canonical_key LIKE 'file:%'")
+              .getInt() == 7);
+  REQUIRE(db_alone
+              .execAndGet("SELECT count(*) FROM entities WHERE canonical_key GLOB "
+                          "'file:module[0-6].py'")
+              .getInt() == 7);
+  store::WriteGate gate(1, 1);
+  {
+    test::GateContender writer(gate);
+    const json result = run.cluster(db_yielding, default_params(), "", &gate);
+    CHECK(result["events_processed"] == 6000);
+  }
+  INFO("job transactions " << gate.stats().job_turns.load() << ", yields "
+                           << gate.stats().job_yields.load());
+  CHECK(gate.stats().job_yields.load() > 10);
+  CHECK(derived_tables(db_yielding) == derived_tables(db_alone));
 }
 
 TEST_CASE("events arriving in two batches give the tables of one batch") {
