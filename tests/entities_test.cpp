@@ -490,6 +490,26 @@ TEST_CASE("a run cut between its last chunk and community detection leaves the d
   CHECK(again["communities"]["skipped"] == true);
 }
 
+namespace {
+
+// Runs the cluster job on `db` under a writer that always wants the lock, so that every job
+// transaction ends after its `slice_ms` slice; checks that it stored `events` events and
+// yielded more than 10 times.
+void cluster_yielding(Runner& run, SQLite::Database& db, std::int64_t slice_ms,
+                      std::int64_t events) {
+  store::WriteGate gate(1, slice_ms);
+  {
+    test::GateContender writer(gate);
+    const json result = run.cluster(db, default_params(), "", &gate);
+    CHECK(result["events_processed"] == events);
+  }
+  INFO("job transactions " << gate.stats().job_turns.load() << ", yields "
+                           << gate.stats().job_yields.load());
+  CHECK(gate.stats().job_yields.load() > 10);
+}
+
+}  // namespace
+
 TEST_CASE("the cluster job yielding to the writer at arbitrary events gives the same tables") {
   test::TempDir dir;
   Runner run;
@@ -501,16 +521,7 @@ TEST_CASE("the cluster job yielding to the writer at arbitrary events gives the 
   auto db_alone = open_writer(alone);
   auto db_yielding = open_writer(yielding);
   run.cluster(db_alone, default_params());
-  // A writer that always wants the lock: every transaction ends after its 2 ms slice.
-  store::WriteGate gate(1, 2);
-  {
-    test::GateContender writer(gate);
-    const json result = run.cluster(db_yielding, default_params(), "", &gate);
-    CHECK(result["events_processed"] == 9052);
-  }
-  INFO("job transactions " << gate.stats().job_turns.load() << ", yields "
-                           << gate.stats().job_yields.load());
-  CHECK(gate.stats().job_yields.load() > 10);
+  cluster_yielding(run, db_yielding, 2, 9052);
   CHECK(derived_tables(db_yielding) == derived_tables(db_alone));
   // Relationship ids follow the events that created the edges, not where chunks ended.
   const std::string ids =
@@ -561,15 +572,7 @@ TEST_CASE("a yield that drops events read ahead keeps each episode's working dir
               .execAndGet("SELECT count(*) FROM entities WHERE canonical_key GLOB "
                           "'file:module[0-6].py'")
               .getInt() == 7);
-  store::WriteGate gate(1, 1);
-  {
-    test::GateContender writer(gate);
-    const json result = run.cluster(db_yielding, default_params(), "", &gate);
-    CHECK(result["events_processed"] == 6000);
-  }
-  INFO("job transactions " << gate.stats().job_turns.load() << ", yields "
-                           << gate.stats().job_yields.load());
-  CHECK(gate.stats().job_yields.load() > 10);
+  cluster_yielding(run, db_yielding, 1, 6000);
   CHECK(derived_tables(db_yielding) == derived_tables(db_alone));
 }
 
