@@ -510,7 +510,8 @@ void cluster_yielding(Runner& run, SQLite::Database& db, std::int64_t slice_ms,
 
 }  // namespace
 
-TEST_CASE("the cluster job yielding to the writer at arbitrary events gives the same tables", "[yield]") {
+TEST_CASE("the cluster job yielding to the writer at arbitrary events gives the same tables",
+          "[yield]") {
   test::TempDir dir;
   Runner run;
   const std::string alone = dir.file("alone.db");
@@ -530,7 +531,8 @@ TEST_CASE("the cluster job yielding to the writer at arbitrary events gives the 
   CHECK(dump(db_yielding, ids) == dump(db_alone, ids));
 }
 
-TEST_CASE("a yield that drops events read ahead keeps each episode's working directory", "[yield]") {
+TEST_CASE("a yield that drops events read ahead keeps each episode's working directory",
+          "[yield]") {
   // The chunk loop reads the next batch of events while it stores the current one, and a
   // yield drops those read but not stored. Here every other event shows a new working
   // directory and the others name a file in it by its absolute path, which the extraction
