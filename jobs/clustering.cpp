@@ -3,6 +3,10 @@
 #include <libstemmer.h>
 #include <utf8proc.h>
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -204,8 +208,8 @@ void extract_batch(std::vector<ReadEvent>& batch, const std::atomic<bool>& aband
   }
 }
 
-// Events per batch of the chunk loop: starting the worker (a thread per batch) costs ~1% of
-// the batch's time, and a yield drops at most two batches of reads.
+// Events per batch of the chunk loop: handing a batch to the worker costs a queue push and a
+// wake-up, and a yield drops at most two batches of reads.
 constexpr std::size_t kBatchEvents = 64;
 
 // Terms are interned to dense ids for the length of a run (Clusterer::intern) so that hashing,
@@ -417,12 +421,19 @@ class Clusterer {
     std::vector<ReadEvent> next;
     bool more = true;  // read_events_ has not returned its last row yet
     std::atomic<bool> abandon{false};
+    // One worker thread for the whole chunk (a thread per batch cost ~1% of the job, and
+    // much more under TSan), started only if the chunk has a second batch. Declared after
+    // what its tasks touch: leaving by an exception destroys the pool first, and its
+    // destructor waits for a running task.
+    std::optional<boost::asio::thread_pool> worker;
     if (read_batch(ns, current, more)) extract_batch(current, abandon);
     while (!current.empty()) {
       std::future<void> extracted;
       if (read_batch(ns, next, more)) {
-        extracted =
-            std::async(std::launch::async, [&next, &abandon] { extract_batch(next, abandon); });
+        if (!worker) worker.emplace(1);
+        extracted = boost::asio::post(*worker, boost::asio::use_future([&next, &abandon] {
+                                        extract_batch(next, abandon);
+                                      }));
       }
       for (const ReadEvent& e : current) {
         last_seq = e.seq;
