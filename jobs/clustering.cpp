@@ -431,9 +431,8 @@ class Clusterer {
       std::future<void> extracted;
       if (read_batch(ns, next, more)) {
         if (!worker) worker.emplace(1);
-        extracted = boost::asio::post(*worker, boost::asio::use_future([&next, &abandon] {
-                                        extract_batch(next, abandon);
-                                      }));
+        extracted = boost::asio::post(
+            *worker, boost::asio::use_future([&next, &abandon] { extract_batch(next, abandon); }));
       }
       for (const ReadEvent& e : current) {
         last_seq = e.seq;
