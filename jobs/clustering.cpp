@@ -191,24 +191,15 @@ struct ReadEvent {
   std::string shown_cwd;  // the working directory the content shows (working_directory())
   std::string cwd;        // the episode's working directory at this event
   Extraction extraction;
-  std::string tokens;  // the kept tokens of the content (Tokenizer::scan), each ended by '\0'
 };
 
-// The pure per-event work (JSON parsing, entity extraction and tokenizing: ~22% of the job
-// on one thread), which the chunk loop runs on a second thread for the next batch while it
-// stores the current one. Touches nothing but `batch`; stops early once `abandon` is set (the
-// chunk yielded: the rest of the batch will not be stored).
+// The pure per-event work (JSON parsing and entity extraction: ~16% of the job on one
+// thread), which the chunk loop runs on a second thread for the next batch while it stores
+// the current one. Touches nothing but `batch`; stops early once `abandon` is set (the chunk
+// yielded: the rest of the batch will not be stored).
 void extract_batch(std::vector<ReadEvent>& batch, const std::atomic<bool>& abandon) {
   for (ReadEvent& e : batch) {
     if (abandon.load(std::memory_order_relaxed)) return;
-    // Tokens are not stemmed here: stems are interned per run, on the job's thread.
-    const std::string_view content(e.content);
-    Tokenizer::scan(
-        without_trailers(content.substr(0, std::min(content.size(), kMaxVectorizedBytes))),
-        [&e](const std::string& token) {
-          e.tokens += token;
-          e.tokens += '\0';
-        });
     const json context = parse_or_null(e.context);
     const json entities = parse_or_null(e.entities);
     const json relations = parse_or_null(e.relations);
@@ -448,7 +439,7 @@ class Clusterer {
         ++processed;
         remember_working_directory(ns, e);
         const auto entity_ids = entities_.add_event(ns, e.seq, e.ts, e.extraction, e.sensitivity);
-        cluster_event(ns, e.seq, e.ts, e.content, e.tokens, entity_ids, e.sensitivity);
+        cluster_event(ns, e.seq, e.ts, e.content, entity_ids, e.sensitivity);
         if (processed % 256 == 0) ctx_.cancel.check();
         // Ingest waits for the lock: end the chunk here (chunk ends do not change results).
         if (transaction.should_yield()) {
@@ -752,8 +743,7 @@ class Clusterer {
     return label;
   }
 
-  // `tokens`: ReadEvent::tokens.
-  IdVector vectorize(const std::string& ns, std::string_view tokens) {
+  IdVector vectorize(const std::string& ns, std::string_view content) {
     // Distinct stems with their term frequency and first surface form (the token, a key of
     // token_ids_: node-based, so the address is stable until trim()).
     struct Count {
@@ -763,27 +753,26 @@ class Clusterer {
     };
     std::vector<Count> counts;
     ++mark_;
-    std::string& token = token_;
-    for (std::size_t start = 0, end = 0; start < tokens.size(); start = end + 1) {
-      end = tokens.find('\0', start);
-      token.assign(tokens.substr(start, end - start));
-      // One lookup per token: token -> interned stem (Tokenizer::terms() would stem, then
-      // intern() would hash the stem again).
-      auto it = token_ids_.find(token);
-      if (it == token_ids_.end()) {
-        const std::string& stemmed = tokenizer_.stem(token);
-        it = token_ids_.emplace(token, stemmed.empty() ? kNoTerm : intern(stemmed)).first;
-      }
-      const TermId id = it->second;
-      if (id == kNoTerm) continue;
-      Slot& s = slots_[id];
-      if (s.mark != mark_) {
-        s.mark = mark_;
-        s.pos = static_cast<std::uint32_t>(counts.size());
-        counts.push_back({id, 0, &it->first});
-      }
-      ++counts[s.pos].tf;
-    }
+    tokenizer_.scan(
+        without_trailers(content.substr(0, std::min(content.size(), kMaxVectorizedBytes))),
+        [&](const std::string& token) {
+          // One lookup per token: token -> interned stem (Tokenizer::terms() would stem, then
+          // intern() would hash the stem again).
+          auto it = token_ids_.find(token);
+          if (it == token_ids_.end()) {
+            const std::string& stemmed = tokenizer_.stem(token);
+            it = token_ids_.emplace(token, stemmed.empty() ? kNoTerm : intern(stemmed)).first;
+          }
+          const TermId id = it->second;
+          if (id == kNoTerm) return;
+          Slot& s = slots_[id];
+          if (s.mark != mark_) {
+            s.mark = mark_;
+            s.pos = static_cast<std::uint32_t>(counts.size());
+            counts.push_back({id, 0, &it->first});
+          }
+          ++counts[s.pos].tf;
+        });
     if (counts.empty()) return {};
     std::sort(counts.begin(), counts.end(),
               [this](const Count& a, const Count& b) { return text_less(a.id, b.id); });
@@ -808,11 +797,10 @@ class Clusterer {
     return v;
   }
 
-  // `tokens`: ReadEvent::tokens of `content`.
   void cluster_event(const std::string& ns, std::int64_t seq, std::int64_t ts,
-                     const std::string& content, std::string_view tokens,
-                     const std::vector<std::int64_t>& entity_ids, int sensitivity) {
-    const IdVector v = vectorize(ns, tokens);
+                     const std::string& content, const std::vector<std::int64_t>& entity_ids,
+                     int sensitivity) {
+    const IdVector v = vectorize(ns, content);
     if (v.empty()) {
       ++totals_.events_without_terms;
       return;
@@ -1063,7 +1051,6 @@ class Clusterer {
   // libstdc++ caches the hash codes of the former only, and without them a bucket walk re-hashes
   // every key it passes.
   std::unordered_map<std::string, TermId> token_ids_;
-  std::string token_;  // vectorize()'s current token, a key for token_ids_ without an allocation
   std::vector<TermId> dirty_terms_;
   std::unordered_map<std::int64_t, Cluster> clusters_;
   std::vector<Cluster*> candidate_clusters_;  // cluster_event()'s candidates, into clusters_

@@ -92,9 +92,8 @@ class Tokenizer {
 
   /// The kept tokens of `text` (lower-cased surfaces, the rules of terms()), in text order,
   /// without stemming them: `emit` is called once per token (the reference is valid during
-  /// the call only). Static: it reads no state of a Tokenizer, so any thread may call it
-  /// (the cluster job tokenizes on its extraction worker and stems on its own thread).
-  static void scan(std::string_view text, const std::function<void(const std::string&)>& emit);
+  /// the call only).
+  void scan(std::string_view text, const std::function<void(const std::string&)>& emit);
 
   /// Snowball English stem of a lower-cased token (may be empty); cached. The reference is
   /// valid until the next call.
