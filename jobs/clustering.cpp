@@ -421,8 +421,8 @@ class Clusterer {
     std::vector<ReadEvent> next;
     bool more = true;  // read_events_ has not returned its last row yet
     std::atomic<bool> abandon{false};
-    // One worker thread for the whole chunk (a thread per batch cost ~1% of the job, and
-    // much more under TSan), started only if the chunk has a second batch. Declared after
+    // One worker thread for the whole chunk (not a thread start per batch of 64 events),
+    // started only if the chunk has a second batch. Declared after
     // what its tasks touch: leaving by an exception destroys the pool first, and its
     // destructor waits for a running task.
     std::optional<boost::asio::thread_pool> worker;
