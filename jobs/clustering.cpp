@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <future>
 #include <limits>
@@ -191,25 +192,28 @@ struct ReadEvent {
   std::string shown_cwd;  // the working directory the content shows (working_directory())
   std::string cwd;        // the episode's working directory at this event
   Extraction extraction;
+  bool extracted = false;  // `extraction` is set (a yield may leave the rest of a batch without)
 };
 
 // The pure per-event work (JSON parsing and entity extraction: ~16% of the job on one
 // thread), which the chunk loop runs on a second thread for the next batch while it stores
-// the current one. Touches nothing but `batch`; stops early once `abandon` is set (the chunk
-// yielded: the rest of the batch will not be stored).
+// the current one. Touches nothing but `batch`; skips the events a chunk before extracted, and
+// stops early once `abandon` is set (the chunk yielded: the next chunk extracts the rest).
 void extract_batch(std::vector<ReadEvent>& batch, const std::atomic<bool>& abandon) {
   for (ReadEvent& e : batch) {
     if (abandon.load(std::memory_order_relaxed)) return;
+    if (e.extracted) continue;
     const json context = parse_or_null(e.context);
     const json entities = parse_or_null(e.entities);
     const json relations = parse_or_null(e.relations);
     e.extraction =
         extract_entities({e.kind, e.content, e.agent, &context, &entities, &relations, e.cwd});
+    e.extracted = true;
   }
 }
 
 // Events per batch of the chunk loop: handing a batch to the worker costs a queue push and a
-// wake-up, and a yield drops at most two batches of reads.
+// wake-up, and a yield carries at most two batches of reads into the next chunk.
 constexpr std::size_t kBatchEvents = 64;
 
 // Terms are interned to dense ids for the length of a run (Clusterer::intern) so that hashing,
@@ -352,6 +356,7 @@ class Clusterer {
       reset_namespace_caches();  // term, window and episode caches are keyed within one namespace
       episode_cwd_.clear();
       read_cwd_.clear();
+      carried_.clear();
       while (cluster_chunk(ns)) {
       }
       // Communities are due whenever the graph moved past the last detection, not when this
@@ -406,17 +411,21 @@ class Clusterer {
     WriteTransaction transaction(ctx_);
     const std::int64_t watermark = std::stoll(state_.get(ns, "watermark").value_or("0"));
     documents_ = std::stoll(state_.get(ns, "documents").value_or("0"));
+    // The events the chunk before read ahead but did not store (it yielded) come first; the
+    // statement reads on after them. Stored events do not change, and no other job runs
+    // meanwhile, so they are what the statement would read again.
+    const auto carried = static_cast<std::int64_t>(carried_.size());
     read_events_.reset();
     read_events_.bind(1, ns);
-    read_events_.bind(2, static_cast<std::int64_t>(watermark));
-    read_events_.bind(3, static_cast<std::int64_t>(p_.chunk_events));
+    read_events_.bind(2, carried_.empty() ? watermark : carried_.back().seq);
+    read_events_.bind(3, std::max<std::int64_t>(0, p_.chunk_events - carried));
     std::int64_t last_seq = watermark;
     std::int64_t processed = 0;
     bool yielded = false;
     // Two batches in flight: while this thread stores `current` (SQLite, the clusters), a
     // worker extracts `next`. Events are stored in seq order and one at a time, as before,
-    // so the results do not change; a yield drops the events read but not stored, which the
-    // next chunk reads again.
+    // so the results do not change; a yield carries the events read but not stored into the
+    // next chunk (carried_), with what the worker extracted of them.
     std::vector<ReadEvent> current;
     std::vector<ReadEvent> next;
     bool more = true;  // read_events_ has not returned its last row yet
@@ -434,9 +443,11 @@ class Clusterer {
         extracted = boost::asio::post(
             *worker, boost::asio::use_future([&next, &abandon] { extract_batch(next, abandon); }));
       }
+      std::size_t stored = 0;
       for (const ReadEvent& e : current) {
         last_seq = e.seq;
         ++processed;
+        ++stored;
         remember_working_directory(ns, e);
         const auto entity_ids = entities_.add_event(ns, e.seq, e.ts, e.extraction, e.sensitivity);
         cluster_event(ns, e.seq, e.ts, e.content, entity_ids, e.sensitivity);
@@ -449,11 +460,15 @@ class Clusterer {
         }
       }
       if (extracted.valid()) extracted.get();
-      if (yielded) break;
+      if (yielded) {
+        carry(current, stored, next);
+        break;
+      }
       std::swap(current, next);
       next.clear();
     }
-    read_cwd_.clear();  // ahead of episode_cwd_ by the events a yield dropped
+    // read_cwd_ is ahead of episode_cwd_ by the carried events, which the next chunk needs.
+    if (carried_.empty()) read_cwd_.clear();
     read_events_.reset();
     if (processed == 0) return false;
     entities_.flush();
@@ -467,12 +482,28 @@ class Clusterer {
     return yielded || processed == p_.chunk_events;
   }
 
+  // Keeps the events a yielding chunk read but did not store (`current` from `stored` on, then
+  // `next`) ahead of any still carried, in seq order. Under a contended write gate a chunk may
+  // yield after one event; dropping its read-ahead instead would make every chunk read and
+  // extract up to two batches again.
+  void carry(std::vector<ReadEvent>& current, std::size_t stored, std::vector<ReadEvent>& next) {
+    std::deque<ReadEvent> kept;
+    for (std::size_t i = stored; i < current.size(); ++i) kept.push_back(std::move(current[i]));
+    for (ReadEvent& e : next) kept.push_back(std::move(e));
+    for (ReadEvent& e : carried_) kept.push_back(std::move(e));
+    carried_ = std::move(kept);
+  }
+
   // Reads the next kBatchEvents events of the chunk (at most) into `batch`, each with its
   // episode's working directory as of that event (read_cwd_: episode_cwd_ advanced over the
   // events read but not stored yet). Returns whether it read any; `more` becomes false
   // after the last row.
   bool read_batch(const std::string& ns, std::vector<ReadEvent>& batch, bool& more) {
     batch.clear();
+    while (batch.size() < kBatchEvents && !carried_.empty()) {
+      batch.push_back(std::move(carried_.front()));
+      carried_.pop_front();
+    }
     while (batch.size() < kBatchEvents && more) {
       more = read_events_.executeStep();
       if (!more) break;
@@ -1057,6 +1088,7 @@ class Clusterer {
   std::vector<std::int64_t> dirty_clusters_;
   std::unordered_map<std::string, std::string> episode_cwd_;  // as of the last event stored
   std::unordered_map<std::string, std::string> read_cwd_;     // as of the last event read
+  std::deque<ReadEvent> carried_;  // read ahead by a chunk that yielded before storing them
   std::unordered_set<std::int64_t> created_ids_;
   std::unordered_map<std::pair<TermId, std::int64_t>, std::int64_t, PairHash> dirty_postings_;
   // (cluster, entity) -> mentions added by the chunk.
