@@ -250,15 +250,30 @@ WHERE decision_id = ?1)sql"),
         pattern_rows_(db_,
                       "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
                       "namespace = ?1 AND signature = ?2 AND seq > ?3"),
-        pattern_count_upto_(db_,
-                            "SELECT count(*) FROM (SELECT 1 FROM problem_occurrences WHERE "
-                            "namespace = ?1 AND signature = ?2 LIMIT ?3)"),
-        pattern_history_(db_,
-                         "SELECT seq, ts_us, target, trajectory_id FROM problem_occurrences "
-                         "WHERE namespace = ?1 AND signature = ?2"),
-        pattern_trajectories_(db_,
-                              "SELECT trajectory_id FROM problem_occurrences WHERE namespace = "
-                              "?1 AND signature = ?2 AND seq <= ?3"),
+        pattern_totals_(db_,
+                        "SELECT occurrences, max_seq, last_ts_us, trajectories FROM "
+                        "problem_patterns WHERE namespace = ?1 AND signature = ?2"),
+        pattern_targets_(db_,
+                         "SELECT target, occurrences FROM problem_pattern_targets WHERE "
+                         "namespace = ?1 AND signature = ?2"),
+        pattern_newest_(db_,
+                        "SELECT seq FROM problem_occurrences WHERE namespace = ?1 AND "
+                        "signature = ?2 AND seq <= ?3 ORDER BY seq DESC LIMIT ?4"),
+        pattern_trajectory_seen_(
+            db_,
+            "SELECT 1 FROM problem_occurrences WHERE namespace = ?1 AND signature = ?2 AND "
+            "seq < ?4 AND seq >= (SELECT min(seq) FROM event_targets WHERE namespace = ?1 AND "
+            "trajectory_id = ?3) AND trajectory_id = ?3 LIMIT 1"),
+        save_pattern_(db_,
+                      "INSERT INTO problem_patterns (namespace, signature, occurrences, max_seq, "
+                      "last_ts_us, trajectories) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT "
+                      "(namespace, signature) DO UPDATE SET occurrences = excluded.occurrences, "
+                      "max_seq = excluded.max_seq, last_ts_us = excluded.last_ts_us, "
+                      "trajectories = excluded.trajectories"),
+        save_pattern_target_(db_,
+                             "INSERT INTO problem_pattern_targets (namespace, signature, target, "
+                             "occurrences) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (namespace, "
+                             "signature, target) DO UPDATE SET occurrences = excluded.occurrences"),
         pattern_head_(db_,
                       "SELECT seq, ts_us, trajectory_id FROM problem_occurrences WHERE "
                       "namespace = ?1 AND signature = ?2 AND ts_us <= ?3 ORDER BY ts_us, seq"),
@@ -1016,19 +1031,21 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   };
 
   // What this run knows of a signature's occurrences: the totals update_pattern() reports,
-  // never the whole history. The first touch in a run reads the history as aggregates (the
-  // rows stay in SQLite); later touches add the rows above max_seq.
+  // never the whole history. The first touch in a run reads the totals kept in
+  // problem_patterns (migration 15); every touch adds the occurrences above max_seq (its
+  // chunk's) and writes the totals back.
   struct PatternState {
     std::string id;  // the observation's
     std::int64_t count = 0;
     std::int64_t max_seq = 0;                                // every occurrence up to it is counted
     std::int64_t last_ts = 0;                                // the largest ts_us
     std::unordered_map<std::int32_t, std::int64_t> targets;  // interned target -> occurrences
-    std::vector<std::int64_t> newest;  // ascending; its last kMaxSupportIdsListed are listed
-    // Distinct trajectories: the first touch counts them; the set is read only when a later
-    // touch of the run must tell whether a trajectory is new.
-    std::int64_t trajectory_count = 0;
-    bool trajectories_loaded = false;
+    std::vector<std::int32_t> changed_targets;               // since the totals were last written
+    std::vector<std::int64_t> newest;   // ascending; its last kMaxSupportIdsListed are listed
+    std::int64_t trajectory_count = 0;  // distinct trajectories
+    // Every trajectory of the signature, when the run has seen its whole history (it had
+    // none before the run, as in a full cycle): then no probe asks SQLite whether one is new.
+    bool trajectories_known = false;
     std::unordered_set<std::int32_t> trajectories;
     // The qualifying time (0: not known to qualify). Adding occurrences can only move it
     // earlier: each prefix of the (ts_us, seq) order keeps the occurrences it had and may
@@ -1054,71 +1071,41 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     q.bind(2, signature);
   }
 
-  // Whether the signature has at most short_history_occurrences occurrences. Such a history
-  // (what a full cycle's first touches see) is read whole and kept: the aggregate pass would
-  // cost the same, and a later touch of the run would then read the trajectory ids again.
-  bool short_history(const std::string& ns, const std::string& signature) {
-    SQLite::Statement& probe = pattern_count_upto_;
-    bind_signature(probe, ns, signature);
-    probe.bind(3, static_cast<std::int64_t>(p_.short_history_occurrences + 1));
-    probe.executeStep();
-    const bool few = probe.getColumn(0).getInt64() <= p_.short_history_occurrences;
-    probe.reset();
-    return few;
-  }
-
-  // The first touch of a signature in a run: its history (this chunk's occurrences included)
-  // as aggregates, so that the run's cost does not grow with the log. One pass in primary-key
-  // order counts the targets (few per signature, so no string is interned per row) and the
-  // distinct trajectories, and keeps the newest ids. The qualifying time of the
-  // history before this chunk is the observation's first_detected_us (the minimum of the
-  // values written, and each write had the then qualifying time: see upsert_observation()).
+  // The first touch of a signature in a run: the totals of its history before this chunk
+  // (kept by the chunks before, so that a run's cost does not grow with the log), the
+  // newest ids, and the qualifying time of that history, which is the observation's
+  // first_detected_us (the minimum of the values written, and each write had the then
+  // qualifying time: see upsert_observation()).
   void load_pattern(const std::string& ns, const std::string& signature,
                     const std::string& observation_id, PatternState& s) {
-    SQLite::Statement& rows = pattern_history_;
-    bind_signature(rows, ns, signature);
-    std::map<std::string, std::int64_t, std::less<>> targets;
-    auto last_target = targets.end();
-    trajectory_text_.clear();
-    trajectory_ends_.clear();
-    while (rows.executeStep()) {
-      ++s.count;
-      const SQLite::Column trajectory = rows.getColumn(3);
-      const char* trajectory_id = trajectory.getText();
-      trajectory_text_.append(trajectory_id, static_cast<std::size_t>(trajectory.getBytes()));
-      trajectory_ends_.push_back(trajectory_text_.size());
-      s.max_seq = rows.getColumn(0).getInt64();  // ascending
-      s.last_ts = std::max(s.last_ts, rows.getColumn(1).getInt64());
-      s.newest.push_back(s.max_seq);
-      if (s.newest.size() == 2 * kMaxSupportIdsListed) {
-        s.newest.erase(s.newest.begin(),
-                       s.newest.begin() + static_cast<std::ptrdiff_t>(kMaxSupportIdsListed));
-      }
-      const SQLite::Column target = rows.getColumn(2);
-      if (target.isNull()) continue;
-      const char* text = target.getText();
-      const std::string_view name(text, static_cast<std::size_t>(target.getBytes()));
-      if (last_target == targets.end() || last_target->first != name) {
-        last_target = targets.find(name);
-        if (last_target == targets.end()) last_target = targets.emplace(name, 0).first;
-      }
-      ++last_target->second;
+    SQLite::Statement& totals = pattern_totals_;
+    bind_signature(totals, ns, signature);
+    if (totals.executeStep()) {
+      s.count = totals.getColumn(0).getInt64();
+      s.max_seq = totals.getColumn(1).getInt64();
+      s.last_ts = totals.getColumn(2).getInt64();
+      s.trajectory_count = totals.getColumn(3).getInt64();
     }
-    rows.reset();
-    for (const auto& [name, n] : targets) s.targets[intern(name)] += n;
-    // Nearly every occurrence has its own trajectory: sorting views of one buffer counts them
-    // without a string allocated or hashed per row (SQLite's count(DISTINCT) B-tree took
-    // twice the time of the whole pass).
-    std::vector<std::string_view> ids;
-    ids.reserve(trajectory_ends_.size());
-    std::size_t begin = 0;
-    for (const std::size_t end : trajectory_ends_) {
-      ids.emplace_back(trajectory_text_.data() + begin, end - begin);
-      begin = end;
+    totals.reset();
+    if (s.count == 0) {  // a new signature: the run sees every occurrence, and keeps them
+      s.trajectories_known = true;
+      s.head_loaded = true;
+      s.head_bound = std::numeric_limits<std::int64_t>::max();
+      return;
     }
-    std::sort(ids.begin(), ids.end());
-    s.trajectory_count =
-        static_cast<std::int64_t>(std::unique(ids.begin(), ids.end()) - ids.begin());
+    SQLite::Statement& targets = pattern_targets_;
+    bind_signature(targets, ns, signature);
+    while (targets.executeStep()) {
+      s.targets[intern(targets.getColumn(0).getString())] = targets.getColumn(1).getInt64();
+    }
+    targets.reset();
+    SQLite::Statement& newest = pattern_newest_;
+    bind_signature(newest, ns, signature);
+    newest.bind(3, static_cast<std::int64_t>(s.max_seq));
+    newest.bind(4, static_cast<std::int64_t>(kMaxSupportIdsListed));
+    while (newest.executeStep()) s.newest.push_back(newest.getColumn(0).getInt64());
+    newest.reset();
+    std::reverse(s.newest.begin(), s.newest.end());
     SQLite::Statement& observed = observation_first_;
     observed.reset();
     observed.bind(1, observation_id);
@@ -1126,29 +1113,41 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     observed.reset();
   }
 
-  // A later touch in the same run: the occurrences above max_seq (this chunk's).
+  // Adds the occurrences above max_seq (this chunk's). A trajectory is new to the signature
+  // when no earlier occurrence (in seq) has it. Such an occurrence can only lie between the
+  // trajectory's first event (every event has its event_targets row, with its trajectory) and
+  // this one, so the probe reads the signature's rows in that range of its primary key
+  // (a trajectory spans a few events) instead of every trajectory of the history; an index on
+  // the trajectories would make each occurrence dirty one more random page (+0.45 s of
+  // system time per +10,000 at 1M events).
   void extend_pattern(const std::string& ns, const std::string& signature, PatternState& s) {
-    if (!s.trajectories_loaded) {
-      SQLite::Statement& known = pattern_trajectories_;
-      bind_signature(known, ns, signature);
-      known.bind(3, static_cast<std::int64_t>(s.max_seq));
-      while (known.executeStep()) s.trajectories.insert(intern(known.getColumn(0).getString()));
-      known.reset();
-      s.trajectories_loaded = true;
-    }
     SQLite::Statement& rows = pattern_rows_;
     bind_signature(rows, ns, signature);
     rows.bind(3, static_cast<std::int64_t>(s.max_seq));
+    SQLite::Statement& seen = pattern_trajectory_seen_;
     const auto middle = static_cast<std::ptrdiff_t>(s.head.size());
     while (rows.executeStep()) {
+      const SQLite::Column trajectory = rows.getColumn(1);
       const Occurrence o{rows.getColumn(2).getInt64(), rows.getColumn(0).getInt64(),
-                         intern(rows.getColumn(1).getString())};
+                         intern(trajectory.getString())};
       ++s.count;
       s.max_seq = std::max(s.max_seq, o.seq);
       s.last_ts = std::max(s.last_ts, o.ts_us);
       s.newest.push_back(o.seq);
-      s.trajectories.insert(o.trajectory);
-      if (!rows.getColumn(3).isNull()) ++s.targets[intern(rows.getColumn(3).getString())];
+      if (s.trajectories_known) {
+        if (s.trajectories.insert(o.trajectory).second) ++s.trajectory_count;
+      } else {
+        bind_signature(seen, ns, signature);
+        seen.bind(3, strings_[static_cast<std::size_t>(o.trajectory)]);
+        seen.bind(4, static_cast<std::int64_t>(o.seq));
+        if (!seen.executeStep()) ++s.trajectory_count;
+        seen.reset();
+      }
+      if (!rows.getColumn(3).isNull()) {
+        const std::int32_t target = intern(rows.getColumn(3).getString());
+        ++s.targets[target];
+        s.changed_targets.push_back(target);
+      }
       if (s.head_loaded && o.ts_us <= s.head_bound) s.head.push_back(o);
     }
     rows.reset();
@@ -1159,7 +1158,29 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     }
     std::sort(s.head.begin() + middle, s.head.end());
     std::inplace_merge(s.head.begin(), s.head.begin() + middle, s.head.end());
-    s.trajectory_count = static_cast<std::int64_t>(s.trajectories.size());
+  }
+
+  // Writes the totals back (problem_patterns, problem_pattern_targets), in the chunk's
+  // transaction, so that they always count exactly the stored occurrences.
+  void save_pattern(const std::string& ns, const std::string& signature, PatternState& s) {
+    SQLite::Statement& save = save_pattern_;
+    bind_signature(save, ns, signature);
+    save.bind(3, static_cast<std::int64_t>(s.count));
+    save.bind(4, static_cast<std::int64_t>(s.max_seq));
+    save.bind(5, static_cast<std::int64_t>(s.last_ts));
+    save.bind(6, static_cast<std::int64_t>(s.trajectory_count));
+    save.exec();
+    std::sort(s.changed_targets.begin(), s.changed_targets.end());
+    s.changed_targets.erase(std::unique(s.changed_targets.begin(), s.changed_targets.end()),
+                            s.changed_targets.end());
+    SQLite::Statement& target = save_pattern_target_;
+    for (const std::int32_t t : s.changed_targets) {
+      bind_signature(target, ns, signature);
+      target.bind(3, strings_[static_cast<std::size_t>(t)]);
+      target.bind(4, static_cast<std::int64_t>(s.targets[t]));
+      target.exec();
+    }
+    s.changed_targets.clear();
   }
 
   // The event time at which the occurrences, in (ts_us, seq) order, first met both thresholds
@@ -1213,24 +1234,19 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     return 0;
   }
 
-  // A chunk costs what it adds: a long history is read as aggregates once per run, its rows
-  // not kept (at 1M events a +10,000 run touches nearly every signature, and interning each
-  // occurrence's trajectory was most of the run), the chunk's rows one by one.
+  // A chunk costs what it adds: the history before it is read as kept totals (at 1M events a
+  // +10,000 run touches nearly every signature, and reading each one's whole history was half
+  // of the run), the chunk's rows one by one.
   void update_pattern(const std::string& ns, const std::string& signature,
                       std::int64_t earliest_ts) {
     auto [cached, fresh] = patterns_.try_emplace(ns + '\n' + signature);
     PatternState& s = cached->second;
-    if (fresh) s.id = "pattern:" + ns + ":" + sha256_hex(signature).substr(0, 16);
-    if (fresh && !short_history(ns, signature)) {
+    if (fresh) {
+      s.id = "pattern:" + ns + ":" + sha256_hex(signature).substr(0, 16);
       load_pattern(ns, signature, s.id, s);
-    } else {
-      if (fresh) {  // read whole, as a later touch reads its chunk's rows
-        s.trajectories_loaded = true;
-        s.head_loaded = true;
-        s.head_bound = std::numeric_limits<std::int64_t>::max();
-      }
-      extend_pattern(ns, signature, s);
     }
+    extend_pattern(ns, signature, s);
+    save_pattern(ns, signature, s);
     if (s.count < p_.pattern_min_occurrences) return;
     if (s.trajectory_count < p_.pattern_min_trajectories) {
       return;  // the walk below could not qualify it either
@@ -1360,9 +1376,12 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement outcome_upsert_;
   SQLite::Statement competence_runs_;
   SQLite::Statement pattern_rows_;
-  SQLite::Statement pattern_count_upto_;
-  SQLite::Statement pattern_history_;
-  SQLite::Statement pattern_trajectories_;
+  SQLite::Statement pattern_totals_;
+  SQLite::Statement pattern_targets_;
+  SQLite::Statement pattern_newest_;
+  SQLite::Statement pattern_trajectory_seen_;
+  SQLite::Statement save_pattern_;
+  SQLite::Statement save_pattern_target_;
   SQLite::Statement pattern_head_;
   SQLite::Statement observation_first_;
   SQLite::Statement observation_support_;
@@ -1373,8 +1392,6 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   // ns + '\n' + tool sequence -> its successful runs in (ts, seq) order, this run
   std::unordered_map<std::string, std::vector<SuccessfulRun>> competences_;
   std::unordered_map<std::string, std::int32_t> interned_;
-  std::string trajectory_text_;               // load_pattern(): the history's trajectory ids
-  std::vector<std::size_t> trajectory_ends_;  // their ends in trajectory_text_
   std::vector<std::string> strings_;
   Totals totals_;
   std::int64_t now_ = 0;  // the run's "now": every evaluation of the run uses it

@@ -63,12 +63,6 @@ struct ConsolidationParams {
   /// events 5,000-event chunks spent ~40% of the job there (docs/PERFORMANCE.md item 30). A
   /// chunk still ends at the next event when ingest waits at the write gate.
   std::int64_t chunk_events = 20000;
-  /// A recurring problem's history of at most this many occurrences is read row by row at its
-  /// first touch in a run and kept, a longer one counted in one pass without keeping its rows
-  /// (count, targets, distinct trajectories, newest ids), so that a run's memory and interning
-  /// do not grow with the log. The results
-  /// are the same either way (tests force each path); not a config key.
-  std::int64_t short_history_occurrences = 64;
 };
 
 /// Runs one consolidation pass. Returns seed 003 ConsolidationResult (events_processed,

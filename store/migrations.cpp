@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 14> kMigrations{
+constexpr std::array<const char*, 15> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -728,6 +728,37 @@ CREATE TRIGGER event_entities_updated AFTER UPDATE ON event_entities BEGIN
   ON CONFLICT (entity_id) DO UPDATE SET full = 1;
   UPDATE entity_summary_epoch SET changes = changes + 1 WHERE id = 1;
 END;
+)sql",
+    // 15: each recurring problem's totals, kept (jobs/consolidation.cpp update_pattern). The
+    //    first touch of a signature in a run read its whole history from problem_occurrences
+    //    to count occurrences, targets and distinct trajectories, so a run's cost grew with the
+    //    log: at 1M events half of a +10,000 run's instructions (docs/PERFORMANCE.md item 45).
+    //    The consolidation job updates these rows in the transaction that inserts the
+    //    occurrences. Filled here from the occurrences stored so far, which are exactly those
+    //    the job has consolidated (both are written by its chunks).
+    R"sql(
+CREATE TABLE problem_patterns (
+  namespace    TEXT    NOT NULL,
+  signature    TEXT    NOT NULL,
+  occurrences  INTEGER NOT NULL,
+  max_seq      INTEGER NOT NULL,
+  last_ts_us   INTEGER NOT NULL,
+  trajectories INTEGER NOT NULL,
+  PRIMARY KEY (namespace, signature)
+) WITHOUT ROWID;
+CREATE TABLE problem_pattern_targets (
+  namespace   TEXT    NOT NULL,
+  signature   TEXT    NOT NULL,
+  target      TEXT    NOT NULL,
+  occurrences INTEGER NOT NULL,
+  PRIMARY KEY (namespace, signature, target)
+) WITHOUT ROWID;
+INSERT INTO problem_patterns (namespace, signature, occurrences, max_seq, last_ts_us, trajectories)
+SELECT namespace, signature, count(*), max(seq), max(ts_us), count(DISTINCT trajectory_id)
+FROM problem_occurrences GROUP BY namespace, signature;
+INSERT INTO problem_pattern_targets (namespace, signature, target, occurrences)
+SELECT namespace, signature, target, count(*) FROM problem_occurrences WHERE target IS NOT NULL
+GROUP BY namespace, signature, target;
 )sql",
 };
 

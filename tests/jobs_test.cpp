@@ -37,6 +37,28 @@ constexpr std::int64_t kNow = 1'795'219'200 * kSecond;
 
 std::string derived_tables(SQLite::Database& db) { return test::consolidation_tables(db); }
 
+// Each recurring problem's totals as the consolidation job keeps them (migration 15), and as
+// counted from its stored occurrences: the two must always agree.
+std::string kept_pattern_totals(SQLite::Database& db) {
+  return dump(db,
+              "SELECT namespace, signature, occurrences, max_seq, last_ts_us, trajectories FROM "
+              "problem_patterns ORDER BY namespace, signature") +
+         dump(db,
+              "SELECT namespace, signature, target, occurrences FROM problem_pattern_targets "
+              "ORDER BY namespace, signature, target");
+}
+
+std::string counted_pattern_totals(SQLite::Database& db) {
+  return dump(db,
+              "SELECT namespace, signature, count(*), max(seq), max(ts_us), count(DISTINCT "
+              "trajectory_id) FROM problem_occurrences GROUP BY namespace, signature ORDER BY "
+              "namespace, signature") +
+         dump(db,
+              "SELECT namespace, signature, target, count(*) FROM problem_occurrences WHERE "
+              "target IS NOT NULL GROUP BY namespace, signature, target ORDER BY namespace, "
+              "signature, target");
+}
+
 json consolidate(SQLite::Database& db, const Clock& clock, const jobs::ConsolidationParams& params,
                  const std::string& ns = "", store::WriteGate* gate = nullptr) {
   std::atomic<bool> stopping{false};
@@ -182,6 +204,7 @@ TEST_CASE("consolidation on the real streams") {
   CHECK(result["observations_created"].get<int>() > 0);
   CHECK(result["streams_created"].get<int>() > 0);
   CHECK(result["procedures_distilled"].get<int>() > 0);
+  CHECK(kept_pattern_totals(db) == counted_pattern_totals(db));
 
   SECTION("libzmq's most active modules become EMERGENT or CANONICAL streams") {
     const auto src = dump(db,
@@ -400,56 +423,90 @@ TEST_CASE("consolidation: a recurring problem's totals across late, tied and rep
   CHECK(observation(db_whole) == expected.back() + "\n");
   const std::string tables = derived_tables(db_whole);
 
-  // 0: every first touch reads aggregates; 5: some do; 1000: none does.
-  for (const std::int64_t short_history : {0, 5, 1000}) {
-    INFO("short_history_occurrences " << short_history);
-    const std::string split = dir.file("split-" + std::to_string(short_history) + ".db");
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      INFO("run " << r + 1);
-      REQUIRE(test::load_lines(split, runs[r].first, clock) == runs[r].first.size());
-      auto db = open_writer(split);
-      auto params = default_params();
-      params.chunk_events = runs[r].second;
-      params.short_history_occurrences = short_history;
-      consolidate(db, clock, params);
-      CHECK(observation(db) == (expected[r].empty() ? "" : expected[r] + "\n"));
-    }
-    auto db_split = open_writer(split);
-    CHECK(derived_tables(db_split) == tables);
-    // The newest 200 of the 217 occurrences (seqs 1..217), ascending.
-    const auto ids = json::parse(db_split
-                                     .execAndGet("SELECT supporting_event_ids FROM observations "
-                                                 "WHERE namespace = 'probe'")
-                                     .getString());
-    REQUIRE(ids.size() == 200);
-    CHECK(ids.front() == 18);
-    CHECK(ids.back() == 217);
-    CHECK(db_split.execAndGet("SELECT min(seq) FROM events").getInt64() == 1);
+  // Split into runs: each first touch of the signature in a run reads the totals the runs
+  // before kept (problem_patterns), which always equal a count of the stored occurrences.
+  const std::string split = dir.file("split.db");
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    INFO("run " << r + 1);
+    REQUIRE(test::load_lines(split, runs[r].first, clock) == runs[r].first.size());
+    auto db = open_writer(split);
+    auto params = default_params();
+    params.chunk_events = runs[r].second;
+    consolidate(db, clock, params);
+    CHECK(observation(db) == (expected[r].empty() ? "" : expected[r] + "\n"));
+    CHECK(kept_pattern_totals(db) == counted_pattern_totals(db));
   }
+  auto db_split = open_writer(split);
+  CHECK(derived_tables(db_split) == tables);
+  CHECK(kept_pattern_totals(db_split) ==
+        "probe|disk quota exceeded|217|217|" + std::to_string(at(12, 3, 24)) +
+            "|7|\nprobe|disk quota exceeded|alpha|3|\nprobe|disk quota exceeded|beta|5|\n"
+            "probe|disk quota exceeded|delta|205|\nprobe|disk quota exceeded|gamma|4|\n");
+  // The newest 200 of the 217 occurrences (seqs 1..217), ascending.
+  const auto ids = json::parse(db_split
+                                   .execAndGet("SELECT supporting_event_ids FROM observations "
+                                               "WHERE namespace = 'probe'")
+                                   .getString());
+  REQUIRE(ids.size() == 200);
+  CHECK(ids.front() == 18);
+  CHECK(ids.back() == 217);
+  CHECK(db_split.execAndGet("SELECT min(seq) FROM events").getInt64() == 1);
 
   // Thresholds raised between runs (consolidation.pattern_min_*, a reload): the occurrences
   // up to the stored qualifying time no longer qualify, the whole history does (at D 12:00).
   // The observation is still reinforced, its first detection kept (the minimum, as always).
   const std::vector<std::string> late = {event("A", 9, 0, 0, "alpha"),
                                          event("D", 12, 0, 0, "beta")};
-  for (const std::int64_t short_history : {0, 1000}) {
-    INFO("raised thresholds, short_history_occurrences " << short_history);
-    const std::string raised = dir.file("raised-" + std::to_string(short_history) + ".db");
-    for (std::size_t r = 0; r < 2; ++r) {
-      REQUIRE(test::load_lines(raised, runs[r].first, clock) == runs[r].first.size());
-      auto db = open_writer(raised);
-      consolidate(db, clock, default_params());
-    }
-    REQUIRE(test::load_lines(raised, late, clock) == 2);
+  const std::string raised = dir.file("raised.db");
+  for (std::size_t r = 0; r < 2; ++r) {
+    REQUIRE(test::load_lines(raised, runs[r].first, clock) == runs[r].first.size());
     auto db = open_writer(raised);
-    auto params = default_params();
-    params.pattern_min_occurrences = 4;
-    params.pattern_min_trajectories = 3;
-    params.short_history_occurrences = short_history;
-    consolidate(db, clock, params);
-    CHECK(observation(db) ==
-          "6|3|alpha|" + std::to_string(at(10, 5)) + "|" + std::to_string(at(12, 0)) + "|\n");
+    consolidate(db, clock, default_params());
   }
+  REQUIRE(test::load_lines(raised, late, clock) == 2);
+  auto db = open_writer(raised);
+  auto params = default_params();
+  params.pattern_min_occurrences = 4;
+  params.pattern_min_trajectories = 3;
+  consolidate(db, clock, params);
+  CHECK(observation(db) ==
+        "6|3|alpha|" + std::to_string(at(10, 5)) + "|" + std::to_string(at(12, 0)) + "|\n");
+  CHECK(kept_pattern_totals(db) == counted_pattern_totals(db));
+}
+
+// Migration 15 fills problem_patterns from the occurrences already stored, which the job
+// consolidated: a database upgraded between two runs ends with the tables of one that had the
+// totals all along.
+TEST_CASE("migration 15: recurring problems' totals filled from the stored occurrences") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string kept = dir.file("kept.db");
+  const std::string upgraded = dir.file("upgraded.db");
+  for (const std::string& path : {kept, upgraded}) {
+    REQUIRE(test::load_corpus(path, {"swe-agent-trajectories.jsonl"}, clock) == 448);
+    auto db = open_writer(path);
+    consolidate(db, clock, default_params());
+  }
+  {
+    auto db = open_writer(upgraded);
+    const std::string totals = kept_pattern_totals(db);
+    REQUIRE(db.execAndGet("SELECT count(*) FROM problem_patterns").getInt64() > 10);
+    // Back to schema 14: without the totals.
+    db.exec(
+        "DROP TABLE problem_patterns; DROP TABLE problem_pattern_targets; PRAGMA "
+        "user_version = 14");
+    REQUIRE(store::migrate(db) == store::latest_schema_version());
+    CHECK(kept_pattern_totals(db) == totals);
+  }
+  for (const std::string& path : {kept, upgraded}) {
+    REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl"}, clock) == 8604);
+    auto db = open_writer(path);
+    consolidate(db, clock, default_params());
+  }
+  auto db_kept = open_writer(kept);
+  auto db_upgraded = open_writer(upgraded);
+  CHECK(kept_pattern_totals(db_upgraded) == counted_pattern_totals(db_upgraded));
+  CHECK(derived_tables(db_upgraded) == derived_tables(db_kept));
 }
 
 // Consolidation ends its chunk at the next event when ingest waits at the write gate

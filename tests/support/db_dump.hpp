@@ -48,6 +48,8 @@ inline std::string consolidation_tables(SQLite::Database& db) {
          dump(db, "SELECT * FROM event_targets ORDER BY seq") +
          dump(db, "SELECT * FROM consolidation_targets ORDER BY namespace, target") +
          dump(db, "SELECT * FROM problem_occurrences ORDER BY namespace, signature, seq") +
+         dump(db, "SELECT * FROM problem_patterns ORDER BY namespace, signature") +
+         dump(db, "SELECT * FROM problem_pattern_targets ORDER BY namespace, signature, target") +
          dump(db, "SELECT * FROM trajectory_outcomes ORDER BY namespace, trajectory_id") +
          dump(db, "SELECT * FROM job_state ORDER BY job, namespace, key");
 }
