@@ -326,7 +326,8 @@ class Clusterer {
             "VALUES (?1, ?2, ?3, ?4, ?5, ?5, 1, ?4, ?4, ?6, ?6, ?7)"),
         update_cluster_(
             db_,
-            "UPDATE clusters SET label = ?2, summary_text = ?3, medoid_seq = ?4, "
+            // OR FAIL, as the edges' UPDATE in jobs/entities.cpp: no statement journal.
+            "UPDATE OR FAIL clusters SET label = ?2, summary_text = ?3, medoid_seq = ?4, "
             "medoid_vector = ?5, centroid = ?6, member_count = ?7, duplicate_count = ?8, "
             "last_seq = ?9, first_seen_us = ?10, last_seen_us = ?11, sensitivity = ?12 WHERE "
             "cluster_id = ?1"),

@@ -61,12 +61,16 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
           "strength, strength_base, strength_ref_us, mention_count, evidence_seq, "
           "last_evidence_seq, valid_from_us, unswept) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, "
           "?8, ?9, ?10, 1)"),
+      // OR FAIL: last_evidence_seq is a foreign key, so the UPDATE counts as one that may write
+      // several rows, and with the default ABORT its NOT NULL checks would give it a
+      // statement journal (a copy of each page it changes; migration 16). Updating one row,
+      // FAIL stops the statement exactly as ABORT would.
       update_edge_(db,
-                   "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
+                   "UPDATE OR FAIL entity_relationships SET strength = ?2, strength_base = ?2, "
                    "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5, unswept = 1 "
                    "WHERE relationship_id = ?1"),
       update_unswept_edge_(db,
-                           "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
+                           "UPDATE OR FAIL entity_relationships SET strength = ?2, strength_base = ?2, "
                            "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5 "
                            "WHERE relationship_id = ?1") {}
 

@@ -4,8 +4,9 @@
 # of every job (bench_jobs --cycle, the daemon's job order) at a fixed "now" (--now-us) and,
 # with --incremental INC, stores INC more events itself and runs a second cycle one day later.
 # Every table is then dumped (sqlite3 .dump: every column of every row, blobs in hex, in
-# storage order; the FTS5 shadow tables included; schema lines left out, so that a migration
-# does not count as a difference) and compared table by table.
+# storage order; the FTS5 shadow tables included; `--data-only`, so that a migration's
+# schema change, even inside a CREATE TABLE, does not count as a difference) and compared
+# table by table.
 #
 # The database is built by the OLD binary, so the NEW one may bring a migration: it converts
 # the database when it opens it, as the daemon would.
@@ -60,7 +61,7 @@ for side in old new; do
   sqlite3 "$work/$side.db" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null
   mkdir -p "$work/$side.dump"
   for table in $(sqlite3 "$work/$side.db" "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"); do
-    sqlite3 "$work/$side.db" ".dump '$table'" | grep -v '^CREATE\|^PRAGMA\|^BEGIN\|^COMMIT' \
+    sqlite3 "$work/$side.db" ".dump --data-only '$table'" | grep -v '^PRAGMA\|^BEGIN\|^COMMIT' \
       >"$work/$side.dump/$table.sql" || true
   done
   sqlite3 "$work/$side.db" "SELECT seq, uid, status, hit_count, salience_base FROM events ORDER BY seq" \

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <future>
+#include <map>
 #include <thread>
 
 #include "bus/event_decoder.hpp"
@@ -159,6 +160,61 @@ TEST_CASE(
       db, "EXPLAIN QUERY PLAN SELECT max_ts_us FROM event_namespaces WHERE namespace = ?1");
   REQUIRE(explain.executeStep());
   CHECK_THAT(explain.getColumn(3).getString(), Catch::Contains("USING PRIMARY KEY (namespace=?)"));
+}
+
+TEST_CASE("migration 16: the cluster job's foreign keys are deferred to COMMIT and still enforced") {
+  test::TempDir dir;
+  SQLite::Database db(dir.file("old.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  REQUIRE(store::migrate(db, 15) == 15);
+  db.exec("PRAGMA foreign_keys = ON");
+  const char* const kTables[] = {"event_entities",   "entity_relationships", "entity_aliases",
+                                 "clusters",         "event_clusters",       "cluster_entities",
+                                 "cluster_postings"};
+  auto definition = [&](const std::string& table) {
+    return db.execAndGet("SELECT sql FROM sqlite_master WHERE name = '" + table + "'").getString();
+  };
+  auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  std::map<std::string, std::string> before;
+  for (const std::string table : kTables) {
+    before[table] = definition(table);
+    REQUIRE(count(before[table], "REFERENCES") > 0);
+  }
+  const std::string events_before = definition("events");
+  // Before: an immediate foreign key fails the statement itself.
+  db.exec("BEGIN");
+  CHECK_THROWS_WITH(db.exec("INSERT INTO event_entities (seq, entity_id, is_primary, source) "
+                            "VALUES (999, 999, 0, 'text')"),
+                    Catch::Contains("FOREIGN KEY constraint failed"));
+  db.exec("ROLLBACK");
+
+  REQUIRE(store::migrate(db) == store::latest_schema_version());
+  for (const std::string table : kTables) {
+    INFO(table);
+    const std::string after = definition(table);
+    CHECK(count(after, "REFERENCES") == count(before[table], "REFERENCES"));
+    CHECK(count(after, "REFERENCES") == count(after, "DEFERRABLE INITIALLY DEFERRED"));
+  }
+  CHECK(definition("events") == events_before);
+  CHECK(db.execAndGet("PRAGMA integrity_check").getString() == "ok");
+  // After (this connection parsed the edited schema again): the statement succeeds and the
+  // COMMIT fails; the rollback leaves nothing.
+  db.exec("BEGIN");
+  db.exec(
+      "INSERT INTO event_entities (seq, entity_id, is_primary, source) VALUES (999, 999, 0, 'text')");
+  CHECK_THROWS_WITH(db.exec("COMMIT"), Catch::Contains("FOREIGN KEY constraint failed"));
+  db.exec("ROLLBACK");
+  CHECK(db.execAndGet("SELECT count(*) FROM event_entities").getInt() == 0);
+
+  // Running it again (a database taken back to 15) changes nothing.
+  std::map<std::string, std::string> migrated;
+  for (const std::string table : kTables) migrated[table] = definition(table);
+  db.exec("PRAGMA user_version = 15");
+  REQUIRE(store::migrate(db) == store::latest_schema_version());
+  for (const std::string table : kTables) CHECK(definition(table) == migrated[table]);
 }
 
 TEST_CASE("inserts are idempotent by uid and indexed for full-text search") {
