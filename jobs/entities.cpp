@@ -69,10 +69,11 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
                    "UPDATE OR FAIL entity_relationships SET strength = ?2, strength_base = ?2, "
                    "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5, unswept = 1 "
                    "WHERE relationship_id = ?1"),
-      update_unswept_edge_(db,
-                           "UPDATE OR FAIL entity_relationships SET strength = ?2, strength_base = ?2, "
-                           "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5 "
-                           "WHERE relationship_id = ?1") {}
+      update_unswept_edge_(
+          db,
+          "UPDATE OR FAIL entity_relationships SET strength = ?2, strength_base = ?2, "
+          "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5 "
+          "WHERE relationship_id = ?1") {}
 
 const std::string& EntityStore::cache_key_of(const std::string& ns, const std::string& key) {
   key_buffer_.assign(ns);

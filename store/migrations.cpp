@@ -783,7 +783,7 @@ WHERE type = 'table' AND name IN ('event_entities', 'entity_relationships', 'ent
 )sql",
 };
 
-// Migrations that edit table definitions in sqlite_schema (constraint clauses only).
+// The migration that edits table definitions in sqlite_schema (constraint clauses only).
 constexpr int kSchemaEditMigration = 16;
 
 }  // namespace

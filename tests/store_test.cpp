@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <chrono>
 #include <future>
 #include <map>
@@ -162,14 +163,15 @@ TEST_CASE(
   CHECK_THAT(explain.getColumn(3).getString(), Catch::Contains("USING PRIMARY KEY (namespace=?)"));
 }
 
-TEST_CASE("migration 16: the cluster job's foreign keys are deferred to COMMIT and still enforced") {
+TEST_CASE(
+    "migration 16: the cluster job's foreign keys are deferred to COMMIT and still enforced") {
   test::TempDir dir;
   SQLite::Database db(dir.file("old.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   REQUIRE(store::migrate(db, 15) == 15);
   db.exec("PRAGMA foreign_keys = ON");
-  const char* const kTables[] = {"event_entities",   "entity_relationships", "entity_aliases",
-                                 "clusters",         "event_clusters",       "cluster_entities",
-                                 "cluster_postings"};
+  const std::array<std::string, 7> kTables{
+      "event_entities", "entity_relationships", "entity_aliases",  "clusters",
+      "event_clusters", "cluster_entities",     "cluster_postings"};
   auto definition = [&](const std::string& table) {
     return db.execAndGet("SELECT sql FROM sqlite_master WHERE name = '" + table + "'").getString();
   };
@@ -179,7 +181,7 @@ TEST_CASE("migration 16: the cluster job's foreign keys are deferred to COMMIT a
     return n;
   };
   std::map<std::string, std::string> before;
-  for (const std::string table : kTables) {
+  for (const std::string& table : kTables) {
     before[table] = definition(table);
     REQUIRE(count(before[table], "REFERENCES") > 0);
   }
@@ -192,7 +194,7 @@ TEST_CASE("migration 16: the cluster job's foreign keys are deferred to COMMIT a
   db.exec("ROLLBACK");
 
   REQUIRE(store::migrate(db) == store::latest_schema_version());
-  for (const std::string table : kTables) {
+  for (const std::string& table : kTables) {
     INFO(table);
     const std::string after = definition(table);
     CHECK(count(after, "REFERENCES") == count(before[table], "REFERENCES"));
@@ -204,17 +206,18 @@ TEST_CASE("migration 16: the cluster job's foreign keys are deferred to COMMIT a
   // COMMIT fails; the rollback leaves nothing.
   db.exec("BEGIN");
   db.exec(
-      "INSERT INTO event_entities (seq, entity_id, is_primary, source) VALUES (999, 999, 0, 'text')");
+      "INSERT INTO event_entities (seq, entity_id, is_primary, source) VALUES (999, 999, 0, "
+      "'text')");
   CHECK_THROWS_WITH(db.exec("COMMIT"), Catch::Contains("FOREIGN KEY constraint failed"));
   db.exec("ROLLBACK");
   CHECK(db.execAndGet("SELECT count(*) FROM event_entities").getInt() == 0);
 
   // Running it again (a database taken back to 15) changes nothing.
   std::map<std::string, std::string> migrated;
-  for (const std::string table : kTables) migrated[table] = definition(table);
+  for (const std::string& table : kTables) migrated[table] = definition(table);
   db.exec("PRAGMA user_version = 15");
   REQUIRE(store::migrate(db) == store::latest_schema_version());
-  for (const std::string table : kTables) CHECK(definition(table) == migrated[table]);
+  for (const std::string& table : kTables) CHECK(definition(table) == migrated[table]);
 }
 
 TEST_CASE("inserts are idempotent by uid and indexed for full-text search") {
