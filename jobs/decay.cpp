@@ -1,5 +1,10 @@
 #include "jobs/decay.hpp"
 
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
 namespace reflectd::jobs {
 namespace {
 
@@ -94,15 +99,56 @@ nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/) {
   ctx.cancel.check();
 
   // Entity edges: their strength is a function of (strength_base, strength_ref_us) evaluated
-  // by whoever reads it (edge_strength_at), so nothing here depends on the edge count; only the
-  // flags of the edges reinforced since the previous sweep are cleared (partial index).
-  const std::int64_t edges_reinforced = count(
-      db, "SELECT count(*) FROM entity_relationships WHERE ?1 = ?1 AND unswept = 1 AND " + in_scope,
-      now, ns);
+  // by whoever reads it (edge_strength_at), so no sweep rewrites them. The edges reinforced
+  // since the previous sweep are those whose newest evidence is above the watermark that sweep
+  // left for their namespace: the cluster job reads a namespace's events once each, in seq
+  // order, and sets last_evidence_seq to the reinforcing event's (migration 17). One pass over
+  // the edges, no write per edge.
+  struct EdgeSweep {
+    std::string ns;
+    std::int64_t through = 0;
+    std::int64_t reinforced = 0;
+    std::int64_t newest = 0;
+  };
+  std::vector<EdgeSweep> sweeps;  // a handful of namespaces: a linear search beats a map
+  SQLite::Statement watermarks(db,
+                               "SELECT namespace, through_seq FROM decay_edge_watermarks WHERE "
+                               "?1 = '' OR namespace = ?1");
+  watermarks.bind(1, ns);
+  while (watermarks.executeStep()) {
+    sweeps.push_back({watermarks.getColumn(0).getString(), watermarks.getColumn(1).getInt64()});
+  }
+  // The OR keeps the planner on the table (the namespace index would add a row lookup each).
   SQLite::Statement edges(
-      db, "UPDATE entity_relationships SET unswept = 0 WHERE unswept = 1 AND " + in_scope);
+      db, "SELECT namespace, last_evidence_seq FROM entity_relationships WHERE " + in_scope);
   edges.bind(2, ns);
-  edges.exec();
+  EdgeSweep* current = nullptr;
+  while (edges.executeStep()) {
+    const std::string_view edge_ns(edges.getColumn(0).getText(),
+                                   static_cast<std::size_t>(edges.getColumn(0).getBytes()));
+    if (current == nullptr || current->ns != edge_ns) {
+      const auto found = std::find_if(sweeps.begin(), sweeps.end(),
+                                      [&](const EdgeSweep& e) { return e.ns == edge_ns; });
+      current =
+          found != sweeps.end() ? &*found : &sweeps.emplace_back(EdgeSweep{std::string(edge_ns)});
+    }
+    const std::int64_t last = edges.getColumn(1).getInt64();
+    if (last > current->through) ++current->reinforced;
+    current->newest = std::max(current->newest, last);
+  }
+  std::int64_t edges_reinforced = 0;
+  SQLite::Statement save(db,
+                         "INSERT INTO decay_edge_watermarks (namespace, through_seq) VALUES (?1, "
+                         "?2) ON CONFLICT (namespace) DO UPDATE SET through_seq = "
+                         "excluded.through_seq");
+  for (const EdgeSweep& sweep : sweeps) {
+    edges_reinforced += sweep.reinforced;
+    if (sweep.reinforced == 0) continue;
+    save.reset();
+    save.bind(1, sweep.ns);
+    save.bind(2, sweep.newest);
+    save.exec();
+  }
   ctx.cancel.check();
   transaction.commit();
 

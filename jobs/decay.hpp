@@ -10,9 +10,10 @@
 //   with an audit row each. manual_only and never policies have no archive time.
 // - entity edges (jobs/entities.hpp): not rewritten. An edge's strength at any time is
 //   strength_base * 2^(-(t - strength_ref_us) / edge_half_life_s) (edge_strength_at), evaluated
-//   by its readers, so a sweep costs nothing per stored edge; edges_reinforced counts the
-//   edges the `cluster` job reinforced since the previous sweep (flag `unswept`, cleared here
-//   through its partial index: O(reinforced edges)).
+//   by its readers, so a sweep writes nothing per stored edge; edges_reinforced counts the
+//   edges the `cluster` job reinforced since the previous sweep: those whose last_evidence_seq
+//   is above the watermark the previous sweep left for their namespace
+//   (decay_edge_watermarks), one read of every edge in scope.
 // Nothing is hard-deleted here.
 
 #include <nlohmann/json.hpp>

@@ -59,21 +59,16 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
           db,
           "INSERT INTO entity_relationships (namespace, source_id, target_id, rel_type, "
           "strength, strength_base, strength_ref_us, mention_count, evidence_seq, "
-          "last_evidence_seq, valid_from_us, unswept) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, "
-          "?8, ?9, ?10, 1)"),
+          "last_evidence_seq, valid_from_us) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, "
+          "?10)"),
       // OR FAIL: last_evidence_seq is a foreign key, so the UPDATE counts as one that may write
       // several rows, and with the default ABORT its NOT NULL checks would give it a
       // statement journal (a copy of each page it changes; migration 16). Updating one row,
       // FAIL stops the statement exactly as ABORT would.
       update_edge_(db,
                    "UPDATE OR FAIL entity_relationships SET strength = ?2, strength_base = ?2, "
-                   "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5, unswept = 1 "
-                   "WHERE relationship_id = ?1"),
-      update_unswept_edge_(
-          db,
-          "UPDATE OR FAIL entity_relationships SET strength = ?2, strength_base = ?2, "
-          "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5 "
-          "WHERE relationship_id = ?1") {}
+                   "strength_ref_us = ?3, mention_count = ?4, last_evidence_seq = ?5 "
+                   "WHERE relationship_id = ?1") {}
 
 const std::string& EntityStore::cache_key_of(const std::string& ns, const std::string& key) {
   key_buffer_.assign(ns);
@@ -326,20 +321,14 @@ void EntityStore::flush() {
       insert_edge_.exec();
       e.id = db_.getLastInsertRowid();
     } else {
-      // Once this run has written the edge, its row has unswept = 1 (the decay job, the only
-      // one that clears it, never runs during this one): not setting it again spares SQLite
-      // the partial index entity_relationships_unswept, which it updates whenever the SET
-      // names `unswept`.
-      SQLite::Statement& update = e.unswept_written ? update_unswept_edge_ : update_edge_;
-      update.reset();
-      update.bind(1, static_cast<std::int64_t>(e.id));
-      update.bind(2, e.base);
-      update.bind(3, static_cast<std::int64_t>(e.ref_us));
-      update.bind(4, static_cast<std::int64_t>(e.mentions));
-      update.bind(5, static_cast<std::int64_t>(e.last_evidence_seq));
-      update.exec();
+      update_edge_.reset();
+      update_edge_.bind(1, static_cast<std::int64_t>(e.id));
+      update_edge_.bind(2, e.base);
+      update_edge_.bind(3, static_cast<std::int64_t>(e.ref_us));
+      update_edge_.bind(4, static_cast<std::int64_t>(e.mentions));
+      update_edge_.bind(5, static_cast<std::int64_t>(e.last_evidence_seq));
+      update_edge_.exec();
     }
-    e.unswept_written = true;
     e.dirty = false;
   }
   dirty_edges_.clear();

@@ -103,7 +103,6 @@ class EntityStore {
     std::int64_t last_evidence_seq = 0;
     std::int64_t valid_from_us = 0;
     bool dirty = false;
-    bool unswept_written = false;  ///< This run inserted or updated the row (so unswept = 1).
   };
   // An edge is identified by (source, target, type): entity ids are unique across namespaces,
   // so the namespace is implied. `type` indexes types_.
@@ -161,7 +160,6 @@ class EntityStore {
   SQLite::Statement find_edge_;
   SQLite::Statement insert_edge_;
   SQLite::Statement update_edge_;
-  SQLite::Statement update_unswept_edge_;  ///< update_edge_ without re-setting unswept = 1
   std::int64_t entities_created_ = 0;
   std::int64_t edges_created_ = 0;
   std::int64_t edges_reinforced_ = 0;

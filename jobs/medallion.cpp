@@ -56,8 +56,16 @@ std::string clip(const std::string& text, std::size_t max_chars) {
 
 std::string day(std::int64_t us) { return format_rfc3339_us(us).substr(0, 10); }
 
-json parse_or_null(const SQLite::Column& column) {
-  return column.isNull() ? json() : json::parse(column.getString(), nullptr, false);
+// The newest n ids of a stored JSON array of event ids; empty when the text is not an array
+// (NULL reads as ""). Parsed only for the items a medallion lists: a scope has thousands of
+// streams and recurring problems, each with up to 200 ids, and lists ten of each.
+json last_ids(const std::string& text, std::size_t n) {
+  const json ids = json::parse(text, nullptr, false);
+  json out = json::array();
+  if (!ids.is_array()) return out;
+  for (std::size_t i = ids.size() > n ? ids.size() - n : 0; i < ids.size(); ++i)
+    out.push_back(ids[i]);
+  return out;
 }
 
 bool has_table(SQLite::Database& db, const char* name) {
@@ -258,7 +266,7 @@ class Refresher {
       std::string id, target, title, rationale, kind, status, phase, vitality;
       double confidence;
       std::int64_t frequency, last_seen;
-      json evidence;
+      std::string evidence;  // JSON array of event ids, parsed by last_ids when listed
     };
     std::vector<Stream> streams;
     SQLite::Statement knowledge(
@@ -274,13 +282,12 @@ class Refresher {
                          knowledge.getColumn(4).getString(), knowledge.getColumn(5).getString(),
                          knowledge.getColumn(6).getString(), knowledge.getColumn(7).getString(),
                          knowledge.getColumn(8).getDouble(), knowledge.getColumn(9).getInt64(),
-                         knowledge.getColumn(10).getInt64(),
-                         parse_or_null(knowledge.getColumn(11))});
+                         knowledge.getColumn(10).getInt64(), knowledge.getColumn(11).getString()});
     }
     struct Pattern {
       std::string id, target, signature;
       std::int64_t support, last;
-      json ids;
+      std::string ids;  // JSON array of event ids, parsed by last_ids when listed
     };
     std::vector<Pattern> patterns;
     SQLite::Statement observations(
@@ -291,10 +298,9 @@ class Refresher {
         "ORDER BY support_count DESC, observation_id");
     observations.bind(1, scope.ns);
     while (observations.executeStep()) {
-      Pattern pattern{
-          observations.getColumn(0).getString(), observations.getColumn(1).getString(),
-          observations.getColumn(2).getString(), observations.getColumn(3).getInt64(),
-          observations.getColumn(4).getInt64(),  parse_or_null(observations.getColumn(5))};
+      Pattern pattern{observations.getColumn(0).getString(), observations.getColumn(1).getString(),
+                      observations.getColumn(2).getString(), observations.getColumn(3).getInt64(),
+                      observations.getColumn(4).getInt64(),  observations.getColumn(5).getString()};
       if (!scope.graph_nodes.empty() &&
           std::none_of(
               scope.graph_nodes.begin(), scope.graph_nodes.end(), [&](const std::string& n) {
@@ -304,13 +310,6 @@ class Refresher {
       }
       patterns.push_back(std::move(pattern));
     }
-    auto last_ids = [](const json& ids, std::size_t n) {
-      json out = json::array();
-      if (!ids.is_array()) return out;
-      for (std::size_t i = ids.size() > n ? ids.size() - n : 0; i < ids.size(); ++i)
-        out.push_back(ids[i]);
-      return out;
-    };
     auto days_since = [&](std::int64_t us) {
       return static_cast<double>(now - us) / static_cast<double>(kUsPerDay);
     };
@@ -348,7 +347,8 @@ class Refresher {
     // recursion); a bad_alloc there ends the process, as it would anywhere else.
     struct Question {  // NOLINT(bugprone-exception-escape)
       std::string source, text, priority;
-      json blocked_on, ids;
+      json blocked_on;
+      const std::string* ids;  // the stream's or pattern's, parsed only for the listed ten
       std::int64_t support;
     };
     std::vector<Question> questions;
@@ -359,11 +359,11 @@ class Refresher {
                                  " become a decision? (confidence " +
                                  std::to_string(st.confidence).substr(0, 4) + ")",
                              question_priority(st.frequency, days_since(st.last_seen)),
-                             json::array({st.target}), last_ids(st.evidence, 10), st.frequency});
+                             json::array({st.target}), &st.evidence, st.frequency});
       } else if (st.kind == "assumption" && st.status == "active") {
         questions.push_back({st.id, "Does the assumption hold: " + clip(st.title, 200) + "?",
                              question_priority(st.frequency, days_since(st.last_seen)),
-                             json::array({st.target}), last_ids(st.evidence, 10), st.frequency});
+                             json::array({st.target}), &st.evidence, st.frequency});
       }
     }
     for (const auto& pattern : patterns) {
@@ -373,7 +373,7 @@ class Refresher {
                                " times) be prevented?",
                            question_priority(pattern.support, days_since(pattern.last)),
                            pattern.target.empty() ? json::array() : json::array({pattern.target}),
-                           last_ids(pattern.ids, 10), pattern.support});
+                           &pattern.ids, pattern.support});
     }
     auto rank = [](const std::string& priority) {
       return priority == "high" ? 0 : priority == "medium" ? 1 : 2;
@@ -391,7 +391,8 @@ class Refresher {
            {"question", q.text},
            {"blocked_on", q.blocked_on},
            {"priority", q.priority},
-           {"x_reflectd", {{"source_id", q.source}, {"evidence_event_ids", q.ids}}}});
+           {"x_reflectd",
+            {{"source_id", q.source}, {"evidence_event_ids", last_ids(*q.ids, 10)}}}});
     }
 
     // subsystems: the scope's areas of work (internal streams), with a status.

@@ -23,8 +23,9 @@
 # hit_count, salience_base): received_us, salience_ref_us and archive_at_us of the INC events
 # come from each side's wall clock when it stores them. When entity_relationships differs,
 # it is also compared without `strength` (a column whose meaning a migration may change) to
-# tell which columns differ. Tables only in the new database (added by a migration) are
-# listed, not counted as differences.
+# tell which columns differ. A table from which a migration dropped columns counts as the same
+# when every column both sides have is. Tables only in the new database (added by a
+# migration) are listed, not counted as differences.
 # Exit status 0 when every table is identical, 1 otherwise (the differing tables are listed
 # and `diff` of the first one is shown), 2 on a usage error. Needs the sqlite3 CLI.
 set -euo pipefail
@@ -67,9 +68,12 @@ for side in old new; do
   sqlite3 "$work/$side.db" "SELECT seq, uid, status, hit_count, salience_base FROM events ORDER BY seq" \
     >"$work/$side.events_derived.txt"
   sqlite3 "$work/$side.db" "SELECT relationship_id, namespace, source_id, target_id, rel_type, \
-    strength_base, strength_ref_us, mention_count, evidence_seq, last_evidence_seq, valid_from_us, \
-    unswept FROM entity_relationships ORDER BY relationship_id" >"$work/$side.edges_without_strength.txt"
+    strength_base, strength_ref_us, mention_count, evidence_seq, last_evidence_seq, valid_from_us \
+    FROM entity_relationships ORDER BY relationship_id" >"$work/$side.edges_without_strength.txt"
 done
+
+# The columns of table $1 in database $2, one per line, in declaration order.
+columns() { sqlite3 "$2" "SELECT name FROM pragma_table_info('$1')"; }
 
 status=0
 first=
@@ -90,6 +94,13 @@ for f in "$work"/old.dump/*.sql; do
       status=1
       first=${first:-$table}
     fi
+  elif dropped=$(comm -23 <(columns "$table" "$work/old.db" | sort) \
+      <(columns "$table" "$work/new.db" | sort)) && [[ -n $dropped ]] &&
+    common=$(columns "$table" "$work/old.db" | grep -vxF "$dropped" | paste -sd,) &&
+    cmp -s <(sqlite3 "$work/old.db" "SELECT $common FROM \"$table\" ORDER BY $common") \
+      <(sqlite3 "$work/new.db" "SELECT $common FROM \"$table\" ORDER BY $common"); then
+    echo "$table: the same on every column both have (dropped: $(echo $dropped))" >&2
+    same=$((same + 1))
   else
     echo "DIFFERENT: $table" >&2
     if [[ $table == entity_relationships ]]; then

@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 16> kMigrations{
+constexpr std::array<const char*, 17> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -780,6 +780,25 @@ UPDATE sqlite_master SET sql = replace(replace(replace(sql,
 WHERE type = 'table' AND name IN ('event_entities', 'entity_relationships', 'entity_aliases',
   'clusters', 'event_clusters', 'cluster_entities', 'cluster_postings')
   AND sql NOT LIKE '%DEFERRABLE%';
+)sql",
+    // 17: the decay job's edges_reinforced (seed 003 MemifyResult) from each edge's
+    //    last_evidence_seq, above a watermark per namespace that each sweep leaves, instead
+    //    of a flag `unswept` that the cluster job set on every edge it reinforced (an entry
+    //    in a partial index) and every sweep cleared (a rewrite of each such row and its
+    //    index entry): 120,000 reinforcements per 10,000 events (docs/PERFORMANCE.md item
+    //    47). A namespace's events are clustered once each, in seq order, so every edge
+    //    still flagged has newer evidence than every edge swept: the newest evidence of the
+    //    swept ones is where the count resumes.
+    R"sql(
+CREATE TABLE decay_edge_watermarks (
+  namespace   TEXT    PRIMARY KEY,
+  through_seq INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO decay_edge_watermarks (namespace, through_seq)
+SELECT namespace, max(last_evidence_seq) FROM entity_relationships WHERE unswept = 0
+GROUP BY namespace;
+DROP INDEX entity_relationships_unswept;
+ALTER TABLE entity_relationships DROP COLUMN unswept;
 )sql",
 };
 

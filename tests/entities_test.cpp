@@ -3,11 +3,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "daemon/settings.hpp"
@@ -57,8 +59,8 @@ std::string derived_tables(SQLite::Database& db) {
               "SELECT r.namespace, s.canonical_key, t.canonical_key, r.rel_type, r.strength, "
               "r.strength_base, "
               "r.strength_ref_us, r.mention_count, r.evidence_seq, r.last_evidence_seq, "
-              "r.valid_from_us, "
-              "r.unswept FROM entity_relationships r JOIN entities s ON s.entity_id = r.source_id "
+              "r.valid_from_us FROM entity_relationships r JOIN entities s ON s.entity_id = "
+              "r.source_id "
               "JOIN "
               "entities t ON t.entity_id = r.target_id ORDER BY 1, 2, 3, 4") +
          dump(db,
@@ -113,6 +115,18 @@ struct Runner {
 };
 
 jobs::ClusterParams default_params() { return daemon::cluster_params(config::defaults()); }
+
+// One decay sweep of the database at `path` at `now` (µs), with the default settings.
+json sweep(const std::string& path, std::int64_t now) {
+  const auto vitality = daemon::vitality_params(config::defaults().decay);
+  FakeClock at(now);
+  auto db = open_writer(path);
+  jobs::register_sql_functions(db, vitality);
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(at, std::numeric_limits<std::int64_t>::max(), stopping);
+  jobs::JobContext ctx{db, at, cancel, "", "interval", 0};
+  return jobs::run_decay(ctx, vitality);
+}
 
 jobs::Extraction extract(std::string_view kind, std::string_view content,
                          const json& context = json(), const json& entities = json(),
@@ -541,8 +555,8 @@ TEST_CASE("a yield that drops events read ahead keeps each episode's working dir
   std::vector<std::string> lines;
   for (int i = 0; i < 6000; ++i) {
     const bool shows = i % 2 == 0;
-    char timestamp[32];
-    std::snprintf(timestamp, sizeof timestamp, "2025-01-01T%02d:%02d:%02d+00:00", i / 3600,
+    std::array<char, 32> timestamp{};
+    std::snprintf(timestamp.data(), timestamp.size(), "2025-01-01T%02d:%02d:%02d+00:00", i / 3600,
                   i / 60 % 60, i % 60);
     lines.push_back(json{
         {"schema_version", 1},
@@ -552,7 +566,7 @@ TEST_CASE("a yield that drops events read ahead keeps each episode's working dir
         {"namespace", "cwd-test"},
         {"agent_id", "agent-1"},
         {"episode_id", "episode-" + std::to_string(i / 500)},
-        {"timestamp", timestamp},
+        {"timestamp", timestamp.data()},
         {"content", shows ? "ls\n(Current directory: /repo/dir" + std::to_string(i / 2 % 5) + ")"
                           : "edit /repo/dir" + std::to_string(i / 2 % 5) + "/module" +
                                 std::to_string(i % 7) + ".py"}}
@@ -609,17 +623,7 @@ TEST_CASE("edge decay is a read-time closed form; sweeps report reinforced edges
     run.cluster(db, default_params());
   }
   std::filesystem::copy_file(a, b);
-  const auto vitality = daemon::vitality_params(config::defaults().decay);
   const std::int64_t half_life = default_params().entities.edge_half_life_s;
-  auto sweep = [&](const std::string& p, std::int64_t now) {
-    FakeClock at(now);
-    auto db = open_writer(p);
-    jobs::register_sql_functions(db, vitality);
-    std::atomic<bool> stopping{false};
-    jobs::CancelToken cancel(at, std::numeric_limits<std::int64_t>::max(), stopping);
-    jobs::JobContext ctx{db, at, cancel, "", "interval", 0};
-    return jobs::run_decay(ctx, vitality);
-  };
   std::int64_t edges = 0;
   {
     auto db = open_writer(a);
@@ -647,4 +651,81 @@ TEST_CASE("edge decay is a read-time closed form; sweeps report reinforced edges
   const std::int64_t ref = row.getColumn(1).getInt64();
   CHECK(jobs::edge_strength_at(base, ref, ref + 2 * half_life * kSecond, half_life) ==
         Approx(base / 4));
+}
+
+TEST_CASE("a sweep counts exactly the edges the cluster job wrote since the previous sweep") {
+  test::TempDir dir;
+  Runner run;
+  const std::string path = dir.file("a.db");
+  const std::vector<std::string> lines = test::corpus_lines("swe-agent-trajectories.jsonl");
+  const auto half = lines.begin() + static_cast<std::ptrdiff_t>(lines.size() / 2);
+  REQUIRE(test::load_lines(path, {lines.begin(), half}, run.clock) == lines.size() / 2);
+  {
+    auto db = open_writer(path);
+    run.cluster(db, default_params());
+  }
+  const std::string edges_sql =
+      "SELECT relationship_id, mention_count, last_evidence_seq FROM entity_relationships "
+      "ORDER BY relationship_id";
+  std::string before;
+  {
+    auto db = open_writer(path);
+    before = dump(db, edges_sql);
+    REQUIRE(db.execAndGet("SELECT count(*) FROM entity_relationships").getInt64() > 100);
+  }
+  CHECK(sweep(path, kNow)["edges_reinforced"] == std::count(before.begin(), before.end(), '\n'));
+  CHECK(sweep(path, kNow + kDay)["edges_reinforced"] == 0);
+
+  // The second half of the same trajectories reinforces some of the edges and adds others:
+  // the count is the rows the cluster job inserted or changed, whatever their seq.
+  REQUIRE(test::load_lines(path, {half, lines.end()}, run.clock) ==
+          lines.size() - lines.size() / 2);
+  std::int64_t written = 0;
+  std::int64_t unchanged = 0;
+  {
+    auto db = open_writer(path);
+    run.cluster(db, default_params());
+    std::istringstream old_rows(before);
+    std::set<std::string> kept;
+    for (std::string row; std::getline(old_rows, row);) kept.insert(row);
+    std::istringstream new_rows(dump(db, edges_sql));
+    for (std::string row; std::getline(new_rows, row);) ++(kept.count(row) ? unchanged : written);
+  }
+  REQUIRE(written > 0);
+  REQUIRE(unchanged > 0);
+  CHECK(sweep(path, kNow + 2 * kDay)["edges_reinforced"] == written);
+  CHECK(sweep(path, kNow + 3 * kDay)["edges_reinforced"] == 0);
+}
+
+TEST_CASE("migration 17: the sweep's count resumes from the flags a version 16 database kept") {
+  test::TempDir dir;
+  const std::string path = dir.file("old.db");
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    REQUIRE(store::migrate(db, 16) == 16);
+    // Foreign keys are off on this connection: the edges need no events or entities here.
+    // Namespace a was swept through seq 40 and reinforced since at 41 and 57; b never swept.
+    db.exec(
+        "INSERT INTO entity_relationships (namespace, source_id, target_id, rel_type, strength, "
+        "strength_base, strength_ref_us, mention_count, evidence_seq, last_evidence_seq, "
+        "valid_from_us, unswept) VALUES "
+        "('a', 1, 2, 'co_mentioned', 0.1, 0.1, 0, 1, 10, 10, 0, 0), "
+        "('a', 1, 3, 'co_mentioned', 0.1, 0.1, 0, 1, 12, 40, 0, 0), "
+        "('a', 2, 3, 'co_mentioned', 0.1, 0.1, 0, 1, 12, 41, 0, 1), "
+        "('a', 3, 4, 'co_mentioned', 0.1, 0.1, 0, 1, 57, 57, 0, 1), "
+        "('b', 5, 6, 'co_mentioned', 0.1, 0.1, 0, 1, 3, 3, 0, 1)");
+  }
+  CHECK(sweep(path, kNow)["edges_reinforced"] == 3);
+  {
+    auto db = open_writer(path);
+    CHECK(dump(db, "SELECT * FROM decay_edge_watermarks ORDER BY namespace") == "a|57|\nb|3|\n");
+    CHECK(db.execAndGet("SELECT count(*) FROM pragma_table_info('entity_relationships') WHERE "
+                        "name = 'unswept'")
+              .getInt() == 0);
+    CHECK(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = "
+                        "'entity_relationships_unswept'")
+              .getInt() == 0);
+    CHECK(db.execAndGet("PRAGMA integrity_check").getString() == "ok");
+  }
+  CHECK(sweep(path, kNow + kDay)["edges_reinforced"] == 0);
 }
