@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -331,25 +332,49 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   std::vector<std::map<std::size_t, double>> out(n);
   std::int64_t edge_rows = 0;
   {
-    // In key order (ids depend on the order namespaces were processed in), so parallel edges
-    // add up in the same order: same tables, same bits.
-    SQLite::Statement q(
-        db,
-        "SELECT r.source_id, r.target_id, r.rel_type, r.strength_base, r.strength_ref_us FROM "
-        "entity_relationships r JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
-        "ON t.entity_id = r.target_id WHERE r.namespace = ?1 ORDER BY s.canonical_key, "
-        "t.canonical_key, r.rel_type");
+    // Added up in key order (ids depend on the order namespaces were processed in), so
+    // parallel edges sum in the same order: same tables, same bits. Read as stored and sorted
+    // here: the vertices are in key order, so (source, target, type) by vertex index is
+    // (source key, target key, type), without two entity lookups per edge and a temp B-tree
+    // (docs/PERFORMANCE.md item 48). Edges to an entity that is not an active vertex add
+    // nothing.
+    struct StoredEdge {
+      std::size_t from, to;
+      std::uint32_t type;  // index into type_names
+      double base;
+      std::int64_t ref_us;
+    };
+    std::vector<StoredEdge> edges;
+    std::vector<std::string> type_names;
+    SQLite::Statement q(db,
+                        "SELECT source_id, target_id, rel_type, strength_base, strength_ref_us "
+                        "FROM entity_relationships WHERE namespace = ?1");
     q.bind(1, ns);
     while (q.executeStep()) {
       const auto a = index.find(q.getColumn(0).getInt64());
       const auto b = index.find(q.getColumn(1).getInt64());
       if (a == index.end() || b == index.end() || a->second == b->second) continue;
-      const double w = edge_strength_at(q.getColumn(3).getDouble(), q.getColumn(4).getInt64(), now,
-                                        p.edge_half_life_s);
+      const char* type = q.getColumn(2).getText();
+      auto known = std::find(type_names.begin(), type_names.end(), type);
+      if (known == type_names.end()) known = type_names.insert(type_names.end(), type);
+      edges.push_back({a->second, b->second, static_cast<std::uint32_t>(known - type_names.begin()),
+                       q.getColumn(3).getDouble(), q.getColumn(4).getInt64()});
+    }
+    // (namespace, source, target, type) is unique, so this order is total; types compare by
+    // text (BINARY collation: byte order, as std::string compares).
+    std::sort(edges.begin(), edges.end(), [&](const StoredEdge& x, const StoredEdge& y) {
+      if (x.from != y.from) return x.from < y.from;
+      if (x.to != y.to) return x.to < y.to;
+      return type_names[x.type] < type_names[y.type];
+    });
+    const auto co_occurs = std::find(type_names.begin(), type_names.end(), "co_occurs");
+    const auto co_occurs_type = static_cast<std::uint32_t>(co_occurs - type_names.begin());
+    for (const StoredEdge& e : edges) {
+      const double w = edge_strength_at(e.base, e.ref_us, now, p.edge_half_life_s);
       if (!(w > 0)) continue;
       ++edge_rows;
-      out[a->second][b->second] += w;
-      if (q.getColumn(2).getString() == "co_occurs") out[b->second][a->second] += w;
+      out[e.from][e.to] += w;
+      if (e.type == co_occurs_type) out[e.to][e.from] += w;
     }
   }
   Csr csr;

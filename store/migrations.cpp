@@ -804,6 +804,16 @@ ALTER TABLE entity_relationships DROP COLUMN unswept;
 
 // The migration that edits table definitions in sqlite_schema (constraint clauses only).
 constexpr int kSchemaEditMigration = 16;
+// The migration that drops entity_relationships.unswept: a database whose user_version was
+// set back below it (a downgrade test, an operator's repair) has nothing left to drop.
+constexpr int kDropUnsweptMigration = 17;
+
+bool has_column(SQLite::Database& db, const char* table, const char* column) {
+  SQLite::Statement query(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
+  query.bind(1, table);
+  query.bind(2, column);
+  return query.executeStep();
+}
 
 }  // namespace
 
@@ -834,6 +844,9 @@ int migrate(SQLite::Database& db, int up_to) {
         throw;
       }
       db.exec("PRAGMA writable_schema = OFF");
+    } else if (version + 1 == kDropUnsweptMigration &&
+               !has_column(db, "entity_relationships", "unswept")) {
+      // Applied already: the watermarks it created are the decay job's since.
     } else {
       db.exec(kMigrations[static_cast<std::size_t>(version)]);
     }
