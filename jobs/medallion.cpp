@@ -124,19 +124,72 @@ class Refresher {
   }
 
  private:
+  // The scope's span, from the one kept for its namespace (migration 18) plus the events
+  // stored since, or read whole when a stored event changed since it was kept. Runs inside
+  // the refresh's write transaction: no event can be stored in between, so max(seq) bounds
+  // what was read.
   Span span(const MedallionScope& scope) {
-    // Two texts, not `(?1 = '' OR namespace = ?1)`: the OR hides the namespace from the planner,
-    // which then reads the whole table instead of the covering index (migration 7).
-    SQLite::Statement query(
+    SQLite::Statement changes_query(
         db_, scope.ns.empty()
-                 ? "SELECT count(*), min(ts_us), max(ts_us) FROM events WHERE status = 'active'"
-                 : "SELECT count(*), min(ts_us), max(ts_us) FROM events WHERE "
-                   "namespace = ?1 AND status = 'active'");
+                 ? "SELECT coalesce(sum(changes), 0) FROM event_span_changes"
+                 : "SELECT coalesce(sum(changes), 0) FROM event_span_changes WHERE namespace = ?1");
+    if (!scope.ns.empty()) changes_query.bind(1, scope.ns);
+    changes_query.executeStep();
+    const std::int64_t changes = changes_query.getColumn(0).getInt64();
+    const std::int64_t through =
+        db_.execAndGet("SELECT coalesce(max(seq), 0) FROM events").getInt64();
+
+    Span kept;
+    std::int64_t kept_through = 0;
+    bool reused = false;
+    SQLite::Statement kept_query(db_,
+                                 "SELECT through_seq, changes, events, min_ts_us, max_ts_us FROM "
+                                 "medallion_spans WHERE namespace = ?1");
+    kept_query.bind(1, scope.ns);
+    if (kept_query.executeStep() && kept_query.getColumn(1).getInt64() == changes &&
+        kept_query.getColumn(0).getInt64() <= through) {
+      reused = true;
+      kept_through = kept_query.getColumn(0).getInt64();
+      kept = {kept_query.getColumn(2).getInt64(), kept_query.getColumn(3).getInt64(),
+              kept_query.getColumn(4).getInt64()};
+    }
+    kept_query.reset();
+
+    // Two texts per case, not `(?1 = '' OR namespace = ?1)`: the OR hides the namespace from
+    // the planner, which then reads the whole table instead of the covering index
+    // events_namespace_active_seq (namespace, status, seq, ts_us) (migration 7). The events
+    // after a kept span are a seq range of that index, or of the table for every namespace.
+    std::string sql = "SELECT count(*), min(ts_us), max(ts_us) FROM events WHERE ";
+    sql += scope.ns.empty() ? "status = 'active'" : "namespace = ?1 AND status = 'active'";
+    if (kept_through > 0) sql += " AND seq > ?2";
+    SQLite::Statement query(db_, sql);
     if (!scope.ns.empty()) query.bind(1, scope.ns);
+    if (kept_through > 0) query.bind(2, kept_through);
     query.executeStep();
-    return {query.getColumn(0).getInt64(),
-            query.getColumn(1).isNull() ? 0 : query.getColumn(1).getInt64(),
-            query.getColumn(2).isNull() ? 0 : query.getColumn(2).getInt64()};
+    const Span added{query.getColumn(0).getInt64(),
+                     query.getColumn(1).isNull() ? 0 : query.getColumn(1).getInt64(),
+                     query.getColumn(2).isNull() ? 0 : query.getColumn(2).getInt64()};
+    Span s = kept.count == 0 ? added : kept;
+    if (kept.count > 0 && added.count > 0) {
+      s = {kept.count + added.count, std::min(kept.min_ts, added.min_ts),
+           std::max(kept.max_ts, added.max_ts)};
+    }
+
+    if (reused && kept_through == through) return s;  // nothing stored since: kept as is
+    SQLite::Statement keep(
+        db_,
+        "INSERT INTO medallion_spans (namespace, through_seq, changes, events, min_ts_us, "
+        "max_ts_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (namespace) DO UPDATE SET "
+        "through_seq = excluded.through_seq, changes = excluded.changes, events = "
+        "excluded.events, min_ts_us = excluded.min_ts_us, max_ts_us = excluded.max_ts_us");
+    keep.bind(1, scope.ns);
+    keep.bind(2, through);
+    keep.bind(3, changes);
+    keep.bind(4, s.count);
+    keep.bind(5, s.min_ts);
+    keep.bind(6, s.max_ts);
+    keep.exec();
+    return s;
   }
 
   static std::string config_hash(const MedallionScope& scope) {

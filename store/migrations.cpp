@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 17> kMigrations{
+constexpr std::array<const char*, 18> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -799,6 +799,44 @@ SELECT namespace, max(last_evidence_seq) FROM entity_relationships WHERE unswept
 GROUP BY namespace;
 DROP INDEX entity_relationships_unswept;
 ALTER TABLE entity_relationships DROP COLUMN unswept;
+)sql",
+    // 18: a medallion's span (count, oldest and newest time of its scope's active events) kept
+    //    per namespace (medallion_spans) and extended by the events stored since, instead of a
+    //    read of the whole scope at every refresh (docs/PERFORMANCE.md item 49). New events have
+    //    higher seqs, so only a change of a stored event can invalidate a kept span: these
+    //    triggers count them per namespace (an event entering or leaving `active`, an active
+    //    event's time changed, an event moved to another namespace or deleted), and a span
+    //    kept under another count is read again whole. Inserts fire nothing. The
+    //    span of a scope over every namespace is kept under namespace ''. IF NOT EXISTS: a
+    //    database whose user_version was set back migrates again without an error.
+    R"sql(
+CREATE TABLE IF NOT EXISTS event_span_changes (
+  namespace TEXT    PRIMARY KEY,
+  changes   INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS events_span_updated AFTER UPDATE OF status, ts_us ON events
+WHEN old.namespace IS new.namespace AND ((old.status = 'active') IS NOT (new.status = 'active')
+  OR (new.status = 'active' AND old.ts_us IS NOT new.ts_us)) BEGIN
+  INSERT INTO event_span_changes (namespace, changes) VALUES (new.namespace, 1)
+  ON CONFLICT (namespace) DO UPDATE SET changes = changes + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS events_span_moved AFTER UPDATE OF namespace ON events
+WHEN old.namespace IS NOT new.namespace BEGIN
+  INSERT INTO event_span_changes (namespace, changes) VALUES (old.namespace, 1), (new.namespace, 1)
+  ON CONFLICT (namespace) DO UPDATE SET changes = changes + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS events_span_deleted AFTER DELETE ON events BEGIN
+  INSERT INTO event_span_changes (namespace, changes) VALUES (old.namespace, 1)
+  ON CONFLICT (namespace) DO UPDATE SET changes = changes + 1;
+END;
+CREATE TABLE IF NOT EXISTS medallion_spans (
+  namespace   TEXT    PRIMARY KEY,
+  through_seq INTEGER NOT NULL,
+  changes     INTEGER NOT NULL,
+  events      INTEGER NOT NULL,
+  min_ts_us   INTEGER NOT NULL,
+  max_ts_us   INTEGER NOT NULL
+) WITHOUT ROWID;
 )sql",
 };
 

@@ -280,6 +280,74 @@ TEST_CASE("medallion refresh on the real streams") {
   }
 }
 
+TEST_CASE("a medallion's span is kept, extended by new events, read whole after a change") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string path = dir.file("m.db");
+  const std::vector<std::string> lines = test::corpus_lines("swe-agent-trajectories.jsonl");
+  const auto part = [&](std::size_t k) {  // the k-th of four parts of the stream
+    return std::vector<std::string>(
+        lines.begin() + static_cast<std::ptrdiff_t>(k * lines.size() / 4),
+        lines.begin() + static_cast<std::ptrdiff_t>((k + 1) * lines.size() / 4));
+  };
+  REQUIRE(test::load_lines(path, part(0), clock) == part(0).size());
+  auto db = store::open_database({path, "normal", 5000}, store::Access::kWriter);
+  const jobs::MedallionParams params;
+  // The medallion against a full read of its scope's active events, and the kept span.
+  const auto check_span = [&](const std::string& step) {
+    INFO(step);
+    REQUIRE(run_job(db, clock, params)["medallions_refreshed"] == 1);
+    SQLite::Statement full(db,
+                           "SELECT count(*), min(ts_us), max(ts_us), (SELECT max(seq) FROM events) "
+                           "FROM events WHERE namespace = 'swe-agent' AND status = 'active'");
+    REQUIRE(full.executeStep());
+    const json m = stored(db, "med:swe-agent");
+    CHECK(m["meta"]["x_reflectd"]["events"] == full.getColumn(0).getInt64());
+    CHECK(m["meta"]["knowledge_min_ts"] == format_rfc3339_us(full.getColumn(1).getInt64()));
+    CHECK(m["meta"]["knowledge_max_ts"] == format_rfc3339_us(full.getColumn(2).getInt64()));
+    SQLite::Statement kept(db,
+                           "SELECT through_seq, events, min_ts_us, max_ts_us FROM medallion_spans "
+                           "WHERE namespace = 'swe-agent'");
+    REQUIRE(kept.executeStep());
+    CHECK(kept.getColumn(0).getInt64() == full.getColumn(3).getInt64());
+    CHECK(kept.getColumn(1).getInt64() == full.getColumn(0).getInt64());
+    CHECK(kept.getColumn(2).getInt64() == full.getColumn(1).getInt64());
+    CHECK(kept.getColumn(3).getInt64() == full.getColumn(2).getInt64());
+  };
+  check_span("first refresh: read whole");
+  REQUIRE(test::load_lines(path, part(1), clock) == part(1).size());
+  check_span("new events: the kept span extended");
+
+  // Changes of stored events a kept span cannot follow: the oldest and the newest active
+  // events archived, an event moved before all others, an event deleted.
+  db.exec(
+      "UPDATE events SET status = 'archived' WHERE seq IN (SELECT seq FROM events WHERE status = "
+      "'active' ORDER BY ts_us LIMIT 3)");
+  db.exec(
+      "UPDATE events SET status = 'archived' WHERE seq = (SELECT seq FROM events WHERE status = "
+      "'active' ORDER BY ts_us DESC LIMIT 1)");
+  REQUIRE(test::load_lines(path, part(2), clock) == part(2).size());
+  check_span("archived events");
+  db.exec(
+      "UPDATE events SET ts_us = ts_us - 400 * 86400000000 WHERE seq = (SELECT max(seq) FROM "
+      "events WHERE status = 'active')");
+  db.exec("UPDATE medallions SET status = 'stale'");
+  check_span("an event's time changed");
+  db.exec(
+      "DELETE FROM events WHERE seq = (SELECT seq FROM events WHERE status = 'active' ORDER BY "
+      "ts_us DESC LIMIT 1)");
+  db.exec("UPDATE medallions SET status = 'stale'");
+  check_span("an event deleted");
+
+  // What a refresh extends is the kept span: an altered one shows through.
+  db.exec("UPDATE medallion_spans SET events = events + 1000");
+  const std::int64_t before = stored(db, "med:swe-agent")["meta"]["x_reflectd"]["events"];
+  REQUIRE(test::load_lines(path, part(3), clock) == part(3).size());
+  REQUIRE(run_job(db, clock, params)["medallions_refreshed"] == 1);
+  CHECK(stored(db, "med:swe-agent")["meta"]["x_reflectd"]["events"] ==
+        before + 1000 + static_cast<std::int64_t>(part(3).size()));
+}
+
 TEST_CASE("the read surface over the control socket: search, reinforce, events, stale marking") {
   test::TempDir dir;
   auto config = test::loopback_config(dir);
