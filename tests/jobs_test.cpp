@@ -452,6 +452,23 @@ TEST_CASE("consolidation: a recurring problem's totals across late, tied and rep
   CHECK(ids.back() == 217);
   CHECK(db_split.execAndGet("SELECT min(seq) FROM events").getInt64() == 1);
 
+  // A run takes the newest ids from the observation when it counts the same support; a list
+  // that misses an occurrence (216 here) fails the check of its range and the occurrences
+  // are read, so the next list is the newest 200 again.
+  db_split.exec(
+      "WITH RECURSIVE n(value) AS (SELECT 17 UNION ALL SELECT value + 1 FROM n WHERE value < "
+      "217) UPDATE observations SET supporting_event_ids = (SELECT json_group_array(value) "
+      "FROM n WHERE value != 216) WHERE namespace = 'probe'");
+  const std::vector<std::string> one_more = {event("G", 12, 4, 0, "delta")};
+  REQUIRE(test::load_lines(split, one_more, clock) == 1);
+  consolidate(db_split, clock, default_params());
+  CHECK(db_split
+            .execAndGet("WITH RECURSIVE n(value) AS (SELECT 19 UNION ALL SELECT value + 1 "
+                        "FROM n WHERE value < 218) SELECT supporting_event_ids = (SELECT "
+                        "json_group_array(value) FROM n) FROM observations WHERE namespace = "
+                        "'probe'")
+            .getInt() == 1);
+
   // Thresholds raised between runs (consolidation.pattern_min_*, a reload): the occurrences
   // up to the stored qualifying time no longer qualify, the whole history does (at D 12:00).
   // The observation is still reinforced, its first detection kept (the minimum, as always).
@@ -472,6 +489,62 @@ TEST_CASE("consolidation: a recurring problem's totals across late, tied and rep
   CHECK(observation(db) ==
         "6|3|alpha|" + std::to_string(at(10, 5)) + "|" + std::to_string(at(12, 0)) + "|\n");
   CHECK(kept_pattern_totals(db) == counted_pattern_totals(db));
+}
+
+// The job reads `target`, `success`, `exit_status`/`submission` and `files` of an event's
+// context and the "file:" entities with simdjson, with nlohmann's meaning, which it used
+// before: a repeated key's last value counts, and a text only nlohmann accepts (an integer
+// beyond 64 bits) is still read. The contexts are written directly, as another writer of
+// the database could.
+TEST_CASE("consolidation: an event's context read with a repeated key and a 90-bit integer") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string path = dir.file("c.db");
+  std::vector<std::string> lines;
+  for (int i = 0; i < 6; ++i) {
+    lines.push_back(json{{"schema_version", 1},
+                         {"id", "ctx:" + std::to_string(i)},
+                         {"source", "agent"},
+                         {"kind", i == 4 ? "result" : "call"},
+                         {"namespace", "ctx"},
+                         {"agent_id", "probe-agent"},
+                         {"timestamp", "2026-01-01T10:00:0" + std::to_string(i) + "+00:00"},
+                         {"content", "step " + std::to_string(i)},
+                         {"episode_id", "E" + std::to_string(i)}}
+                        .dump());
+  }
+  REQUIRE(test::load_lines(path, lines, clock) == lines.size());
+  {
+    auto db = open_writer(path);
+    SQLite::Statement set(db, "UPDATE events SET context = ?2, entities = ?3 WHERE seq = ?1");
+    auto write = [&](std::int64_t seq, const char* context, const char* entities) {
+      set.reset();
+      set.bind(1, seq);
+      set.bind(2, context);
+      if (entities == nullptr) {
+        set.bind(3);
+      } else {
+        set.bind(3, entities);
+      }
+      set.exec();
+    };
+    write(1, R"({"target":"first-target","target":"second-target"})", nullptr);
+    write(2, R"({"target":"big-target","n":1234567890123456789012345678})", nullptr);
+    write(3, R"({"target":"kept-target","target":7})", nullptr);
+    write(4, R"({"files":["src/a.c"],"files":["lib/b.c","/lib/c.c","top.c"]})",
+          R"(["file:src/x.c","file:src/y.c","tool:make"])");
+    write(5, R"({"target":"outcome","exit_status":"submitted","success":0.8,"success":1})",
+          nullptr);
+    write(6, R"({"target":"late","success":true,"submission":null,"success":false})",
+          R"(not json)");
+  }
+  // Event 6 is a call: its success and submission make no outcome.
+  auto db = open_writer(path);
+  consolidate(db, clock, default_params());
+  CHECK(dump(db, "SELECT seq, target FROM event_targets ORDER BY seq") ==
+        "1|second-target|\n2|big-target|\n3|NULL|\n4|lib|\n5|outcome|\n6|late|\n");
+  CHECK(dump(db, "SELECT trajectory_id, target, success FROM trajectory_outcomes") ==
+        "ep:E4|outcome|1|\n");
 }
 
 // Migration 15 fills problem_patterns from the occurrences already stored, which the job
