@@ -3,6 +3,16 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+// date.h trips g++ 12's -Wmaybe-uninitialized (see common/timestamp.cpp).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <date/date.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 #include <fstream>
 #include <string>
 
@@ -346,6 +356,22 @@ TEST_CASE("timestamps: RFC 3339 with offset or epoch milliseconds") {
   CHECK_FALSE(parse_rfc3339_us("2016-05-13T04:0\xc3\x83\xc2\xa9-07:00"));
   CHECK_FALSE(parse_rfc3339_us("2016-12-16T17:-922337203685477580932:27+01:00"));
   CHECK(reflectd::format_rfc3339_us(1248862074000000) == "2009-07-29T10:07:54.000000Z");
+  CHECK(reflectd::format_rfc3339_us(-1) == "1969-12-31T23:59:59.999999Z");
+  CHECK(reflectd::format_rfc3339_us(253402300799999999) == "9999-12-31T23:59:59.999999Z");
+  CHECK(reflectd::format_rfc3339_us(253402300800000000) == "10000-01-01T00:00:00.000000Z");
+  CHECK(reflectd::format_rfc3339_us(-62167219200000000) == "0000-01-01T00:00:00.000000Z");
+  // Every value formats as date::format("%FT%TZ") does, which it replaced on the fast path.
+  std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (int i = 0; i < 20000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    // Years 0 to 9999 and beyond on both sides: +-2^59 µs is about 18,000 years.
+    const auto us = static_cast<std::int64_t>(x >> 4) - (std::int64_t{1} << 59);
+    const date::sys_time<std::chrono::microseconds> tp{std::chrono::microseconds{us}};
+    INFO(us);
+    REQUIRE(reflectd::format_rfc3339_us(us) == date::format("%FT%TZ", tp));
+  }
   const auto message = decode(R"({"kind":"task","content":"x","timestamp":1248862074123})");
   CHECK(message.events.at(0).event->timestamp_us == 1248862074123000);
 }
