@@ -23,6 +23,7 @@
 #include <unordered_set>
 
 #include "jobs/batched_insert.hpp"
+#include "jobs/event_json.hpp"
 #include "jobs/job_state.hpp"
 
 namespace reflectd::jobs {
@@ -167,11 +168,6 @@ std::string without_trailers(std::string_view text) {
   return out;
 }
 
-json parse_or_null(const std::optional<std::string>& text) {
-  if (!text) return {};
-  return json::parse(*text, nullptr, false);
-}
-
 std::optional<std::string> optional_text(const SQLite::Column& column) {
   if (column.isNull()) return std::nullopt;
   return column.getString();
@@ -200,12 +196,13 @@ struct ReadEvent {
 // the current one. Touches nothing but `batch`; skips the events a chunk before extracted, and
 // stops early once `abandon` is set (the chunk yielded: the next chunk extracts the rest).
 void extract_batch(std::vector<ReadEvent>& batch, const std::atomic<bool>& abandon) {
+  EventJsonReader reader;
   for (ReadEvent& e : batch) {
     if (abandon.load(std::memory_order_relaxed)) return;
     if (e.extracted) continue;
-    const json context = parse_or_null(e.context);
-    const json entities = parse_or_null(e.entities);
-    const json relations = parse_or_null(e.relations);
+    const json context = reader.extraction_context(e.context);
+    const json entities = reader.extraction_entities(e.entities);
+    const json relations = reader.extraction_relations(e.relations);
     e.extraction =
         extract_entities({e.kind, e.content, e.agent, &context, &entities, &relations, e.cwd});
     e.extracted = true;

@@ -12,9 +12,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include <simdjson.h>
-
 #include "common/sha256.hpp"
+#include "jobs/event_json.hpp"
 #include "jobs/job_state.hpp"
 #include "store/audit_log.hpp"
 
@@ -98,12 +97,7 @@ struct EventFields {
   bool ends_trajectory = false;    // context has "exit_status" or "submission"
 };
 
-// Reads EventFields with simdjson (a tenth of nlohmann's cost per event; the per-event parse
-// was 11% of a +10,000 consolidation run). The meaning is nlohmann's, which the rest of the
-// job and the earlier code use: where a key repeats, the last value counts (nlohmann's
-// object keeps the last); a text simdjson rejects but nlohmann accepts (a number beyond 64
-// bits, nesting deeper than simdjson's limit) is read by nlohmann instead; a text neither
-// accepts reads as no context.
+// Reads EventFields (see jobs/event_json.hpp for why simdjson, and the meaning it keeps).
 class EventFieldReader {
  public:
   EventFields read(const std::optional<std::string>& context,
@@ -116,8 +110,8 @@ class EventFieldReader {
 
  private:
   void read_context(const std::string& text, EventFields& f) {
-    simdjson::dom::element doc;
-    if (parser_.parse(text).get(doc) != simdjson::SUCCESS) {
+    const auto doc = json_.parse(text);
+    if (!doc) {
       const json j = json::parse(text, nullptr, false);
       f.target = string_field(j, "target");
       f.success = truthy(j, "success");
@@ -132,38 +126,25 @@ class EventFieldReader {
       return;
     }
     simdjson::dom::object object;
-    if (doc.get_object().get(object) != simdjson::SUCCESS) return;
-    simdjson::dom::element target, success, files;
-    bool has_target = false, has_success = false, has_files = false;
-    for (const simdjson::dom::key_value_pair field : object) {
-      if (field.key == "target") {
-        target = field.value;
-        has_target = true;
-      } else if (field.key == "success") {
-        success = field.value;
-        has_success = true;
-      } else if (field.key == "files") {
-        files = field.value;
-        has_files = true;
-      } else if (field.key == "exit_status" || field.key == "submission") {
-        f.ends_trajectory = true;
-      }
-    }
+    if (doc->get_object().get(object) != simdjson::SUCCESS) return;
     std::string_view text_value;
-    if (has_target && target.get_string().get(text_value) == simdjson::SUCCESS) {
+    if (const auto target = last_field(object, "target");
+        target && target->get_string().get(text_value) == simdjson::SUCCESS) {
       f.target = std::string(text_value);
     }
-    if (has_success) {
+    if (const auto success = last_field(object, "success")) {
       bool flag = false;
       double number = 0;
-      if (success.get_bool().get(flag) == simdjson::SUCCESS) {
+      if (success->get_bool().get(flag) == simdjson::SUCCESS) {
         f.success = flag;
-      } else if (success.is_number() && success.get_double().get(number) == simdjson::SUCCESS) {
+      } else if (success->is_number() && success->get_double().get(number) == simdjson::SUCCESS) {
         f.success = number > 0.7;
       }
     }
+    f.ends_trajectory = last_field(object, "exit_status") || last_field(object, "submission");
     simdjson::dom::array list;
-    if (has_files && files.get_array().get(list) == simdjson::SUCCESS) {
+    if (const auto files = last_field(object, "files");
+        files && files->get_array().get(list) == simdjson::SUCCESS) {
       for (const simdjson::dom::element file : list) {
         if (file.get_string().get(text_value) == simdjson::SUCCESS) {
           f.files.emplace_back(text_value);
@@ -174,8 +155,8 @@ class EventFieldReader {
 
   void read_entities(const std::string& text, EventFields& f) {
     constexpr std::string_view kFile = "file:";
-    simdjson::dom::element doc;
-    if (parser_.parse(text).get(doc) != simdjson::SUCCESS) {
+    const auto doc = json_.parse(text);
+    if (!doc) {
       const json j = json::parse(text, nullptr, false);
       if (!j.is_array()) return;
       for (const auto& e : j) {
@@ -186,7 +167,7 @@ class EventFieldReader {
       return;
     }
     simdjson::dom::array list;
-    if (doc.get_array().get(list) != simdjson::SUCCESS) return;
+    if (doc->get_array().get(list) != simdjson::SUCCESS) return;
     std::string_view entity;
     for (const simdjson::dom::element e : list) {
       if (e.get_string().get(entity) == simdjson::SUCCESS && entity.starts_with(kFile)) {
@@ -195,7 +176,7 @@ class EventFieldReader {
     }
   }
 
-  simdjson::dom::parser parser_;
+  EventJsonReader json_;
 };
 
 // Most common top-level directory of the event's files (ties: the smallest name).
@@ -1236,15 +1217,20 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   // in its range.
   bool newest_from_observation(const std::string& ns, const std::string& signature,
                                const std::string& text, PatternState& s) {
-    const json ids = json::parse(text, nullptr, false);
     const auto expected = static_cast<std::size_t>(
         std::min<std::int64_t>(s.count, static_cast<std::int64_t>(kMaxSupportIdsListed)));
-    if (!ids.is_array() || ids.size() != expected || expected == 0) return false;
+    // simdjson: nlohmann's parse of the 200 ids cost more than the rows it spares.
+    const auto doc = id_lists_.parse(text);
+    simdjson::dom::array ids;
+    if (expected == 0 || !doc || doc->get_array().get(ids) != simdjson::SUCCESS ||
+        ids.size() != expected) {
+      return false;
+    }
     std::vector<std::int64_t> newest;
     newest.reserve(expected);
-    for (const json& id : ids) {
-      if (!id.is_number_integer()) return false;
-      const auto seq = id.get<std::int64_t>();
+    for (const simdjson::dom::element id : ids) {
+      std::int64_t seq = 0;
+      if (id.get_int64().get(seq) != simdjson::SUCCESS) return false;
       if (!newest.empty() && seq <= newest.back()) return false;
       newest.push_back(seq);
     }
@@ -1542,6 +1528,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   std::unordered_map<std::string, std::int32_t> interned_;
   std::vector<std::string> strings_;
   EventFieldReader field_reader_;
+  EventJsonReader id_lists_;
   Totals totals_;
   std::int64_t now_ = 0;  // the run's "now": every evaluation of the run uses it
 };

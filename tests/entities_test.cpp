@@ -17,6 +17,7 @@
 #include "jobs/decay.hpp"
 #include "jobs/entities.hpp"
 #include "jobs/entity_extraction.hpp"
+#include "jobs/event_json.hpp"
 #include "jobs/importance.hpp"
 #include "jobs/sql_functions.hpp"
 #include "store/database.hpp"
@@ -297,6 +298,101 @@ TEST_CASE("extraction: explicit relations, declared aliases and Problem:/Solutio
     edges.push_back(r.source_key + " " + r.rel_type + " " + r.target_key);
   CHECK(edges == std::vector<std::string>{"file:src/tcp.cpp solved_by file:src/signaler.cpp",
                                           "name:windows solved_by file:src/signaler.cpp"});
+}
+
+namespace {
+
+// Everything an extraction holds, as text, to compare two of them exactly.
+std::string extraction_text(const jobs::Extraction& e) {
+  std::ostringstream out;
+  for (const auto& m : e.mentions) {
+    out << "m " << m.key << '|' << m.type << '|' << m.display << '|' << jobs::to_string(m.source)
+        << '|' << m.primary << '\n';
+  }
+  for (const auto& r : e.relations) {
+    out << "r " << r.source_key << '|' << r.target_key << '|' << r.rel_type << '|'
+        << json(r.weight).dump() << '\n';
+  }
+  for (const auto& a : e.aliases) out << "a " << a.alias << '|' << a.canonical_key << '\n';
+  return out.str();
+}
+
+// extract_entities() on the JSON columns as the cluster job reads them (EventJsonReader),
+// and on the same texts parsed whole by nlohmann (as it read them before).
+void check_same_extraction(jobs::EventJsonReader& reader, const std::string& kind,
+                           const std::string& content, const std::optional<std::string>& context,
+                           const std::optional<std::string>& entities,
+                           const std::optional<std::string>& relations) {
+  auto whole = [](const std::optional<std::string>& text) {
+    return text ? json::parse(*text, nullptr, false) : json();
+  };
+  const json c1 = reader.extraction_context(context);
+  const json e1 = reader.extraction_entities(entities);
+  const json r1 = reader.extraction_relations(relations);
+  const json c2 = whole(context);
+  const json e2 = whole(entities);
+  const json r2 = whole(relations);
+  INFO(kind << " " << context.value_or("-") << " " << entities.value_or("-") << " "
+            << relations.value_or("-"));
+  REQUIRE(extraction_text(jobs::extract_entities({kind, content, "agent-1", &c1, &e1, &r1, ""})) ==
+          extraction_text(jobs::extract_entities({kind, content, "agent-1", &c2, &e2, &r2, ""})));
+}
+
+}  // namespace
+
+TEST_CASE("extraction: the JSON columns read with simdjson mean what nlohmann read") {
+  jobs::EventJsonReader reader;
+  SECTION("odd texts: repeated keys, other types, 90-bit integers, invalid JSON") {
+    const std::vector<std::optional<std::string>> contexts = {
+        std::nullopt,
+        R"({"target":"src","target":"lib","tool":"bash","files":["a/x.c"],"files":["b/y.c",7]})",
+        R"({"target":7,"tool":["bash"],"files":"a/x.c"})",
+        R"({"target":"big","n":1234567890123456789012345678,"files":["c/z.c"]})",
+        R"(["not","an","object"])",
+        R"({"target":"cut")",
+        R"("text")",
+    };
+    const std::vector<std::optional<std::string>> entities = {
+        std::nullopt,
+        R"(["file:src/a.c","person:Mel",3,null,{"k":"v"},"repo:zmq"])",
+        R"({"file":"src/a.c"})",
+        R"(["person:Ann", 99999999999999999999999999])",
+        R"(not json)",
+    };
+    const std::vector<std::optional<std::string>> relations = {
+        std::nullopt,
+        R"([{"predicate":"depends_on","target":"repo:a","weight":0.25,"weight":2},"x",
+            {"predicate":"USES","target":5,"target_id":"repo:b","weight":"high"},
+            {"predicate":"alias_of","target":"person:Mel"},
+            {"predicate":"calls","target_id":"tool:make","weight":18446744073709551615}])",
+        R"([{"predicate":"p","target":"repo:c","weight":1e400}])",
+        R"({"predicate":"depends_on"})",
+    };
+    for (const auto& c : contexts) {
+      for (const auto& e : entities) {
+        for (const auto& r : relations) {
+          check_same_extraction(reader, "decision", "Problem: a.c fails\nSolution: fix b.c", c, e,
+                                r);
+        }
+      }
+    }
+  }
+  SECTION("every event of the real streams") {
+    std::size_t events = 0;
+    for (const char* name : {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}) {
+      for (const std::string& line : test::corpus_lines(name)) {
+        const json event = json::parse(line);
+        auto text_of = [&](const char* key) -> std::optional<std::string> {
+          if (!event.contains(key) || event[key].is_null()) return std::nullopt;
+          return event[key].dump();
+        };
+        check_same_extraction(reader, event.value("kind", ""), event.value("content", ""),
+                              text_of("context"), text_of("entities"), text_of("relations"));
+        ++events;
+      }
+    }
+    CHECK(events == 9052);
+  }
 }
 
 TEST_CASE("Hebbian edge strength and its closed-form decay") {
