@@ -275,11 +275,21 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       db,
       "SELECT salience_base, hit_count, status = 'active', content FROM events "
       "WHERE seq = ?1");
+  // The links as stored: only the strongest few need their target's key (a hub entity has
+  // thousands of edges, and joining `entities` on each was a lookup per edge).
   SQLite::Statement links(
       db,
-      "SELECT t.canonical_key, r.strength_base, r.strength_ref_us FROM "
-      "entity_relationships r JOIN entities t ON t.entity_id = r.target_id WHERE "
-      "r.namespace = ?1 AND r.source_id = ?2");
+      "SELECT r.target_id, r.strength_base, r.strength_ref_us FROM entity_relationships r "
+      "WHERE r.namespace = ?1 AND r.source_id = ?2");
+  SQLite::Statement target_key(db, "SELECT canonical_key FROM entities WHERE entity_id = ?1");
+  auto key_of = [&target_key](std::int64_t id) -> std::optional<std::string> {
+    target_key.reset();
+    target_key.bind(1, static_cast<std::int64_t>(id));
+    std::optional<std::string> key;
+    if (target_key.executeStep()) key = target_key.getColumn(0).getString();
+    target_key.reset();
+    return key;
+  };
   SQLite::Statement save_state(
       db,
       "INSERT INTO entity_summary_state (entity_id, top1_seq, top2_seq, mentions, "
@@ -387,12 +397,37 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     links.reset();
     links.bind(1, e.ns);
     links.bind(2, e.id);
-    std::vector<std::tuple<double, std::string>> ranked;  // (strength rank key, target key)
+    std::vector<std::pair<double, std::int64_t>> edges;  // (strength rank key, target id)
+    bool comparable = true;                              // no NaN rank key
     while (links.executeStep()) {
       const double base = links.getColumn(1).getDouble();
       const double key = std::log2(base) + static_cast<double>(links.getColumn(2).getInt64()) /
                                                1'000'000.0 / half_life_s;
-      ranked.emplace_back(key, links.getColumn(0).getString());
+      comparable = comparable && !std::isnan(key);
+      edges.emplace_back(key, links.getColumn(0).getInt64());
+    }
+    links.reset();
+    // The three strongest links by (rank key descending, target key ascending), among the
+    // edges whose target exists (as the join with `entities` had them). Equal rank keys are
+    // taken as a group, so that their targets' keys order them; a NaN rank key has no order,
+    // so then every target's key is read and ranked as before.
+    std::vector<std::tuple<double, std::string>> ranked;  // (strength rank key, target key)
+    if (comparable) {
+      std::sort(edges.begin(), edges.end(),
+                [](const auto& a, const auto& b) { return a.first > b.first; });
+      for (std::size_t i = 0; i < edges.size() && ranked.size() < 3;) {
+        std::size_t end = i;
+        const std::size_t group_start = ranked.size();
+        for (; end < edges.size() && edges[end].first == edges[i].first; ++end) {
+          if (auto key = key_of(edges[end].second)) ranked.emplace_back(edges[i].first, *key);
+        }
+        std::sort(ranked.begin() + static_cast<std::ptrdiff_t>(group_start), ranked.end());
+        i = end;
+      }
+    } else {
+      for (const auto& [rank_key, id] : edges) {
+        if (auto key = key_of(id)) ranked.emplace_back(rank_key, std::move(*key));
+      }
     }
     const std::size_t shown = std::min<std::size_t>(3, ranked.size());
     std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(shown),
