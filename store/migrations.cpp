@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 18> kMigrations{
+constexpr std::array<const char*, 19> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -837,6 +837,24 @@ CREATE TABLE IF NOT EXISTS medallion_spans (
   min_ts_us   INTEGER NOT NULL,
   max_ts_us   INTEGER NOT NULL
 ) WITHOUT ROWID;
+)sql",
+    // 19: the sensitivity triggers of migration 8 read the event's level by scalar
+    //    subqueries instead of UPDATE ... FROM (subquery): SQLite materialised that subquery
+    //    into a temporary B-tree at every evidence row (a new table, its zeroed pages and their
+    //    release: 15% of the consolidation job's evidence inserts). Same condition, same value;
+    //    an evidence row whose event does not exist changes nothing, as before (the rank
+    //    compared with NULL is not smaller). DROP IF EXISTS: re-runnable.
+    R"sql(
+DROP TRIGGER IF EXISTS knowledge_evidence_sensitivity;
+CREATE TRIGGER knowledge_evidence_sensitivity AFTER INSERT ON knowledge_evidence BEGIN
+  UPDATE knowledge SET sensitivity = (SELECT e.sensitivity FROM events e WHERE e.seq = new.event_seq)
+  WHERE decision_id = new.decision_id AND (CASE knowledge.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < (SELECT CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END FROM events e WHERE e.seq = new.event_seq);
+END;
+DROP TRIGGER IF EXISTS knowledge_source_sensitivity;
+CREATE TRIGGER knowledge_source_sensitivity AFTER INSERT ON knowledge WHEN new.source_event_seq IS NOT NULL BEGIN
+  UPDATE knowledge SET sensitivity = (SELECT e.sensitivity FROM events e WHERE e.seq = new.source_event_seq)
+  WHERE decision_id = new.decision_id AND (CASE knowledge.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < (SELECT CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END FROM events e WHERE e.seq = new.source_event_seq);
+END;
 )sql",
 };
 

@@ -407,6 +407,20 @@ TEST_CASE(
                       "= n.entity_id)")
             .getInt() == 0);
   CHECK(db.execAndGet("SELECT count(*) FROM clusters WHERE sensitivity = 'hyper'").getInt() >= 1);
+  // Knowledge: its evidence rows and its source event (the triggers of migration 19).
+  const std::string level_or_public =
+      "(CASE coalesce(max(" + rank +
+      "), 0) WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' "
+      "ELSE 'hyper' END)";
+  CHECK(db.execAndGet("SELECT count(*) FROM knowledge k WHERE k.sensitivity <> (SELECT " +
+                      level_or_public +
+                      " FROM (SELECT event_seq AS seq FROM knowledge_evidence WHERE decision_id = "
+                      "k.decision_id UNION ALL SELECT k.source_event_seq) x JOIN events e ON "
+                      "e.seq = x.seq)")
+            .getInt() == 0);
+  CHECK(db.execAndGet("SELECT count(DISTINCT k.decision_id) FROM knowledge k JOIN "
+                      "knowledge_evidence v USING (decision_id) WHERE k.sensitivity <> 'public'")
+            .getInt() >= 1);
 
   // Read as planner (clearance medium): high comes back redacted, hyper not at all.
   const std::string redacted = "[redacted: above your clearance]";
