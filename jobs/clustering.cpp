@@ -355,6 +355,7 @@ class Clusterer {
       episode_cwd_.clear();
       read_cwd_.clear();
       carried_.clear();
+      preload_edges(ns);
       while (cluster_chunk(ns)) {
       }
       // Communities are due whenever the graph moved past the last detection, not when this
@@ -397,6 +398,7 @@ class Clusterer {
             {"entities_created", entities_.entities_created()},
             {"edges_created", entities_.edges_created()},
             {"edges_reinforced", entities_.edges_reinforced()},
+            {"edges_preloaded", entities_.edges_preloaded()},
             {"mentions_stored", entities_.mentions_stored()},
             {"communities", communities},
             {"skipped", nothing},
@@ -1027,6 +1029,20 @@ class Clusterer {
   }
 
   // Term and window caches are keyed within one namespace (the interned ids are not).
+  // A run with many events to cluster reads the namespace's edges at once instead of one by
+  // one at their first reinforcement (EntityStore::preload_edges).
+  void preload_edges(const std::string& ns) {
+    SQLite::Statement pending(db_,
+                              "SELECT count(*) FROM events WHERE namespace = ?1 AND seq > ?2 AND "
+                              "status = 'active'");
+    pending.bind(1, ns);
+    pending.bind(2,
+                 static_cast<std::int64_t>(std::stoll(state_.get(ns, "watermark").value_or("0"))));
+    const std::int64_t events = pending.executeStep() ? pending.getColumn(0).getInt64() : 0;
+    pending.reset();
+    entities_.preload_edges(ns, events, kCacheLimit);
+  }
+
   void reset_namespace_caches() {
     for (Slot& s : slots_) {
       s.has_term = false;

@@ -50,6 +50,21 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
                statement.bind(base + 3, link.primary ? 1 : 0);
                statement.bind(base + 4, to_string(link.source));
              }),
+      count_edges_(db,
+                   "SELECT count(*), (SELECT count(*) FROM entity_relationships) FROM "
+                   "entity_relationships WHERE namespace = ?1"),
+      // Through the (namespace, ...) index and a table lookup per edge, or one pass over the
+      // table, which costs less per edge read once the namespace holds half of the edges or
+      // more (callgrind at 1M events, 98% in one namespace: 5,000 against 5,800 instructions
+      // per edge, everything included).
+      edges_by_index_(db,
+                      "SELECT source_id, target_id, rel_type, relationship_id, strength_base, "
+                      "strength_ref_us, mention_count, evidence_seq, last_evidence_seq, "
+                      "valid_from_us FROM entity_relationships WHERE namespace = ?1"),
+      edges_by_table_(db,
+                      "SELECT source_id, target_id, rel_type, relationship_id, strength_base, "
+                      "strength_ref_us, mention_count, evidence_seq, last_evidence_seq, "
+                      "valid_from_us FROM entity_relationships NOT INDEXED WHERE namespace = ?1"),
       find_edge_(
           db,
           "SELECT relationship_id, strength_base, strength_ref_us, mention_count, evidence_seq, "
@@ -141,9 +156,16 @@ std::uint32_t EntityStore::type_index(const std::string& type) {
 
 void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int64_t target,
                             std::uint32_t type, double step, std::int64_t seq, std::int64_t ts_us) {
-  const EdgeKey key{source, target, type};
+  const std::string* stored_ns = &*namespaces_.insert(ns).first;
+  const EdgeKey key{stored_ns, source, target, type};
   auto it = edges_.find(key);
-  if (it == edges_.end()) {
+  if (it == edges_.end() && complete_edges_.contains(ns)) {
+    Edge e;
+    e.ref_us = ts_us;
+    e.evidence_seq = seq;
+    e.valid_from_us = ts_us;
+    it = edges_.emplace(key, CachedEdge{stored_ns, e}).first;
+  } else if (it == edges_.end()) {
     Edge e;
     find_edge_.reset();
     find_edge_.bind(1, ns);
@@ -164,7 +186,7 @@ void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int
       e.valid_from_us = ts_us;
     }
     find_edge_.reset();
-    it = edges_.emplace(key, CachedEdge{&*namespaces_.insert(ns).first, e}).first;
+    it = edges_.emplace(key, CachedEdge{stored_ns, e}).first;
   }
   Edge& e = it->second.edge;
   if (!e.dirty) dirty_edges_.emplace_back(key, &it->second);
@@ -337,8 +359,54 @@ void EntityStore::flush() {
 void EntityStore::trim(std::size_t max_entries) {
   assert(dirty_entities_.empty() && dirty_edges_.empty() && "trim() only after flush()");
   if (entities_.size() > max_entries) entities_.clear();
-  if (edges_.size() > max_entries) edges_.clear();
+  if (edges_.size() > max_entries) {
+    edges_.clear();
+    complete_edges_.clear();
+  }
   if (aliases_.size() > max_entries) aliases_.clear();
+}
+
+std::int64_t EntityStore::preload_edges(const std::string& ns, std::int64_t pending_events,
+                                        std::size_t max_entries) {
+  assert(dirty_edges_.empty() && "preload_edges() only after flush()");
+  if (complete_edges_.contains(ns)) return 0;
+  count_edges_.reset();
+  count_edges_.bind(1, ns);
+  std::int64_t edges = 0;
+  std::int64_t all = 0;
+  if (count_edges_.executeStep()) {
+    edges = count_edges_.getColumn(0).getInt64();
+    all = count_edges_.getColumn(1).getInt64();
+  }
+  count_edges_.reset();
+  if (edges > kPreloadLookupsPerEvent * pending_events ||
+      static_cast<std::size_t>(edges) > max_entries / 2) {
+    return 0;
+  }
+  const std::string* stored_ns = &*namespaces_.insert(ns).first;
+  std::int64_t read = 0;
+  SQLite::Statement& rows = 2 * edges >= all ? edges_by_table_ : edges_by_index_;
+  rows.reset();
+  rows.bind(1, ns);
+  while (rows.executeStep()) {
+    Edge e;
+    e.id = rows.getColumn(3).getInt64();
+    e.base = rows.getColumn(4).getDouble();
+    e.ref_us = rows.getColumn(5).getInt64();
+    e.mentions = rows.getColumn(6).getInt64();
+    e.evidence_seq = rows.getColumn(7).getInt64();
+    e.last_evidence_seq = rows.getColumn(8).getInt64();
+    e.valid_from_us = rows.getColumn(9).getInt64();
+    const EdgeKey key{stored_ns, rows.getColumn(0).getInt64(), rows.getColumn(1).getInt64(),
+                      type_index(rows.getColumn(2).getString())};
+    // A cached edge is the stored one (the cache writes through at every flush()).
+    edges_.try_emplace(key, CachedEdge{stored_ns, e});
+    ++read;
+  }
+  rows.reset();
+  complete_edges_.insert(ns);
+  edges_preloaded_ += read;
+  return read;
 }
 
 }  // namespace reflectd::jobs

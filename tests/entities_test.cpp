@@ -708,6 +708,89 @@ TEST_CASE("events arriving in two batches give the tables of one batch") {
   CHECK(derived_tables(db_b) == derived_tables(db_a));
 }
 
+// A run with many events after a stored graph reads the namespace's edges at once
+// (EntityStore::preload_edges): the tables are those of one run over every event, and an
+// edge of another namespace with the same endpoints stays apart.
+TEST_CASE("edges read at once before a large run give the tables of one run") {
+  test::TempDir dir;
+  Runner run;
+  const std::vector<std::string> lines = test::corpus_lines("swe-agent-trajectories.jsonl");
+  const std::size_t first = lines.size() / 10;
+  const std::string whole = dir.file("whole.db");
+  const std::string split = dir.file("split.db");
+  REQUIRE(test::load_lines(whole, lines, run.clock) == lines.size());
+  auto db_whole = open_writer(whole);
+  const json one = run.cluster(db_whole, default_params());
+  CHECK(one["edges_preloaded"] == 0);  // no edges yet: nothing to read
+  REQUIRE(test::load_lines(split, {lines.begin(), lines.begin() + first}, run.clock) == first);
+  {
+    auto db = open_writer(split);
+    run.cluster(db, default_params());
+  }
+  REQUIRE(test::load_lines(split, {lines.begin() + first, lines.end()}, run.clock) ==
+          lines.size() - first);
+  auto db_split = open_writer(split);
+  const std::int64_t stored_edges =
+      db_split.execAndGet("SELECT count(*) FROM entity_relationships").getInt64();
+  REQUIRE(stored_edges > 0);
+  const json second = run.cluster(db_split, default_params());
+  CHECK(second["edges_preloaded"] == stored_edges);
+  CHECK(derived_tables(db_split) == derived_tables(db_whole));
+}
+
+// The edge cache is keyed by namespace too: an entity moved to another namespace keeps its
+// edges in the old one, and when a run reads the old namespace's edges at once and then
+// clusters events of the new one naming the same two entities, their edge there is new, as
+// a lookup by (namespace, source, target, type) finds it.
+TEST_CASE("edges read at once stay apart from another namespace's edge between the same entities") {
+  test::TempDir dir;
+  Runner run;
+  const std::vector<std::string> lines = test::corpus_lines("swe-agent-trajectories.jsonl");
+  const std::size_t first = lines.size() / 10;
+  const std::string path = dir.file("moved.db");
+  REQUIRE(test::load_lines(path, {lines.begin(), lines.begin() + first}, run.clock) == first);
+  auto db = open_writer(path);
+  run.cluster(db, default_params());
+  SQLite::Statement linked(db,
+                           "SELECT r.source_id, r.target_id, s.canonical_key, t.canonical_key, "
+                           "r.mention_count FROM entity_relationships r JOIN entities s ON "
+                           "s.entity_id = r.source_id JOIN entities t ON t.entity_id = "
+                           "r.target_id WHERE r.rel_type = 'co_occurs' AND s.canonical_key LIKE "
+                           "'file:%' AND t.canonical_key LIKE 'file:%' ORDER BY "
+                           "r.relationship_id LIMIT 1");
+  REQUIRE(linked.executeStep());
+  const std::int64_t source = linked.getColumn(0).getInt64();
+  const std::int64_t target = linked.getColumn(1).getInt64();
+  const json names =
+      json::array({linked.getColumn(2).getString(), linked.getColumn(3).getString()});
+  const std::int64_t mentions = linked.getColumn(4).getInt64();
+  linked.reset();
+  const std::string pair = std::to_string(source) + ", " + std::to_string(target);
+  db.exec("UPDATE entities SET namespace = 'zz-moved' WHERE entity_id IN (" + pair + ")");
+
+  std::vector<std::string> more(lines.begin() + first, lines.end());
+  for (int i = 0; i < 3; ++i) {
+    more.push_back(json{
+        {"schema_version", 1},
+        {"id", "moved:" + std::to_string(i)},
+        {"source", "agent"},
+        {"kind", "observation"},
+        {"namespace", "zz-moved"},
+        {"timestamp", "2026-01-01T10:00:0" + std::to_string(i) + "+00:00"},
+        {"content", "Both files again."},
+        {"entities",
+         names}}.dump());
+  }
+  REQUIRE(test::load_lines(path, more, run.clock) == more.size());
+  const json result = run.cluster(db, default_params());
+  CHECK(result["edges_preloaded"].get<std::int64_t>() > 0);  // swe-agent's, read at once
+  INFO(names.dump());
+  CHECK(dump(db, "SELECT namespace, mention_count FROM entity_relationships WHERE source_id IN (" +
+                     pair + ") AND target_id IN (" + pair +
+                     ") AND rel_type = 'co_occurs' ORDER BY namespace") ==
+        "swe-agent|" + std::to_string(mentions) + "|\nzz-moved|3|\n");
+}
+
 TEST_CASE("edge decay is a read-time closed form; sweeps report reinforced edges") {
   test::TempDir dir;
   Runner run;
