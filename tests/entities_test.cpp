@@ -351,6 +351,9 @@ TEST_CASE("extraction: the JSON columns read with simdjson mean what nlohmann re
         R"(["not","an","object"])",
         R"({"target":"cut")",
         R"("text")",
+        R"({"target":"lone\ud800surrogate","tool":"bash"})",
+        R"({"target":"fine","x":"\udc00","files":["d/w.c"]})",
+        "{\"target\":\"bad \xff byte\",\"tool\":\"make\"}",
     };
     const std::vector<std::optional<std::string>> entities = {
         std::nullopt,
