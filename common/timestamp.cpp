@@ -1,18 +1,10 @@
 #include "common/timestamp.hpp"
 
-// date.h trips g++ 12's -Wmaybe-uninitialized inside its own parser (clang, used by the
-// fuzz preset, has no such warning and rejects the unknown group).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <date/date.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
+#include <array>
 #include <cstdio>
 #include <sstream>
+
+#include "common/date.hpp"
 
 namespace reflectd {
 namespace {
@@ -82,13 +74,13 @@ std::string format_rfc3339_us(std::int64_t us) {
     return date::format("%FT%TZ", tp);
   }
   const date::hh_mm_ss<std::chrono::microseconds> time{tp - day};
-  char text[32];
-  std::snprintf(text, sizeof text, "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ",
+  std::array<char, 32> text{};
+  std::snprintf(text.data(), text.size(), "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ",
                 static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
                 static_cast<unsigned>(ymd.day()), static_cast<int>(time.hours().count()),
                 static_cast<int>(time.minutes().count()), static_cast<int>(time.seconds().count()),
                 static_cast<long long>(time.subseconds().count()));
-  return text;
+  return text.data();
 }
 
 }  // namespace reflectd

@@ -146,6 +146,18 @@ EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& m
   return entities_.emplace(cache_key, e).first->second;
 }
 
+EntityStore::Edge EntityStore::stored_edge(const SQLite::Statement& row, int first) {
+  Edge e;
+  e.id = row.getColumn(first).getInt64();
+  e.base = row.getColumn(first + 1).getDouble();
+  e.ref_us = row.getColumn(first + 2).getInt64();
+  e.mentions = row.getColumn(first + 3).getInt64();
+  e.evidence_seq = row.getColumn(first + 4).getInt64();
+  e.last_evidence_seq = row.getColumn(first + 5).getInt64();
+  e.valid_from_us = row.getColumn(first + 6).getInt64();
+  return e;
+}
+
 std::uint32_t EntityStore::type_index(const std::string& type) {
   for (std::size_t i = 0; i < types_.size(); ++i) {
     if (types_[i] == type) return static_cast<std::uint32_t>(i);
@@ -173,13 +185,7 @@ void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int
     find_edge_.bind(3, static_cast<std::int64_t>(target));
     find_edge_.bind(4, types_[type]);
     if (find_edge_.executeStep()) {
-      e.id = find_edge_.getColumn(0).getInt64();
-      e.base = find_edge_.getColumn(1).getDouble();
-      e.ref_us = find_edge_.getColumn(2).getInt64();
-      e.mentions = find_edge_.getColumn(3).getInt64();
-      e.evidence_seq = find_edge_.getColumn(4).getInt64();
-      e.last_evidence_seq = find_edge_.getColumn(5).getInt64();
-      e.valid_from_us = find_edge_.getColumn(6).getInt64();
+      e = stored_edge(find_edge_, 0);
     } else {
       e.ref_us = ts_us;
       e.evidence_seq = seq;
@@ -389,14 +395,7 @@ std::int64_t EntityStore::preload_edges(const std::string& ns, std::int64_t pend
   rows.reset();
   rows.bind(1, ns);
   while (rows.executeStep()) {
-    Edge e;
-    e.id = rows.getColumn(3).getInt64();
-    e.base = rows.getColumn(4).getDouble();
-    e.ref_us = rows.getColumn(5).getInt64();
-    e.mentions = rows.getColumn(6).getInt64();
-    e.evidence_seq = rows.getColumn(7).getInt64();
-    e.last_evidence_seq = rows.getColumn(8).getInt64();
-    e.valid_from_us = rows.getColumn(9).getInt64();
+    const Edge e = stored_edge(rows, 3);
     const EdgeKey key{stored_ns, rows.getColumn(0).getInt64(), rows.getColumn(1).getInt64(),
                       type_index(rows.getColumn(2).getString())};
     // A cached edge is the stored one (the cache writes through at every flush()).

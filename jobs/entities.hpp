@@ -149,6 +149,9 @@ class EntityStore {
   std::string resolve(const std::string& ns, const std::string& key);
   Entity& entity(const std::string& ns, const Mention& mention, std::int64_t ts_us);
   std::uint32_t type_index(const std::string& type);
+  // An edge row's columns relationship_id, strength_base, strength_ref_us, mention_count,
+  // evidence_seq, last_evidence_seq, valid_from_us, in this order from column `first`.
+  static Edge stored_edge(const SQLite::Statement& row, int first);
   void reinforce(const std::string& ns, std::int64_t source, std::int64_t target,
                  std::uint32_t type, double step, std::int64_t seq, std::int64_t ts_us);
 

@@ -3,21 +3,12 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-// date.h trips g++ 12's -Wmaybe-uninitialized (see common/timestamp.cpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <date/date.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
 #include <fstream>
 #include <string>
 
 #include "bus/event_decoder.hpp"
 #include "bus/kinds.hpp"
+#include "common/date.hpp"
 #include "common/sha256.hpp"
 #include "common/timestamp.hpp"
 
