@@ -168,11 +168,6 @@ std::string without_trailers(std::string_view text) {
   return out;
 }
 
-std::optional<std::string> optional_text(const SQLite::Column& column) {
-  if (column.isNull()) return std::nullopt;
-  return column.getString();
-}
-
 // One event of a chunk, as read, and its extraction once extract_batch() has run.
 struct ReadEvent {
   std::int64_t seq = 0;
@@ -512,9 +507,9 @@ class Clusterer {
       e.kind = read_events_.getColumn(1).getString();
       e.ts = read_events_.getColumn(2).getInt64();
       e.content = read_events_.getColumn(3).getString();
-      e.context = optional_text(read_events_.getColumn(4));
-      e.entities = optional_text(read_events_.getColumn(5));
-      e.relations = optional_text(read_events_.getColumn(6));
+      e.context = column_text(read_events_.getColumn(4));
+      e.entities = column_text(read_events_.getColumn(5));
+      e.relations = column_text(read_events_.getColumn(6));
       e.agent = read_events_.getColumn(7).isNull() ? "" : read_events_.getColumn(7).getString();
       e.sensitivity = stored_sensitivity_rank(read_events_.getColumn(9).getText());
       if (read_events_.getColumn(8).isNull()) continue;
@@ -1028,7 +1023,6 @@ class Clusterer {
     cluster_entities_.clear();
   }
 
-  // Term and window caches are keyed within one namespace (the interned ids are not).
   // A run with many events to cluster reads the namespace's edges at once instead of one by
   // one at their first reinforcement (EntityStore::preload_edges).
   void preload_edges(const std::string& ns) {
@@ -1043,6 +1037,7 @@ class Clusterer {
     entities_.preload_edges(ns, events, kCacheLimit);
   }
 
+  // Term and window caches are keyed within one namespace (the interned ids are not).
   void reset_namespace_caches() {
     for (Slot& s : slots_) {
       s.has_term = false;

@@ -84,11 +84,6 @@ std::string conventional_scope(std::string_view content) {
   return std::string(conventional_commit_scope(first_line(content, 200)));
 }
 
-std::optional<std::string> optional_text(const SQLite::Column& column) {
-  if (column.isNull()) return std::nullopt;
-  return column.getString();
-}
-
 // What consolidation reads of an event's `context` and `entities` (both JSON text).
 struct EventFields {
   std::string target;              // context.target, when a string
@@ -449,8 +444,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
       const std::string kind = read_events_.getColumn(1).getString();
       const std::int64_t ts = read_events_.getColumn(2).getInt64();
       const std::string content = read_events_.getColumn(3).getString();
-      const EventFields fields = field_reader_.read(optional_text(read_events_.getColumn(4)),
-                                                    optional_text(read_events_.getColumn(5)));
+      const EventFields fields = field_reader_.read(column_text(read_events_.getColumn(4)),
+                                                    column_text(read_events_.getColumn(5)));
       const std::string episode =
           read_events_.getColumn(6).isNull() ? "" : read_events_.getColumn(6).getString();
       last_seq = seq;

@@ -30,6 +30,11 @@ json strings_of(array items) {
 
 }  // namespace
 
+std::optional<std::string> column_text(const SQLite::Column& column) {
+  if (column.isNull()) return std::nullopt;
+  return column.getString();
+}
+
 std::optional<element> last_field(object from, std::string_view key) {
   std::optional<element> found;
   for (const simdjson::dom::key_value_pair field : from) {

@@ -13,6 +13,7 @@
 
 #pragma once
 
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <simdjson.h>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,9 @@
 #include <string_view>
 
 namespace reflectd::jobs {
+
+/// The text of a JSON column (`context`, `entities`, `relations`), std::nullopt for NULL.
+std::optional<std::string> column_text(const SQLite::Column& column);
 
 /// The value nlohmann::json keeps for `key` in `object`: the last of repeated keys, or
 /// std::nullopt when the key is absent.
