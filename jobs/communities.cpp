@@ -426,18 +426,26 @@ ON CONFLICT (observation_id) DO UPDATE SET title = excluded.title, text = exclud
     upsert.bind(9, static_cast<std::int64_t>(first_us));
     upsert.bind(10, static_cast<std::int64_t>(last_us));
     upsert.exec();
-    SQLite::Statement clear(db, "DELETE FROM community_members WHERE observation_id = ?1");
-    clear.bind(1, c.id);
-    clear.exec();
+    // Only the members that changed: a large community gains or loses a few per run, and
+    // rewriting all of its rows (thousands) was most of a run's writes here.
+    SQLite::Statement remove(db,
+                             "DELETE FROM community_members WHERE observation_id = ?1 AND "
+                             "member_type = ?2 AND member_id = ?3");
     SQLite::Statement add(db,
                           "INSERT INTO community_members (observation_id, member_type, member_id) "
                           "VALUES (?1, ?2, ?3)");
-    for (const auto& [type, id] : members) {
-      add.reset();
-      add.bind(1, c.id);
-      add.bind(2, type);
-      add.bind(3, static_cast<std::int64_t>(id));
-      add.exec();
+    auto write_member = [&c](SQLite::Statement& statement, const auto& member) {
+      statement.reset();
+      statement.bind(1, c.id);
+      statement.bind(2, member.first);
+      statement.bind(3, static_cast<std::int64_t>(member.second));
+      statement.exec();
+    };
+    for (const auto& member : stored) {
+      if (!members.contains(member)) write_member(remove, member);
+    }
+    for (const auto& member : members) {
+      if (!stored.contains(member)) write_member(add, member);
     }
     if (exists) {
       audit.append(

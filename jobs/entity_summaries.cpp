@@ -267,14 +267,37 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       "SELECT ee.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
       "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1");
   SQLite::Statement new_mentions(
-      db,
-      "SELECT e.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
-      "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1 "
-      "AND ee.seq > ?2 ORDER BY ee.seq");
+      db, "SELECT seq FROM event_entities WHERE entity_id = ?1 AND seq > ?2 ORDER BY seq");
   SQLite::Statement event_row(
       db,
       "SELECT salience_base, hit_count, status = 'active', content FROM events "
       "WHERE seq = ?1");
+  // The summary inputs of the events read this run, by seq (nullopt: no such event). An event
+  // is mentioned by ~5 entities, each refreshed on its own: joining `events` for each mention
+  // read every new event ~5 times. Valid while the summary inputs' version (migration 14) is
+  // the one they were read at; checked at the start of each write transaction, like the pass.
+  struct EventInputs {
+    Candidate candidate;
+    bool active;
+  };
+  std::unordered_map<std::int64_t, std::optional<EventInputs>> inputs_read;
+  std::int64_t inputs_epoch = -1;
+  SQLite::Statement event_inputs(
+      db, "SELECT salience_base, hit_count, status = 'active' FROM events WHERE seq = ?1");
+  auto inputs_of = [&](std::int64_t seq) -> const std::optional<EventInputs>& {
+    auto [it, added] = inputs_read.try_emplace(seq);
+    if (added) {
+      event_inputs.reset();
+      event_inputs.bind(1, seq);
+      if (event_inputs.executeStep()) {
+        it->second = EventInputs{
+            {seq, event_inputs.getColumn(0).getDouble(), event_inputs.getColumn(1).getInt64()},
+            event_inputs.getColumn(2).getInt() != 0};
+      }
+      event_inputs.reset();  // no statement may stay on a row past the commit
+    }
+    return it->second;
+  };
   // The links as stored: only the strongest few need their target's key (a hub entity has
   // thousands of edges, and joining `entities` on each was a lookup per edge).
   SQLite::Statement links(
@@ -330,6 +353,7 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
 
   std::int64_t refreshed = 0;
   std::vector<Candidate> top;
+  std::vector<std::int64_t> mention_seqs;
   // Refreshes one marked entity and unmarks it.
   auto refresh_one = [&](const DirtyEntity& e) {
     std::int64_t through = e.through_seq;
@@ -343,14 +367,12 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       top.clear();
       for (const auto& seq : {e.top1, e.top2}) {
         if (!seq) continue;
-        event_row.reset();
-        event_row.bind(1, *seq);
-        if (!event_row.executeStep() || event_row.getColumn(2).getInt() == 0) {
+        const std::optional<EventInputs>& event = inputs_of(*seq);
+        if (!event || !event->active) {
           searched = true;
           break;
         }
-        top.push_back(
-            {*seq, event_row.getColumn(0).getDouble(), event_row.getColumn(1).getInt64()});
+        top.push_back(event->candidate);
       }
       if (searched) {
         search_all(e.id, top, count, through);
@@ -358,14 +380,16 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
         new_mentions.reset();
         new_mentions.bind(1, e.id);
         new_mentions.bind(2, e.through_seq);
-        while (new_mentions.executeStep()) {
-          const std::int64_t seq = new_mentions.getColumn(0).getInt64();
+        mention_seqs.clear();
+        while (new_mentions.executeStep())
+          mention_seqs.push_back(new_mentions.getColumn(0).getInt64());
+        new_mentions.reset();
+        for (const std::int64_t seq : mention_seqs) {
+          const std::optional<EventInputs>& event = inputs_of(seq);
+          if (!event) continue;  // as the join with events left it out
           through = std::max(through, seq);
           ++count;
-          if (new_mentions.getColumn(3).getInt() != 0) {
-            top.push_back(
-                {seq, new_mentions.getColumn(1).getDouble(), new_mentions.getColumn(2).getInt64()});
-          }
+          if (event->active) top.push_back(event->candidate);
         }
         std::sort(top.begin(), top.end(), more_salient);
         if (top.size() > 2) top.resize(2);
@@ -473,7 +497,12 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     // This transaction holds the write lock: nothing can change between this check and its
     // commit. A change since the pass (another connection's hits, archiving, a forgotten
     // mention) retires all it found: the searches read the tables again.
-    if (!bulk.empty() && summary_epoch(epoch_query) != bulk_epoch) bulk.clear();
+    const std::int64_t epoch = summary_epoch(epoch_query);
+    if (!bulk.empty() && epoch != bulk_epoch) bulk.clear();
+    if (epoch != inputs_epoch) {
+      inputs_read.clear();
+      inputs_epoch = epoch;
+    }
     batch.clear();
     next_batch.reset();
     next_batch.bind(1, ctx.ns);

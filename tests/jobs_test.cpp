@@ -899,6 +899,127 @@ TEST_CASE("entity summaries: a change during the first run retires the pass in s
   CHECK(epoch(db_alone) > before + 2);
 }
 
+// An incremental run reads each new event's summary inputs once and keeps them for the
+// entities refreshed after it, in later write transactions. Here another connection archives
+// such an event between two of those transactions: one entity that already read it, and one
+// refreshed later that has it as a new mention but not among its kept two (so no trigger marks
+// it for a full search). The kept inputs must be dropped (migration 14's epoch), or the later
+// entity would quote an archived event with nothing left to correct it.
+TEST_CASE("entity summaries: a change during an incremental run drops the event inputs read") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string alone = dir.file("alone.db");
+  const std::string raced = dir.file("raced.db");
+  const auto libzmq = test::corpus_lines("libzmq-commits.jsonl");
+  const std::vector<std::string> before(libzmq.begin(), libzmq.begin() + 6000);
+  const std::vector<std::string> after(libzmq.begin() + 6000, libzmq.end());
+  REQUIRE(test::load_lines(alone, before, clock) == 6000);
+  {
+    auto db = open_writer(alone);
+    entity_cycle(db, kNow - kDay);
+  }
+  REQUIRE(test::load_lines(alone, after, clock) == 2604);
+  const std::string unclustered = dir.file("unclustered.db");
+  std::filesystem::copy_file(alone, unclustered);
+  const auto cfg = config::defaults();
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  auto cluster = [&](SQLite::Database& db) {
+    jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
+    jobs::run_clustering(ctx, daemon::cluster_params(cfg));
+  };
+  auto db_alone = open_writer(alone);
+  cluster(db_alone);
+
+  // The first entity refreshed (lowest id) and the last one sharing a new event with it, both
+  // summarised before: that event is a new mention of each.
+  const std::int64_t through =
+      db_alone.execAndGet("SELECT max(through_seq) FROM entity_summary_watermarks").getInt64();
+  const std::string watermark = std::to_string(through);
+  const std::string fresh =
+      "SELECT DISTINCT ee.entity_id FROM event_entities ee JOIN entity_summary_state s USING "
+      "(entity_id) JOIN entities e USING (entity_id) WHERE ee.seq > " +
+      watermark + " AND e.is_active = 1";
+  const std::int64_t first =
+      db_alone.execAndGet("SELECT min(entity_id) FROM (" + fresh + ")").getInt64();
+  SQLite::Statement shared(db_alone,
+                           "SELECT b.seq, b.entity_id FROM event_entities a JOIN event_entities b "
+                           "ON b.seq = a.seq WHERE a.entity_id = ?1 AND a.seq > ?2 AND "
+                           "b.entity_id IN (" +
+                               fresh + ") ORDER BY b.entity_id DESC, b.seq DESC LIMIT 1");
+  shared.bind(1, first);
+  shared.bind(2, through);
+  REQUIRE(shared.executeStep());
+  const std::int64_t seq = shared.getColumn(0).getInt64();
+  const std::int64_t last = shared.getColumn(1).getInt64();
+  shared.reset();
+  REQUIRE(last > first);
+  // Made the most salient event of both, so that the archiving shows in their summaries, before
+  // the cluster job stores its mentions (clustering again gives the same ids): a change of a
+  // mentioned event would mark its entities for a full search, which reads no kept inputs.
+  db_alone.exec("UPDATE events SET salience_base = 9.5 WHERE seq = " + std::to_string(seq));
+  std::filesystem::copy_file(unclustered, raced);
+  auto db_raced = open_writer(raced);
+  db_raced.exec("UPDATE events SET salience_base = 9.5 WHERE seq = " + std::to_string(seq));
+  cluster(db_raced);
+  const std::string marked =
+      "SELECT count(*) FROM entity_summary_dirty WHERE full = 1 AND entity_id IN (" +
+      std::to_string(first) + ", " + std::to_string(last) + ")";
+  REQUIRE(db_raced.execAndGet(marked).getInt64() == 0);
+  const std::string archive =
+      "UPDATE events SET status = 'archived' WHERE seq = " + std::to_string(seq);
+  auto summaries = [&](SQLite::Database& db, store::WriteGate* gate) {
+    jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, gate};
+    return jobs::refresh_entity_summaries(ctx, daemon::medallion_params(cfg).edge_half_life_s);
+  };
+
+  db_alone.exec(archive);
+  summaries(db_alone, nullptr);
+  store::WriteGate gate(1, 2);  // every job transaction ends after its 2 ms slice
+  bool changed = false;
+  {
+    std::atomic<bool> stop{false};
+    std::string failure;
+    std::thread writer([&] {
+      try {
+        SQLite::Database other(raced, SQLite::OPEN_READWRITE);
+        other.exec("PRAGMA busy_timeout = 60000");
+        while (!stop) {
+          if (gate.writer_enter(60'000)) {
+            // After the first write transaction, which refreshed `first`.
+            if (!changed && gate.stats().job_yields.load() > 0) {
+              other.exec(archive);
+              changed = true;
+            }
+            gate.writer_exit();
+          }
+          std::this_thread::yield();
+        }
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+    });
+    try {
+      summaries(db_raced, &gate);
+    } catch (const std::exception& e) {
+      failure += std::string("job: ") + e.what();
+    }
+    stop = true;
+    writer.join();
+    INFO(failure);
+    CHECK(failure.empty());
+  }
+  REQUIRE(changed);
+  // `first` kept the archived event among its two: the trigger marked it, a second run
+  // searches it again. `last` must already be right.
+  summaries(db_alone, nullptr);
+  summaries(db_raced, nullptr);
+  const std::string quoted =
+      "SELECT summary_text FROM entities WHERE entity_id = " + std::to_string(last);
+  CHECK(db_raced.execAndGet(quoted).getString() == db_alone.execAndGet(quoted).getString());
+  CHECK(importance_tables(db_raced) == importance_tables(db_alone));
+}
+
 TEST_CASE(
     "importance and entity summaries: incremental runs equal one run and a run from scratch") {
   test::TempDir dir;
