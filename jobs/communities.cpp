@@ -134,9 +134,11 @@ class EntityKeys {
 
 }  // namespace
 
-json detect_communities(SQLite::Database& db, const std::string& ns, const CommunityParams& params,
-                        std::int64_t edge_half_life_s, std::int64_t graph_time_us,
-                        std::int64_t now_us, const CancelToken& cancel) {
+json detect_communities(
+    SQLite::Database& db, const std::string& ns, const CommunityParams& params,
+    std::int64_t edge_half_life_s, std::int64_t graph_time_us, std::int64_t now_us,
+    const CancelToken& cancel,
+    const std::optional<std::vector<EntityStore::StoredStrength>>& cached_edges) {
   // The namespace's entities in canonical-key order: their position is their key's rank, so
   // ordering by rank is ordering by key (keys are unique within a namespace). The edges and
   // the clusters' entities are read as stored and sorted here by these ranks: the same order
@@ -155,26 +157,37 @@ json detect_communities(SQLite::Database& db, const std::string& ns, const Commu
     bool all_ranked = true;  // no edge reaches into another namespace
     std::vector<std::string> type_names;
     std::unordered_map<std::string, std::uint32_t> type_index;
-    SQLite::Statement q(db,
-                        "SELECT source_id, target_id, rel_type, strength_base, strength_ref_us "
-                        "FROM entity_relationships WHERE namespace = ?1");
-    q.bind(1, ns);
-    while (q.executeStep()) {
-      const std::int64_t a = q.getColumn(0).getInt64();
-      const std::int64_t b = q.getColumn(1).getInt64();
+    auto add = [&](std::int64_t a, std::int64_t b, std::string_view type, double base,
+                   std::int64_t ref_us) {
       // The join dropped relationships whose entity row does not exist.
-      if (!keys.exists(a) || !keys.exists(b)) continue;
-      const std::string type = q.getColumn(2).getString();
-      auto it = type_index.find(type);
+      if (!keys.exists(a) || !keys.exists(b)) return;
+      auto it = type_index.find(std::string(type));
       if (it == type_index.end()) {
         it = type_index.emplace(type, static_cast<std::uint32_t>(type_names.size())).first;
-        type_names.push_back(type);
+        type_names.emplace_back(type);
       }
       const std::size_t rank_a = keys.rank(a);
       const std::size_t rank_b = keys.rank(b);
       all_ranked = all_ranked && rank_a != EntityKeys::kOutside && rank_b != EntityKeys::kOutside;
-      stored_edges.push_back({a, b, rank_a, rank_b, it->second, q.getColumn(3).getDouble(),
-                              q.getColumn(4).getInt64()});
+      stored_edges.push_back({a, b, rank_a, rank_b, it->second, base, ref_us});
+    };
+    if (cached_edges) {
+      stored_edges.reserve(cached_edges->size());
+      for (const auto& e : *cached_edges) {
+        add(e.source_id, e.target_id, e.rel_type, e.strength_base, e.strength_ref_us);
+      }
+    } else {
+      SQLite::Statement q(db,
+                          "SELECT source_id, target_id, rel_type, strength_base, strength_ref_us "
+                          "FROM entity_relationships WHERE namespace = ?1");
+      q.bind(1, ns);
+      while (q.executeStep()) {
+        const SQLite::Column type = q.getColumn(2);
+        const char* text = type.getText();  // before getBytes(), as SQLite asks
+        add(q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
+            std::string_view(text, static_cast<std::size_t>(type.getBytes())),
+            q.getColumn(3).getDouble(), q.getColumn(4).getInt64());
+      }
     }
     // Types by text (BINARY collation: byte order, as std::string compares).
     std::vector<std::uint32_t> order(type_names.size());

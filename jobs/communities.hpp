@@ -26,8 +26,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "jobs/entities.hpp"
 #include "jobs/job.hpp"
 
 namespace reflectd::jobs {
@@ -43,9 +46,13 @@ struct CommunityParams {
 ///  clusters_in_communities, communities, skipped, skip_reason}.
 /// `graph_time_us` is the time edge strengths are evaluated at (the namespace's latest event);
 /// `now_us` stamps the audit rows.
-nlohmann::json detect_communities(SQLite::Database& db, const std::string& ns,
-                                  const CommunityParams& params, std::int64_t edge_half_life_s,
-                                  std::int64_t graph_time_us, std::int64_t now_us,
-                                  const CancelToken& cancel);
+/// `cached_edges`, when given, are every row of entity_relationships of `ns` (the cluster job's
+/// edge cache after it read the namespace at once: EntityStore::namespace_edges()); else they are
+/// read from the table. Either way the result is the same.
+nlohmann::json detect_communities(
+    SQLite::Database& db, const std::string& ns, const CommunityParams& params,
+    std::int64_t edge_half_life_s, std::int64_t graph_time_us, std::int64_t now_us,
+    const CancelToken& cancel,
+    const std::optional<std::vector<EntityStore::StoredStrength>>& cached_edges = std::nullopt);
 
 }  // namespace reflectd::jobs

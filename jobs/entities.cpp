@@ -372,6 +372,18 @@ void EntityStore::trim(std::size_t max_entries) {
   if (aliases_.size() > max_entries) aliases_.clear();
 }
 
+std::optional<std::vector<EntityStore::StoredStrength>> EntityStore::namespace_edges(
+    const std::string& ns) const {
+  assert(dirty_edges_.empty() && "namespace_edges() only after flush()");
+  if (!complete_edges_.contains(ns)) return std::nullopt;
+  std::vector<StoredStrength> out;
+  for (const auto& [key, cached] : edges_) {
+    if (*cached.ns != ns) continue;
+    out.push_back({key.source, key.target, types_[key.type], cached.edge.base, cached.edge.ref_us});
+  }
+  return out;
+}
+
 std::int64_t EntityStore::preload_edges(const std::string& ns, std::int64_t pending_events,
                                         std::size_t max_entries) {
   assert(dirty_edges_.empty() && "preload_edges() only after flush()");

@@ -30,6 +30,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -92,6 +93,20 @@ class EntityStore {
   std::int64_t preload_edges(const std::string& ns, std::int64_t pending_events,
                              std::size_t max_entries);
   static constexpr std::int64_t kPreloadLookupsPerEvent = 8;
+
+  /// One stored relationship's strength, as detect_communities() reads it.
+  struct StoredStrength {
+    std::int64_t source_id;
+    std::int64_t target_id;
+    std::string_view rel_type;  ///< valid while this store lives and add_event() is not called
+    double strength_base;
+    std::int64_t strength_ref_us;
+  };
+  /// Every stored edge of `ns`, in no particular order, when the cache holds all of them
+  /// (preload_edges() read the namespace, and the cache writes through at every flush());
+  /// nullopt otherwise. The communities of a run that read its edges at once then need not
+  /// read them again (~2,600 instructions an edge after 1M events). Call after flush().
+  std::optional<std::vector<StoredStrength>> namespace_edges(const std::string& ns) const;
 
   std::int64_t entities_created() const { return entities_created_; }
   std::int64_t edges_created() const { return edges_created_; }
