@@ -31,7 +31,9 @@
 // of a mention or of a mentioned event's salience, hits, status or content) still has the
 // value it was read with, checked in each write transaction; after any such change the
 // searches read the tables again, so the result is the same. New mentions come only from the
-// cluster job, which never runs at the same time (one job at a time).
+// cluster job, which never runs at the same time (one job at a time). An incremental run reads
+// each event's summary inputs (salience, hits, status) once and keeps them for every entity
+// that mentions it, under the same check: a change of the epoch drops them.
 // Runs as the first step of the medallion job, whose items name entities.
 //
 // Errors: SQLite::Exception, JobCancelled.
