@@ -399,9 +399,18 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
     };
     std::vector<StoredEdge> edges;
     std::vector<std::string> type_names;
-    SQLite::Statement q(db,
-                        "SELECT source_id, target_id, rel_type, strength_base, strength_ref_us "
-                        "FROM entity_relationships WHERE namespace = ?1");
+    // One pass over the table when the namespace holds at least half of the entities
+    // (and so, as a rule, of the edges): its (namespace, ...) index costs a table lookup per
+    // edge, ~2.5x the time of the pass for a namespace with 96% of the edges (sqlite3 shell,
+    // 1M events). The order rows come in does not matter (sorted below).
+    const std::int64_t all_entities = db.execAndGet("SELECT count(*) FROM entities").getInt64();
+    const bool most = 2 * static_cast<std::int64_t>(n) >= all_entities;
+    SQLite::Statement q(db, most
+                                ? "SELECT source_id, target_id, rel_type, strength_base, "
+                                  "strength_ref_us FROM entity_relationships NOT INDEXED "
+                                  "WHERE namespace = ?1"
+                                : "SELECT source_id, target_id, rel_type, strength_base, "
+                                  "strength_ref_us FROM entity_relationships WHERE namespace = ?1");
     q.bind(1, ns);
     while (q.executeStep()) {
       const auto a = index.find(q.getColumn(0).getInt64());

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -368,8 +369,10 @@ TEST_CASE("consolidation: a recurring problem's totals across late, tied and rep
   int next_id = 0;
   auto event = [&](const std::string& episode, int hour, int minute, int second,
                    const std::string& target) {
-    char stamp[40];
-    std::snprintf(stamp, sizeof stamp, "2026-01-01T%02d:%02d:%02d+00:00", hour, minute, second);
+    std::array<char, 40> buffer{};
+    std::snprintf(buffer.data(), buffer.size(), "2026-01-01T%02d:%02d:%02d+00:00", hour, minute,
+                  second);
+    const std::string stamp = buffer.data();
     return json{{"schema_version", 1},   {"id", "probe:" + std::to_string(++next_id)},
                 {"source", "agent"},     {"kind", "error"},
                 {"namespace", "probe"},  {"agent_id", "probe-agent"},
@@ -396,8 +399,9 @@ TEST_CASE("consolidation: a recurring problem's totals across late, tied and rep
   // 6: 205 occurrences in chunks of 50: the newest 200 ids are listed.
   {
     std::vector<std::string> batch;
+    batch.reserve(205);
     for (int i = 0; i < 205; ++i) batch.push_back(event("G", 12, i / 60, i % 60, "delta"));
-    runs.push_back({batch, 50});
+    runs.emplace_back(batch, 50);
   }
   const std::vector<std::string> expected = {
       "",
@@ -501,6 +505,7 @@ TEST_CASE("consolidation: an event's context read with a repeated key and a 90-b
   FakeClock clock(kNow);
   const std::string path = dir.file("c.db");
   std::vector<std::string> lines;
+  lines.reserve(6);
   for (int i = 0; i < 6; ++i) {
     lines.push_back(json{{"schema_version", 1},
                          {"id", "ctx:" + std::to_string(i)},
