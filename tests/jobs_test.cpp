@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -731,6 +732,48 @@ json entity_cycle(SQLite::Database& db, std::int64_t now, const std::string& ns 
   return jobs::refresh_entity_summaries(ctx, daemon::medallion_params(cfg).edge_half_life_s);
 }
 
+// Runs `job` (given the write gate) against `path` while another connection, at the write
+// gate, applies `change` once, after the job's first write transaction that yielded. Returns
+// the job's result; `changed` tells whether the change was made. Any error of either side
+// fails the test.
+json with_change_after_first_yield(const std::string& path, const std::string& change,
+                                   const std::function<json(store::WriteGate*)>& job,
+                                   bool& changed) {
+  store::WriteGate gate(1, 2);  // every job transaction ends after its 2 ms slice
+  changed = false;
+  json result;
+  std::atomic<bool> stop{false};
+  std::string failure;
+  std::thread writer([&] {
+    try {
+      SQLite::Database other(path, SQLite::OPEN_READWRITE);
+      other.exec("PRAGMA busy_timeout = 60000");
+      while (!stop) {
+        if (gate.writer_enter(60'000)) {
+          if (!changed && gate.stats().job_yields.load() > 0) {
+            other.exec(change);
+            changed = true;
+          }
+          gate.writer_exit();
+        }
+        std::this_thread::yield();
+      }
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+  try {
+    result = job(&gate);
+  } catch (const std::exception& e) {
+    failure += std::string("job: ") + e.what();
+  }
+  stop = true;
+  writer.join();
+  INFO(failure);
+  CHECK(failure.empty());
+  return result;
+}
+
 // Drops the incremental state: the next run recomputes every weight and summary from scratch.
 void forget_incremental_state(SQLite::Database& db) {
   db.exec(
@@ -844,41 +887,10 @@ TEST_CASE("entity summaries: a change during the first run retires the pass in s
       db_alone.execAndGet("SELECT count(*) FROM entities WHERE is_active = 1").getInt64();
   CHECK(first_alone["summaries_searched_in_pass"].get<std::int64_t>() == entities);
 
-  store::WriteGate gate(1, 2);  // every job transaction ends after its 2 ms slice
-  json first_raced;
+  // After the summaries' first write transaction that yielded: after the pass.
   bool changed = false;
-  {
-    std::atomic<bool> stop{false};
-    std::string failure;
-    std::thread writer([&] {
-      try {
-        SQLite::Database other(raced, SQLite::OPEN_READWRITE);
-        other.exec("PRAGMA busy_timeout = 60000");
-        while (!stop) {
-          if (gate.writer_enter(60'000)) {
-            // After the summaries' first write transaction that yielded: after the pass.
-            if (!changed && gate.stats().job_yields.load() > 0) {
-              other.exec(change);
-              changed = true;
-            }
-            gate.writer_exit();
-          }
-          std::this_thread::yield();
-        }
-      } catch (const std::exception& e) {
-        failure = e.what();
-      }
-    });
-    try {
-      first_raced = summaries(db_raced, &gate);
-    } catch (const std::exception& e) {
-      failure += std::string("job: ") + e.what();
-    }
-    stop = true;
-    writer.join();
-    INFO(failure);
-    CHECK(failure.empty());
-  }
+  const json first_raced = with_change_after_first_yield(
+      raced, change, [&](store::WriteGate* gate) { return summaries(db_raced, gate); }, changed);
   REQUIRE(changed);
   INFO("searched in the pass: " << first_raced["summaries_searched_in_pass"] << " of " << entities);
   CHECK(first_raced["summaries_searched_in_pass"].get<std::int64_t>() > 0);
@@ -980,40 +992,10 @@ TEST_CASE("entity summaries: a change during an incremental run drops the event 
 
   db_alone.exec(archive);
   summaries(db_alone, nullptr);
-  store::WriteGate gate(1, 2);  // every job transaction ends after its 2 ms slice
+  // After the first write transaction, which refreshed `first`.
   bool changed = false;
-  {
-    std::atomic<bool> stop{false};
-    std::string failure;
-    std::thread writer([&] {
-      try {
-        SQLite::Database other(raced, SQLite::OPEN_READWRITE);
-        other.exec("PRAGMA busy_timeout = 60000");
-        while (!stop) {
-          if (gate.writer_enter(60'000)) {
-            // After the first write transaction, which refreshed `first`.
-            if (!changed && gate.stats().job_yields.load() > 0) {
-              other.exec(archive);
-              changed = true;
-            }
-            gate.writer_exit();
-          }
-          std::this_thread::yield();
-        }
-      } catch (const std::exception& e) {
-        failure = e.what();
-      }
-    });
-    try {
-      summaries(db_raced, &gate);
-    } catch (const std::exception& e) {
-      failure += std::string("job: ") + e.what();
-    }
-    stop = true;
-    writer.join();
-    INFO(failure);
-    CHECK(failure.empty());
-  }
+  with_change_after_first_yield(
+      raced, archive, [&](store::WriteGate* gate) { return summaries(db_raced, gate); }, changed);
   REQUIRE(changed);
   // `first` kept the archived event among its two: the trigger marked it, a second run
   // searches it again. `last` must already be right.
