@@ -88,6 +88,7 @@
 #include "store/database.hpp"
 #include "store/event_store.hpp"
 #include "store/fts_index.hpp"
+#include "store/sqlite_library.hpp"
 
 namespace {
 
@@ -830,6 +831,9 @@ nlohmann::ordered_json to_json(const std::vector<ModeResult>& results, const Opt
 }
 
 int run(int argc, char** argv) {
+  // As reflectd's main() does, before the baseline's connection, so that both the baseline
+  // and the forked daemon run SQLite with the daemon's settings.
+  store::disable_sqlite_memory_statistics();
   Options options;
   CLI::App app{"Measures reflectd's ingest rate against a bare SQLite insert loop.",
                "bench_ingest"};

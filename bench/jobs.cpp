@@ -103,6 +103,7 @@
 #include "store/checkpointer.hpp"
 #include "store/database.hpp"
 #include "store/event_store.hpp"
+#include "store/sqlite_library.hpp"
 #include "store/write_gate.hpp"
 
 extern char** environ;
@@ -213,7 +214,8 @@ double cpu_seconds() {
 int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend_slice_ms,
               std::int64_t cluster_chunk, std::int64_t consolidate_chunk,
               const std::vector<std::string>& only) {
-  keep_freed_heap_mapped();  // the daemon's heap policy (reflectd's main())
+  keep_freed_heap_mapped();                   // the daemon's heap policy (reflectd's main())
+  store::disable_sqlite_memory_statistics();  // and its SQLite settings
   std::optional<store::WriteGate> gate;
   std::atomic<bool> done{false};
   std::thread contender;

@@ -17,6 +17,7 @@
 #include "daemon/logging.hpp"
 #include "daemon/settings.hpp"
 #include "daemon/test_hooks.hpp"
+#include "store/sqlite_library.hpp"
 
 namespace {
 
@@ -100,6 +101,9 @@ int run(int argc, char** argv) {
 
   if (!reflectd::keep_freed_heap_mapped()) {
     spdlog::debug("malloc tuning unavailable: the heap keeps glibc's default trim policy");
+  }
+  if (!reflectd::store::disable_sqlite_memory_statistics()) {
+    spdlog::debug("SQLite was initialised before main() could turn its memory statistics off");
   }
   reflectd::SystemClock system_clock;
   const bool test_hooks = reflectd::daemon::test_hooks_from_env();

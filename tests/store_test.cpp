@@ -1,5 +1,6 @@
 // The store: migrations, idempotent inserts, the full-text index and the group-committing writer.
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <catch2/catch.hpp>
 
@@ -13,6 +14,7 @@
 #include "store/database.hpp"
 #include "store/event_store.hpp"
 #include "store/fts_index.hpp"
+#include "store/sqlite_library.hpp"
 #include "store/writer.hpp"
 #include "support/temp_dir.hpp"
 
@@ -606,4 +608,30 @@ TEST_CASE("the writer indexes when its queue runs dry and catches up in batches"
   CHECK(writer.stats().fts_indexed == 6);
   CHECK(matches(reader, "epsilon").size() == 5);
   CHECK(store::read_fts_lag(reader).lag_events == 0);
+}
+
+TEST_CASE("SQLite's memory statistics: off before the first connection, refused after") {
+  // Every connection of the earlier cases is closed here, so SQLite can be shut down and set
+  // up again as a fresh process would find it; the case restores SQLite's default at the end.
+  test::TempDir dir;
+  REQUIRE(sqlite3_shutdown() == SQLITE_OK);
+  REQUIRE(store::disable_sqlite_memory_statistics());
+  {
+    auto db = store::open_database({dir.file("m.db"), "full", 1000}, store::Access::kWriter);
+    const store::EventRecord e = event("m1", "counted nowhere");
+    SQLite::Transaction tx(db);
+    store::EventStore events(db);
+    CHECK(events.insert(e, store::resolve_lifecycle(e, store::DecayProfiles{})).seq == 1);
+    tx.commit();
+    // What the setting gives up: SQLite no longer counts its heap.
+    CHECK(sqlite3_memory_used() == 0);
+    // Refused once SQLite is initialised (the first open did that): the setting stays.
+    CHECK_FALSE(store::disable_sqlite_memory_statistics());
+  }
+  REQUIRE(sqlite3_shutdown() == SQLITE_OK);
+  REQUIRE(sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 1) == SQLITE_OK);
+  {
+    auto db = store::open_database({dir.file("m.db"), "full", 1000}, store::Access::kWriter);
+    CHECK(sqlite3_memory_used() > 0);  // the default counts, as the check above would fail
+  }
 }
