@@ -177,17 +177,9 @@ json detect_communities(
         add(e.source_id, e.target_id, e.rel_type, e.strength_base, e.strength_ref_us);
       }
     } else {
-      SQLite::Statement q(db,
-                          "SELECT source_id, target_id, rel_type, strength_base, strength_ref_us "
-                          "FROM entity_relationships WHERE namespace = ?1");
-      q.bind(1, ns);
-      while (q.executeStep()) {
-        const SQLite::Column type = q.getColumn(2);
-        const char* text = type.getText();  // before getBytes(), as SQLite asks
-        add(q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
-            std::string_view(text, static_cast<std::size_t>(type.getBytes())),
-            q.getColumn(3).getDouble(), q.getColumn(4).getInt64());
-      }
+      for_each_stored_edge(db, ns, [&](const EntityStore::StoredStrength& e) {
+        add(e.source_id, e.target_id, e.rel_type, e.strength_base, e.strength_ref_us);
+      });
     }
     // Types by text (BINARY collation: byte order, as std::string compares).
     std::vector<std::uint32_t> order(type_names.size());

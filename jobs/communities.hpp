@@ -48,7 +48,7 @@ struct CommunityParams {
 /// `now_us` stamps the audit rows.
 /// `cached_edges`, when given, are every row of entity_relationships of `ns` (the cluster job's
 /// edge cache after it read the namespace at once: EntityStore::namespace_edges()); else they are
-/// read from the table. Either way the result is the same.
+/// read from the table (for_each_stored_edge()). Either way the result is the same.
 nlohmann::json detect_communities(
     SQLite::Database& db, const std::string& ns, const CommunityParams& params,
     std::int64_t edge_half_life_s, std::int64_t graph_time_us, std::int64_t now_us,

@@ -53,10 +53,7 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
       count_edges_(db,
                    "SELECT count(*), (SELECT count(*) FROM entity_relationships) FROM "
                    "entity_relationships WHERE namespace = ?1"),
-      // Through the (namespace, ...) index and a table lookup per edge, or one pass over the
-      // table, which costs less per edge read once the namespace holds half of the edges or
-      // more (callgrind at 1M events, 98% in one namespace: 5,000 against 5,800 instructions
-      // per edge, everything included).
+      // Through the (namespace, ...) index or by one pass over the table: read_edges_by_table().
       edges_by_index_(db,
                       "SELECT source_id, target_id, rel_type, relationship_id, strength_base, "
                       "strength_ref_us, mention_count, evidence_seq, last_evidence_seq, "
@@ -403,7 +400,7 @@ std::int64_t EntityStore::preload_edges(const std::string& ns, std::int64_t pend
   }
   const std::string* stored_ns = &*namespaces_.insert(ns).first;
   std::int64_t read = 0;
-  SQLite::Statement& rows = 2 * edges >= all ? edges_by_table_ : edges_by_index_;
+  SQLite::Statement& rows = read_edges_by_table(edges, all) ? edges_by_table_ : edges_by_index_;
   rows.reset();
   rows.bind(1, ns);
   while (rows.executeStep()) {
@@ -418,6 +415,30 @@ std::int64_t EntityStore::preload_edges(const std::string& ns, std::int64_t pend
   complete_edges_.insert(ns);
   edges_preloaded_ += read;
   return read;
+}
+
+void for_each_stored_edge(SQLite::Database& db, const std::string& ns,
+                          const std::function<void(const EntityStore::StoredStrength&)>& row) {
+  SQLite::Statement counts(db,
+                           "SELECT count(*), (SELECT count(*) FROM entity_relationships) FROM "
+                           "entity_relationships WHERE namespace = ?1");
+  counts.bind(1, ns);
+  const bool by_table = counts.executeStep() && read_edges_by_table(counts.getColumn(0).getInt64(),
+                                                                    counts.getColumn(1).getInt64());
+  SQLite::Statement q(db, by_table
+                              ? "SELECT source_id, target_id, rel_type, strength_base, "
+                                "strength_ref_us FROM entity_relationships NOT INDEXED "
+                                "WHERE namespace = ?1"
+                              : "SELECT source_id, target_id, rel_type, strength_base, "
+                                "strength_ref_us FROM entity_relationships WHERE namespace = ?1");
+  q.bind(1, ns);
+  while (q.executeStep()) {
+    const SQLite::Column type = q.getColumn(2);
+    const char* text = type.getText();  // before getBytes(), as SQLite asks
+    row({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
+         std::string_view(text, static_cast<std::size_t>(type.getBytes())),
+         q.getColumn(3).getDouble(), q.getColumn(4).getInt64()});
+  }
 }
 
 }  // namespace reflectd::jobs

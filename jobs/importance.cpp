@@ -399,29 +399,15 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
     };
     std::vector<StoredEdge> edges;
     std::vector<std::string> type_names;
-    // One pass over the table when the namespace holds at least half of the entities
-    // (and so, as a rule, of the edges): its (namespace, ...) index costs a table lookup per
-    // edge, ~2.5x the time of the pass for a namespace with 96% of the edges (sqlite3 shell,
-    // 1M events). The order rows come in does not matter (sorted below).
-    const std::int64_t all_entities = db.execAndGet("SELECT count(*) FROM entities").getInt64();
-    const bool most = 2 * static_cast<std::int64_t>(n) >= all_entities;
-    SQLite::Statement q(db, most
-                                ? "SELECT source_id, target_id, rel_type, strength_base, "
-                                  "strength_ref_us FROM entity_relationships NOT INDEXED "
-                                  "WHERE namespace = ?1"
-                                : "SELECT source_id, target_id, rel_type, strength_base, "
-                                  "strength_ref_us FROM entity_relationships WHERE namespace = ?1");
-    q.bind(1, ns);
-    while (q.executeStep()) {
-      const auto a = index.find(q.getColumn(0).getInt64());
-      const auto b = index.find(q.getColumn(1).getInt64());
-      if (a == index.end() || b == index.end() || a->second == b->second) continue;
-      const char* type = q.getColumn(2).getText();
-      auto known = std::find(type_names.begin(), type_names.end(), type);
-      if (known == type_names.end()) known = type_names.insert(type_names.end(), type);
+    for_each_stored_edge(db, ns, [&](const EntityStore::StoredStrength& e) {
+      const auto a = index.find(e.source_id);
+      const auto b = index.find(e.target_id);
+      if (a == index.end() || b == index.end() || a->second == b->second) return;
+      auto known = std::find(type_names.begin(), type_names.end(), e.rel_type);
+      if (known == type_names.end()) known = type_names.emplace(type_names.end(), e.rel_type);
       edges.push_back({a->second, b->second, static_cast<std::uint32_t>(known - type_names.begin()),
-                       q.getColumn(3).getDouble(), q.getColumn(4).getInt64()});
-    }
+                       e.strength_base, e.strength_ref_us});
+    });
     // (namespace, source, target, type) is unique, so this order is total; types compare by
     // text (BINARY collation: byte order, as std::string compares).
     std::sort(edges.begin(), edges.end(), [&](const StoredEdge& x, const StoredEdge& y) {

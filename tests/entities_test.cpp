@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "daemon/settings.hpp"
 #include "jobs/clustering.hpp"
@@ -792,6 +794,48 @@ TEST_CASE("edges read at once stay apart from another namespace's edge between t
                      pair + ") AND target_id IN (" + pair +
                      ") AND rel_type = 'co_occurs' ORDER BY namespace") ==
         "swe-agent|" + std::to_string(mentions) + "|\nzz-moved|3|\n");
+}
+
+// Importance and the communities read a namespace's edges whole (for_each_stored_edge): by
+// one pass over the table for a namespace with most of the edges, through the index for the
+// others; either way exactly the namespace's rows.
+TEST_CASE("a namespace's edges read whole are its rows, by the table or by the index") {
+  test::TempDir dir;
+  Runner run;
+  const std::string path = dir.file("edges.db");
+  std::vector<std::string> lines = test::corpus_lines("swe-agent-trajectories.jsonl");
+  const std::vector<std::string> commits = test::corpus_lines("libzmq-commits.jsonl");
+  lines.insert(lines.end(), commits.begin(), commits.begin() + std::ptrdiff_t{300});
+  REQUIRE(test::load_lines(path, lines, run.clock) == lines.size());
+  auto db = open_writer(path);
+  run.cluster(db, default_params());
+  const std::int64_t all = db.execAndGet("SELECT count(*) FROM entity_relationships").getInt64();
+  using Row = std::tuple<std::int64_t, std::int64_t, std::string, double, std::int64_t>;
+  std::set<bool> ways;
+  for (const std::string ns : {"swe-agent", "libzmq"}) {
+    SQLite::Statement stored(db,
+                             "SELECT source_id, target_id, rel_type, strength_base, "
+                             "strength_ref_us FROM entity_relationships WHERE namespace = ?1 "
+                             "ORDER BY source_id, target_id, rel_type");
+    stored.bind(1, ns);
+    std::vector<Row> expected;
+    while (stored.executeStep()) {
+      expected.emplace_back(stored.getColumn(0).getInt64(), stored.getColumn(1).getInt64(),
+                            stored.getColumn(2).getString(), stored.getColumn(3).getDouble(),
+                            stored.getColumn(4).getInt64());
+    }
+    REQUIRE(!expected.empty());
+    std::vector<Row> read;
+    jobs::for_each_stored_edge(db, ns, [&](const jobs::EntityStore::StoredStrength& e) {
+      read.emplace_back(e.source_id, e.target_id, std::string(e.rel_type), e.strength_base,
+                        e.strength_ref_us);
+    });
+    std::sort(read.begin(), read.end());
+    INFO(ns);
+    CHECK(read == expected);
+    ways.insert(jobs::read_edges_by_table(static_cast<std::int64_t>(expected.size()), all));
+  }
+  CHECK(ways == std::set<bool>{false, true});  // one namespace each way
 }
 
 TEST_CASE("edge decay is a read-time closed form; sweeps report reinforced edges") {
