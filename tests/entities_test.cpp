@@ -773,7 +773,7 @@ TEST_CASE("edges read at once stay apart from another namespace's edge between t
   const std::string pair = std::to_string(source) + ", " + std::to_string(target);
   db.exec("UPDATE entities SET namespace = 'zz-moved' WHERE entity_id IN (" + pair + ")");
 
-  std::vector<std::string> more(lines.begin() + first, lines.end());
+  std::vector<std::string> more(lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end());
   for (int i = 0; i < 3; ++i) {
     more.push_back(json{
         {"schema_version", 1},
