@@ -7,6 +7,14 @@
 #include <unordered_set>
 
 namespace reflectd::jobs {
+namespace {
+
+// A namespace's edges and all edges, for read_edges_by_table().
+constexpr const char* kCountEdges =
+    "SELECT count(*), (SELECT count(*) FROM entity_relationships) FROM entity_relationships "
+    "WHERE namespace = ?1";
+
+}  // namespace
 
 double edge_strength_at(double base, std::int64_t ref_us, std::int64_t now_us,
                         std::int64_t half_life_s) {
@@ -50,9 +58,7 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
                statement.bind(base + 3, link.primary ? 1 : 0);
                statement.bind(base + 4, to_string(link.source));
              }),
-      count_edges_(db,
-                   "SELECT count(*), (SELECT count(*) FROM entity_relationships) FROM "
-                   "entity_relationships WHERE namespace = ?1"),
+      count_edges_(db, kCountEdges),
       // Through the (namespace, ...) index or by one pass over the table: read_edges_by_table().
       edges_by_index_(db,
                       "SELECT source_id, target_id, rel_type, relationship_id, strength_base, "
@@ -419,9 +425,7 @@ std::int64_t EntityStore::preload_edges(const std::string& ns, std::int64_t pend
 
 void for_each_stored_edge(SQLite::Database& db, const std::string& ns,
                           const std::function<void(const EntityStore::StoredStrength&)>& row) {
-  SQLite::Statement counts(db,
-                           "SELECT count(*), (SELECT count(*) FROM entity_relationships) FROM "
-                           "entity_relationships WHERE namespace = ?1");
+  SQLite::Statement counts(db, kCountEdges);
   counts.bind(1, ns);
   const bool by_table = counts.executeStep() && read_edges_by_table(counts.getColumn(0).getInt64(),
                                                                     counts.getColumn(1).getInt64());
