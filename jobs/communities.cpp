@@ -157,29 +157,25 @@ json detect_communities(
     bool all_ranked = true;  // no edge reaches into another namespace
     std::vector<std::string> type_names;
     std::unordered_map<std::string, std::uint32_t> type_index;
-    auto add = [&](std::int64_t a, std::int64_t b, std::string_view type, double base,
-                   std::int64_t ref_us) {
+    auto add = [&](const EntityStore::StoredStrength& e) {
       // The join dropped relationships whose entity row does not exist.
-      if (!keys.exists(a) || !keys.exists(b)) return;
-      auto it = type_index.find(std::string(type));
+      if (!keys.exists(e.source_id) || !keys.exists(e.target_id)) return;
+      auto it = type_index.find(std::string(e.rel_type));
       if (it == type_index.end()) {
-        it = type_index.emplace(type, static_cast<std::uint32_t>(type_names.size())).first;
-        type_names.emplace_back(type);
+        it = type_index.emplace(e.rel_type, static_cast<std::uint32_t>(type_names.size())).first;
+        type_names.emplace_back(e.rel_type);
       }
-      const std::size_t rank_a = keys.rank(a);
-      const std::size_t rank_b = keys.rank(b);
+      const std::size_t rank_a = keys.rank(e.source_id);
+      const std::size_t rank_b = keys.rank(e.target_id);
       all_ranked = all_ranked && rank_a != EntityKeys::kOutside && rank_b != EntityKeys::kOutside;
-      stored_edges.push_back({a, b, rank_a, rank_b, it->second, base, ref_us});
+      stored_edges.push_back({e.source_id, e.target_id, rank_a, rank_b, it->second, e.strength_base,
+                              e.strength_ref_us});
     };
     if (cached_edges) {
       stored_edges.reserve(cached_edges->size());
-      for (const auto& e : *cached_edges) {
-        add(e.source_id, e.target_id, e.rel_type, e.strength_base, e.strength_ref_us);
-      }
+      for (const auto& e : *cached_edges) add(e);
     } else {
-      for_each_stored_edge(db, ns, [&](const EntityStore::StoredStrength& e) {
-        add(e.source_id, e.target_id, e.rel_type, e.strength_base, e.strength_ref_us);
-      });
+      for_each_stored_edge(db, ns, add);
     }
     // Types by text (BINARY collation: byte order, as std::string compares).
     std::vector<std::uint32_t> order(type_names.size());
