@@ -124,7 +124,7 @@ const std::array kKeys{
           +[](Config& c) -> std::int64_t& { return c.store.busy_timeout_ms; }},
   KeySpec{"store.max_pages", KT::kInteger, "0", 0, 1073741823, "", true, "pages",
           "Largest database size, in pages (PRAGMA max_page_count on the writer connection; "
-          "0 = unlimited). A write past it fails like a full disk: the whole transaction rolls "
+          "0 = unlimited; a page is 8 KiB in a file reflectd created, see PRAGMA page_size). A write past it fails like a full disk: the whole transaction rolls "
           "back and each message is answered \"storage unavailable: disk full\"; raising the "
           "limit (SIGHUP) or deleting data resumes writing.",
           +[](Config& c) -> std::int64_t& { return c.store.max_pages; }},

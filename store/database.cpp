@@ -73,6 +73,8 @@ SQLite::Database open_database(const DatabaseOptions& options, Access access) {
     if (sqlite3_db_readonly(db.getHandle(), "main") == 1) {
       throw SQLite::Exception("attempt to write a readonly database", SQLITE_READONLY);
     }
+    // Before the first write, which fixes a new file's page size; a no-op on an existing one.
+    db.exec("PRAGMA page_size = " + std::to_string(kPageSizeBytes));
     db.exec("PRAGMA journal_mode = WAL");
     db.exec(synchronous_pragma(options.synchronous));
     db.exec("PRAGMA foreign_keys = ON");

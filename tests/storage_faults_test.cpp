@@ -82,7 +82,7 @@ TEST_CASE("disk full (store.max_pages): clear rejection, no partial batch, resum
                           test::child_config(dir, db, test::kNoJobsYaml,
                                              "  max_pages: " + std::to_string(max_pages) + "\n"));
   };
-  write_config(200);  // 200 pages of 4 KiB: full after a few hundred events
+  write_config(200);  // 200 pages of 8 KiB (kPageSizeBytes): full after some hundred events
   test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});
   zmq::context_t context;
   const std::string control = test::ipc_endpoint(dir, "c");
