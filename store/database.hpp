@@ -15,9 +15,9 @@ namespace reflectd::store {
 enum class Access { kWriter, kReader };
 
 /// Page size of a database file reflectd creates, bytes (PRAGMA page_size). SQLite's default
-/// is 4096. With 8192 the jobs' random-key index inserts descend one level less in the large
-/// B-trees (event_entities, edges, targets, postings): a full cycle over 100,000 events and
-/// an incremental one after 1M events take 7-11% less time (docs/PERFORMANCE.md, item 67).
+/// is 4096. With 8192 the jobs' large B-trees have half the pages and the deepest lose a
+/// level: the same instructions, fewer page-cache misses and WAL frames, and a full cycle
+/// over 100,000 events takes ~10% less time (docs/PERFORMANCE.md, item 67).
 /// A file keeps the page size it was created with: in WAL mode SQLite ignores the pragma on
 /// an existing database (converting one takes `PRAGMA journal_mode = DELETE; PRAGMA
 /// page_size = 8192; VACUUM;` with the daemon stopped, see README.md, "Storage").
