@@ -126,8 +126,8 @@ DESCRIPTION
   Sends {"cmd":"status"} to the daemon's control socket and prints the reply as a table:
   version, uptime, events stored / duplicate / rejected, dead letters, writer queue, commits,
   storage errors, messages read, replies dropped, how far the search index is complete,
-  database size and path, endpoints, and the outcome of the last configuration reload
-  (SIGHUP). --json prints the reply as JSON.
+  database size, page size and path, endpoints, and the outcome of the last configuration
+  reload (SIGHUP). --json prints the reply as JSON.
 
 GLOBAL OPTIONS
   --config FILE and --control EP (see reflectctl --help) may be given before or after

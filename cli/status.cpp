@@ -97,6 +97,7 @@ Rows status_rows(const json& s) {
       {"search index", "through seq " + text(s, "/search_index/indexed_through_seq") + ", " +
                            text(s, "/search_index/lag_events") + " events behind"},
       {"database size", human_bytes(s, "/db_bytes")},
+      {"page size", text(s, "/page_size_bytes") + " bytes"},
       {"database", text(s, "/database")},
       {"ingest", joined(s, "/endpoints/ingest")},
       {"push", joined(s, "/endpoints/push")},

@@ -15,6 +15,7 @@
 #include "common/version.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/sql_functions.hpp"
+#include "store/database.hpp"
 #include "store/fts_index.hpp"
 #include "store/reinforcement.hpp"
 
@@ -81,6 +82,14 @@ void Daemon::start() {
                                         config_.store.busy_timeout_ms};
   jobs_db_ =
       std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kWriter));
+  page_size_bytes_ = jobs_db_->execAndGet("PRAGMA page_size").getInt64();
+  if (page_size_bytes_ != store::kPageSizeBytes) {
+    // A file from an earlier reflectd keeps its pages; the jobs run ~10% faster on new ones.
+    spdlog::info(
+        "database {} has {}-byte pages (new databases get {}); README.md, \"Storage\", "
+        "says how to convert it",
+        store_path_, page_size_bytes_, store::kPageSizeBytes);
+  }
   scheduler_ = std::make_unique<jobs::Scheduler>(
       *jobs_db_, clock_, build_jobs(config_),
       [this](const std::string& topic, nlohmann::json payload) {
@@ -330,6 +339,7 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
       {"replies_dropped", bus_stats.replies_dropped.load()},
       {"reads_paused", bus_stats.paused.load()},
       {"db_bytes", file_size(store_path_) + file_size(store_path_ + "-wal")},
+      {"page_size_bytes", page_size_bytes_},
       // Search is complete through indexed_through_seq; lag_events = last_seq minus it.
       {"search_index",
        {{"indexed_through_seq", stats.fts_indexed_seq.load()},

@@ -98,6 +98,7 @@ class Daemon {
   DaemonOptions options_;
   const Clock& clock_;
   std::string store_path_;
+  std::int64_t page_size_bytes_ = 0;  // the database file's, read once at start
   std::int64_t started_us_ = 0;
   std::uint64_t watchdog_interval_us_ = 0;
   ReloadState last_reload_;

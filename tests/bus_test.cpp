@@ -196,6 +196,7 @@ TEST_CASE("control: status reports counts; bad requests get errors") {
   CHECK(status["dead_letters"] == 0);
   CHECK(status["writer_queue_events"] == 0);
   CHECK(status["db_bytes"].get<std::uint64_t>() > 0);
+  CHECK(status["page_size_bytes"] == store::kPageSizeBytes);
   CHECK(status["endpoints"]["ingest"] == json(running.endpoints().ingest));
   CHECK_THAT(test::control(control, {{"cmd", "fly"}})["error"].get<std::string>(),
              Catch::StartsWith("unknown command 'fly'; known: status, run, jobs"));

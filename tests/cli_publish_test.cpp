@@ -193,7 +193,8 @@ TEST_CASE("status answers with the daemon's counters", "[cli][e2e]") {
   CHECK(status["events"]["stored"] == kTrajectoryEvents);
   const RunResult table = daemon.ctl({"status"});
   CHECK(table.status.code == 0);
-  CHECK_THAT(table.out, Catch::Contains("events stored") && Catch::Contains("448"));
+  CHECK_THAT(table.out, Catch::Contains("events stored") && Catch::Contains("448") &&
+                            Catch::Contains("8192 bytes"));
   CHECK(daemon.stop() == 0);
 }
 

@@ -148,6 +148,39 @@ TEST_CASE("disk full (store.max_pages): clear rejection, no partial batch, resum
             << "with \"" << full << "\" and stored once space returned" << std::endl;
 }
 
+TEST_CASE("a database with 4 KiB pages from an earlier reflectd: served as it is, and said so",
+          "[faults][e2e]") {
+  test::TempDir dir;
+  const std::string db = dir.file("reflectd.db");
+  {
+    SQLite::Database earlier(db, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    earlier.exec("PRAGMA page_size = 4096");
+    earlier.exec("PRAGMA journal_mode = WAL");
+  }
+  const std::string config = dir.file("reflectd.yaml");
+  std::string yaml = test::child_config(dir, db, test::kNoJobsYaml);
+  yaml.replace(yaml.find("level: warn"), 11, "level: info");  // the notice is at info
+  test::write_text_file(config, yaml);
+  const std::string log = dir.file("stderr.log");
+  test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", log});
+  zmq::context_t context;
+  const std::string control = test::ipc_endpoint(dir, "c");
+  REQUIRE(test::wait_ready(context, control, 20s));
+  auto dealer = test::make_client(context, zmq::socket_type::dealer, test::ipc_endpoint(dir, "i"));
+  CHECK(all_stored(send(dealer, batch("small-page-", 20, 1000))));
+  const json status = test::control_request(context, control, {{"cmd", "status"}});
+  CHECK(status.value("page_size_bytes", 0) == 4096);
+  daemon.send_signal(SIGTERM);
+  const auto exit_status = daemon.wait_for(30s);
+  REQUIRE(exit_status);
+  CHECK(exit_status->code == 0);
+  CHECK_THAT(test::read_text_file(log),
+             Catch::Contains("has 4096-byte pages (new databases get 8192)"));
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  CHECK(check.execAndGet("PRAGMA page_size").getInt() == 4096);
+  CHECK(count(db, "SELECT count(*) FROM events") == 20);
+}
+
 TEST_CASE("a database locked by another process: clear rejection, then recovery", "[faults][e2e]") {
   test::TempDir dir;
   config::Config config = test::loopback_config(dir);
