@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # CI's second half (after scripts/test.sh): the whole suite under AddressSanitizer +
 # UndefinedBehaviorSanitizer, the threaded tests under ThreadSanitizer, and every fuzz target
-# for FUZZ_SECONDS (default 60) each. Prints the time of each step.
+# for FUZZ_SECONDS (default 60) each. Prints the time and the free disk after each step.
 #   bash scripts/ci-extra.sh
+# REFLECTD_CI_PRUNE=1 (set by .ci/run) removes each sanitized build tree once its tests have
+# passed: CI's disk need not hold build/, build-asan/ and build-tsan/ at once. A failed step
+# keeps its tree for the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzz_seconds=${FUZZ_SECONDS:-60}
+prune=${REFLECTD_CI_PRUNE:-0}
 bash scripts/install-deps.sh
 
 build() {  # sibling worktrees on the development machine share one build lock
@@ -14,22 +18,32 @@ build() {  # sibling worktrees on the development machine share one build lock
 start=$SECONDS
 step_start=$SECONDS
 timings=()
+free_disk() { df -Ph . | awk 'NR == 2 { print $4 }'; }
 step_done() {
-  timings+=("$(printf '%-40s %5d s' "$1" $((SECONDS - step_start)))")
+  timings+=("$(printf '%-40s %5d s   %6s free' "$1" $((SECONDS - step_start)) "$(free_disk)")")
   step_start=$SECONDS
 }
+prune_tree() {
+  if [ "$prune" = 1 ]; then
+    rm -rf "$1"
+    step_done "prune: rm -rf $1"
+  fi
+}
+echo "ci-extra: $(free_disk) free on the build disk"
 
 cmake --preset asan
 build cmake --build --preset asan
 step_done "asan: configure + build"
 ctest --preset asan
 step_done "asan: ctest (whole suite)"
+prune_tree build-asan
 
 cmake --preset tsan
 build cmake --build --preset tsan
 step_done "tsan: configure + build"
 ctest --preset tsan
 step_done "tsan: ctest -L threaded"
+prune_tree build-tsan
 
 bash scripts/fuzz.sh "$fuzz_seconds"
 step_done "fuzz: 4 targets x ${fuzz_seconds}s"
