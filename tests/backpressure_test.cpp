@@ -54,8 +54,9 @@ TEST_CASE("a push flood beyond the writer's capacity is pushed back with bounded
   // writer's page cache is bounded too, but fills as the database grows: with the default
   // 64 MiB it was still filling after 50,000 events (peak +23 to +35 MiB by 300,000), so a
   // small one, full within the first flood, leaves the queues' bound alone to be measured.
-  std::string yaml = test::child_config(dir, db, test::kNoJobsYaml,
-                                        "  writer_queue_events: 5000\n  cache_mib: 8\n");
+  std::string yaml = test::child_config(
+      dir, db,
+      {.extra = test::kNoJobsYaml, .store_extra = "  writer_queue_events: 5000\n  cache_mib: 8\n"});
   yaml.replace(yaml.find("bus:\n"), 5, "bus:\n  receive_hwm: 100\n");
   test::write_text_file(config, yaml);
   test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});

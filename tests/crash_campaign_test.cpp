@@ -56,7 +56,7 @@ std::uint64_t env_number(const char* name, std::uint64_t fallback) {
 
 std::string daemon_config(const test::TempDir& dir, const std::string& db,
                           const std::string& extra = "") {
-  return test::child_config(dir, db, extra);
+  return test::child_config(dir, db, {.extra = extra});
 }
 
 using test::control_request;

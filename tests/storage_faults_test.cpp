@@ -78,9 +78,11 @@ TEST_CASE("disk full (store.max_pages): clear rejection, no partial batch, resum
   const std::string db = dir.file("reflectd.db");
   const std::string config = dir.file("reflectd.yaml");
   const auto write_config = [&](int max_pages) {
-    test::write_text_file(config,
-                          test::child_config(dir, db, test::kNoJobsYaml,
-                                             "  max_pages: " + std::to_string(max_pages) + "\n"));
+    test::write_text_file(
+        config,
+        test::child_config(dir, db,
+                           {.extra = test::kNoJobsYaml,
+                            .store_extra = "  max_pages: " + std::to_string(max_pages) + "\n"}));
   };
   write_config(200);  // 200 pages of 8 KiB (kPageSizeBytes): full after some hundred events
   test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});
@@ -158,9 +160,9 @@ TEST_CASE("a database with 4 KiB pages from an earlier reflectd: served as it is
     earlier.exec("PRAGMA journal_mode = WAL");
   }
   const std::string config = dir.file("reflectd.yaml");
-  std::string yaml = test::child_config(dir, db, test::kNoJobsYaml);
-  yaml.replace(yaml.find("level: warn"), 11, "level: info");  // the notice is at info
-  test::write_text_file(config, yaml);
+  // The notice is at info.
+  test::write_text_file(
+      config, test::child_config(dir, db, {.extra = test::kNoJobsYaml, .log_level = "info"}));
   const std::string log = dir.file("stderr.log");
   test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", log});
   zmq::context_t context;
@@ -249,7 +251,7 @@ TEST_CASE("a deleted or moved database directory: clear rejection, resumes when 
   std::filesystem::create_directory(state);
   const std::string db = state + "/reflectd.db";
   const std::string config = dir.file("reflectd.yaml");
-  test::write_text_file(config, test::child_config(dir, db, test::kNoJobsYaml));
+  test::write_text_file(config, test::child_config(dir, db, {.extra = test::kNoJobsYaml}));
   test::ChildProcess daemon({REFLECTD_BIN, "--config", config}, {"", "", dir.file("stderr.log")});
   zmq::context_t context;
   const std::string control = test::ipc_endpoint(dir, "c");
@@ -333,7 +335,7 @@ TEST_CASE("a read-only database directory: refused at startup with the reason, f
   }
   const std::string db = dir.file("state") + "/reflectd.db";
   const std::string config = dir.file("reflectd.yaml");
-  test::write_text_file(config, test::child_config(dir, db, test::kNoJobsYaml));
+  test::write_text_file(config, test::child_config(dir, db, {.extra = test::kNoJobsYaml}));
   zmq::context_t context;
   const std::string control = test::ipc_endpoint(dir, "c");
   {

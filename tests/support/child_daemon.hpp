@@ -37,19 +37,26 @@ inline constexpr const char* kJobsOnDemandYaml =
     "  importance: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
     "  medallion: {interval_s: 604800, after_events: 0, idle_s: 0}\n";
 
+/// What a child daemon's config holds besides its endpoints and database.
+struct ChildOptions {
+  std::string extra{};             ///< top-level YAML sections other than bus/store/log
+  std::string store_extra{};       ///< keys appended to `store:`, each indented two spaces
+  std::string log_level = "warn";  ///< `log.level`: what the child writes to its stderr
+};
+
 /// YAML for a daemon with ingest "i", push "p", notify "n", control "c" in `dir`, the
-/// database at `db`, and `extra` YAML appended (top-level sections other than bus/store/log).
+/// database at `db`, and what `options` adds.
 inline std::string child_config(const TempDir& dir, const std::string& db,
-                                const std::string& extra = "",
-                                const std::string& store_extra = "") {
-  return "log:\n  level: warn\n"
+                                const ChildOptions& options = {}) {
+  return "log:\n  level: " + options.log_level +
+         "\n"
          "bus:\n  ingest: [\"" +
          ipc_endpoint(dir, "i") + "\"]\n  push: [\"" + ipc_endpoint(dir, "p") +
          "\"]\n  notify: [\"" + ipc_endpoint(dir, "n") + "\"]\n  control: [\"" +
          ipc_endpoint(dir, "c") +
          "\"]\n"
          "store:\n  path: \"" +
-         db + "\"\n" + store_extra + extra;
+         db + "\"\n" + options.store_extra + options.extra;
 }
 
 /// Waits until the daemon answers {"cmd":"status"} on `control`.
