@@ -86,8 +86,8 @@ void Daemon::start() {
   if (page_size_bytes_ != store::kPageSizeBytes) {
     // A file from an earlier reflectd keeps its pages; the jobs run ~10% faster on new ones.
     spdlog::info(
-        "database {} has {}-byte pages (new databases get {}); README.md, \"Storage\", "
-        "says how to convert it",
+        "database {} has {}-byte pages (new databases get {}); to convert it, stop reflectd "
+        "and run reflectd --vacuum with the same configuration",
         store_path_, page_size_bytes_, store::kPageSizeBytes);
   }
   scheduler_ = std::make_unique<jobs::Scheduler>(

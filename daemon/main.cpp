@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "daemon/settings.hpp"
 #include "daemon/test_hooks.hpp"
 #include "store/sqlite_library.hpp"
+#include "store/vacuum.hpp"
 
 namespace {
 
@@ -44,9 +46,20 @@ ENVIRONMENT
   STATE_DIRECTORY               a relative store.path resolves against it
   JOURNAL_STREAM                log lines carry journald priorities and no timestamp
 
+MAINTENANCE
+  --vacuum rewrites the database (SQLite VACUUM) with 8 KiB pages and no free pages, then
+  exits: how a file an earlier reflectd created with 4 KiB pages gets the page size that makes
+  the jobs ~10% faster (reflectd logs a notice at start when a file has other pages). Stop the
+  daemon first (systemctl stop reflectd; the command refuses a file in use) and allow the
+  file's size in free disk twice: in its directory (rollback journal) and in SQLite's
+  temporary directory ($SQLITE_TMPDIR, else /var/tmp). About 8-16 s per million events.
+    systemctl stop reflectd
+    STATE_DIRECTORY=/var/lib/reflectd reflectd --config /etc/reflectd/reflectd.yaml --vacuum
+    systemctl start reflectd
+
 EXIT STATUS
-  0 clean stop or valid configuration; 1 startup failure (config, database, sockets);
-  2 invalid command line
+  0 clean stop, valid configuration or finished --vacuum; 1 startup failure (config,
+  database, sockets) or a failed --vacuum (the file is left as it was); 2 invalid command line
 
 FILES
   /etc/reflectd/reflectd.yaml   configuration used by systemd/reflectd.service
@@ -59,12 +72,18 @@ int run(int argc, char** argv) {
   std::string config_path;
   bool check_config = false;
   bool print_default = false;
+  bool vacuum = false;
   app.add_option("-c,--config", config_path, "YAML configuration file (default: built-in defaults)")
       ->check(CLI::ExistingFile);
   app.add_flag("--check-config", check_config,
                "Validate the configuration, print the effective store path, and exit");
   app.add_flag("--print-default-config", print_default,
                "Print the documented default configuration (config/reflectd.yaml) and exit");
+  app.add_flag("--vacuum", vacuum,
+               "Rewrite the stopped daemon's database with 8 KiB pages, and exit (see "
+               "MAINTENANCE)")
+      ->excludes("--check-config")
+      ->excludes("--print-default-config");
   app.set_version_flag("-V,--version", std::string("reflectd ") + reflectd::kVersion);
   try {
     app.parse(argc, argv);
@@ -99,6 +118,22 @@ int run(int argc, char** argv) {
     return 0;
   }
 
+  if (vacuum) {
+    const std::string path =
+        reflectd::config::resolve_store_path(config.store.path, std::getenv("STATE_DIRECTORY"));
+    try {
+      const reflectd::store::VacuumReport report = reflectd::store::vacuum_database(path);
+      std::printf("%s: rewritten with %lld-byte pages (had %lld), %.1f -> %.1f MiB in %.1f s\n",
+                  path.c_str(), static_cast<long long>(report.page_size_after),
+                  static_cast<long long>(report.page_size_before),
+                  static_cast<double>(report.file_bytes_before) / (1 << 20),
+                  static_cast<double>(report.file_bytes_after) / (1 << 20), report.seconds);
+      return 0;
+    } catch (const std::exception& error) {
+      std::cerr << "reflectd: --vacuum: " << error.what() << '\n';
+      return 1;
+    }
+  }
   if (!reflectd::keep_freed_heap_mapped()) {
     spdlog::debug("malloc tuning unavailable: the heap keeps glibc's default trim policy");
   }

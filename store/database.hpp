@@ -19,8 +19,8 @@ enum class Access { kWriter, kReader };
 /// level: the same instructions, fewer page-cache misses and WAL frames, and a full cycle
 /// over 100,000 events takes ~10% less time (docs/PERFORMANCE.md, item 67).
 /// A file keeps the page size it was created with: in WAL mode SQLite ignores the pragma on
-/// an existing database (converting one takes `PRAGMA journal_mode = DELETE; PRAGMA
-/// page_size = 8192; VACUUM;` with the daemon stopped, see README.md, "Storage").
+/// an existing database (vacuum_database() in store/vacuum.hpp, `reflectd --vacuum`, converts
+/// one with the daemon stopped).
 inline constexpr int kPageSizeBytes = 8192;
 
 /// Connection settings.

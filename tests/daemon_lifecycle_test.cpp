@@ -594,7 +594,7 @@ TEST_CASE("reflectd's command line: --check-config, --help, --version", "[lifecy
 
   const RunResult help = reflectd({"--help"});
   CHECK(help.status.code == 0);
-  CHECK_THAT(help.out, Catch::Contains("SIGHUP"));
+  CHECK_THAT(help.out, Catch::Contains("SIGHUP") && Catch::Contains("--vacuum"));
 
   const RunResult version = reflectd({"--version"});
   CHECK(version.status.code == 0);

@@ -150,8 +150,10 @@ TEST_CASE("disk full (store.max_pages): clear rejection, no partial batch, resum
             << "with \"" << full << "\" and stored once space returned" << std::endl;
 }
 
-TEST_CASE("a database with 4 KiB pages from an earlier reflectd: served as it is, and said so",
-          "[faults][e2e]") {
+TEST_CASE(
+    "a database with 4 KiB pages from an earlier reflectd: served as it is, said so, and "
+    "converted by reflectd --vacuum once the daemon is stopped",
+    "[faults][e2e]") {
   test::TempDir dir;
   const std::string db = dir.file("reflectd.db");
   {
@@ -172,15 +174,32 @@ TEST_CASE("a database with 4 KiB pages from an earlier reflectd: served as it is
   CHECK(all_stored(send(dealer, batch("small-page-", 20, 1000))));
   const json status = test::control_request(context, control, {{"cmd", "status"}});
   CHECK(status.value("page_size_bytes", 0) == 4096);
+  const std::vector<std::string> vacuum{REFLECTD_BIN, "--config", config, "--vacuum"};
+  const test::RunResult refused = test::run_process(vacuum, 60s);
+  CHECK(refused.status.code == 1);
+  CHECK_THAT(refused.err, Catch::Contains(db + " is in use by another process"));
+  CHECK(test::control_request(context, control, {{"cmd", "status"}}).value("ok", false));
   daemon.send_signal(SIGTERM);
   const auto exit_status = daemon.wait_for(30s);
   REQUIRE(exit_status);
   CHECK(exit_status->code == 0);
   CHECK_THAT(test::read_text_file(log),
              Catch::Contains("has 4096-byte pages (new databases get 8192)"));
-  SQLite::Database check(db, SQLite::OPEN_READONLY);
-  CHECK(check.execAndGet("PRAGMA page_size").getInt() == 4096);
+  {
+    SQLite::Database check(db, SQLite::OPEN_READONLY);
+    CHECK(check.execAndGet("PRAGMA page_size").getInt() == 4096);
+  }
   CHECK(count(db, "SELECT count(*) FROM events") == 20);
+
+  const test::RunResult converted = test::run_process(vacuum, 60s);
+  CHECK(converted.status.code == 0);
+  CHECK_THAT(converted.out, Catch::StartsWith(db + ": rewritten with 8192-byte pages (had 4096)"));
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  CHECK(check.execAndGet("PRAGMA page_size").getInt() == 8192);
+  CHECK(check.execAndGet("PRAGMA journal_mode").getString() == "wal");
+  CHECK(check.execAndGet("PRAGMA integrity_check").getString() == "ok");
+  CHECK(count(db, "SELECT count(*) FROM events") == 20);
+  CHECK(count(db, "SELECT count(*) FROM events WHERE uid LIKE 'small-page-%'") == 20);
 }
 
 TEST_CASE("a database locked by another process: clear rejection, then recovery", "[faults][e2e]") {
