@@ -114,7 +114,10 @@ int run(int argc, char** argv) {
       return 1;
     }
     std::cout << (config_path.empty() ? std::string("built-in defaults") : config_path)
-              << ": configuration OK\n";
+              << ": configuration OK\nstore path: "
+              << reflectd::config::resolve_store_path(config.store.path,
+                                                      std::getenv("STATE_DIRECTORY"))
+              << '\n';
     return 0;
   }
 

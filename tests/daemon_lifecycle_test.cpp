@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 
 #include <catch2/catch.hpp>
@@ -587,10 +588,14 @@ TEST_CASE("reflectd's command line: --check-config, --help, --version", "[lifecy
   CHECK_THAT(checked_bad.err, Catch::Contains(bad + ":3:3:") && Catch::Contains("log.colour"));
 
   const std::string shipped = std::string(REFLECTD_SOURCE_DIR) + "/config/reflectd.yaml";
+  // The shipped file's relative store.path resolves as under the unit's StateDirectory=.
+  ::setenv("STATE_DIRECTORY", dir.path().c_str(), 1);
   const RunResult checked_good = reflectd({"--check-config", "--config", shipped});
+  ::unsetenv("STATE_DIRECTORY");
   INFO("stdout: " << checked_good.out << "\nstderr: " << checked_good.err);
   CHECK(checked_good.status.code == 0);
-  CHECK_THAT(checked_good.out, Catch::Contains("configuration OK"));
+  CHECK(checked_good.out == shipped + ": configuration OK\nstore path: " +
+                                (dir.path() / "reflectd.db").string() + "\n");
 
   const RunResult help = reflectd({"--help"});
   CHECK(help.status.code == 0);
