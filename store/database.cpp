@@ -13,20 +13,10 @@
 #include <optional>
 #include <stdexcept>
 
+#include "store/umask_guard.hpp"
+
 namespace reflectd::store {
 namespace {
-
-// Files the writer creates (database, -wal, -shm) hold agents' memories: mode 0600.
-class UmaskGuard {
- public:
-  explicit UmaskGuard(mode_t mask) : previous_(::umask(mask)) {}
-  ~UmaskGuard() { ::umask(previous_); }
-  UmaskGuard(const UmaskGuard&) = delete;
-  UmaskGuard& operator=(const UmaskGuard&) = delete;
-
- private:
-  mode_t previous_;
-};
 
 std::string synchronous_pragma(const std::string& mode) {
   std::string upper = mode;

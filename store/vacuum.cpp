@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "store/database.hpp"
+#include "store/umask_guard.hpp"
 
 namespace reflectd::store {
 namespace {
@@ -40,6 +41,8 @@ VacuumReport vacuum_database(const std::string& path) {
                              mib(report.file_bytes_before) + " free in " + directory.string() +
                              ", which has " + mib(static_cast<std::int64_t>(space.available)));
   }
+  // The rollback journal and SQLite's temporary copy hold every row: mode 0600, as the database.
+  const UmaskGuard guard(0077);
   // No OPEN_CREATE: a mistyped path must not leave an empty database behind.
   SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_NOMUTEX);
   report.page_size_before = db.execAndGet("PRAGMA page_size").getInt64();
