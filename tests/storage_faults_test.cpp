@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -395,4 +396,61 @@ TEST_CASE("a read-only database directory: refused at startup with the reason, f
   CHECK(count(db, "SELECT count(*) FROM events") == 10);
   std::cout << "read-only database directory: startup refused with \""
             << test::read_text_file(dir.file("stderr-2.log")).substr(0, 300) << "\"" << std::endl;
+}
+
+TEST_CASE(
+    "reflectd --vacuum refuses a directory with less free space than the file, then "
+    "converts it once there is room",
+    "[faults][e2e]") {
+  test::TempDir dir;
+  TmpfsMount state(dir.file("state"));
+  if (!state.mounted()) {
+    WARN("cannot mount a tmpfs here (" << std::strerror(state.error())
+                                       << "): free-space case not run");
+    return;
+  }
+  const std::string db = dir.file("state") + "/reflectd.db";
+  {
+    SQLite::Database earlier(db, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    earlier.exec("PRAGMA page_size = 4096");
+    earlier.exec("PRAGMA journal_mode = WAL");
+    earlier.exec("CREATE TABLE filler (blob BLOB)");
+    earlier.exec(
+        "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 2000) "
+        "INSERT INTO filler SELECT randomblob(4000) FROM n");
+  }
+  const auto db_bytes = static_cast<std::int64_t>(std::filesystem::file_size(db));
+  REQUIRE(db_bytes > (4 << 20));
+  // Leave half the file's size free on the 64 MiB tmpfs.
+  const std::string hog = dir.file("state") + "/hog";
+  {
+    const auto available =
+        static_cast<std::int64_t>(std::filesystem::space(dir.file("state")).available);
+    REQUIRE(available > db_bytes / 2);
+    std::ofstream out(hog, std::ios::binary);
+    const std::string block(1 << 16, 'h');
+    for (std::int64_t written = 0; written < available - db_bytes / 2;
+         written += static_cast<std::int64_t>(block.size())) {
+      out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    }
+  }
+  const std::string config = dir.file("reflectd.yaml");
+  test::write_text_file(config, test::child_config(dir, db));
+  const std::vector<std::string> vacuum{REFLECTD_BIN, "--config", config, "--vacuum"};
+  const test::RunResult refused = test::run_process(vacuum, 60s);
+  INFO("stderr: " << refused.err);
+  CHECK(refused.status.code == 1);
+  CHECK_THAT(refused.err, Catch::Contains("not enough free disk to rewrite " + db));
+  {
+    SQLite::Database check(db, SQLite::OPEN_READONLY);
+    CHECK(check.execAndGet("PRAGMA page_size").getInt() == 4096);
+    CHECK(check.execAndGet("PRAGMA journal_mode").getString() == "wal");
+  }
+  std::filesystem::remove(hog);
+  const test::RunResult converted = test::run_process(vacuum, 60s);
+  INFO("stderr: " << converted.err);
+  CHECK(converted.status.code == 0);
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  CHECK(check.execAndGet("PRAGMA page_size").getInt() == 8192);
+  CHECK(check.execAndGet("SELECT count(*) FROM filler").getInt() == 2000);
 }
