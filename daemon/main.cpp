@@ -1,9 +1,9 @@
 // reflectd: thin entry point. Flags -> config -> Daemon; everything else lives in libraries.
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -104,6 +104,8 @@ int run(int argc, char** argv) {
     std::cerr << "reflectd: " << error.what() << '\n';
     return 1;
   }
+  const std::string store_path =
+      reflectd::config::resolve_store_path(config.store.path, std::getenv("STATE_DIRECTORY"));
   if (check_config) {
     try {
       reflectd::daemon::build_jobs(config);  // validates what the key table cannot (scopes)
@@ -114,23 +116,18 @@ int run(int argc, char** argv) {
       return 1;
     }
     std::cout << (config_path.empty() ? std::string("built-in defaults") : config_path)
-              << ": configuration OK\nstore path: "
-              << reflectd::config::resolve_store_path(config.store.path,
-                                                      std::getenv("STATE_DIRECTORY"))
-              << '\n';
+              << ": configuration OK\nstore path: " << store_path << '\n';
     return 0;
   }
 
   if (vacuum) {
-    const std::string path =
-        reflectd::config::resolve_store_path(config.store.path, std::getenv("STATE_DIRECTORY"));
     try {
-      const reflectd::store::VacuumReport report = reflectd::store::vacuum_database(path);
-      std::printf("%s: rewritten with %lld-byte pages (had %lld), %.1f -> %.1f MiB in %.1f s\n",
-                  path.c_str(), static_cast<long long>(report.page_size_after),
-                  static_cast<long long>(report.page_size_before),
-                  static_cast<double>(report.file_bytes_before) / (1 << 20),
-                  static_cast<double>(report.file_bytes_after) / (1 << 20), report.seconds);
+      const reflectd::store::VacuumReport report = reflectd::store::vacuum_database(store_path);
+      std::cout << fmt::format(
+          "{}: rewritten with {}-byte pages (had {}), {:.1f} -> {:.1f} MiB in {:.1f} s\n",
+          store_path, report.page_size_after, report.page_size_before,
+          static_cast<double>(report.file_bytes_before) / (1 << 20),
+          static_cast<double>(report.file_bytes_after) / (1 << 20), report.seconds);
       return 0;
     } catch (const std::exception& error) {
       std::cerr << "reflectd: --vacuum: " << error.what() << '\n';
