@@ -52,7 +52,8 @@ MAINTENANCE
   the jobs ~10% faster (reflectd logs a notice at start when a file has other pages). Stop the
   daemon first (systemctl stop reflectd; the command refuses a file in use) and allow the
   file's size in free disk twice: in its directory (rollback journal) and in SQLite's
-  temporary directory ($SQLITE_TMPDIR, else /var/tmp). About 8-16 s per million events.
+  temporary directory ($SQLITE_TMPDIR, else $TMPDIR, else /var/tmp); it checks both first.
+  About 8-16 s per million events.
     systemctl stop reflectd
     STATE_DIRECTORY=/var/lib/reflectd reflectd --config /etc/reflectd/reflectd.yaml --vacuum
     systemctl start reflectd

@@ -3,7 +3,12 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sqlite3.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -24,6 +29,35 @@ std::string mib(std::int64_t bytes) {
   return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
 }
 
+// Where SQLite puts VACUUM's temporary copy of the database: the first of these that is a
+// directory this process may write, as SQLite's unix VFS picks it (unixTempFileDir() in
+// os_unix.c; https://sqlite.org/tempfiles.html). Read once, as SQLite reads the variables.
+std::filesystem::path sqlite_temp_directory() {
+  const char* sqlite_tmpdir = std::getenv("SQLITE_TMPDIR");
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::array<const char*, 6> candidates{sqlite_tmpdir, tmpdir, "/var/tmp",
+                                              "/usr/tmp",    "/tmp", "."};
+  for (const char* candidate : candidates) {
+    struct stat info {};
+    if (candidate != nullptr && ::stat(candidate, &info) == 0 && S_ISDIR(info.st_mode) &&
+        ::access(candidate, W_OK | X_OK) == 0) {
+      return std::filesystem::absolute(candidate);
+    }
+  }
+  return std::filesystem::current_path();
+}
+
+bool same_filesystem(const std::filesystem::path& a, const std::filesystem::path& b) {
+  struct stat first {};
+  struct stat second {};
+  return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 &&
+         first.st_dev == second.st_dev;
+}
+
+std::int64_t available_bytes(const std::filesystem::path& directory) {
+  return static_cast<std::int64_t>(std::filesystem::space(directory).available);
+}
+
 }  // namespace
 
 VacuumReport vacuum_database(const std::string& path) {
@@ -33,13 +67,30 @@ VacuumReport vacuum_database(const std::string& path) {
   }
   VacuumReport report;
   report.file_bytes_before = size_or_zero(path) + size_or_zero(path + "-wal");
-  // The rollback journal holds the original of every page VACUUM rewrites: the whole file.
+  // VACUUM writes the new file into a temporary one in SQLite's temporary directory, then
+  // copies it back through a rollback journal beside the database, which holds the original
+  // of every page it overwrites: up to the file's size in each place (twice that when they are
+  // on one filesystem). Checked first, so a short disk is a clear error, not SQLITE_FULL.
   const std::filesystem::path directory = std::filesystem::absolute(path).parent_path();
-  if (const auto space = std::filesystem::space(directory);
-      static_cast<std::int64_t>(space.available) < report.file_bytes_before) {
-    throw std::runtime_error("not enough free disk to rewrite " + path + ": it needs about " +
-                             mib(report.file_bytes_before) + " free in " + directory.string() +
-                             ", which has " + mib(static_cast<std::int64_t>(space.available)));
+  const std::filesystem::path temporary = sqlite_temp_directory();
+  const bool shared = same_filesystem(directory, temporary);
+  const std::int64_t needed = report.file_bytes_before * (shared ? 2 : 1);
+  if (const std::int64_t available = available_bytes(directory); available < needed) {
+    throw std::runtime_error(
+        "not enough free disk to rewrite " + path + ": it needs about " + mib(needed) +
+        " free in " + directory.string() +
+        (shared ? " (the journal and SQLite's temporary copy in " + temporary.string() + ")"
+                : std::string()) +
+        ", which has " + mib(available));
+  }
+  if (const std::int64_t available = available_bytes(temporary);
+      !shared && available < report.file_bytes_before) {
+    throw std::runtime_error("not enough free disk for SQLite's temporary copy of " + path +
+                             ": it needs about " + mib(report.file_bytes_before) + " free in " +
+                             temporary.string() +
+                             " (SQLite's temporary directory; set SQLITE_TMPDIR to use "
+                             "another), which has " +
+                             mib(available));
   }
   // The rollback journal and SQLite's temporary copy hold every row: mode 0600, as the database.
   const UmaskGuard guard(0077);

@@ -26,8 +26,11 @@ struct VacuumReport {
 /// Takes time in proportion to the file (8-16 s per million events on the development VM).
 /// Not thread-safe against other users of the file: it needs the file to itself.
 /// Throws std::runtime_error naming the file when there is no file at `path` (none is created),
-/// when another connection has it open ("in use": a running reflectd), or when its directory has
-/// less free space than the file's size (the rollback journal holds a copy of every page);
+/// when another connection has it open ("in use": a running reflectd), when its directory has
+/// less free space than the file's size (the rollback journal holds a copy of every page), or
+/// when SQLite's temporary directory (SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp, /tmp, the
+/// current one: the first writable) has less than that for the new copy (both together when
+/// they share a filesystem);
 /// SQLite::Exception for other SQLite failures (e.g. a corrupt file, a disk that fills anyway).
 VacuumReport vacuum_database(const std::string& path);
 

@@ -341,6 +341,33 @@ class TmpfsMount {
   int error_ = 0;
 };
 
+// A database an earlier reflectd could have made (4 KiB pages, WAL) of 2,000 random 4,000-byte
+// rows; returns its size in bytes.
+std::int64_t make_4k_database(const std::string& path) {
+  {
+    SQLite::Database earlier(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    earlier.exec("PRAGMA page_size = 4096");
+    earlier.exec("PRAGMA journal_mode = WAL");
+    earlier.exec("CREATE TABLE filler (blob BLOB)");
+    earlier.exec(
+        "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 2000) "
+        "INSERT INTO filler SELECT randomblob(4000) FROM n");
+  }
+  return static_cast<std::int64_t>(std::filesystem::file_size(path));
+}
+
+// Fills `directory`'s filesystem with the file `hog` until `free_bytes` are left.
+void leave_free(const std::string& directory, const std::string& hog, std::int64_t free_bytes) {
+  const auto available = static_cast<std::int64_t>(std::filesystem::space(directory).available);
+  REQUIRE(available > free_bytes);
+  std::ofstream out(hog, std::ios::binary);
+  const std::string block(1 << 16, 'h');
+  for (std::int64_t written = 0; written < available - free_bytes;
+       written += static_cast<std::int64_t>(block.size())) {
+    out.write(block.data(), static_cast<std::streamsize>(block.size()));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("a read-only database directory: refused at startup with the reason, fine once writable",
@@ -410,30 +437,11 @@ TEST_CASE(
     return;
   }
   const std::string db = dir.file("state") + "/reflectd.db";
-  {
-    SQLite::Database earlier(db, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    earlier.exec("PRAGMA page_size = 4096");
-    earlier.exec("PRAGMA journal_mode = WAL");
-    earlier.exec("CREATE TABLE filler (blob BLOB)");
-    earlier.exec(
-        "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 2000) "
-        "INSERT INTO filler SELECT randomblob(4000) FROM n");
-  }
-  const auto db_bytes = static_cast<std::int64_t>(std::filesystem::file_size(db));
+  const std::int64_t db_bytes = make_4k_database(db);
   REQUIRE(db_bytes > (4 << 20));
   // Leave half the file's size free on the 64 MiB tmpfs.
   const std::string hog = dir.file("state") + "/hog";
-  {
-    const auto available =
-        static_cast<std::int64_t>(std::filesystem::space(dir.file("state")).available);
-    REQUIRE(available > db_bytes / 2);
-    std::ofstream out(hog, std::ios::binary);
-    const std::string block(1 << 16, 'h');
-    for (std::int64_t written = 0; written < available - db_bytes / 2;
-         written += static_cast<std::int64_t>(block.size())) {
-      out.write(block.data(), static_cast<std::streamsize>(block.size()));
-    }
-  }
+  leave_free(dir.file("state"), hog, db_bytes / 2);
   const std::string config = dir.file("reflectd.yaml");
   test::write_text_file(config, test::child_config(dir, db));
   const std::vector<std::string> vacuum{REFLECTD_BIN, "--config", config, "--vacuum"};
@@ -447,6 +455,76 @@ TEST_CASE(
     CHECK(check.execAndGet("PRAGMA journal_mode").getString() == "wal");
   }
   std::filesystem::remove(hog);
+  const test::RunResult converted = test::run_process(vacuum, 60s);
+  INFO("stderr: " << converted.err);
+  CHECK(converted.status.code == 0);
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  CHECK(check.execAndGet("PRAGMA page_size").getInt() == 8192);
+  CHECK(check.execAndGet("SELECT count(*) FROM filler").getInt() == 2000);
+}
+
+TEST_CASE(
+    "reflectd --vacuum checks SQLite's temporary directory (SQLITE_TMPDIR) for the new copy, "
+    "and both copies where they share a filesystem",
+    "[faults][e2e]") {
+  test::TempDir dir;
+  TmpfsMount scratch(dir.file("scratch"));
+  if (!scratch.mounted()) {
+    WARN("cannot mount a tmpfs here (" << std::strerror(scratch.error())
+                                       << "): temporary-directory case not run");
+    return;
+  }
+  const std::string temporary = dir.file("scratch") + "/tmp";
+  std::filesystem::create_directories(temporary);
+  const std::string hog = dir.file("scratch") + "/hog";
+  // The child inherits the variable; SQLite reads it once, at its start.
+  ::setenv("SQLITE_TMPDIR", temporary.c_str(), 1);
+  struct Unset {
+    Unset() = default;
+    Unset(const Unset&) = delete;
+    Unset& operator=(const Unset&) = delete;
+    ~Unset() { ::unsetenv("SQLITE_TMPDIR"); }
+  } unset;
+
+  // Apart: the database on the ordinary disk, half its size free in the temporary directory.
+  const std::string db = dir.file("reflectd.db");
+  const std::int64_t db_bytes = make_4k_database(db);
+  REQUIRE(db_bytes > (4 << 20));
+  leave_free(temporary, hog, db_bytes / 2);
+  const std::string config = dir.file("reflectd.yaml");
+  test::write_text_file(config, test::child_config(dir, db));
+  const std::vector<std::string> vacuum{REFLECTD_BIN, "--config", config, "--vacuum"};
+  const test::RunResult refused = test::run_process(vacuum, 60s);
+  INFO("stderr: " << refused.err);
+  CHECK(refused.status.code == 1);
+  CHECK_THAT(refused.err, Catch::Contains("not enough free disk for SQLite's temporary copy of " +
+                                          db + ": it needs about "));
+  CHECK_THAT(refused.err, Catch::Contains(" free in " + temporary +
+                                          " (SQLite's temporary directory; set SQLITE_TMPDIR"));
+  {
+    SQLite::Database check(db, SQLite::OPEN_READONLY);
+    CHECK(check.execAndGet("PRAGMA page_size").getInt() == 4096);
+  }
+
+  // Together: a second database on the tmpfs beside the temporary directory, with room for
+  // one copy (1.5 times the file) but not for the journal and the temporary copy at once.
+  std::filesystem::remove(hog);
+  const std::string shared_db = dir.file("scratch") + "/shared.db";
+  const std::int64_t shared_bytes = make_4k_database(shared_db);
+  leave_free(temporary, hog, shared_bytes + shared_bytes / 2);
+  const std::string shared_config = dir.file("shared.yaml");
+  test::write_text_file(shared_config, test::child_config(dir, shared_db));
+  const test::RunResult refused_shared =
+      test::run_process({REFLECTD_BIN, "--config", shared_config, "--vacuum"}, 60s);
+  INFO("stderr: " << refused_shared.err);
+  CHECK(refused_shared.status.code == 1);
+  CHECK_THAT(refused_shared.err,
+             Catch::Contains("not enough free disk to rewrite " + shared_db) &&
+                 Catch::Contains("(the journal and SQLite's temporary copy in " + temporary + ")"));
+
+  // Room again: the first database converts, its temporary copy on the tmpfs.
+  std::filesystem::remove(hog);
+  std::filesystem::remove(shared_db);
   const test::RunResult converted = test::run_process(vacuum, 60s);
   INFO("stderr: " << converted.err);
   CHECK(converted.status.code == 0);
