@@ -341,6 +341,15 @@ class TmpfsMount {
   int error_ = 0;
 };
 
+// False, with a warning naming the skipped case, where the test may not mount (no
+// CAP_SYS_ADMIN); CI and the dev machines can.
+bool mounted_or_warn(const TmpfsMount& mount, const char* skipped_case) {
+  if (mount.mounted()) return true;
+  WARN("cannot mount a tmpfs here (" << std::strerror(mount.error()) << "): " << skipped_case
+                                     << " not run");
+  return false;
+}
+
 // A database an earlier reflectd could have made (4 KiB pages, WAL) of 2,000 random 4,000-byte
 // rows; returns its size in bytes.
 std::int64_t make_4k_database(const std::string& path) {
@@ -354,6 +363,20 @@ std::int64_t make_4k_database(const std::string& path) {
         "INSERT INTO filler SELECT randomblob(4000) FROM n");
   }
   return static_cast<std::int64_t>(std::filesystem::file_size(path));
+}
+
+// The database make_4k_database() made, rewritten by --vacuum: 8 KiB pages, every row.
+void check_converted(const std::string& path) {
+  SQLite::Database check(path, SQLite::OPEN_READONLY);
+  CHECK(check.execAndGet("PRAGMA page_size").getInt() == 8192);
+  CHECK(check.execAndGet("SELECT count(*) FROM filler").getInt() == 2000);
+}
+
+// `reflectd --vacuum` on `db`, through a configuration written for it in `dir`.
+test::RunResult run_vacuum(const test::TempDir& dir, const std::string& db) {
+  const std::string config = dir.file("vacuum.yaml");
+  test::write_text_file(config, test::child_config(dir, db));
+  return test::run_process({REFLECTD_BIN, "--config", config, "--vacuum"}, 60s);
 }
 
 // Fills `directory`'s filesystem with the file `hog` until `free_bytes` are left.
@@ -374,12 +397,7 @@ TEST_CASE("a read-only database directory: refused at startup with the reason, f
           "[faults][e2e]") {
   test::TempDir dir;
   TmpfsMount state(dir.file("state"));
-  if (!state.mounted()) {
-    // Only where the test may not mount (no CAP_SYS_ADMIN); CI and the dev machines can.
-    WARN("cannot mount a tmpfs here (" << std::strerror(state.error())
-                                       << "): read-only case not run");
-    return;
-  }
+  if (!mounted_or_warn(state, "read-only case")) return;
   const std::string db = dir.file("state") + "/reflectd.db";
   const std::string config = dir.file("reflectd.yaml");
   test::write_text_file(config, test::child_config(dir, db, {.extra = test::kNoJobsYaml}));
@@ -431,21 +449,14 @@ TEST_CASE(
     "[faults][e2e]") {
   test::TempDir dir;
   TmpfsMount state(dir.file("state"));
-  if (!state.mounted()) {
-    WARN("cannot mount a tmpfs here (" << std::strerror(state.error())
-                                       << "): free-space case not run");
-    return;
-  }
+  if (!mounted_or_warn(state, "free-space case")) return;
   const std::string db = dir.file("state") + "/reflectd.db";
   const std::int64_t db_bytes = make_4k_database(db);
   REQUIRE(db_bytes > (4 << 20));
   // Leave half the file's size free on the 64 MiB tmpfs.
   const std::string hog = dir.file("state") + "/hog";
   leave_free(dir.file("state"), hog, db_bytes / 2);
-  const std::string config = dir.file("reflectd.yaml");
-  test::write_text_file(config, test::child_config(dir, db));
-  const std::vector<std::string> vacuum{REFLECTD_BIN, "--config", config, "--vacuum"};
-  const test::RunResult refused = test::run_process(vacuum, 60s);
+  const test::RunResult refused = run_vacuum(dir, db);
   INFO("stderr: " << refused.err);
   CHECK(refused.status.code == 1);
   CHECK_THAT(refused.err, Catch::Contains("not enough free disk to rewrite " + db));
@@ -455,12 +466,10 @@ TEST_CASE(
     CHECK(check.execAndGet("PRAGMA journal_mode").getString() == "wal");
   }
   std::filesystem::remove(hog);
-  const test::RunResult converted = test::run_process(vacuum, 60s);
+  const test::RunResult converted = run_vacuum(dir, db);
   INFO("stderr: " << converted.err);
   CHECK(converted.status.code == 0);
-  SQLite::Database check(db, SQLite::OPEN_READONLY);
-  CHECK(check.execAndGet("PRAGMA page_size").getInt() == 8192);
-  CHECK(check.execAndGet("SELECT count(*) FROM filler").getInt() == 2000);
+  check_converted(db);
 }
 
 TEST_CASE(
@@ -469,11 +478,7 @@ TEST_CASE(
     "[faults][e2e]") {
   test::TempDir dir;
   TmpfsMount scratch(dir.file("scratch"));
-  if (!scratch.mounted()) {
-    WARN("cannot mount a tmpfs here (" << std::strerror(scratch.error())
-                                       << "): temporary-directory case not run");
-    return;
-  }
+  if (!mounted_or_warn(scratch, "temporary-directory case")) return;
   const std::string temporary = dir.file("scratch") + "/tmp";
   std::filesystem::create_directories(temporary);
   const std::string hog = dir.file("scratch") + "/hog";
@@ -491,10 +496,7 @@ TEST_CASE(
   const std::int64_t db_bytes = make_4k_database(db);
   REQUIRE(db_bytes > (4 << 20));
   leave_free(temporary, hog, db_bytes / 2);
-  const std::string config = dir.file("reflectd.yaml");
-  test::write_text_file(config, test::child_config(dir, db));
-  const std::vector<std::string> vacuum{REFLECTD_BIN, "--config", config, "--vacuum"};
-  const test::RunResult refused = test::run_process(vacuum, 60s);
+  const test::RunResult refused = run_vacuum(dir, db);
   INFO("stderr: " << refused.err);
   CHECK(refused.status.code == 1);
   CHECK_THAT(refused.err, Catch::Contains("not enough free disk for SQLite's temporary copy of " +
@@ -512,10 +514,7 @@ TEST_CASE(
   const std::string shared_db = dir.file("scratch") + "/shared.db";
   const std::int64_t shared_bytes = make_4k_database(shared_db);
   leave_free(temporary, hog, shared_bytes + shared_bytes / 2);
-  const std::string shared_config = dir.file("shared.yaml");
-  test::write_text_file(shared_config, test::child_config(dir, shared_db));
-  const test::RunResult refused_shared =
-      test::run_process({REFLECTD_BIN, "--config", shared_config, "--vacuum"}, 60s);
+  const test::RunResult refused_shared = run_vacuum(dir, shared_db);
   INFO("stderr: " << refused_shared.err);
   CHECK(refused_shared.status.code == 1);
   CHECK_THAT(refused_shared.err,
@@ -525,10 +524,8 @@ TEST_CASE(
   // Room again: the first database converts, its temporary copy on the tmpfs.
   std::filesystem::remove(hog);
   std::filesystem::remove(shared_db);
-  const test::RunResult converted = test::run_process(vacuum, 60s);
+  const test::RunResult converted = run_vacuum(dir, db);
   INFO("stderr: " << converted.err);
   CHECK(converted.status.code == 0);
-  SQLite::Database check(db, SQLite::OPEN_READONLY);
-  CHECK(check.execAndGet("PRAGMA page_size").getInt() == 8192);
-  CHECK(check.execAndGet("SELECT count(*) FROM filler").getInt() == 2000);
+  check_converted(db);
 }
