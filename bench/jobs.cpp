@@ -20,6 +20,8 @@
 //   build/bench/bench_jobs --build /var/tmp/p.db --first 100000 --events 10000
 // Comparing two builds table by table: --cycle DB --now-us T runs the jobs at the fixed time T.
 // One job alone (profiling): --cycle DB --only consolidate (the others are not run).
+// Where a cycle's SQLite time goes: --cycle DB --sql-profile (per statement, on stderr).
+// Which B-trees a cycle wrote: --changed-pages BEFORE AFTER (a copy taken before the cycle).
 //
 // Events: event i is the real event (i mod n) of the streams in --data (libzmq-commits.jsonl,
 // then swe-agent-trajectories.jsonl; n = 9,052) with the id "bench:<i>" and its timestamp moved
@@ -81,6 +83,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -203,6 +206,85 @@ double cpu_seconds() {
 // now_us > 0 fixes "now" for every job (a FakeClock), so two binaries' cycles over copies of one
 // database can be compared table by table (scripts/compare-derived.sh).
 //
+// Time per SQL statement of one connection (sqlite3_trace_v2, SQLITE_TRACE_PROFILE): for
+// attributing a cycle's wall time, e.g. to its COMMITs. A statement's time runs from its first
+// step to its reset, so a cursor read row by row while a job works (the events of a chunk)
+// includes that work; and SQLite's unix clock counts whole milliseconds, so the sum over many
+// short statements is an estimate. Not thread-safe: one connection, used by one thread.
+class SqlProfile {
+ public:
+  void attach(SQLite::Database& db) {
+    sqlite3_trace_v2(db.getHandle(), SQLITE_TRACE_PROFILE, &SqlProfile::on_profile, this);
+  }
+  /// The `limit` statements with the most time, most first, as "ms  runs  SQL".
+  void print(std::ostream& out, std::size_t limit) const {
+    std::vector<std::pair<std::int64_t, const std::string*>> order;
+    order.reserve(by_sql_.size());
+    for (const auto& [sql, total] : by_sql_) order.emplace_back(total.ns, &sql);
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a > b; });
+    out << "ms (SQLite's clock)  runs  statement\n";
+    for (std::size_t i = 0; i < order.size() && i < limit; ++i) {
+      const Total& total = by_sql_.at(*order[i].second);
+      std::string sql = order[i].second->substr(0, 160);
+      std::replace(sql.begin(), sql.end(), '\n', ' ');
+      out << static_cast<double>(total.ns) / 1e6 << "  " << total.runs << "  " << sql << "\n";
+    }
+  }
+
+ private:
+  struct Total {
+    std::int64_t ns = 0;
+    std::int64_t runs = 0;
+  };
+  static int on_profile(unsigned /*type*/, void* self, void* statement, void* elapsed_ns) {
+    const char* sql = sqlite3_sql(static_cast<sqlite3_stmt*>(statement));
+    Total& total = static_cast<SqlProfile*>(self)->by_sql_[sql != nullptr ? sql : "?"];
+    total.ns += *static_cast<const sqlite3_int64*>(elapsed_ns);
+    ++total.runs;
+    return 0;
+  }
+  std::map<std::string, Total> by_sql_;
+};
+
+// The pages that differ between two copies of one database (`before`, taken before a cycle,
+// and `after`), counted by the B-tree (table or index) that owns each in `after` (SQLite's
+// dbstat table): what a cycle wrote to the WAL, and so what its commits and checkpoints cost.
+int changed_pages(const std::string& before, const std::string& after) {
+  SQLite::Database db(after, SQLite::OPEN_READONLY);
+  const auto page_size = static_cast<std::size_t>(db.execAndGet("PRAGMA page_size").getInt64());
+  std::map<std::int64_t, std::string> owner;
+  std::map<std::string, std::int64_t> pages;
+  SQLite::Statement q(db, "SELECT name, pageno FROM dbstat");
+  while (q.executeStep()) {
+    owner[q.getColumn(1).getInt64()] = q.getColumn(0).getString();
+    ++pages[q.getColumn(0).getString()];
+  }
+  std::ifstream a(before, std::ios::binary);
+  std::ifstream b(after, std::ios::binary);
+  if (!a || !b) throw std::runtime_error("cannot read " + (a ? after : before));
+  std::string x(page_size, '\0');
+  std::string y(page_size, '\0');
+  std::map<std::string, std::int64_t> changed;
+  std::int64_t total = 0;
+  for (std::int64_t page = 1;; ++page) {
+    b.read(y.data(), static_cast<std::streamsize>(page_size));
+    if (b.gcount() == 0) break;
+    a.read(x.data(), static_cast<std::streamsize>(page_size));
+    if (a.gcount() == b.gcount() && x == y) continue;
+    const auto it = owner.find(page);
+    ++changed[it == owner.end() ? "(free or other)" : it->second];
+    ++total;
+  }
+  std::vector<std::pair<std::int64_t, std::string>> order;
+  for (const auto& [name, n] : changed) order.emplace_back(n, name);
+  std::sort(order.begin(), order.end(), [](const auto& l, const auto& r) { return l > r; });
+  std::cout << total << " pages of " << page_size << " bytes changed\nchanged  of  B-tree\n";
+  for (const auto& [n, name] : order) {
+    std::cout << n << "  " << (pages.contains(name) ? pages[name] : 0) << "  " << name << "\n";
+  }
+  return 0;
+}
+
 // `contend_slice_ms` > 0: a thread keeps asking for the writer's turn at a write gate shared
 // with the jobs (store/write_gate.hpp; job_max_wait 1 ms, slice `contend_slice_ms`), as a
 // writer under a sustained flood would, so every chunked-job transaction ends after its
@@ -213,7 +295,7 @@ double cpu_seconds() {
 // for measuring chunk sizes; the tables do not depend on it.
 int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend_slice_ms,
               std::int64_t cluster_chunk, std::int64_t consolidate_chunk,
-              const std::vector<std::string>& only) {
+              const std::vector<std::string>& only, bool sql_profile) {
   keep_freed_heap_mapped();                   // the daemon's heap policy (reflectd's main())
   store::disable_sqlite_memory_statistics();  // and its SQLite settings
   std::optional<store::WriteGate> gate;
@@ -253,6 +335,8 @@ int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend
   auto db = store::open_database({path, cfg.store.synchronous, 5000}, store::Access::kWriter);
   jobs::configure_jobs_connection(db);
   if (checkpointer) checkpointer->attach(db);
+  SqlProfile profile;
+  if (sql_profile) profile.attach(db);
   auto consolidation = daemon::consolidation_params(cfg);
   if (consolidate_chunk > 0) consolidation.chunk_events = consolidate_chunk;
   auto cluster = daemon::cluster_params(cfg);
@@ -289,6 +373,7 @@ int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend
                          {"job_yields", gate->stats().job_yields.load()}};
   }
   std::cout << out.dump() << "\n";
+  if (sql_profile) profile.print(std::cerr, 40);
   return 0;
 }
 
@@ -501,13 +586,27 @@ int run(int argc, char** argv) {
   app.add_option("--build", build_db,
                  "For profiling: store the first --events size into this database and exit")
       ->group("");
+  bool sql_profile = false;
+  app.add_flag("--sql-profile", sql_profile,
+               "With --cycle: print the time of each SQL statement of the jobs' connection "
+               "(most first) to stderr")
+      ->group("");
+  std::vector<std::string> page_diff;
+  app.add_option("--changed-pages", page_diff,
+                 "BEFORE AFTER: count the pages that differ between two copies of a database "
+                 "by the table or index that owns them")
+      ->expected(2)
+      ->group("");
   app.add_option("--now-us", now_us,
                  "With --cycle: a fixed time for every job (microseconds since the epoch)")
       ->group("");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (!cycle_db.empty())
-      return run_cycle(cycle_db, now_us, contend_slice_ms, cluster_chunk, consolidate_chunk, only);
+    if (!cycle_db.empty()) {
+      return run_cycle(cycle_db, now_us, contend_slice_ms, cluster_chunk, consolidate_chunk, only,
+                       sql_profile);
+    }
+    if (!page_diff.empty()) return changed_pages(page_diff[0], page_diff[1]);
     const auto corpus = read_corpus(data_dir);
     if (!build_db.empty()) {
       SystemClock clock;
