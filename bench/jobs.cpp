@@ -276,6 +276,7 @@ int changed_pages(const std::string& before, const std::string& after) {
     ++total;
   }
   std::vector<std::pair<std::int64_t, std::string>> order;
+  order.reserve(changed.size());
   for (const auto& [name, n] : changed) order.emplace_back(n, name);
   std::sort(order.begin(), order.end(), [](const auto& l, const auto& r) { return l > r; });
   std::cout << total << " pages of " << page_size << " bytes changed\nchanged  of  B-tree\n";
