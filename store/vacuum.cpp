@@ -31,7 +31,8 @@ std::string mib(std::int64_t bytes) {
 
 // Where SQLite puts VACUUM's temporary copy of the database: the first of these that is a
 // directory this process may write, as SQLite's unix VFS picks it (unixTempFileDir() in
-// os_unix.c; https://sqlite.org/tempfiles.html). Read once, as SQLite reads the variables.
+// os_unix.c; https://sqlite.org/tempfiles.html). SQLite reads the variables once, at its start;
+// reflectd never changes its environment, so both see the same values.
 std::filesystem::path sqlite_temp_directory() {
   const char* sqlite_tmpdir = std::getenv("SQLITE_TMPDIR");
   const char* tmpdir = std::getenv("TMPDIR");
@@ -83,8 +84,8 @@ VacuumReport vacuum_database(const std::string& path) {
                 : std::string()) +
         ", which has " + mib(available));
   }
-  if (const std::int64_t available = available_bytes(temporary);
-      !shared && available < report.file_bytes_before) {
+  if (const std::int64_t available = shared ? needed : available_bytes(temporary);
+      available < report.file_bytes_before) {
     throw std::runtime_error("not enough free disk for SQLite's temporary copy of " + path +
                              ": it needs about " + mib(report.file_bytes_before) + " free in " +
                              temporary.string() +
