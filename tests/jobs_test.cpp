@@ -813,6 +813,8 @@ TEST_CASE("importance and entity summaries under a writer that always waits keep
     db_yielding.exec(
         "INSERT OR IGNORE INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 1 FROM "
         "entities");
+    // The shortest slice: on a fast machine the whole refresh takes a few ms.
+    gate.set_policy(1, 1);
     const std::uint64_t before = gate.stats().job_yields.load();
     FakeClock now(kNow);
     std::atomic<bool> stopping{false};
@@ -826,7 +828,10 @@ TEST_CASE("importance and entity summaries under a writer that always waits keep
   INFO("job transactions " << gate.stats().job_turns.load() << ", yields "
                            << gate.stats().job_yields.load() << ", of the summaries alone "
                            << summary_yields);
-  CHECK(summary_yields > 5);
+  // One transaction for the whole refresh (as before) would yield once at most. How many more
+  // depends on the machine's speed (5-10 at 1-2 ms slices on the development VM), so no more
+  // is asserted.
+  CHECK(summary_yields >= 2);
   CHECK(disturbed["summaries_refreshed"] == undisturbed["summaries_refreshed"]);
   CHECK(disturbed["summaries_skipped"] == undisturbed["summaries_skipped"]);
   CHECK(db_yielding.execAndGet("SELECT count(*) FROM entity_summary_dirty").getInt64() ==
