@@ -201,11 +201,6 @@ double cpu_seconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-// --cycle: runs every job once over `path` and prints {"<job>": seconds, ...,
-// "<job>_result": result} on one line. Runs in its own process (see the header).
-// now_us > 0 fixes "now" for every job (a FakeClock), so two binaries' cycles over copies of one
-// database can be compared table by table (scripts/compare-derived.sh).
-//
 // Time per SQL statement of one connection (sqlite3_trace_v2, SQLITE_TRACE_PROFILE): for
 // attributing a cycle's wall time, e.g. to its COMMITs. A statement's time runs from its first
 // step to its reset, so a cursor read row by row while a job works (the events of a chunk)
@@ -286,6 +281,11 @@ int changed_pages(const std::string& before, const std::string& after) {
   return 0;
 }
 
+// --cycle: runs every job once over `path` and prints {"<job>": seconds, ...,
+// "<job>_result": result} on one line. Runs in its own process (see the header).
+// now_us > 0 fixes "now" for every job (a FakeClock), so two binaries' cycles over copies of one
+// database can be compared table by table (scripts/compare-derived.sh).
+//
 // `contend_slice_ms` > 0: a thread keeps asking for the writer's turn at a write gate shared
 // with the jobs (store/write_gate.hpp; job_max_wait 1 ms, slice `contend_slice_ms`), as a
 // writer under a sustained flood would, so every chunked-job transaction ends after its
@@ -294,6 +294,9 @@ int changed_pages(const std::string& before, const std::string& after) {
 //
 // `cluster_chunk` > 0 replaces the cluster job's events per chunk (ClusterParams::chunk_events)
 // for measuring chunk sizes; the tables do not depend on it.
+//
+// `sql_profile`: the jobs' connection's time per statement (SqlProfile), printed to stderr
+// after the JSON line.
 int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend_slice_ms,
               std::int64_t cluster_chunk, std::int64_t consolidate_chunk,
               const std::vector<std::string>& only, bool sql_profile) {

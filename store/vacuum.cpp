@@ -84,14 +84,16 @@ VacuumReport vacuum_database(const std::string& path) {
                 : std::string()) +
         ", which has " + mib(available));
   }
-  if (const std::int64_t available = shared ? needed : available_bytes(temporary);
-      available < report.file_bytes_before) {
-    throw std::runtime_error("not enough free disk for SQLite's temporary copy of " + path +
-                             ": it needs about " + mib(report.file_bytes_before) + " free in " +
-                             temporary.string() +
-                             " (SQLite's temporary directory; set SQLITE_TMPDIR to use "
-                             "another), which has " +
-                             mib(available));
+  if (!shared) {
+    if (const std::int64_t available = available_bytes(temporary);
+        available < report.file_bytes_before) {
+      throw std::runtime_error("not enough free disk for SQLite's temporary copy of " + path +
+                               ": it needs about " + mib(report.file_bytes_before) + " free in " +
+                               temporary.string() +
+                               " (SQLite's temporary directory; set SQLITE_TMPDIR to use "
+                               "another), which has " +
+                               mib(available));
+    }
   }
   // The rollback journal and SQLite's temporary copy hold every row: mode 0600, as the database.
   const UmaskGuard guard(0077);
