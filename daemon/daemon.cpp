@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "bus/control_request.hpp"
+#include "common/heap.hpp"
 #include "common/version.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/sql_functions.hpp"
@@ -138,9 +139,9 @@ void Daemon::start() {
     arm_watchdog_timer();
   }
 
-  spdlog::info("reflectd {} ready: database {}, ingest {}, push {}, control {}", kVersion,
+  spdlog::info("reflectd {} ready: database {}, ingest {}, push {}, control {}, heap {}", kVersion,
                store_path_, fmt::join(endpoints().ingest, ","), fmt::join(endpoints().push, ","),
-               fmt::join(endpoints().control, ","));
+               fmt::join(endpoints().control, ","), heap_allocator());
   notify_systemd("READY=1\nSTATUS=" + status_line());
 }
 

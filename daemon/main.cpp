@@ -85,7 +85,8 @@ int run(int argc, char** argv) {
                "MAINTENANCE)")
       ->excludes("--check-config")
       ->excludes("--print-default-config");
-  app.set_version_flag("-V,--version", std::string("reflectd ") + reflectd::kVersion);
+  app.set_version_flag("-V,--version", std::string("reflectd ") + reflectd::kVersion +
+                                           "\nheap allocator: " + reflectd::heap_allocator());
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
