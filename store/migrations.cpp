@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 19> kMigrations{
+constexpr std::array<const char*, 20> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -856,10 +856,47 @@ CREATE TRIGGER knowledge_source_sensitivity AFTER INSERT ON knowledge WHEN new.s
   WHERE decision_id = new.decision_id AND (CASE knowledge.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < (SELECT CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END FROM events e WHERE e.seq = new.source_event_seq);
 END;
 )sql",
+    // 20: the CHECK constraints that list three or more allowed values compare with each
+    //    value in turn (a = 'x' OR a = 'y' ...) instead of `a IN ('x', 'y', ...)`. SQLite
+    //    codes a CHECK's IN list of more than two values as a temporary B-tree built anew
+    //    for every row it checks (a new table, its zeroed page, five or more inserts, its
+    //    release): about 1.5 µs per row, on every event the writer stores (sensitivity) and on
+    //    each entity, cluster, knowledge, observation and audit row the jobs write
+    //    (docs/PERFORMANCE.md item 69). The same values are allowed, and a NULL passes either
+    //    form, so the stored rows stay valid: the clauses are edited in sqlite_schema like
+    //    migration 16's (writable_schema, schema_version bumped by migrate()). Each clause is
+    //    matched as migration 1 or 8 wrote it; running it again changes nothing.
+    R"sql(
+UPDATE sqlite_master SET sql = replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(sql,
+  'CHECK (sensitivity IN (''public'', ''low'', ''medium'', ''high'', ''hyper''))',
+  'CHECK (sensitivity = ''public'' OR sensitivity = ''low'' OR sensitivity = ''medium'' OR sensitivity = ''high'' OR sensitivity = ''hyper'')'),
+  'CHECK (kind IN (''decision'', ''constraint'', ''assumption'', ''intervention'', ''proposal''))',
+  'CHECK (kind = ''decision'' OR kind = ''constraint'' OR kind = ''assumption'' OR kind = ''intervention'' OR kind = ''proposal'')'),
+  'CHECK (scope IN (''local'', ''system'', ''infra''))',
+  'CHECK (scope = ''local'' OR scope = ''system'' OR scope = ''infra'')'),
+  'CHECK (status IN (''active'', ''deprecated'', ''superseded'',
+                                                           ''draft'', ''accepted'', ''rejected'', ''falsified''))',
+  'CHECK (status = ''active'' OR status = ''deprecated'' OR status = ''superseded'' OR status = ''draft'' OR status = ''accepted'' OR status = ''rejected'' OR status = ''falsified'')'),
+  'CHECK (phase IN (''pattern'', ''emergent'', ''canonical''))',
+  'CHECK (phase = ''pattern'' OR phase = ''emergent'' OR phase = ''canonical'')'),
+  'CHECK (vitality IN (''active'', ''decaying'', ''dormant''))',
+  'CHECK (vitality = ''active'' OR vitality = ''decaying'' OR vitality = ''dormant'')'),
+  'CHECK (observation_type IN (''pattern'', ''competence'', ''community'', ''trend''))',
+  'CHECK (observation_type = ''pattern'' OR observation_type = ''competence'' OR observation_type = ''community'' OR observation_type = ''trend'')'),
+  'CHECK (trigger IN (''interval'', ''events'', ''idle'', ''demand'', ''startup''))',
+  'CHECK (trigger = ''interval'' OR trigger = ''events'' OR trigger = ''idle'' OR trigger = ''demand'' OR trigger = ''startup'')'),
+  'CHECK (status IN (''running'', ''ok'', ''failed'', ''timeout'', ''interrupted'', ''skipped''))',
+  'CHECK (status = ''running'' OR status = ''ok'' OR status = ''failed'' OR status = ''timeout'' OR status = ''interrupted'' OR status = ''skipped'')'),
+  'CHECK (action IN (''create'', ''revise'', ''promote'', ''supersede'', ''deprecate'',
+                                                 ''reinforce'', ''decay'', ''archive'', ''delete'', ''accept''))',
+  'CHECK (action = ''create'' OR action = ''revise'' OR action = ''promote'' OR action = ''supersede'' OR action = ''deprecate'' OR action = ''reinforce'' OR action = ''decay'' OR action = ''archive'' OR action = ''delete'' OR action = ''accept'')')
+WHERE type = 'table' AND name IN ('events', 'knowledge', 'observations', 'job_runs', 'audit_log',
+  'entities', 'clusters') AND sql LIKE '% IN (''%';
+)sql",
 };
 
-// The migration that edits table definitions in sqlite_schema (constraint clauses only).
-constexpr int kSchemaEditMigration = 16;
+// The migrations that edit table definitions in sqlite_schema (constraint clauses only).
+constexpr std::array<int, 2> kSchemaEditMigrations{16, 20};
 // The migration that drops entity_relationships.unswept: a database whose user_version was
 // set back below it (a downgrade test, an operator's repair) has nothing left to drop.
 constexpr int kDropUnsweptMigration = 17;
@@ -887,19 +924,23 @@ int migrate(SQLite::Database& db, int up_to) {
   up_to = std::min(up_to, latest_schema_version());
   while (version < up_to) {
     SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-    if (version + 1 == kSchemaEditMigration) {
-      // SQLite's procedure for such edits: the new schema_version makes every connection,
-      // this one included, parse the edited definitions again.
+    if (std::find(kSchemaEditMigrations.begin(), kSchemaEditMigrations.end(), version + 1) !=
+        kSchemaEditMigrations.end()) {
+      // SQLite's procedure for such edits: the new schema_version makes every other
+      // connection parse the edited definitions again. This one keeps the definitions it
+      // parsed (its cookie is the one it wrote) until RESET, which also ends writable_schema:
+      // without it, the writer that migrated would check rows by the old clauses until
+      // restarted.
       const int schema_version = db.execAndGet("PRAGMA schema_version").getInt();
       db.exec("PRAGMA writable_schema = ON");
       try {
         db.exec(kMigrations[static_cast<std::size_t>(version)]);
         db.exec("PRAGMA schema_version = " + std::to_string(schema_version + 1));
       } catch (...) {
-        db.exec("PRAGMA writable_schema = OFF");
+        db.exec("PRAGMA writable_schema = RESET");
         throw;
       }
-      db.exec("PRAGMA writable_schema = OFF");
+      db.exec("PRAGMA writable_schema = RESET");
     } else if (version + 1 == kDropUnsweptMigration &&
                !has_column(db, "entity_relationships", "unswept")) {
       // Applied already: the watermarks it created are the decay job's since.

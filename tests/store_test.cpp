@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <filesystem>
 #include <future>
 #include <map>
+#include <regex>
 #include <thread>
 
 #include "bus/event_decoder.hpp"
@@ -262,7 +264,7 @@ TEST_CASE(
                     Catch::Contains("FOREIGN KEY constraint failed"));
   db.exec("ROLLBACK");
 
-  REQUIRE(store::migrate(db) == store::latest_schema_version());
+  REQUIRE(store::migrate(db, 16) == 16);
   for (const std::string& table : kTables) {
     INFO(table);
     const std::string after = definition(table);
@@ -285,8 +287,97 @@ TEST_CASE(
   std::map<std::string, std::string> migrated;
   for (const std::string& table : kTables) migrated[table] = definition(table);
   db.exec("PRAGMA user_version = 15");
-  REQUIRE(store::migrate(db) == store::latest_schema_version());
+  REQUIRE(store::migrate(db, 16) == 16);
   for (const std::string& table : kTables) CHECK(definition(table) == migrated[table]);
+}
+
+TEST_CASE("migration 20: CHECK lists of allowed values need no temporary B-tree per row") {
+  test::TempDir dir;
+  SQLite::Database db(dir.file("old.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  REQUIRE(store::migrate(db, 19) == 19);
+  // Every column whose CHECK lists three or more values, and the table it is in.
+  const std::array<std::pair<const char*, const char*>, 13> kChecked{{
+      {"events", "sensitivity"},
+      {"knowledge", "kind"},
+      {"knowledge", "scope"},
+      {"knowledge", "status"},
+      {"knowledge", "phase"},
+      {"knowledge", "vitality"},
+      {"knowledge", "sensitivity"},
+      {"observations", "observation_type"},
+      {"job_runs", "trigger"},
+      {"job_runs", "status"},
+      {"audit_log", "action"},
+      {"entities", "sensitivity"},
+      {"clusters", "sensitivity"},
+  }};
+  // SQLite's program for a write of the column: OpenEphemeral is the temporary B-tree.
+  auto temporary_btrees = [&](const char* table, const char* column) {
+    SQLite::Statement explain(
+        db, std::string("EXPLAIN UPDATE ") + table + " SET " + column + " = ?1 WHERE rowid = ?2");
+    int n = 0;
+    while (explain.executeStep()) n += explain.getColumn(1).getString() == "OpenEphemeral";
+    return n;
+  };
+  for (const auto& [table, column] : kChecked) {
+    INFO(table << "." << column);
+    CHECK(temporary_btrees(table, column) == 1);
+  }
+  auto definitions = [&] {
+    std::map<std::string, std::string> sql;
+    SQLite::Statement q(db, "SELECT name, sql FROM sqlite_master WHERE type = 'table'");
+    while (q.executeStep()) sql[q.getColumn(0).getString()] = q.getColumn(1).getString();
+    return sql;
+  };
+  const auto before = definitions();
+
+  REQUIRE(store::migrate(db) == store::latest_schema_version());
+  for (const auto& [table, column] : kChecked) {
+    INFO(table << "." << column);
+    CHECK(temporary_btrees(table, column) == 0);
+  }
+  const auto after = definitions();
+  // No list of three or more values is left in any table's CHECK.
+  const std::regex three_or_more(R"(IN \('[^)]*,[^)]*,[^)]*\))");
+  REQUIRE(std::regex_search(before.at("events"), three_or_more));
+  for (const auto& [table, sql] : after) {
+    INFO(table);
+    CHECK_FALSE(std::regex_search(sql, three_or_more));
+    const bool edited = std::any_of(kChecked.begin(), kChecked.end(),
+                                    [&](const auto& c) { return table == c.first; });
+    if (!edited) CHECK(sql == before.at(table));
+  }
+  CHECK(db.execAndGet("PRAGMA integrity_check").getString() == "ok");
+
+  // The same values are allowed, and no other.
+  FakeClock clock;
+  bus::EventDecoder decoder(clock);
+  const auto message = decoder.decode(R"({"kind":"task","id":"m20","content":"c"})", 1 << 20);
+  const store::EventRecord& e = *message.events.at(0).event;
+  store::EventStore events(db);
+  REQUIRE_FALSE(events.insert(e, store::resolve_lifecycle(e, store::DecayProfiles{})).duplicate);
+  for (const char* level : {"public", "low", "medium", "high", "hyper"}) {
+    INFO(level);
+    SQLite::Statement set(db, "UPDATE events SET sensitivity = ?1 WHERE uid = 'm20'");
+    set.bind(1, level);
+    CHECK(set.exec() == 1);
+  }
+  for (const char* level : {"secret", "Public", ""}) {
+    INFO(level);
+    SQLite::Statement set(db, "UPDATE events SET sensitivity = ?1 WHERE uid = 'm20'");
+    set.bind(1, level);
+    CHECK_THROWS_WITH(set.exec(), Catch::Contains("CHECK constraint failed"));
+  }
+  CHECK_THROWS_WITH(db.exec("INSERT INTO job_runs (job, trigger, started_us, status) VALUES "
+                            "('decay', 'interval', 1, 'done')"),
+                    Catch::Contains("CHECK constraint failed"));
+  CHECK(db.exec("INSERT INTO job_runs (job, trigger, started_us, status) VALUES "
+                "('decay', 'interval', 1, 'interrupted')") == 1);
+
+  // Running it again (a database taken back to 19) changes nothing.
+  db.exec("PRAGMA user_version = 19");
+  REQUIRE(store::migrate(db) == store::latest_schema_version());
+  CHECK(definitions() == after);
 }
 
 TEST_CASE("inserts are idempotent by uid and indexed for full-text search") {
