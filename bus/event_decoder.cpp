@@ -641,7 +641,7 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
       return result;
     }
   }
-  event.content_hash = sha256_hex(event.content);
+  event.content_hash = sha256_.hex(event.content);
   if (event.uid.empty()) {
     // Canonical JSON: keys sorted (nlohmann's std::map), no white space, UTF-8 as is.
     const nlohmann::json canonical = {
@@ -650,7 +650,7 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
         {"kind", event.kind},
         {"namespace", event.ns},
         {"timestamp", event.timestamp_us}};
-    event.uid = sha256_hex(canonical.dump());
+    event.uid = sha256_.hex(canonical.dump());
     event.uid_derived = true;
     result.id = event.uid;
   }

@@ -17,6 +17,7 @@
 
 #include "bus/security.hpp"
 #include "common/clock.hpp"
+#include "common/sha256.hpp"
 #include "store/event.hpp"
 
 namespace reflectd::bus {
@@ -54,6 +55,7 @@ class EventDecoder {
 
   const Clock& clock_;
   simdjson::dom::parser parser_;
+  Sha256 sha256_;  // content hashes and derived ids
 };
 
 }  // namespace reflectd::bus

@@ -3,7 +3,12 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <chrono>
 #include <fstream>
+#include <optional>
+#include <random>
+#include <sstream>
 #include <string>
 
 #include "bus/event_decoder.hpp"
@@ -328,6 +333,82 @@ TEST_CASE("unknown fields merge into a client's own metadata._unknown_fields, ne
   // Without unknown fields the client's metadata is kept as sent, whatever its shape.
   message = decode(R"({"kind":"task","content":"x","metadata":{"_unknown_fields":[1]}})");
   CHECK(message.events.at(0).event->metadata_json == R"({"_unknown_fields":[1]})");
+}
+
+namespace {
+
+// What parse_rfc3339_us() gave before it read ordinary fields itself: date::parse alone.
+std::optional<std::int64_t> parsed_by_date_library(const std::string& text) {
+  if (text.size() < 20 || text.size() > 64) return std::nullopt;
+  const bool zulu = text.back() == 'Z';
+  std::istringstream in(text);
+  date::sys_time<std::chrono::microseconds> tp;
+  std::chrono::minutes offset{0};
+  if (zulu) {
+    in >> date::parse("%FT%TZ", tp);
+  } else {
+    in >> date::parse("%FT%T%Ez", tp, offset);
+  }
+  if (in.fail() || in.peek() != std::char_traits<char>::eof()) return std::nullopt;
+  const auto year = date::year_month_day(date::floor<date::days>(tp)).year();
+  if (year < date::year{1} || year > date::year{9999}) return std::nullopt;
+  return tp.time_since_epoch().count();
+}
+
+}  // namespace
+
+TEST_CASE("timestamps: fields read directly agree with date::parse on every shape") {
+  // Random texts of RFC 3339's shape, each field drawn a little beyond its range (month 13,
+  // day 32, hour 24, second 60, offset 24:60, fractions of 1-9 digits, years 0 and 9999
+  // crossing out of range by the offset), so that both the direct reading and the
+  // fallback to date::parse are exercised. Fixed seed: the same texts on every run.
+  std::mt19937_64 random(20261123);
+  auto pick = [&](int low, int high) {
+    return std::uniform_int_distribution<int>(low, high)(random);
+  };
+  auto field = [](int value, int width) {
+    std::string text = std::to_string(value);
+    return std::string(static_cast<std::size_t>(width) - text.size(), '0') + text;
+  };
+  int valid = 0;
+  for (int n = 0; n < 50'000; ++n) {
+    const int year =
+        pick(0, 3) == 0 ? (pick(0, 1) != 0 ? pick(0, 2) : pick(9997, 9999)) : pick(1, 9999);
+    std::string text = field(year, 4) + "-" + field(pick(0, 13), 2) + "-" + field(pick(0, 32), 2) +
+                       "T" + field(pick(0, 24), 2) + ":" + field(pick(0, 60), 2) + ":" +
+                       field(pick(0, 60), 2);
+    if (const int digits = pick(-3, 9); digits > 0) {
+      text += ".";
+      for (int d = 0; d < digits; ++d) text += static_cast<char>('0' + pick(0, 9));
+    }
+    if (pick(0, 2) == 0) {
+      text += "Z";
+    } else {
+      text += (pick(0, 1) != 0 ? "+" : "-") + field(pick(0, 24), 2) + ":" + field(pick(0, 60), 2);
+    }
+    INFO(text);
+    const auto expected = parsed_by_date_library(text);
+    REQUIRE(reflectd::parse_rfc3339_us(text) == expected);
+    valid += expected.has_value();
+  }
+  CHECK(valid > 10'000);  // most texts were valid, so the comparison covered real values
+}
+
+TEST_CASE("SHA-256: one hasher reused gives FIPS 180-2's digests, as sha256_hex does") {
+  reflectd::Sha256 sha256;
+  const std::array<std::pair<std::string, std::string>, 3> kVectors{{
+      {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+      {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+      {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+  }};
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& [text, digest] : kVectors) {
+      INFO(text);
+      CHECK(sha256.hex(text) == digest);
+      CHECK(reflectd::sha256_hex(text) == digest);
+    }
+  }
 }
 
 TEST_CASE("timestamps: RFC 3339 with offset or epoch milliseconds") {
