@@ -250,7 +250,8 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
     // The writer's page cache too: the same storage settings as the daemon, only the daemon taken
     // away.
     db.exec("PRAGMA cache_size = " + std::to_string(-cfg.store.cache_mib * 1024));
-    store::EventStore event_store(db);
+    // As the writer keeps them: each namespace's newest event time once per transaction.
+    store::EventStore event_store(db, store::NamespaceTimes::kPerTransaction);
     store::FtsIndex fts(db);
     const store::DecayProfiles profiles = daemon::decay_profiles(cfg.decay);
     const auto chunk = static_cast<std::uint64_t>(cfg.store.commit_max_events);
@@ -276,6 +277,7 @@ ModeResult run_baseline(const Corpus& corpus, const Options& options, const conf
           ++result.stored;
         }
       }
+      event_store.write_namespace_times();
       if (with_fts) fts.index_pending(static_cast<std::int64_t>(rows.size()));
       transaction.commit();
       elapsed += std::chrono::steady_clock::now() - start;

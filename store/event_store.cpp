@@ -1,5 +1,6 @@
 #include "store/event_store.hpp"
 
+#include <algorithm>
 #include <optional>
 
 namespace reflectd::store {
@@ -19,6 +20,12 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?
 ON CONFLICT (uid) DO NOTHING)sql";
 
 constexpr const char* kFindUid = "SELECT seq FROM events WHERE uid = ?1";
+
+// What migration 11's trigger events_namespace_inserted did for each stored event.
+constexpr const char* kRaiseNamespaceTime = R"sql(
+INSERT INTO event_namespaces (namespace, max_ts_us) VALUES (?1, ?2)
+ON CONFLICT (namespace) DO UPDATE SET max_ts_us = excluded.max_ts_us
+WHERE excluded.max_ts_us > event_namespaces.max_ts_us)sql";
 
 constexpr const char* kInsertDeadLetter =
     "INSERT INTO dead_letters (received_us, endpoint, reason, payload) VALUES (?1, ?2, ?3, ?4)";
@@ -42,8 +49,9 @@ void bind_optional(SQLite::Statement& statement, int index, const std::optional<
 
 }  // namespace
 
-EventStore::EventStore(SQLite::Database& db)
+EventStore::EventStore(SQLite::Database& db, NamespaceTimes times)
     : db_(db),
+      times_(times),
       insert_event_(db, kInsertEvent),
       find_uid_(db, kFindUid),
       insert_dead_letter_(db, kInsertDeadLetter),
@@ -117,9 +125,31 @@ InsertOutcome EventStore::insert(const EventRecord& e, const ResolvedLifecycle& 
     s.bind(39);
   }
   s.exec();
-  if (db_.getChanges() == 1) return {db_.getLastInsertRowid(), false};
+  if (db_.getChanges() == 1) {
+    const std::int64_t seq = db_.getLastInsertRowid();
+    if (times_ == NamespaceTimes::kPerEvent) {
+      raise_namespace_time(e.ns, e.timestamp_us);
+    } else if (const auto [it, inserted] = pending_times_.try_emplace(e.ns, e.timestamp_us);
+               !inserted) {
+      it->second = std::max(it->second, static_cast<std::int64_t>(e.timestamp_us));
+    }
+    return {seq, false};
+  }
 
   return {find(e.uid).value_or(0), true};
+}
+
+void EventStore::raise_namespace_time(const std::string& ns, std::int64_t ts_us) {
+  if (!raise_time_) raise_time_.emplace(db_, kRaiseNamespaceTime);
+  raise_time_->reset();
+  raise_time_->bindNoCopy(1, ns);
+  raise_time_->bind(2, ts_us);
+  raise_time_->exec();
+}
+
+void EventStore::write_namespace_times() {
+  for (const auto& [ns, ts_us] : pending_times_) raise_namespace_time(ns, ts_us);
+  pending_times_.clear();
 }
 
 void EventStore::insert_dead_letter(std::string_view payload, std::string_view endpoint,

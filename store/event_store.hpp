@@ -7,6 +7,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,14 +23,31 @@ struct InsertOutcome {
   bool duplicate = false;  ///< An event with the same uid was already stored.
 };
 
+/// When insert() raises a namespace's newest event time (table event_namespaces, which the
+/// importance job reads; migration 11 kept it by an AFTER INSERT trigger, migration 21 moved it
+/// here: that trigger gave every event insert a sub-program and a statement journal, about a
+/// third of the writer's time per event, docs/PERFORMANCE.md item 71).
+enum class NamespaceTimes {
+  kPerEvent,        ///< right after each stored event: exact after every insert
+  kPerTransaction,  ///< by write_namespace_times(), which the caller runs before COMMIT
+};
+
 class EventStore {
  public:
   /// Prepares the statements on `db`, which must be migrated and outlive this object.
-  explicit EventStore(SQLite::Database& db);
+  explicit EventStore(SQLite::Database& db, NamespaceTimes times = NamespaceTimes::kPerEvent);
 
-  /// Inserts `event` with its resolved salience lifecycle unless its uid exists. Must run
-  /// inside a transaction.
+  /// Inserts `event` with its resolved salience lifecycle unless its uid exists, and raises
+  /// its namespace's newest event time as `times` says. Must run inside a transaction.
   InsertOutcome insert(const EventRecord& event, const ResolvedLifecycle& lifecycle);
+
+  /// kPerTransaction: writes the newest event time of each namespace stored into since the
+  /// last call or discard (one upsert per namespace). Run it inside the transaction that
+  /// stored the events, before its COMMIT. No-op under kPerEvent.
+  void write_namespace_times();
+
+  /// kPerTransaction: forgets the times not written yet (their transaction rolled back).
+  void discard_namespace_times() { pending_times_.clear(); }
 
   /// Row id of the event with this uid, if stored.
   std::optional<std::int64_t> find(const std::string& uid);
@@ -43,8 +61,15 @@ class EventStore {
                           std::string_view reason, std::int64_t received_us);
 
  private:
+  void raise_namespace_time(const std::string& ns, std::int64_t ts_us);
+
   SQLite::Database& db_;
+  NamespaceTimes times_;
+  std::map<std::string, std::int64_t> pending_times_;  // namespace -> newest ts_us (µs)
   SQLite::Statement insert_event_;
+  // Prepared at its first use: an EventStore under kPerTransaction that never writes the
+  // times also works on a schema before migration 11 (the migration tests' old databases).
+  std::optional<SQLite::Statement> raise_time_;
   SQLite::Statement find_uid_;
   SQLite::Statement insert_dead_letter_;
   SQLite::Statement mark_stale_;

@@ -108,7 +108,7 @@ Writer::Writer(WriterOptions options, const Clock& clock, std::function<void()> 
       clock_(clock),
       on_space_(std::move(on_space)),
       db_(open_database(options_.database, Access::kWriter)),
-      event_store_(db_),
+      event_store_(db_, NamespaceTimes::kPerTransaction),
       knowledge_(db_),
       fts_(db_),
       fts_batch_events_(options_.fts_batch_events),
@@ -302,6 +302,8 @@ void Writer::commit_group() {
              poisoned_.load();
     });
   }
+  // What a failed group stored rolled back with it, and its times with them.
+  event_store_.discard_namespace_times();
   try {
     if (poisoned_.load()) throw Poisoned{};
     // A deleted or replaced database file would still accept writes through the open
@@ -395,6 +397,7 @@ void Writer::commit_group() {
       }
     }
     for (const auto& ns : stored_namespaces) event_store_.mark_medallions_stale(ns);
+    event_store_.write_namespace_times();
     bool dry = false;
     {
       std::lock_guard lock(mutex_);

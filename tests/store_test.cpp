@@ -169,13 +169,15 @@ TEST_CASE(
   FakeClock clock;
   bus::EventDecoder decoder(clock);
   const store::DecayProfiles profiles;
+  bool migrated = false;  // before migration 11 there is no event_namespaces to keep
   auto insert = [&](const std::string& id, const std::string& ns, std::int64_t ms) {
     const auto message =
         decoder.decode(R"({"kind":"task","id":")" + id + R"(","namespace":")" + ns +
                            R"(","timestamp":)" + std::to_string(ms) + R"(,"content":"c"})",
                        1 << 20);
     const store::EventRecord& e = *message.events.at(0).event;
-    store::EventStore events(db);
+    store::EventStore events(
+        db, migrated ? store::NamespaceTimes::kPerEvent : store::NamespaceTimes::kPerTransaction);
     return events.insert(e, store::resolve_lifecycle(e, profiles));
   };
   // Out of time order, as a replayed history arrives.
@@ -202,6 +204,7 @@ TEST_CASE(
             .getInt() == 1);
 
   REQUIRE(store::migrate(db) == store::latest_schema_version());
+  migrated = true;
   using Rows = std::vector<std::pair<std::string, std::int64_t>>;
   CHECK(table() == Rows{{"alpha", 9'000'000}, {"beta", 3'000'000}});
   for (const char* index : {"events_namespace_ts", "events_episode"}) {
@@ -467,6 +470,60 @@ TEST_CASE("the writer answers every request in order after commit") {
   CHECK(db.execAndGet("SELECT count(*) FROM events").getInt() == 2);
   CHECK(db.execAndGet("SELECT reason FROM dead_letters").getString() == "[1] content: is required");
   CHECK(db.execAndGet("SELECT endpoint FROM dead_letters").getString() == "push");
+}
+
+TEST_CASE("the writer keeps each namespace's newest event time, once per group") {
+  test::TempDir dir;
+  FakeClock clock;
+  store::WriterOptions options;
+  options.database = {dir.file("w.db"), "full", 1000};
+  store::Writer writer(options, clock);
+  bus::EventDecoder decoder(clock);
+  auto make = [&](const std::string& id, const std::string& ns, std::int64_t ms) {
+    auto message =
+        decoder.decode(R"({"kind":"task","id":")" + id + R"(","namespace":")" + ns +
+                           R"(","timestamp":)" + std::to_string(ms) + R"(,"content":"c"})",
+                       1 << 20);
+    store::EventEntry e;
+    e.id = id;
+    e.event = std::move(*message.events.at(0).event);
+    return e;
+  };
+  auto write = [&](std::vector<store::EventEntry> entries) {
+    for (std::size_t i = 0; i < entries.size(); ++i) entries[i].index = i;
+    std::promise<store::WriteResult> done;
+    store::WriteRequest request;
+    request.entries = std::move(entries);
+    request.on_done = [&done](store::WriteResult&& result) { done.set_value(std::move(result)); };
+    REQUIRE(writer.submit(std::move(request)));
+    return done.get_future().get();  // answered after its group's COMMIT
+  };
+  using Rows = std::vector<std::pair<std::string, std::int64_t>>;
+  auto rows = [&](const char* sql) {
+    auto db = store::open_database({dir.file("w.db"), "full", 1000}, store::Access::kReader);
+    Rows out;
+    SQLite::Statement q(db, sql);
+    while (q.executeStep()) out.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getInt64());
+    return out;
+  };
+  auto table = [&] {
+    return rows("SELECT namespace, max_ts_us FROM event_namespaces ORDER BY namespace");
+  };
+  // Out of time order within one group.
+  write({make("a1", "alpha", 5000), make("b1", "beta", 3000), make("a2", "alpha", 9000),
+         make("a3", "alpha", 7000)});
+  CHECK(table() == Rows{{"alpha", 9'000'000}, {"beta", 3'000'000}});
+  // A duplicate with a later time stores nothing and raises nothing; an older event neither.
+  const auto r = write({make("a1", "alpha", 99000), make("b2", "beta", 1000)});
+  CHECK(r.results.at(0).status == store::EventStatus::kDuplicate);
+  CHECK(table() == Rows{{"alpha", 9'000'000}, {"beta", 3'000'000}});
+  write({make("g1", "gamma", 4000), make("b3", "beta", 8000)});
+  CHECK(table() == Rows{{"alpha", 9'000'000}, {"beta", 8'000'000}, {"gamma", 4'000'000}});
+  CHECK(table() ==
+        rows("SELECT namespace, max(ts_us) FROM events GROUP BY namespace ORDER BY namespace"));
+  // Migration 21 removed the per-row trigger that kept it before.
+  CHECK(rows("SELECT name, 0 FROM sqlite_master WHERE name = 'events_namespace_inserted'").empty());
+  writer.stop();
 }
 
 TEST_CASE("a full writer queue refuses, then announces space; stop drains everything") {
