@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <array>
+#include <cstddef>
 #include <stdexcept>
 
 namespace reflectd {
@@ -27,7 +28,7 @@ std::string Sha256::hex(std::string_view data) {
   }
   static constexpr std::string_view kHex = "0123456789abcdef";
   std::string out(static_cast<std::size_t>(length) * 2, '\0');
-  for (unsigned int i = 0; i < length; ++i) {
+  for (std::size_t i = 0; i < length; ++i) {
     out[2 * i] = kHex[digest[i] >> 4];
     out[2 * i + 1] = kHex[digest[i] & 0x0f];
   }

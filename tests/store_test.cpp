@@ -343,7 +343,9 @@ TEST_CASE("migration 20: CHECK lists of allowed values need no temporary B-tree 
   // No list of three or more values is left in any table's CHECK.
   const std::regex three_or_more(R"(IN \('[^)]*,[^)]*,[^)]*\))");
   REQUIRE(std::regex_search(before.at("events"), three_or_more));
-  for (const auto& [table, sql] : after) {
+  for (const auto& entry : after) {
+    const std::string& table = entry.first;
+    const std::string& sql = entry.second;
     INFO(table);
     CHECK_FALSE(std::regex_search(sql, three_or_more));
     const bool edited = std::any_of(kChecked.begin(), kChecked.end(),
@@ -495,7 +497,8 @@ TEST_CASE("the writer keeps each namespace's newest event time, once per group")
     store::WriteRequest request;
     request.entries = std::move(entries);
     request.on_done = [&done](store::WriteResult&& result) { done.set_value(std::move(result)); };
-    REQUIRE(writer.submit(std::move(request)));
+    const bool accepted = writer.submit(std::move(request));
+    REQUIRE(accepted);
     return done.get_future().get();  // answered after its group's COMMIT
   };
   using Rows = std::vector<std::pair<std::string, std::int64_t>>;
