@@ -134,17 +134,32 @@ class EntityKeys {
 
 }  // namespace
 
-json detect_communities(
+struct CommunityDetection::State {
+  State(SQLite::Database& database, const std::string& name, const CommunityParams& p)
+      : db(database), ns(name), params(p), keys(database, name) {}
+  SQLite::Database& db;
+  std::string ns;
+  CommunityParams params;
+  EntityKeys keys;
+  std::vector<Node> nodes;  // empty: too few entities with edges (skipped)
+  // Summed in relationship order per pair: the same rows give the same bits.
+  std::map<std::pair<igraph_integer_t, igraph_integer_t>, double> weights;
+  std::vector<double> degree;                // by partition()
+  std::vector<igraph_integer_t> membership;  // by partition()
+  bool partitioned = false;
+};
+
+CommunityDetection::CommunityDetection(
     SQLite::Database& db, const std::string& ns, const CommunityParams& params,
-    std::int64_t edge_half_life_s, std::int64_t graph_time_us, std::int64_t now_us,
-    const CancelToken& cancel,
-    const std::optional<std::vector<EntityStore::StoredStrength>>& cached_edges) {
+    std::int64_t edge_half_life_s, std::int64_t graph_time_us, const CancelToken& cancel,
+    const std::optional<std::vector<EntityStore::StoredStrength>>& cached_edges)
+    : state_(std::make_unique<State>(db, ns, params)) {
+  EntityKeys& keys = state_->keys;
   // The namespace's entities in canonical-key order: their position is their key's rank, so
   // ordering by rank is ordering by key (keys are unique within a namespace). The edges and
   // the clusters' entities are read as stored and sorted here by these ranks: the same order
   // as joining them with `entities` and sorting by key in SQL, without the two lookups per
   // row and the temporary B-tree over every edge.
-  EntityKeys keys(db, ns);
   struct StoredEdge {
     std::int64_t a, b;
     std::size_t rank_a, rank_b;  // EntityKeys::rank()
@@ -222,46 +237,46 @@ json detect_communities(
     linked.insert(e.b);
   }
   std::vector<StoredEdge>().swap(stored_edges);
-  std::vector<Node> nodes;
+  std::vector<Node>& nodes = state_->nodes;
   for (const EntityKeys::Row& row : keys.rows()) {
     if (row.active && linked.contains(row.id)) {
       nodes.push_back({row.id, row.key, row.display, row.first_us, row.last_us});
     }
   }
   if (nodes.size() < static_cast<std::size_t>(std::max<std::int64_t>(params.min_entities, 2))) {
-    return {{"communities_created", 0},
-            {"communities_reinforced", 0},
-            {"communities_retired", 0},
-            {"clusters_in_communities", 0},
-            {"communities", 0},
-            {"skipped", true},
-            {"skip_reason", "fewer entities with edges than communities.min_entities"}};
+    nodes.clear();
+    return;
   }
   std::unordered_map<std::int64_t, igraph_integer_t> index;
   for (std::size_t i = 0; i < nodes.size(); ++i)
     index[nodes[i].id] = static_cast<igraph_integer_t>(i);
-  // Summed in relationship order per pair: the same rows give the same bits.
-  std::map<std::pair<igraph_integer_t, igraph_integer_t>, double> weights;
   for (const auto& e : raw) {
     const auto a = index.find(e.a);
     const auto b = index.find(e.b);
     if (a == index.end() || b == index.end()) continue;
-    weights[std::minmax(a->second, b->second)] += e.w;
+    state_->weights[std::minmax(a->second, b->second)] += e.w;
   }
-  cancel.check();
-  const auto n = static_cast<igraph_integer_t>(nodes.size());
-  std::vector<double> degree(nodes.size(), 0.0);
+}
+
+CommunityDetection::~CommunityDetection() = default;
+
+void CommunityDetection::partition() {
+  State& st = *state_;
+  st.partitioned = true;
+  if (st.nodes.empty()) return;
+  const auto n = static_cast<igraph_integer_t>(st.nodes.size());
+  st.degree.assign(st.nodes.size(), 0.0);
   IntVector membership(0);
   {
-    IntVector edges(static_cast<igraph_integer_t>(2 * weights.size()));
-    RealVector w(static_cast<igraph_integer_t>(weights.size()));
+    IntVector edges(static_cast<igraph_integer_t>(2 * st.weights.size()));
+    RealVector w(static_cast<igraph_integer_t>(st.weights.size()));
     igraph_integer_t e = 0;
-    for (const auto& [pair, weight] : weights) {
+    for (const auto& [pair, weight] : st.weights) {
       VECTOR(edges.v)[2 * e] = pair.first;
       VECTOR(edges.v)[2 * e + 1] = pair.second;
       VECTOR(w.v)[e] = weight;
-      degree[static_cast<std::size_t>(pair.first)] += weight;
-      degree[static_cast<std::size_t>(pair.second)] += weight;
+      st.degree[static_cast<std::size_t>(pair.first)] += weight;
+      st.degree[static_cast<std::size_t>(pair.second)] += weight;
       ++e;
     }
     igraph_error_handler_t* previous = igraph_set_error_handler(igraph_error_handler_ignore);
@@ -270,17 +285,40 @@ json detect_communities(
     graph.made = rc == IGRAPH_SUCCESS;
     if (rc == IGRAPH_SUCCESS) rc = igraph_rng_seed(igraph_rng_default(), kSeed);
     if (rc == IGRAPH_SUCCESS)
-      rc = igraph_community_multilevel(&graph.g, &w.v, params.resolution, &membership.v, nullptr,
+      rc = igraph_community_multilevel(&graph.g, &w.v, st.params.resolution, &membership.v, nullptr,
                                        nullptr);
     igraph_set_error_handler(previous);
     check(rc, "community_multilevel");
+  }
+  st.membership.resize(st.nodes.size());
+  for (std::size_t i = 0; i < st.nodes.size(); ++i)
+    st.membership[i] = VECTOR(membership.v)[static_cast<igraph_integer_t>(i)];
+  decltype(st.weights)().swap(st.weights);
+}
+
+json CommunityDetection::store(std::int64_t now_us, const CancelToken& cancel) {
+  State& st = *state_;
+  if (!st.partitioned) throw std::logic_error("CommunityDetection::store() before partition()");
+  SQLite::Database& db = st.db;
+  const std::string& ns = st.ns;
+  const CommunityParams& params = st.params;
+  EntityKeys& keys = st.keys;
+  const std::vector<Node>& nodes = st.nodes;
+  const std::vector<double>& degree = st.degree;
+  if (nodes.empty()) {
+    return {{"communities_created", 0},
+            {"communities_reinforced", 0},
+            {"communities_retired", 0},
+            {"clusters_in_communities", 0},
+            {"communities", 0},
+            {"skipped", true},
+            {"skip_reason", "fewer entities with edges than communities.min_entities"}};
   }
   cancel.check();
 
   // Groups, anchors and observation ids.
   std::map<igraph_integer_t, std::vector<std::size_t>> groups;
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    groups[VECTOR(membership.v)[static_cast<igraph_integer_t>(i)]].push_back(i);
+  for (std::size_t i = 0; i < nodes.size(); ++i) groups[st.membership[i]].push_back(i);
   struct Community {
     std::string id;
     std::size_t anchor;
@@ -486,6 +524,18 @@ ON CONFLICT (observation_id) DO UPDATE SET title = excluded.title, text = exclud
           {"communities", static_cast<std::int64_t>(communities.size())},
           {"skipped", false},
           {"skip_reason", nullptr}};
+}
+
+json detect_communities(
+    SQLite::Database& db, const std::string& ns, const CommunityParams& params,
+    std::int64_t edge_half_life_s, std::int64_t graph_time_us, std::int64_t now_us,
+    const CancelToken& cancel,
+    const std::optional<std::vector<EntityStore::StoredStrength>>& cached_edges) {
+  CommunityDetection detection(db, ns, params, edge_half_life_s, graph_time_us, cancel,
+                               cached_edges);
+  cancel.check();
+  detection.partition();
+  return detection.store(now_us, cancel);
 }
 
 }  // namespace reflectd::jobs

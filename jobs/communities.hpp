@@ -18,14 +18,17 @@
 // is_active = 0 (kept, with an audit row). first_detected_us / last_reinforced_us are the
 // newest first_seen_us / last_seen_us of the members (data time).
 //
-// Thread-safety: uses igraph's process-wide RNG and error handler; call from one thread at a
-// time (the scheduler runs one job at a time). Errors: SQLite::Exception, std::runtime_error
-// when igraph fails.
+// Thread-safety: uses igraph's process-wide RNG and error handler; one detection at a time
+// in the process (the scheduler runs one job at a time). Its Louvain step uses no database
+// and may run on another thread than the reading and storing (CommunityDetection: the
+// cluster job overlaps it with its last chunk's writes). Errors: SQLite::Exception,
+// std::runtime_error when igraph fails.
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +42,41 @@ struct CommunityParams {
   double resolution = 1.0;        ///< Louvain resolution (1 = classic modularity).
   std::int64_t min_entities = 3;  ///< Smaller communities are not stored.
   std::int64_t max_listed = 10;   ///< Entities and clusters named in an observation's text.
+};
+
+/// One namespace's detection in three steps, so that the Louvain step, which needs no
+/// database, can run on another thread while the connection's thread goes on writing
+/// (docs/PERFORMANCE.md, item 72). detect_communities() runs the three in a row; splitting
+/// them changes nothing in the result as long as nothing writes `entities` or
+/// `entity_relationships` of `ns` between the constructor and store().
+///
+/// Thread-safety: the constructor and store() use `db` (and store() the caller's write
+/// transaction), on the thread that uses the connection; partition() touches neither `db`
+/// nor any state of the caller and may run on any one thread in between, once.
+class CommunityDetection {
+ public:
+  /// Reads the namespace's entities and builds its weighted graph at `graph_time_us` (see
+  /// detect_communities() for `cached_edges`). Errors: SQLite::Exception, JobCancelled.
+  CommunityDetection(SQLite::Database& db, const std::string& ns, const CommunityParams& params,
+                     std::int64_t edge_half_life_s, std::int64_t graph_time_us,
+                     const CancelToken& cancel,
+                     const std::optional<std::vector<EntityStore::StoredStrength>>& cached_edges);
+  ~CommunityDetection();
+  CommunityDetection(const CommunityDetection&) = delete;
+  CommunityDetection& operator=(const CommunityDetection&) = delete;
+
+  /// Louvain over the graph (nothing when it has fewer entities than min_entities).
+  /// Errors: std::runtime_error when igraph fails.
+  void partition();
+
+  /// Stores what partition() found, in the caller's transaction; returns what
+  /// detect_communities() returns. `now_us` stamps the audit rows. Errors:
+  /// SQLite::Exception, JobCancelled, std::logic_error before partition().
+  nlohmann::json store(std::int64_t now_us, const CancelToken& cancel);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 /// Detects and stores the communities of `ns` in the caller's transaction. Returns

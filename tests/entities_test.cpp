@@ -560,6 +560,41 @@ TEST_CASE("the cluster job does not depend on how events were split into runs an
   CHECK(derived_tables(db_many) == derived_tables(db_one));
 }
 
+TEST_CASE("communities are the same whether Louvain ran beside the last chunk or after it") {
+  // A namespace's last chunk that stores fewer events than chunk_events starts Louvain on
+  // another thread before its writes (ClusterJob::start_partition); a last chunk that is
+  // exactly full leaves the detection to run() after it, on the job's thread, once the next
+  // chunk finds nothing. 448 = 2 x 224 events of swe-agent and 8604 = 4 x 2151 of libzmq:
+  // every namespace ends on a full chunk, so only the second path runs; the default chunk
+  // (20,000) takes the first path in both.
+  test::TempDir dir;
+  Runner run;
+  const std::string beside = dir.file("beside.db");
+  const std::string after = dir.file("after.db");
+  REQUIRE(test::load_corpus(beside, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
+                            run.clock) == 9052);
+  std::filesystem::copy_file(beside, after);
+  auto db_beside = open_writer(beside);
+  auto db_after = open_writer(after);
+  const json one = run.cluster(db_beside, default_params());
+  auto exact = default_params();
+  exact.chunk_events = 224;
+  const json swe = run.cluster(db_after, exact, "swe-agent");
+  exact.chunk_events = 2151;
+  const json zmq = run.cluster(db_after, exact, "libzmq");
+  CHECK(swe["events_processed"] == 448);
+  CHECK(zmq["events_processed"] == 8604);
+  CHECK(one["communities"]["communities_created"].get<int>() > 0);
+  CHECK(one["communities"]["communities_created"].get<int>() ==
+        swe["communities"]["communities_created"].get<int>() +
+            zmq["communities"]["communities_created"].get<int>());
+  CHECK(derived_tables(db_after) == derived_tables(db_beside));
+  const std::string audit =
+      "SELECT record_type, record_id, action, actor, at_us, rationale, previous FROM audit_log "
+      "WHERE record_id LIKE 'community:%' ORDER BY record_id, action";
+  CHECK(dump(db_after, audit) == dump(db_beside, audit));
+}
+
 TEST_CASE("a run cut between its last chunk and community detection leaves the detection owed") {
   // A SIGKILL there leaves every chunk committed (nothing left to cluster) and no communities:
   // the detection commits alone, in its own transaction. The next run must still detect them.
