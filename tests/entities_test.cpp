@@ -119,6 +119,25 @@ struct Runner {
 
 jobs::ClusterParams default_params() { return daemon::cluster_params(config::defaults()); }
 
+// Two databases holding the same 9,052 real events, for the tests that run a job on each in
+// a different way and then compare the tables.
+struct TwinCorpus {
+  explicit TwinCorpus(Runner& run) : first(load(run)), second(open_writer(second_path)) {}
+  test::TempDir dir;
+  const std::string first_path = dir.file("first.db");
+  const std::string second_path = dir.file("second.db");
+  SQLite::Database first;
+  SQLite::Database second;
+
+ private:
+  SQLite::Database load(Runner& run) {
+    REQUIRE(test::load_corpus(first_path, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
+                              run.clock) == 9052);
+    std::filesystem::copy_file(first_path, second_path);
+    return open_writer(first_path);
+  }
+};
+
 // One decay sweep of the database at `path` at `now` (µs), with the default settings.
 json sweep(const std::string& path, std::int64_t now) {
   const auto vitality = daemon::vitality_params(config::defaults().decay);
@@ -540,15 +559,10 @@ TEST_CASE("cluster and importance jobs on the real streams") {
 }
 
 TEST_CASE("the cluster job does not depend on how events were split into runs and chunks") {
-  test::TempDir dir;
   Runner run;
-  const std::string one = dir.file("one.db");
-  const std::string many = dir.file("many.db");
-  REQUIRE(test::load_corpus(one, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
-                            run.clock) == 9052);
-  std::filesystem::copy_file(one, many);
-  auto db_one = open_writer(one);
-  auto db_many = open_writer(many);
+  TwinCorpus twins(run);
+  SQLite::Database& db_one = twins.first;
+  SQLite::Database& db_many = twins.second;
   run.cluster(db_one, default_params());
   auto small = default_params();
   small.chunk_events = 777;
@@ -567,15 +581,10 @@ TEST_CASE("communities are the same whether Louvain ran beside the last chunk or
   // chunk finds nothing. 448 = 2 x 224 events of swe-agent and 8604 = 4 x 2151 of libzmq:
   // every namespace ends on a full chunk, so only the second path runs; the default chunk
   // (20,000) takes the first path in both.
-  test::TempDir dir;
   Runner run;
-  const std::string beside = dir.file("beside.db");
-  const std::string after = dir.file("after.db");
-  REQUIRE(test::load_corpus(beside, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
-                            run.clock) == 9052);
-  std::filesystem::copy_file(beside, after);
-  auto db_beside = open_writer(beside);
-  auto db_after = open_writer(after);
+  TwinCorpus twins(run);
+  SQLite::Database& db_beside = twins.first;
+  SQLite::Database& db_after = twins.second;
   const json one = run.cluster(db_beside, default_params());
   auto exact = default_params();
   exact.chunk_events = 224;
@@ -598,16 +607,11 @@ TEST_CASE("communities are the same whether Louvain ran beside the last chunk or
 TEST_CASE("a run cut between its last chunk and community detection leaves the detection owed") {
   // A SIGKILL there leaves every chunk committed (nothing left to cluster) and no communities:
   // the detection commits alone, in its own transaction. The next run must still detect them.
-  test::TempDir dir;
   Runner run;
-  const std::string whole = dir.file("whole.db");
-  const std::string cut = dir.file("cut.db");
-  REQUIRE(test::load_corpus(whole, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
-                            run.clock) == 9052);
-  std::filesystem::copy_file(whole, cut);
-  auto db_whole = open_writer(whole);
+  TwinCorpus twins(run);
+  SQLite::Database& db_whole = twins.first;
+  SQLite::Database& db_cut = twins.second;
   run.cluster(db_whole, default_params());
-  auto db_cut = open_writer(cut);
   run.cluster(db_cut, default_params());
   {
     // What the detection's transaction wrote, undone: the state such a kill leaves.
@@ -662,15 +666,10 @@ void cluster_yielding(Runner& run, SQLite::Database& db, std::int64_t slice_ms,
 
 TEST_CASE("the cluster job yielding to the writer at arbitrary events gives the same tables",
           "[yield]") {
-  test::TempDir dir;
   Runner run;
-  const std::string alone = dir.file("alone.db");
-  const std::string yielding = dir.file("yielding.db");
-  REQUIRE(test::load_corpus(alone, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
-                            run.clock) == 9052);
-  std::filesystem::copy_file(alone, yielding);
-  auto db_alone = open_writer(alone);
-  auto db_yielding = open_writer(yielding);
+  TwinCorpus twins(run);
+  SQLite::Database& db_alone = twins.first;
+  SQLite::Database& db_yielding = twins.second;
   run.cluster(db_alone, default_params());
   cluster_yielding(run, db_yielding, 2, 9052);
   CHECK(derived_tables(db_yielding) == derived_tables(db_alone));
