@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -1049,8 +1050,13 @@ class Clusterer {
     partition_.reset();
     auto detection = prepare_communities(ns);
     CommunityDetection* const graph = detection.get();
-    partition_.emplace(ns, std::move(detection),
-                       std::async(std::launch::async, [graph] { graph->partition(); }));
+    std::future<void> done;
+    try {
+      done = std::async(std::launch::async, [graph] { graph->partition(); });
+    } catch (const std::system_error&) {
+      // No thread to be had (RLIMIT_NPROC, TasksMax): finish_partition() runs it here.
+    }
+    partition_.emplace(ns, std::move(detection), std::move(done));
   }
 
   // The detection start_partition() began for `ns`, partitioned (rethrows what partition()
@@ -1062,7 +1068,11 @@ class Clusterer {
     }
     PendingPartition pending = std::move(*partition_);
     partition_.reset();
-    pending.done.get();
+    if (pending.done.valid()) {
+      pending.done.get();
+    } else {
+      pending.detection->partition();
+    }
     return std::move(pending.detection);
   }
 
