@@ -1162,7 +1162,8 @@ class Clusterer {
     PendingPartition(std::string name, std::unique_ptr<CommunityDetection> d, std::future<void> f)
         : ns(std::move(name)), detection(std::move(d)), done(std::move(f)) {}
     PendingPartition(PendingPartition&&) noexcept = default;
-    PendingPartition& operator=(PendingPartition&&) noexcept = default;
+    // Not assignable: assigning over a running task would free its detection first.
+    PendingPartition& operator=(PendingPartition&&) = delete;
     PendingPartition(const PendingPartition&) = delete;
     PendingPartition& operator=(const PendingPartition&) = delete;
     // A std::async future waits for its task when destroyed: declared after the detection
