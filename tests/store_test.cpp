@@ -43,6 +43,18 @@ store::EventEntry entry(const std::string& uid, const std::string& content, std:
   return e;
 }
 
+// Submits `entries` as one request and returns the writer's answer, which comes after the
+// COMMIT of the group that stored them.
+store::WriteResult submit_and_wait(store::Writer& writer, std::vector<store::EventEntry> entries) {
+  std::promise<store::WriteResult> done;
+  store::WriteRequest request;
+  request.entries = std::move(entries);
+  request.on_done = [&done](store::WriteResult&& result) { done.set_value(std::move(result)); };
+  const bool accepted = writer.submit(std::move(request));
+  REQUIRE(accepted);
+  return done.get_future().get();
+}
+
 }  // namespace
 
 TEST_CASE("a new database is migrated to the latest version with private file modes") {
@@ -493,13 +505,7 @@ TEST_CASE("the writer keeps each namespace's newest event time, once per group")
   };
   auto write = [&](std::vector<store::EventEntry> entries) {
     for (std::size_t i = 0; i < entries.size(); ++i) entries[i].index = i;
-    std::promise<store::WriteResult> done;
-    store::WriteRequest request;
-    request.entries = std::move(entries);
-    request.on_done = [&done](store::WriteResult&& result) { done.set_value(std::move(result)); };
-    const bool accepted = writer.submit(std::move(request));
-    REQUIRE(accepted);
-    return done.get_future().get();  // answered after its group's COMMIT
+    return submit_and_wait(writer, std::move(entries));
   };
   using Rows = std::vector<std::pair<std::string, std::int64_t>>;
   auto rows = [&](const char* sql) {
@@ -581,19 +587,15 @@ namespace {
 std::vector<store::EventResult> write(store::Writer& writer,
                                       const std::vector<std::string>& payloads, FakeClock& clock) {
   bus::EventDecoder decoder(clock);
-  store::WriteRequest request;
+  std::vector<store::EventEntry> entries;
   std::size_t index = 0;
   for (const auto& payload : payloads) {
     auto decoded = decoder.decode(payload, 1 << 20);
     REQUIRE(decoded.error.empty());
     decoded.events.at(0).index = index++;
-    request.entries.push_back(std::move(decoded.events[0]));
+    entries.push_back(std::move(decoded.events[0]));
   }
-  std::promise<store::WriteResult> done;
-  request.on_done = [&](store::WriteResult&& result) { done.set_value(std::move(result)); };
-  const bool accepted = writer.submit(std::move(request));
-  REQUIRE(accepted);
-  return done.get_future().get().results;
+  return submit_and_wait(writer, std::move(entries)).results;
 }
 
 std::string decision(const std::string& id, const std::string& target,
@@ -795,13 +797,7 @@ TEST_CASE("the writer indexes when its queue runs dry and catches up in batches"
   options.fts_batch_events = 2;
   store::Writer writer(options, clock);
   auto write = [&](std::vector<store::EventEntry> entries) {
-    std::promise<store::WriteResult> done;
-    store::WriteRequest request;
-    request.entries = std::move(entries);
-    request.on_done = [&](store::WriteResult&& result) { done.set_value(std::move(result)); };
-    const bool accepted = writer.submit(std::move(request));
-    REQUIRE(accepted);
-    return done.get_future().get();
+    return submit_and_wait(writer, std::move(entries));
   };
   // Alone in the queue: indexed in the transaction that stores it, before the reply.
   write({entry("one", "searchable delta")});
