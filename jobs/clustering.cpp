@@ -3,6 +3,7 @@
 #include <libstemmer.h>
 #include <utf8proc.h>
 
+#include <absl/container/node_hash_map.h>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_future.hpp>
@@ -1140,12 +1141,13 @@ class Clusterer {
   std::vector<double> loaded_;  // per term id: its weight in the loaded vector, else 0.0
   static constexpr TermId kNoTerm = std::numeric_limits<TermId>::max();
   // Token (lower-cased surface) -> its stem's id, kNoTerm when the stem is empty. Cleared with
-  // the interned ids, or alone when it is full (trim()). std::hash<std::string>, not StringHash:
-  // libstdc++ caches the hash codes of the former only, and without them a bucket walk re-hashes
-  // every key it passes.
-  std::unordered_map<std::string, TermId> token_ids_;
+  // the interned ids, or alone when it is full (trim()). It and clusters_ are Abseil's
+  // node_hash_map (as the entity caches, jobs/entities.hpp): one probe of a flat control array
+  // per lookup, and stable addresses (candidate_clusters_). ids_ stays a std::unordered_map:
+  // Debian's Abseil hashes absl::string_view, not the std::string_view that intern() looks up.
+  absl::node_hash_map<std::string, TermId> token_ids_;
   std::vector<TermId> dirty_terms_;
-  std::unordered_map<std::int64_t, Cluster> clusters_;
+  absl::node_hash_map<std::int64_t, Cluster> clusters_;
   std::vector<Cluster*> candidate_clusters_;  // cluster_event()'s candidates, into clusters_
   std::vector<std::int64_t> dirty_clusters_;
   std::unordered_map<std::string, std::string> episode_cwd_;  // as of the last event stored

@@ -28,6 +28,7 @@
 // Thread-safety: none (one per job run). Errors: SQLite::Exception.
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <absl/container/node_hash_map.h>
 
 #include <cstdint>
 #include <functional>
@@ -173,12 +174,16 @@ class EntityStore {
 
   SQLite::Database& db_;
   EntityParams p_;
-  std::unordered_map<std::string, Entity> entities_;      // ns + '\n' + key
-  std::vector<Entity*> dirty_entities_;                   // into entities_ (node-based)
+  // The caches looked up for every mention and co-mentioned pair (~17 a libzmq event) are
+  // Abseil's node_hash_map: a lookup probes a flat array of control bytes rather than walking
+  // std::unordered_map's linked buckets (3 dependent loads), and nodes keep their addresses,
+  // which dirty_entities_ and dirty_edges_ hold (docs/PERFORMANCE.md, item 73).
+  absl::node_hash_map<std::string, Entity> entities_;     // ns + '\n' + key
+  std::vector<Entity*> dirty_entities_;                   // into entities_
   std::unordered_map<std::string, std::string> aliases_;  // ns + '\n' + alias -> key ("" = none)
   std::string key_buffer_;                                // see cache_key_of()
-  std::unordered_map<EdgeKey, CachedEdge, EdgeKeyHash> edges_;
-  std::vector<std::pair<EdgeKey, CachedEdge*>> dirty_edges_;  // into edges_ (node-based)
+  absl::node_hash_map<EdgeKey, CachedEdge, EdgeKeyHash> edges_;
+  std::vector<std::pair<EdgeKey, CachedEdge*>> dirty_edges_;  // into edges_
   std::set<std::string> namespaces_;  // edges' namespaces (stable addresses)
   // Namespaces whose every edge is in edges_ (preload_edges()): a miss there is a new edge.
   std::set<std::string> complete_edges_;
