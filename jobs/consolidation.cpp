@@ -351,8 +351,9 @@ WHERE decision_id = ?1)sql"),
                       "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
                       "namespace = ?1 AND signature = ?2 AND seq > ?3"),
         pattern_totals_(db_,
-                        "SELECT occurrences, max_seq, last_ts_us, trajectories FROM "
-                        "problem_patterns WHERE namespace = ?1 AND signature = ?2"),
+                        "SELECT occurrences, max_seq, last_ts_us, trajectories, "
+                        "newest_floor_seq FROM problem_patterns WHERE namespace = ?1 AND "
+                        "signature = ?2"),
         pattern_targets_(db_,
                          "SELECT target, occurrences FROM problem_pattern_targets WHERE "
                          "namespace = ?1 AND signature = ?2"),
@@ -366,10 +367,11 @@ WHERE decision_id = ?1)sql"),
             "trajectory_id = ?3) AND trajectory_id = ?3 LIMIT 1"),
         save_pattern_(db_,
                       "INSERT INTO problem_patterns (namespace, signature, occurrences, max_seq, "
-                      "last_ts_us, trajectories) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT "
-                      "(namespace, signature) DO UPDATE SET occurrences = excluded.occurrences, "
-                      "max_seq = excluded.max_seq, last_ts_us = excluded.last_ts_us, "
-                      "trajectories = excluded.trajectories"),
+                      "last_ts_us, trajectories, newest_floor_seq) VALUES (?1, ?2, ?3, ?4, ?5, "
+                      "?6, ?7) ON CONFLICT (namespace, signature) DO UPDATE SET occurrences = "
+                      "excluded.occurrences, max_seq = excluded.max_seq, last_ts_us = "
+                      "excluded.last_ts_us, trajectories = excluded.trajectories, "
+                      "newest_floor_seq = excluded.newest_floor_seq"),
         save_pattern_target_(db_,
                              "INSERT INTO problem_pattern_targets (namespace, signature, target, "
                              "occurrences) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (namespace, "
@@ -377,9 +379,6 @@ WHERE decision_id = ?1)sql"),
         pattern_head_(db_,
                       "SELECT seq, ts_us, trajectory_id FROM problem_occurrences WHERE "
                       "namespace = ?1 AND signature = ?2 AND ts_us <= ?3 ORDER BY ts_us, seq"),
-        pattern_count_range_(db_,
-                             "SELECT count(*) FROM problem_occurrences WHERE namespace = ?1 AND "
-                             "signature = ?2 AND seq >= ?3 AND seq <= ?4"),
         observation_first_(db_,
                            "SELECT first_detected_us, support_count, supporting_event_ids, "
                            "signature FROM observations WHERE observation_id = ?1"),
@@ -1140,7 +1139,10 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     std::int64_t last_ts = 0;                                // the largest ts_us
     std::unordered_map<std::int32_t, std::int64_t> targets;  // interned target -> occurrences
     std::vector<std::int32_t> changed_targets;               // since the totals were last written
-    std::vector<std::int64_t> newest;   // ascending; its last kMaxSupportIdsListed are listed
+    std::vector<std::int64_t> newest;  // ascending; its last kMaxSupportIdsListed are listed
+    // As stored (problem_patterns.newest_floor_seq): the oldest of the newest
+    // min(count, kMaxSupportIdsListed) occurrences; 0 when not known.
+    std::int64_t newest_floor = 0;
     std::int64_t trajectory_count = 0;  // distinct trajectories
     // Every trajectory of the signature, when the run has seen its whole history (it had
     // none before the run, as in a full cycle): then no probe asks SQLite whether one is new.
@@ -1184,6 +1186,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
       s.max_seq = totals.getColumn(1).getInt64();
       s.last_ts = totals.getColumn(2).getInt64();
       s.trajectory_count = totals.getColumn(3).getInt64();
+      if (!totals.getColumn(4).isNull()) s.newest_floor = totals.getColumn(4).getInt64();
     }
     totals.reset();
     if (s.count == 0) {  // a new signature: the run sees every occurrence, and keeps them
@@ -1206,7 +1209,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
       s.qualified_at = observed.getColumn(0).getInt64();
       if (observed.getColumn(1).getInt64() == s.count &&
           observed.getColumn(3).getString() == signature) {
-        listed = newest_from_observation(ns, signature, observed.getColumn(2).getString(), s);
+        listed = newest_from_observation(observed.getColumn(2).getString(), s);
       }
     }
     observed.reset();
@@ -1229,9 +1232,10 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   // fails the checks and the rows are read: every listed id is an occurrence of the
   // signature (only this job writes the list), so a list in ascending order of the right
   // length ending at max_seq is the newest occurrences exactly when as many occurrences lie
-  // in its range.
-  bool newest_from_observation(const std::string& ns, const std::string& signature,
-                               const std::string& text, PatternState& s) {
+  // in its range, that is when it starts at the stored floor (the oldest of that many newest,
+  // migration 22). Counting them instead read ~200 index entries a signature: 3% of a +10,000
+  // run at 1M events (docs/PERFORMANCE.md item 74).
+  bool newest_from_observation(const std::string& text, PatternState& s) {
     const auto expected = static_cast<std::size_t>(
         std::min<std::int64_t>(s.count, static_cast<std::int64_t>(kMaxSupportIdsListed)));
     // simdjson: nlohmann's parse of the 200 ids cost more than the rows it spares.
@@ -1249,16 +1253,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
       if (!newest.empty() && seq <= newest.back()) return false;
       newest.push_back(seq);
     }
-    if (newest.back() != s.max_seq) return false;
-    SQLite::Statement& in_range = pattern_count_range_;
-    bind_signature(in_range, ns, signature);
-    in_range.bind(3, static_cast<std::int64_t>(newest.front()));
-    in_range.bind(4, static_cast<std::int64_t>(s.max_seq));
-    const bool exact = in_range.executeStep() &&
-                       in_range.getColumn(0).getInt64() == static_cast<std::int64_t>(expected);
-    in_range.reset();
-    if (exact) s.newest = std::move(newest);
-    return exact;
+    if (newest.back() != s.max_seq || newest.front() != s.newest_floor) return false;
+    s.newest = std::move(newest);
+    return true;
   }
 
   // Adds the occurrences above max_seq (this chunk's). A trajectory is new to the signature
@@ -1317,6 +1314,15 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
     save.bind(4, static_cast<std::int64_t>(s.max_seq));
     save.bind(5, static_cast<std::int64_t>(s.last_ts));
     save.bind(6, static_cast<std::int64_t>(s.trajectory_count));
+    // s.newest ends with the newest min(count, kMaxSupportIdsListed) occurrences (load_pattern
+    // read that many, extend_pattern appended every later one).
+    const std::size_t listed = std::min(s.newest.size(), kMaxSupportIdsListed);
+    if (listed == 0) {
+      save.bind(7);
+    } else {
+      s.newest_floor = s.newest[s.newest.size() - listed];
+      save.bind(7, static_cast<std::int64_t>(s.newest_floor));
+    }
     save.exec();
     std::sort(s.changed_targets.begin(), s.changed_targets.end());
     s.changed_targets.erase(std::unique(s.changed_targets.begin(), s.changed_targets.end()),
@@ -1528,7 +1534,6 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
   SQLite::Statement save_pattern_;
   SQLite::Statement save_pattern_target_;
   SQLite::Statement pattern_head_;
-  SQLite::Statement pattern_count_range_;
   SQLite::Statement observation_first_;
   SQLite::Statement observation_support_;
   SQLite::Statement observation_upsert_;

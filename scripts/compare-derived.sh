@@ -26,9 +26,9 @@
 # hit_count, salience_base): received_us, salience_ref_us and archive_at_us of the INC events
 # come from each side's wall clock when it stores them. When entity_relationships differs,
 # it is also compared without `strength` (a column whose meaning a migration may change) to
-# tell which columns differ. A table from which a migration dropped columns counts as the same
-# when every column both sides have is. Tables only in the new database (added by a
-# migration) are listed, not counted as differences.
+# tell which columns differ. A table to which a migration added columns, or from which it
+# dropped some, counts as the same when every column both sides have is. Tables only in the
+# new database (added by a migration) are listed, not counted as differences.
 # Exit status 0 when every table is identical, 1 otherwise (the differing tables are listed
 # and `diff` of the first one is shown), 2 on a usage error. Needs the sqlite3 CLI.
 set -euo pipefail
@@ -116,11 +116,14 @@ for f in "$work"/old.dump/*.sql; do
       first=${first:-$table}
     fi
   elif dropped=$(comm -23 <(columns "$table" "$work/old.db" | sort) \
-      <(columns "$table" "$work/new.db" | sort)) && [[ -n $dropped ]] &&
+      <(columns "$table" "$work/new.db" | sort)) &&
+    added=$(comm -13 <(columns "$table" "$work/old.db" | sort) \
+      <(columns "$table" "$work/new.db" | sort)) && [[ -n $dropped$added ]] &&
     common=$(columns "$table" "$work/old.db" | grep -vxF "$dropped" | paste -sd,) &&
     cmp -s <(sqlite3 "$work/old.db" "SELECT $common FROM \"$table\" ORDER BY $common") \
       <(sqlite3 "$work/new.db" "SELECT $common FROM \"$table\" ORDER BY $common"); then
-    echo "$table: the same on every column both have (dropped: $(echo $dropped))" >&2
+    echo "$table: the same on every column both have (dropped: $(echo ${dropped:-none});" \
+      "added: $(echo ${added:-none}))" >&2
     same=$((same + 1))
   else
     echo "DIFFERENT: $table" >&2

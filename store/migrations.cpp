@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 21> kMigrations{
+constexpr std::array<const char*, 22> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -903,7 +903,27 @@ WHERE type = 'table' AND name IN ('events', 'knowledge', 'observations', 'job_ru
     R"sql(
 DROP TRIGGER IF EXISTS events_namespace_inserted;
 )sql",
+    // 22: each recurring problem's floor: the seq of the oldest of its newest min(occurrences,
+    //    200) occurrences (200: jobs/consolidation.cpp kMaxSupportIdsListed). A run takes a
+    //    signature's newest ids from its observation's list once it knows the list is the
+    //    newest: it counted the occurrences in the list's range (~200 index entries a
+    //    signature), and a list that starts at the floor is (docs/PERFORMANCE.md item 74).
+    //    Filled by kNewestFloorFill below.
+    R"sql(
+ALTER TABLE problem_patterns ADD COLUMN newest_floor_seq INTEGER;
+)sql",
 };
+
+// Migration 22's values, from the occurrences stored (the job keeps them from then on). Also
+// run when the migration runs again on a database that has the column (its user_version set
+// back): a reflectd that did not know the column may have left it behind its occurrences.
+constexpr const char* kNewestFloorFill = R"sql(
+UPDATE problem_patterns SET newest_floor_seq = (SELECT min(seq) FROM (SELECT o.seq
+  FROM problem_occurrences o
+  WHERE o.namespace = problem_patterns.namespace AND o.signature = problem_patterns.signature
+  ORDER BY o.seq DESC LIMIT 200));
+)sql";
+constexpr int kNewestFloorMigration = 22;
 
 // The migrations that edit table definitions in sqlite_schema (constraint clauses only).
 constexpr std::array<int, 2> kSchemaEditMigrations{16, 20};
@@ -916,6 +936,18 @@ bool has_column(SQLite::Database& db, const char* table, const char* column) {
   query.bind(1, table);
   query.bind(2, column);
   return query.executeStep();
+}
+
+// A migration whose change a database already has: its user_version was set back below it (a
+// downgrade test, an operator's repair).
+bool applied_already(SQLite::Database& db, int migration) {
+  // The watermarks it created are the decay job's since.
+  if (migration == kDropUnsweptMigration) return !has_column(db, "entity_relationships", "unswept");
+  // Only its values are computed again (kNewestFloorFill).
+  if (migration == kNewestFloorMigration) {
+    return has_column(db, "problem_patterns", "newest_floor_seq");
+  }
+  return false;
 }
 
 }  // namespace
@@ -951,12 +983,10 @@ int migrate(SQLite::Database& db, int up_to) {
         throw;
       }
       db.exec("PRAGMA writable_schema = RESET");
-    } else if (version + 1 == kDropUnsweptMigration &&
-               !has_column(db, "entity_relationships", "unswept")) {
-      // Applied already: the watermarks it created are the decay job's since.
-    } else {
+    } else if (!applied_already(db, version + 1)) {
       db.exec(kMigrations[static_cast<std::size_t>(version)]);
     }
+    if (version + 1 == kNewestFloorMigration) db.exec(kNewestFloorFill);
     ++version;
     db.exec("PRAGMA user_version = " + std::to_string(version));
     transaction.commit();

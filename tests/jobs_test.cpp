@@ -39,12 +39,13 @@ constexpr std::int64_t kNow = 1'795'219'200 * kSecond;
 
 std::string derived_tables(SQLite::Database& db) { return test::consolidation_tables(db); }
 
-// Each recurring problem's totals as the consolidation job keeps them (migration 15), and as
-// counted from its stored occurrences: the two must always agree.
+// Each recurring problem's totals as the consolidation job keeps them (migrations 15 and 22),
+// and as counted from its stored occurrences: the two must always agree. The floor counted
+// is the oldest occurrence with at most 200 at or after it.
 std::string kept_pattern_totals(SQLite::Database& db) {
   return dump(db,
-              "SELECT namespace, signature, occurrences, max_seq, last_ts_us, trajectories FROM "
-              "problem_patterns ORDER BY namespace, signature") +
+              "SELECT namespace, signature, occurrences, max_seq, last_ts_us, trajectories, "
+              "newest_floor_seq FROM problem_patterns ORDER BY namespace, signature") +
          dump(db,
               "SELECT namespace, signature, target, occurrences FROM problem_pattern_targets "
               "ORDER BY namespace, signature, target");
@@ -53,8 +54,11 @@ std::string kept_pattern_totals(SQLite::Database& db) {
 std::string counted_pattern_totals(SQLite::Database& db) {
   return dump(db,
               "SELECT namespace, signature, count(*), max(seq), max(ts_us), count(DISTINCT "
-              "trajectory_id) FROM problem_occurrences GROUP BY namespace, signature ORDER BY "
-              "namespace, signature") +
+              "trajectory_id), (SELECT min(seq) FROM problem_occurrences n WHERE n.namespace = "
+              "o.namespace AND n.signature = o.signature AND (SELECT count(*) FROM "
+              "problem_occurrences m WHERE m.namespace = n.namespace AND m.signature = "
+              "n.signature AND m.seq >= n.seq) <= 200) FROM problem_occurrences o GROUP BY "
+              "namespace, signature ORDER BY namespace, signature") +
          dump(db,
               "SELECT namespace, signature, target, count(*) FROM problem_occurrences WHERE "
               "target IS NOT NULL GROUP BY namespace, signature, target ORDER BY namespace, "
@@ -445,7 +449,7 @@ TEST_CASE("consolidation: a recurring problem's totals across late, tied and rep
   CHECK(derived_tables(db_split) == tables);
   CHECK(kept_pattern_totals(db_split) ==
         "probe|disk quota exceeded|217|217|" + std::to_string(at(12, 3, 24)) +
-            "|7|\nprobe|disk quota exceeded|alpha|3|\nprobe|disk quota exceeded|beta|5|\n"
+            "|7|18|\nprobe|disk quota exceeded|alpha|3|\nprobe|disk quota exceeded|beta|5|\n"
             "probe|disk quota exceeded|delta|205|\nprobe|disk quota exceeded|gamma|4|\n");
   // The newest 200 of the 217 occurrences (seqs 1..217), ascending.
   const auto ids = json::parse(db_split
@@ -586,6 +590,51 @@ TEST_CASE("migration 15: recurring problems' totals filled from the stored occur
   auto db_upgraded = open_writer(upgraded);
   CHECK(kept_pattern_totals(db_upgraded) == counted_pattern_totals(db_upgraded));
   CHECK(derived_tables(db_upgraded) == derived_tables(db_kept));
+}
+
+// Migration 22 fills each recurring problem's floor from the stored occurrences, also when it
+// runs again on a database that has the column (a reflectd that did not know it may have left
+// the values behind), and a run without floors reads the newest occurrences instead: the
+// tables end as those of a database that had the floors all along.
+TEST_CASE("migration 22: recurring problems' floors filled again from the stored occurrences") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string kept = dir.file("kept.db");
+  const std::string stale = dir.file("stale.db");
+  for (const std::string& path : {kept, stale}) {
+    REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl"}, clock) == 8604);
+    auto db = open_writer(path);
+    consolidate(db, clock, default_params());
+  }
+  {
+    auto db = open_writer(stale);
+    const std::string totals = kept_pattern_totals(db);
+    REQUIRE(totals == counted_pattern_totals(db));
+    REQUIRE(db.execAndGet("SELECT count(*) FROM problem_patterns WHERE newest_floor_seq > 1")
+                .getInt64() > 10);
+    db.exec("UPDATE problem_patterns SET newest_floor_seq = newest_floor_seq - 1");
+    db.exec("PRAGMA user_version = 21");
+    REQUIRE(store::migrate(db) == store::latest_schema_version());
+    CHECK(kept_pattern_totals(db) == totals);
+    // A floor that disagrees with the observation's list: the next run reads the occurrences.
+    db.exec("UPDATE problem_patterns SET newest_floor_seq = NULL");
+  }
+  // The same signatures again (the same events under new ids): each is loaded from its totals.
+  std::vector<std::string> again;
+  for (const std::string& line : test::corpus_lines("libzmq-commits.jsonl")) {
+    json e = json::parse(line);
+    e["id"] = e["id"].get<std::string>() + "-again";
+    again.push_back(e.dump());
+  }
+  for (const std::string& path : {kept, stale}) {
+    REQUIRE(test::load_lines(path, again, clock) == again.size());
+    auto db = open_writer(path);
+    consolidate(db, clock, default_params());
+  }
+  auto db_kept = open_writer(kept);
+  auto db_stale = open_writer(stale);
+  CHECK(kept_pattern_totals(db_stale) == counted_pattern_totals(db_stale));
+  CHECK(derived_tables(db_stale) == derived_tables(db_kept));
 }
 
 // Consolidation ends its chunk at the next event when ingest waits at the write gate
