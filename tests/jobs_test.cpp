@@ -557,6 +557,23 @@ TEST_CASE("consolidation: an event's context read with a repeated key and a 90-b
         "ep:E4|outcome|1|\n");
 }
 
+namespace {
+
+// Stores `lines` in each of `paths` (all `expected` of them must be new there) and consolidates
+// each database, for the tests that run the same history on two copies.
+void store_and_consolidate(const std::vector<std::string>& paths,
+                           const std::vector<std::string>& lines, std::size_t expected,
+                           const Clock& clock) {
+  for (const std::string& path : paths) {
+    INFO(path);
+    REQUIRE(test::load_lines(path, lines, clock) == expected);
+    auto db = open_writer(path);
+    consolidate(db, clock, default_params());
+  }
+}
+
+}  // namespace
+
 // Migration 15 fills problem_patterns from the occurrences already stored, which the job
 // consolidated: a database upgraded between two runs ends with the tables of one that had the
 // totals all along.
@@ -565,11 +582,8 @@ TEST_CASE("migration 15: recurring problems' totals filled from the stored occur
   FakeClock clock(kNow);
   const std::string kept = dir.file("kept.db");
   const std::string upgraded = dir.file("upgraded.db");
-  for (const std::string& path : {kept, upgraded}) {
-    REQUIRE(test::load_corpus(path, {"swe-agent-trajectories.jsonl"}, clock) == 448);
-    auto db = open_writer(path);
-    consolidate(db, clock, default_params());
-  }
+  store_and_consolidate({kept, upgraded}, test::corpus_lines("swe-agent-trajectories.jsonl"), 448,
+                        clock);
   {
     auto db = open_writer(upgraded);
     const std::string totals = kept_pattern_totals(db);
@@ -581,11 +595,7 @@ TEST_CASE("migration 15: recurring problems' totals filled from the stored occur
     REQUIRE(store::migrate(db) == store::latest_schema_version());
     CHECK(kept_pattern_totals(db) == totals);
   }
-  for (const std::string& path : {kept, upgraded}) {
-    REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl"}, clock) == 8604);
-    auto db = open_writer(path);
-    consolidate(db, clock, default_params());
-  }
+  store_and_consolidate({kept, upgraded}, test::corpus_lines("libzmq-commits.jsonl"), 8604, clock);
   auto db_kept = open_writer(kept);
   auto db_upgraded = open_writer(upgraded);
   CHECK(kept_pattern_totals(db_upgraded) == counted_pattern_totals(db_upgraded));
@@ -601,11 +611,7 @@ TEST_CASE("migration 22: recurring problems' floors filled again from the stored
   FakeClock clock(kNow);
   const std::string kept = dir.file("kept.db");
   const std::string stale = dir.file("stale.db");
-  for (const std::string& path : {kept, stale}) {
-    REQUIRE(test::load_corpus(path, {"libzmq-commits.jsonl"}, clock) == 8604);
-    auto db = open_writer(path);
-    consolidate(db, clock, default_params());
-  }
+  store_and_consolidate({kept, stale}, test::corpus_lines("libzmq-commits.jsonl"), 8604, clock);
   {
     auto db = open_writer(stale);
     const std::string totals = kept_pattern_totals(db);
@@ -626,11 +632,7 @@ TEST_CASE("migration 22: recurring problems' floors filled again from the stored
     e["id"] = e["id"].get<std::string>() + "-again";
     again.push_back(e.dump());
   }
-  for (const std::string& path : {kept, stale}) {
-    REQUIRE(test::load_lines(path, again, clock) == again.size());
-    auto db = open_writer(path);
-    consolidate(db, clock, default_params());
-  }
+  store_and_consolidate({kept, stale}, again, again.size(), clock);
   auto db_kept = open_writer(kept);
   auto db_stale = open_writer(stale);
   CHECK(kept_pattern_totals(db_stale) == counted_pattern_totals(db_stale));
