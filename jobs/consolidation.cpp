@@ -341,12 +341,13 @@ WHERE decision_id = ?1)sql"),
                           "WHERE namespace = ?1 AND trajectory_id = ?2"),
         outcome_upsert_(db_,
                         "INSERT OR REPLACE INTO trajectory_outcomes (namespace, trajectory_id, "
-                        "target, success, tool_sequence, procedural, final_seq) VALUES (?1, ?2, "
-                        "?3, ?4, ?5, ?6, ?7)"),
+                        "target, success, tool_sequence, procedural, final_seq, final_ts_us) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+        // Index-only (trajectory_outcomes_successes, migration 23).
         competence_runs_(db_,
-                         "SELECT final_seq, o.target, e.ts_us FROM trajectory_outcomes o JOIN "
-                         "events e ON e.seq = o.final_seq WHERE o.namespace = ?1 AND "
-                         "o.tool_sequence = ?2 AND o.success = 1 ORDER BY e.ts_us, final_seq"),
+                         "SELECT final_seq, target, final_ts_us FROM trajectory_outcomes WHERE "
+                         "namespace = ?1 AND tool_sequence = ?2 AND success = 1 ORDER BY "
+                         "final_ts_us, final_seq"),
         pattern_rows_(db_,
                       "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
                       "namespace = ?1 AND signature = ?2 AND seq > ?3"),
@@ -675,6 +676,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
       upsert.bind(6, procedural.dump());
     }
     upsert.bind(7, static_cast<std::int64_t>(outcome.final_seq));
+    upsert.bind(8, outcome.final_ts_us);
     upsert.exec();
     upsert.reset();
     if (outcome.success && !sequence.empty()) {

@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 22> kMigrations{
+constexpr std::array<const char*, 23> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -912,6 +912,20 @@ DROP TRIGGER IF EXISTS events_namespace_inserted;
     R"sql(
 ALTER TABLE problem_patterns ADD COLUMN newest_floor_seq INTEGER;
 )sql",
+    // 23: each trajectory outcome keeps its final event's time (final_ts_us), and the
+    //    successful runs of a tool sequence are read from one covering index in (time, seq)
+    //    order. A competence's first touch in a run read them joined with `events` for that
+    //    time: one random read of the 1.3 GB events table per success, the part of the
+    //    consolidation job that grew with the log (37 of 360 ms of a +10,000 run after 1M
+    //    events, 5 ms after 100k; docs/PERFORMANCE.md item 75). An event's time is never
+    //    rewritten, as knowledge_evidence and problem_occurrences, which copy it too, assume.
+    //    Filled by kOutcomeTimeFill below.
+    R"sql(
+ALTER TABLE trajectory_outcomes ADD COLUMN final_ts_us INTEGER;
+DROP INDEX IF EXISTS trajectory_outcomes_tools;
+CREATE INDEX IF NOT EXISTS trajectory_outcomes_successes
+  ON trajectory_outcomes (namespace, tool_sequence, success, final_ts_us, final_seq, target);
+)sql",
 };
 
 // Migration 22's values, from the occurrences stored (the job keeps them from then on). Also
@@ -924,6 +938,15 @@ UPDATE problem_patterns SET newest_floor_seq = (SELECT min(seq) FROM (SELECT o.s
   ORDER BY o.seq DESC LIMIT 200));
 )sql";
 constexpr int kNewestFloorMigration = 22;
+
+// Migration 23's values, from the final events (the job writes them from then on). Also run
+// when the migration runs again on a database that has the column: a reflectd that did not
+// know it replaced rows without it.
+constexpr const char* kOutcomeTimeFill = R"sql(
+UPDATE trajectory_outcomes SET final_ts_us = (SELECT e.ts_us FROM events e WHERE e.seq = final_seq)
+WHERE final_ts_us IS NULL;
+)sql";
+constexpr int kOutcomeTimeMigration = 23;
 
 // The migrations that edit table definitions in sqlite_schema (constraint clauses only).
 constexpr std::array<int, 2> kSchemaEditMigrations{16, 20};
@@ -946,6 +969,9 @@ bool applied_already(SQLite::Database& db, int migration) {
   // Only its values are computed again (kNewestFloorFill).
   if (migration == kNewestFloorMigration) {
     return has_column(db, "problem_patterns", "newest_floor_seq");
+  }
+  if (migration == kOutcomeTimeMigration) {
+    return has_column(db, "trajectory_outcomes", "final_ts_us");
   }
   return false;
 }
@@ -987,6 +1013,7 @@ int migrate(SQLite::Database& db, int up_to) {
       db.exec(kMigrations[static_cast<std::size_t>(version)]);
     }
     if (version + 1 == kNewestFloorMigration) db.exec(kNewestFloorFill);
+    if (version + 1 == kOutcomeTimeMigration) db.exec(kOutcomeTimeFill);
     ++version;
     db.exec("PRAGMA user_version = " + std::to_string(version));
     transaction.commit();

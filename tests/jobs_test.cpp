@@ -639,6 +639,72 @@ TEST_CASE("migration 22: recurring problems' floors filled again from the stored
   CHECK(derived_tables(db_stale) == derived_tables(db_kept));
 }
 
+// Migration 23 keeps each trajectory outcome's final event time, which the competences are
+// read in order of. A database of schema 22 (no column, the old index) and one whose rows lost
+// their times (a reflectd that did not know the column replaced them) both get the events'
+// times, and the next run over the same trajectories again ends with the tables of a database
+// that had them all along.
+TEST_CASE("migration 23: trajectory outcomes' final times filled from their events") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const std::string kept = dir.file("kept.db");
+  const std::string old_schema = dir.file("old_schema.db");
+  const std::string replaced = dir.file("replaced.db");
+  const auto lines = test::corpus_lines("swe-agent-trajectories.jsonl");
+  store_and_consolidate({kept, old_schema, replaced}, lines, 448, clock);
+  const char* kTimes =
+      "SELECT o.trajectory_id, o.final_ts_us, e.ts_us FROM trajectory_outcomes o JOIN events e "
+      "ON e.seq = o.final_seq ORDER BY o.namespace, o.trajectory_id";
+  const char* kIndexes =
+      "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'trajectory_outcomes' "
+      "AND sql IS NOT NULL ORDER BY name";
+  std::string times;
+  {
+    auto db = open_writer(kept);
+    REQUIRE(db.execAndGet("SELECT count(*) FROM trajectory_outcomes WHERE success = 1").getInt64() >
+            3);
+    // Written by the job: every row has its final event's time.
+    CHECK(db.execAndGet("SELECT count(*) FROM trajectory_outcomes o JOIN events e ON e.seq = "
+                        "o.final_seq WHERE o.final_ts_us IS NOT e.ts_us")
+              .getInt64() == 0);
+    times = dump(db, kTimes);
+  }
+  {
+    auto db = open_writer(old_schema);
+    db.exec(
+        "DROP INDEX trajectory_outcomes_successes; ALTER TABLE trajectory_outcomes DROP COLUMN "
+        "final_ts_us; CREATE INDEX trajectory_outcomes_tools ON trajectory_outcomes (namespace, "
+        "tool_sequence, success); PRAGMA user_version = 22");
+    REQUIRE(store::migrate(db) == store::latest_schema_version());
+    CHECK(dump(db, kTimes) == times);
+    CHECK(dump(db, kIndexes) == "trajectory_outcomes_successes|\ntrajectory_outcomes_target|\n");
+  }
+  {
+    auto db = open_writer(replaced);
+    db.exec("UPDATE trajectory_outcomes SET final_ts_us = NULL; PRAGMA user_version = 22");
+    REQUIRE(store::migrate(db) == store::latest_schema_version());
+    CHECK(dump(db, kTimes) == times);
+  }
+  // The same trajectories under new ids: every competence is read from the stored outcomes.
+  std::vector<std::string> again;
+  for (const std::string& line : lines) {
+    json e = json::parse(line);
+    e["id"] = e["id"].get<std::string>() + "-again";
+    again.push_back(e.dump());
+  }
+  store_and_consolidate({kept, old_schema, replaced}, again, again.size(), clock);
+  auto db_kept = open_writer(kept);
+  CHECK(db_kept
+            .execAndGet("SELECT count(*) FROM observations WHERE observation_type = "
+                        "'competence' AND support_count > 1")
+            .getInt64() > 0);
+  for (const std::string& path : {old_schema, replaced}) {
+    INFO(path);
+    auto db = open_writer(path);
+    CHECK(derived_tables(db) == derived_tables(db_kept));
+  }
+}
+
 // Consolidation ends its chunk at the next event when ingest waits at the write gate
 // (jobs/consolidation.cpp consolidate_chunk); its tables stay those of an undisturbed run.
 TEST_CASE("consolidation under a writer that always waits yields and keeps its tables") {
