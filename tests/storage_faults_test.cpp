@@ -23,6 +23,7 @@
 
 #include "support/child_daemon.hpp"
 #include "support/daemon_fixture.hpp"
+#include "support/earlier_database.hpp"
 
 using namespace reflectd;
 using nlohmann::json;
@@ -157,11 +158,7 @@ TEST_CASE(
     "[faults][e2e]") {
   test::TempDir dir;
   const std::string db = dir.file("reflectd.db");
-  {
-    SQLite::Database earlier(db, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    earlier.exec("PRAGMA page_size = 4096");
-    earlier.exec("PRAGMA journal_mode = WAL");
-  }
+  test::create_4k_page_database(db);
   const std::string config = dir.file("reflectd.yaml");
   // The notice is at info.
   test::write_text_file(
@@ -354,9 +351,7 @@ bool mounted_or_warn(const TmpfsMount& mount, const char* skipped_case) {
 // rows; returns its size in bytes.
 std::int64_t make_4k_database(const std::string& path) {
   {
-    SQLite::Database earlier(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    earlier.exec("PRAGMA page_size = 4096");
-    earlier.exec("PRAGMA journal_mode = WAL");
+    SQLite::Database earlier = test::create_4k_page_database(path);
     earlier.exec("CREATE TABLE filler (blob BLOB)");
     earlier.exec(
         "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 2000) "

@@ -20,6 +20,7 @@
 #include "store/sqlite_library.hpp"
 #include "store/vacuum.hpp"
 #include "store/writer.hpp"
+#include "support/earlier_database.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace reflectd;
@@ -93,11 +94,7 @@ TEST_CASE("a new database gets kPageSizeBytes pages; an existing file keeps its 
   // of docs/PERFORMANCE.md) is opened, migrated and written as it is: in WAL mode the pragma
   // cannot change it.
   const std::string existing = dir.file("old.db");
-  {
-    SQLite::Database raw(existing, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    raw.exec("PRAGMA page_size = 4096");
-    raw.exec("PRAGMA journal_mode = WAL");
-  }
+  test::create_4k_page_database(existing);
   auto db = store::open_database({existing, "full", 1000}, store::Access::kWriter);
   CHECK(db.execAndGet("PRAGMA page_size").getInt() == 4096);
   CHECK(db.execAndGet("PRAGMA user_version").getInt() == store::latest_schema_version());
@@ -114,11 +111,7 @@ TEST_CASE("vacuum_database: a 4 KiB-page file gets kPageSizeBytes pages and keep
   CHECK_FALSE(std::filesystem::exists(missing));
 
   const std::string path = dir.file("old.db");
-  {
-    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    raw.exec("PRAGMA page_size = 4096");
-    raw.exec("PRAGMA journal_mode = WAL");
-  }
+  test::create_4k_page_database(path);
   {
     auto db = store::open_database({path, "full", 1000}, store::Access::kWriter);
     store::EventStore events(db);
