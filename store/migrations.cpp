@@ -908,7 +908,7 @@ DROP TRIGGER IF EXISTS events_namespace_inserted;
     //    signature's newest ids from its observation's list once it knows the list is the
     //    newest: it counted the occurrences in the list's range (~200 index entries a
     //    signature), and a list that starts at the floor is (docs/PERFORMANCE.md item 74).
-    //    Filled by kNewestFloorFill below.
+    //    Filled by kAddedColumns below.
     R"sql(
 ALTER TABLE problem_patterns ADD COLUMN newest_floor_seq INTEGER;
 )sql",
@@ -919,7 +919,7 @@ ALTER TABLE problem_patterns ADD COLUMN newest_floor_seq INTEGER;
     //    consolidation job that grew with the log (37 of 360 ms of a +10,000 run after 1M
     //    events, 5 ms after 100k; docs/PERFORMANCE.md item 75). An event's time is never
     //    rewritten, as knowledge_evidence and problem_occurrences, which copy it too, assume.
-    //    Filled by kOutcomeTimeFill below.
+    //    Filled by kAddedColumns below.
     R"sql(
 ALTER TABLE trajectory_outcomes ADD COLUMN final_ts_us INTEGER;
 DROP INDEX IF EXISTS trajectory_outcomes_tools;
@@ -928,25 +928,38 @@ CREATE INDEX IF NOT EXISTS trajectory_outcomes_successes
 )sql",
 };
 
-// Migration 22's values, from the occurrences stored (the job keeps them from then on). Also
-// run when the migration runs again on a database that has the column (its user_version set
-// back): a reflectd that did not know the column may have left it behind its occurrences.
-constexpr const char* kNewestFloorFill = R"sql(
+// A migration that adds a column whose values are computed from other tables. Its fill runs
+// right after the column is added, and again when the migration runs on a database that
+// already has the column (its user_version set back: a downgrade test, an operator's repair),
+// because a reflectd that did not know the column may have left it stale or empty.
+struct AddedColumn {
+  int migration;
+  const char* table;
+  const char* column;
+  const char* fill;
+};
+constexpr std::array<AddedColumn, 2> kAddedColumns{{
+    // 22: from the occurrences stored (the job keeps the floors from then on).
+    {22, "problem_patterns", "newest_floor_seq", R"sql(
 UPDATE problem_patterns SET newest_floor_seq = (SELECT min(seq) FROM (SELECT o.seq
   FROM problem_occurrences o
   WHERE o.namespace = problem_patterns.namespace AND o.signature = problem_patterns.signature
   ORDER BY o.seq DESC LIMIT 200));
-)sql";
-constexpr int kNewestFloorMigration = 22;
-
-// Migration 23's values, from the final events (the job writes them from then on). Also run
-// when the migration runs again on a database that has the column: a reflectd that did not
-// know it replaced rows without it.
-constexpr const char* kOutcomeTimeFill = R"sql(
+)sql"},
+    // 23: from the final events (the job writes them from then on); a row without a time was
+    // replaced by a reflectd that did not know the column.
+    {23, "trajectory_outcomes", "final_ts_us", R"sql(
 UPDATE trajectory_outcomes SET final_ts_us = (SELECT e.ts_us FROM events e WHERE e.seq = final_seq)
 WHERE final_ts_us IS NULL;
-)sql";
-constexpr int kOutcomeTimeMigration = 23;
+)sql"},
+}};
+
+const AddedColumn* added_column(int migration) {
+  for (const AddedColumn& added : kAddedColumns) {
+    if (added.migration == migration) return &added;
+  }
+  return nullptr;
+}
 
 // The migrations that edit table definitions in sqlite_schema (constraint clauses only).
 constexpr std::array<int, 2> kSchemaEditMigrations{16, 20};
@@ -966,12 +979,9 @@ bool has_column(SQLite::Database& db, const char* table, const char* column) {
 bool applied_already(SQLite::Database& db, int migration) {
   // The watermarks it created are the decay job's since.
   if (migration == kDropUnsweptMigration) return !has_column(db, "entity_relationships", "unswept");
-  // Only its values are computed again (kNewestFloorFill).
-  if (migration == kNewestFloorMigration) {
-    return has_column(db, "problem_patterns", "newest_floor_seq");
-  }
-  if (migration == kOutcomeTimeMigration) {
-    return has_column(db, "trajectory_outcomes", "final_ts_us");
+  // Only its values are computed again (kAddedColumns).
+  if (const AddedColumn* added = added_column(migration)) {
+    return has_column(db, added->table, added->column);
   }
   return false;
 }
@@ -1012,8 +1022,7 @@ int migrate(SQLite::Database& db, int up_to) {
     } else if (!applied_already(db, version + 1)) {
       db.exec(kMigrations[static_cast<std::size_t>(version)]);
     }
-    if (version + 1 == kNewestFloorMigration) db.exec(kNewestFloorFill);
-    if (version + 1 == kOutcomeTimeMigration) db.exec(kOutcomeTimeFill);
+    if (const AddedColumn* added = added_column(version + 1)) db.exec(added->fill);
     ++version;
     db.exec("PRAGMA user_version = " + std::to_string(version));
     transaction.commit();

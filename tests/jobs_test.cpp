@@ -572,6 +572,19 @@ void store_and_consolidate(const std::vector<std::string>& paths,
   }
 }
 
+// `lines` as the same events sent again under new ids ("<id>-again"): new rows of the same
+// signatures, trajectories and targets.
+std::vector<std::string> sent_again(const std::vector<std::string>& lines) {
+  std::vector<std::string> again;
+  again.reserve(lines.size());
+  for (const std::string& line : lines) {
+    json e = json::parse(line);
+    e["id"] = e["id"].get<std::string>() + "-again";
+    again.push_back(e.dump());
+  }
+  return again;
+}
+
 }  // namespace
 
 // Migration 15 fills problem_patterns from the occurrences already stored, which the job
@@ -626,12 +639,7 @@ TEST_CASE("migration 22: recurring problems' floors filled again from the stored
     db.exec("UPDATE problem_patterns SET newest_floor_seq = NULL");
   }
   // The same signatures again (the same events under new ids): each is loaded from its totals.
-  std::vector<std::string> again;
-  for (const std::string& line : test::corpus_lines("libzmq-commits.jsonl")) {
-    json e = json::parse(line);
-    e["id"] = e["id"].get<std::string>() + "-again";
-    again.push_back(e.dump());
-  }
+  const std::vector<std::string> again = sent_again(test::corpus_lines("libzmq-commits.jsonl"));
   store_and_consolidate({kept, stale}, again, again.size(), clock);
   auto db_kept = open_writer(kept);
   auto db_stale = open_writer(stale);
@@ -686,12 +694,7 @@ TEST_CASE("migration 23: trajectory outcomes' final times filled from their even
     CHECK(dump(db, kTimes) == times);
   }
   // The same trajectories under new ids: every competence is read from the stored outcomes.
-  std::vector<std::string> again;
-  for (const std::string& line : lines) {
-    json e = json::parse(line);
-    e["id"] = e["id"].get<std::string>() + "-again";
-    again.push_back(e.dump());
-  }
+  const std::vector<std::string> again = sent_again(lines);
   store_and_consolidate({kept, old_schema, replaced}, again, again.size(), clock);
   auto db_kept = open_writer(kept);
   CHECK(db_kept
