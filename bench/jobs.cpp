@@ -328,7 +328,8 @@ int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
   const auto cfg = config::defaults();
-  // The daemon's jobs connection: the configured synchronous mode (default full), and its WAL
+  // The daemon's jobs connection: its synchronous mode (jobs.synchronous, normal by default:
+  // daemon::jobs_database_options), and its WAL
   // checkpoints on another thread (the daemon hands them to the writer's checkpointer:
   // daemon::Daemon, store::Writer::share_checkpointer). Declared first, closed last.
   std::optional<store::Checkpointer> checkpointer;
@@ -336,7 +337,7 @@ int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend
     checkpointer.emplace(store::DatabaseOptions{path, cfg.store.synchronous, 5000},
                          cfg.store.checkpoint_pages);
   }
-  auto db = store::open_database({path, cfg.store.synchronous, 5000}, store::Access::kWriter);
+  auto db = store::open_database(daemon::jobs_database_options(cfg, path), store::Access::kWriter);
   jobs::configure_jobs_connection(db);
   if (checkpointer) checkpointer->attach(db);
   SqlProfile profile;

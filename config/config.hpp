@@ -72,6 +72,9 @@ struct JobsConfig {
   /// Writer priority over jobs' write transactions (store/write_gate.hpp).
   std::int64_t write_wait_ms = 0;   ///< Longest a job waits for the write lock under ingest.
   std::int64_t write_slice_ms = 0;  ///< Least a job keeps the lock once in; writer quiet time.
+  /// PRAGMA synchronous of the jobs' connection (normal, full) when store.synchronous is full
+  /// or extra; daemon::jobs_database_options() applies it.
+  std::string synchronous;
 };
 
 /// Medallion refresh (seed 001).

@@ -252,6 +252,15 @@ const std::array kKeys{
           "have been idle before a job may start a write transaction without waiting. Bounds "
           "the delay a job adds to an ingest commit (plus one step and the job's commit).",
           +[](Config& c) -> std::int64_t& { return c.jobs.write_slice_ms; }},
+  KeySpec{"jobs.synchronous", KT::kEnum, "normal", 0, 0, "normal|full", false, "",
+          "PRAGMA synchronous of the jobs' connection when store.synchronous is full or extra "
+          "(with off or normal the jobs use that). normal: a job's commit does not wait for "
+          "the disk; its results become durable with the writer's next fsync or the next "
+          "checkpoint, so a power loss can only take the jobs back to an earlier commit, "
+          "which they redo from the stored events. Events are never affected. full: every "
+          "job commit fsyncs the WAL (~40 ms more per incremental cycle after 1M events, "
+          "docs/PERFORMANCE.md item 76).",
+          +[](Config& c) -> std::string& { return c.jobs.synchronous; }},
   KeySpec{"medallion.scopes", KT::kStringList, "[]", 0, 0, "", true, "",
           "Extra medallion scopes besides the one every namespace gets, each \"name=<id>;namespace=<ns>;nodes=<a>,<b>;tags=<t>,<u>\" (name and nodes or tags required). Knowledge and problems whose target names a node (module:src names src) are in scope.",
           +[](Config& c) -> std::vector<std::string>& { return c.medallion.scopes; }},

@@ -81,8 +81,8 @@ void Daemon::start() {
   // for those transactions (0.7-1.6 s before READY=1 on a database with a search-index backlog).
   const store::DatabaseOptions database{store_path_, config_.store.synchronous,
                                         config_.store.busy_timeout_ms};
-  jobs_db_ =
-      std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kWriter));
+  jobs_db_ = std::make_unique<SQLite::Database>(
+      store::open_database(jobs_database_options(config_, store_path_), store::Access::kWriter));
   page_size_bytes_ = jobs_db_->execAndGet("PRAGMA page_size").getInt64();
   if (page_size_bytes_ != store::kPageSizeBytes) {
     // A file from an earlier reflectd keeps its pages; the jobs run ~10% faster on new ones.

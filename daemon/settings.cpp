@@ -40,6 +40,13 @@ store::WriterOptions writer_options(const config::Config& config, const std::str
   return options;
 }
 
+store::DatabaseOptions jobs_database_options(const config::Config& config,
+                                             const std::string& path) {
+  const std::string& store = config.store.synchronous;
+  const bool durable_events = store == "full" || store == "extra";
+  return {path, durable_events ? config.jobs.synchronous : store, config.store.busy_timeout_ms};
+}
+
 jobs::VitalityParams vitality_params(const config::DecayConfig& decay) {
   return {decay.decaying_after_days, decay.dormant_after_days, decay.decaying_loss_per_week,
           decay.dormant_loss_per_week};

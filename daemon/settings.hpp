@@ -21,6 +21,12 @@ store::DecayProfiles decay_profiles(const config::DecayConfig& decay);
 /// Writer options for the database at `path` (already resolved, see resolve_store_path()).
 store::WriterOptions writer_options(const config::Config& config, const std::string& path);
 
+/// The jobs' connection to the database at `path`: `store.busy_timeout_ms`, and
+/// `jobs.synchronous` when `store.synchronous` is full or extra, else `store.synchronous`
+/// (jobs are never made more durable than the events they derive from, whose acknowledgement
+/// is what `store.synchronous` promises; docs/RELIABILITY.md, "Jobs and readers").
+store::DatabaseOptions jobs_database_options(const config::Config& config, const std::string& path);
+
 /// `decay.*_after_days` and `decay.*_loss_per_week`.
 jobs::VitalityParams vitality_params(const config::DecayConfig& decay);
 

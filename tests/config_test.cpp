@@ -6,6 +6,9 @@
 #include <sstream>
 
 #include "config/config.hpp"
+#include "daemon/settings.hpp"
+#include "store/database.hpp"
+#include "support/temp_dir.hpp"
 
 using reflectd::config::ConfigError;
 using reflectd::config::load_string;
@@ -121,4 +124,32 @@ TEST_CASE("store.path resolves against $STATE_DIRECTORY") {
   CHECK(resolve_store_path("reflectd.db", "/var/lib/reflectd") == "/var/lib/reflectd/reflectd.db");
   CHECK(resolve_store_path("reflectd.db", "/var/lib/a:/var/lib/b") == "/var/lib/a/reflectd.db");
   CHECK(resolve_store_path("/abs/x.db", "/var/lib/reflectd") == "/abs/x.db");
+}
+
+TEST_CASE("jobs.synchronous sets the jobs' connection, never above store.synchronous") {
+  // PRAGMA synchronous reads back 0 off, 1 normal, 2 full, 3 extra.
+  struct Case {
+    const char* store;
+    const char* jobs;
+    const char* expected;
+    int pragma;
+  };
+  const Case cases[] = {{"full", "normal", "normal", 1}, {"full", "full", "full", 2},
+                        {"extra", "normal", "normal", 1}, {"extra", "full", "full", 2},
+                        {"normal", "full", "normal", 1}, {"off", "normal", "off", 0},
+                        {"off", "full", "off", 0}};
+  CHECK(reflectd::config::defaults().jobs.synchronous == "normal");
+  reflectd::test::TempDir dir;
+  for (const Case& c : cases) {
+    INFO(c.store << " / " << c.jobs);
+    const auto config = load_string(std::string("store: {synchronous: ") + c.store +
+                                    "}\njobs: {synchronous: " + c.jobs + "}\n");
+    const auto options = reflectd::daemon::jobs_database_options(config, dir.file("jobs.db"));
+    CHECK(options.synchronous == c.expected);
+    CHECK(options.path == dir.file("jobs.db"));
+    CHECK(options.busy_timeout_ms == config.store.busy_timeout_ms);
+    auto db = reflectd::store::open_database(options, reflectd::store::Access::kWriter);
+    CHECK(db.execAndGet("PRAGMA synchronous").getInt() == c.pragma);
+  }
+  CHECK(error_of("jobs: {synchronous: off}\n").find("jobs.synchronous") != std::string::npos);
 }
