@@ -142,7 +142,8 @@ const std::array kKeys{
   KeySpec{"store.checkpoint_pages", KT::kInteger, "1000", 0, 1000000, "", false, "pages",
           "WAL size that wakes the background checkpointer, which copies the WAL back into the "
           "database on its own thread and connection so the writer never does it between two "
-          "commits (past 8 times this the writer checkpoints itself, bounding the WAL). "
+          "commits (past 16 times this the committing connection checkpoints itself, bounding "
+          "the WAL). "
           "0 = SQLite's autocheckpoint at 1000 pages, on the writer thread.",
           +[](Config& c) -> std::int64_t& { return c.store.checkpoint_pages; }},
 

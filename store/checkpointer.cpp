@@ -24,7 +24,7 @@ void Checkpointer::attach(SQLite::Database& db) {
 
 int Checkpointer::wal_hook(void* self, sqlite3* db, const char* name, int pages) {
   auto* checkpointer = static_cast<Checkpointer*>(self);
-  if (pages >= checkpointer->pages_ * 8) {
+  if (pages >= checkpointer->pages_ * kInlineFactor) {
     // The thread cannot keep up (or keeps failing): bound the WAL as SQLite would.
     ::sqlite3_wal_checkpoint(db, name);
   } else if (pages >= checkpointer->pages_) {

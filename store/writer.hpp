@@ -9,7 +9,7 @@
 // overload (the queue never runs dry) indexing waits and the lag is reported.
 // WAL checkpoints run on a second thread with its own connection (store/checkpointer.hpp:
 // PASSIVE, started when the WAL passes store.checkpoint_pages), so the writer never copies
-// pages back into the database between two commits; past 8 times that the writer
+// pages back into the database between two commits; past 16 times that the writer
 // checkpoints itself, as SQLite's autocheckpoint would, so the WAL stays bounded.
 //
 // Commit pipelining (store.synchronous full with store.commit_pipelining, on by default): the
@@ -225,7 +225,7 @@ class Writer {
   /// checkpoints to this writer's checkpointer thread instead of running them inside its own
   /// COMMIT, where SQLite's autocheckpoint would copy pages and fsync while the connection
   /// still holds the write gate (measured: up to 200 ms of ingest waiting per job commit).
-  /// Past 8 times store.checkpoint_pages it checkpoints itself, as SQLite would. No-op when
+  /// Past 16 times store.checkpoint_pages it checkpoints itself, as SQLite would. No-op when
   /// checkpoint_pages is 0. `db` must be closed before the writer is destroyed.
   void share_checkpointer(SQLite::Database& db);
 
