@@ -4,6 +4,7 @@
 #include <utf8proc.h>
 
 #include <absl/container/node_hash_map.h>
+#include <absl/strings/string_view.h>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_future.hpp>
@@ -186,13 +187,24 @@ struct ReadEvent {
   std::string shown_cwd;  // the working directory the content shows (working_directory())
   std::string cwd;        // the episode's working directory at this event
   Extraction extraction;
-  bool extracted = false;  // `extraction` is set (a yield may leave the rest of a batch without)
+  // The content's kept tokens (Tokenizer::scan of what vectorize() reads), each ended by '\0'.
+  std::string tokens;
+  bool extracted = false;  // `extraction` and `tokens` are set (a yield may leave the rest of
+                           // a batch without)
 };
 
-// The pure per-event work (JSON parsing and entity extraction: ~16% of the job on one
-// thread), which the chunk loop runs on a second thread for the next batch while it stores
-// the current one. Touches nothing but `batch`; skips the events a chunk before extracted, and
-// stops early once `abandon` is set (the chunk yielded: the next chunk extracts the rest).
+// What vectorize() reads of an event: its first kMaxVectorizedBytes without commit trailers.
+std::string_view vectorized_text(std::string_view content, std::string& without) {
+  without = without_trailers(content.substr(0, std::min(content.size(), kMaxVectorizedBytes)));
+  return without;
+}
+
+// The pure per-event work (JSON parsing, entity extraction and tokenizing: ~19% of the job on
+// one thread), which the chunk loop runs on a second thread for the next batch while it
+// stores the current one. Stemming and interning stay on the job's thread (they share its
+// caches), so the vectors are the same. Touches nothing but `batch`; skips the events a chunk
+// before extracted, and stops early once `abandon` is set (the chunk yielded: the next chunk
+// extracts the rest).
 void extract_batch(std::vector<ReadEvent>& batch, const std::atomic<bool>& abandon) {
   EventJsonReader reader;
   for (ReadEvent& e : batch) {
@@ -203,6 +215,12 @@ void extract_batch(std::vector<ReadEvent>& batch, const std::atomic<bool>& aband
     const json relations = reader.extraction_relations(e.relations);
     e.extraction =
         extract_entities({e.kind, e.content, e.agent, &context, &entities, &relations, e.cwd});
+    std::string without;
+    e.tokens.clear();
+    Tokenizer::scan(vectorized_text(e.content, without), [&e](const std::string& token) {
+      e.tokens += token;
+      e.tokens += '\0';
+    });
     e.extracted = true;
   }
 }
@@ -448,7 +466,7 @@ class Clusterer {
         ++stored;
         remember_working_directory(ns, e);
         const auto entity_ids = entities_.add_event(ns, e.seq, e.ts, e.extraction, e.sensitivity);
-        cluster_event(ns, e.seq, e.ts, e.content, entity_ids, e.sensitivity);
+        cluster_event(ns, e.seq, e.ts, e.content, e.tokens, entity_ids, e.sensitivity);
         if (processed % 256 == 0) ctx_.cancel.check();
         // Ingest waits for the lock: end the chunk here (chunk ends do not change results).
         if (transaction.should_yield()) {
@@ -775,7 +793,8 @@ class Clusterer {
     return label;
   }
 
-  IdVector vectorize(const std::string& ns, std::string_view content) {
+  // `tokens`: ReadEvent::tokens.
+  IdVector vectorize(const std::string& ns, std::string_view tokens) {
     // Distinct stems with their term frequency and first surface form (the token, a key of
     // token_ids_: node-based, so the address is stable until trim()).
     struct Count {
@@ -785,26 +804,28 @@ class Clusterer {
     };
     std::vector<Count> counts;
     ++mark_;
-    tokenizer_.scan(
-        without_trailers(content.substr(0, std::min(content.size(), kMaxVectorizedBytes))),
-        [&](const std::string& token) {
-          // One lookup per token: token -> interned stem (Tokenizer::terms() would stem, then
-          // intern() would hash the stem again).
-          auto it = token_ids_.find(token);
-          if (it == token_ids_.end()) {
-            const std::string& stemmed = tokenizer_.stem(token);
-            it = token_ids_.emplace(token, stemmed.empty() ? kNoTerm : intern(stemmed)).first;
-          }
-          const TermId id = it->second;
-          if (id == kNoTerm) return;
-          Slot& s = slots_[id];
-          if (s.mark != mark_) {
-            s.mark = mark_;
-            s.pos = static_cast<std::uint32_t>(counts.size());
-            counts.push_back({id, 0, &it->first});
-          }
-          ++counts[s.pos].tf;
-        });
+    for (std::size_t start = 0; start < tokens.size();) {
+      const std::size_t end = tokens.find('\0', start);
+      const absl::string_view token(tokens.data() + start, end - start);
+      start = end + 1;
+      // One lookup per token: token -> interned stem (Tokenizer::terms() would stem, then
+      // intern() would hash the stem again).
+      auto it = token_ids_.find(token);
+      if (it == token_ids_.end()) {
+        token_.assign(token.data(), token.size());
+        const std::string& stemmed = tokenizer_.stem(token_);
+        it = token_ids_.emplace(token_, stemmed.empty() ? kNoTerm : intern(stemmed)).first;
+      }
+      const TermId id = it->second;
+      if (id == kNoTerm) continue;
+      Slot& s = slots_[id];
+      if (s.mark != mark_) {
+        s.mark = mark_;
+        s.pos = static_cast<std::uint32_t>(counts.size());
+        counts.push_back({id, 0, &it->first});
+      }
+      ++counts[s.pos].tf;
+    }
     if (counts.empty()) return {};
     std::sort(counts.begin(), counts.end(),
               [this](const Count& a, const Count& b) { return text_less(a.id, b.id); });
@@ -830,9 +851,9 @@ class Clusterer {
   }
 
   void cluster_event(const std::string& ns, std::int64_t seq, std::int64_t ts,
-                     const std::string& content, const std::vector<std::int64_t>& entity_ids,
-                     int sensitivity) {
-    const IdVector v = vectorize(ns, content);
+                     const std::string& content, std::string_view tokens,
+                     const std::vector<std::int64_t>& entity_ids, int sensitivity) {
+    const IdVector v = vectorize(ns, tokens);
     if (v.empty()) {
       ++totals_.events_without_terms;
       return;
@@ -1146,6 +1167,7 @@ class Clusterer {
   // per lookup, and stable addresses (candidate_clusters_). ids_ stays a std::unordered_map:
   // Debian's Abseil hashes absl::string_view, not the std::string_view that intern() looks up.
   absl::node_hash_map<std::string, TermId> token_ids_;
+  std::string token_;  // vectorize()'s token missing from token_ids_, as a key
   std::vector<TermId> dirty_terms_;
   absl::node_hash_map<std::int64_t, Cluster> clusters_;
   std::vector<Cluster*> candidate_clusters_;  // cluster_event()'s candidates, into clusters_

@@ -92,8 +92,8 @@ class Tokenizer {
 
   /// The kept tokens of `text` (lower-cased surfaces, the rules of terms()), in text order,
   /// without stemming them: `emit` is called once per token (the reference is valid during
-  /// the call only).
-  void scan(std::string_view text, const std::function<void(const std::string&)>& emit);
+  /// the call only). Uses no tokenizer state: safe from any thread.
+  static void scan(std::string_view text, const std::function<void(const std::string&)>& emit);
 
   /// Snowball English stem of a lower-cased token (may be empty); cached. The reference is
   /// valid until the next call.
