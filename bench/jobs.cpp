@@ -328,10 +328,10 @@ int run_cycle(const std::string& path, std::int64_t now_us, std::int64_t contend
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
   const auto cfg = config::defaults();
-  // The daemon's jobs connection: its synchronous mode (jobs.synchronous, normal by default:
-  // daemon::jobs_database_options), and its WAL
-  // checkpoints on another thread (the daemon hands them to the writer's checkpointer:
-  // daemon::Daemon, store::Writer::share_checkpointer). Declared first, closed last.
+  // The daemon's jobs connection: its synchronous mode (daemon::jobs_database_options:
+  // jobs.synchronous, normal by default), and its WAL checkpoints on another thread (the
+  // daemon hands them to the writer's checkpointer: daemon::Daemon,
+  // store::Writer::share_checkpointer). Declared first, closed last.
   std::optional<store::Checkpointer> checkpointer;
   if (cfg.store.checkpoint_pages > 0) {
     checkpointer.emplace(store::DatabaseOptions{path, cfg.store.synchronous, 5000},

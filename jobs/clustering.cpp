@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -464,6 +465,7 @@ class Clusterer {
         last_seq = e.seq;
         ++processed;
         ++stored;
+        assert(e.extracted && "every stored event was extracted (and tokenized) first");
         remember_working_directory(ns, e);
         const auto entity_ids = entities_.add_event(ns, e.seq, e.ts, e.extraction, e.sensitivity);
         cluster_event(ns, e.seq, e.ts, e.content, e.tokens, entity_ids, e.sensitivity);

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <fstream>
 #include <sstream>
 
@@ -134,10 +135,13 @@ TEST_CASE("jobs.synchronous sets the jobs' connection, never above store.synchro
     const char* expected;
     int pragma;
   };
-  const Case cases[] = {{"full", "normal", "normal", 1},  {"full", "full", "full", 2},
-                        {"extra", "normal", "normal", 1}, {"extra", "full", "full", 2},
-                        {"normal", "full", "normal", 1},  {"off", "normal", "off", 0},
-                        {"off", "full", "off", 0}};
+  const std::array<Case, 7> cases{{{"full", "normal", "normal", 1},
+                                   {"full", "full", "full", 2},
+                                   {"extra", "normal", "normal", 1},
+                                   {"extra", "full", "full", 2},
+                                   {"normal", "full", "normal", 1},
+                                   {"off", "normal", "off", 0},
+                                   {"off", "full", "off", 0}}};
   CHECK(reflectd::config::defaults().jobs.synchronous == "normal");
   reflectd::test::TempDir dir;
   for (const Case& c : cases) {
