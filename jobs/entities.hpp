@@ -225,6 +225,19 @@ constexpr bool read_edges_by_table(std::int64_t namespace_edges, std::int64_t al
   return 2 * namespace_edges >= all_edges;
 }
 
+/// Whether a namespace's mentions stored after a watermark should be read in one pass over
+/// event_entities' primary key (seq, entity_id) from the watermark on (every namespace's
+/// mentions there, keeping the namespace's entities) rather than by one seek into
+/// event_entities_entity (entity_id, seq) per entity of the namespace. `seqs_after` = the
+/// largest stored mention seq minus the watermark, `entities` = the namespace's entities. After
+/// 1M events, 4,620 entities with 47,722 new mentions: 13 ms by seeks (~2.8 us each), 3 ms by
+/// the pass (~0.06 us a mention, ~5 mentions per event), so the pass costs less up to ~9 seqs
+/// per entity. The one rule of the jobs that read new mentions (importance's mention weights,
+/// the entity summaries); either way each entity's mentions come in seq order.
+constexpr bool read_new_mentions_in_one_pass(std::int64_t seqs_after, std::int64_t entities) {
+  return seqs_after <= 8 * entities;
+}
+
 /// Calls `row` with every stored edge of namespace `ns` (entity_relationships), in no
 /// particular order, read as read_edges_by_table() decides; `row.rel_type` is valid during
 /// the call only. For a job that reads a namespace's graph whole (importance, communities).

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/timestamp.hpp"
+#include "jobs/entities.hpp"
 
 namespace reflectd::jobs {
 namespace {
@@ -141,6 +142,15 @@ std::unordered_map<std::int64_t, Searched> search_in_bulk(JobContext& ctx,
   return found;
 }
 
+// The new mentions read in step 1's pass: `from` = the namespace's watermark they follow,
+// `seqs` = per entity of those namespaces with any, in seq order; `epoch` = the summary inputs'
+// version they were read at (-1: none read).
+struct NewMentions {
+  std::map<std::string, std::int64_t> from;
+  std::unordered_map<std::int64_t, std::vector<std::int64_t>> seqs;
+  std::int64_t epoch = -1;
+};
+
 struct DirtyEntity {
   std::int64_t id;
   bool full;
@@ -170,8 +180,10 @@ std::optional<std::int64_t> optional_int(const SQLite::Column& column) {
 nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_life_s) {
   SQLite::Database& db = ctx.db;
   if (!has_table(db, "entities") || !has_table(db, "entity_summary_dirty")) {
-    return {
-        {"summaries_refreshed", 0}, {"summaries_skipped", 0}, {"summaries_searched_in_pass", 0}};
+    return {{"summaries_refreshed", 0},
+            {"summaries_skipped", 0},
+            {"summaries_searched", 0},
+            {"summaries_searched_in_pass", 0}};
   }
   // 1. The entities with mentions after their namespace's watermark, read in a snapshot (no
   // write-gate turn: the first run reads every mention). Nothing the writer thread does in
@@ -180,6 +192,12 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   std::vector<std::int64_t> added_ids;
   std::map<std::string, std::int64_t> watermarks;
   std::int64_t in_scope = 0;
+  // Each namespace's mentions after its watermark when they came from one pass (below), per
+  // entity in seq order, valid for the entities' new mentions in step 4 while the summary
+  // inputs' version (migration 14, which every removed or moved mention changes) is the one
+  // they were read at: new mentions come only from the cluster job, never at the same time.
+  NewMentions read_ahead;
+  SQLite::Statement epoch_query(db, "SELECT changes FROM entity_summary_epoch WHERE id = 1");
   {
     SQLite::Transaction snapshot(db, SQLite::TransactionBehavior::DEFERRED);
     SQLite::Statement q(db,
@@ -196,17 +214,50 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
         "SELECT entity_id, newest FROM (SELECT e.entity_id, (SELECT max(ee.seq) FROM "
         "event_entities ee WHERE ee.entity_id = e.entity_id) AS newest FROM entities e WHERE "
         "e.namespace = ?1) WHERE newest > ?2");
+    SQLite::Statement entity_ids(db, "SELECT entity_id FROM entities WHERE namespace = ?1");
+    SQLite::Statement mentions_after(db,
+                                     "SELECT seq, entity_id FROM event_entities WHERE seq > ?1");
+    const std::int64_t newest_mention =
+        db.execAndGet("SELECT coalesce(max(seq), 0) FROM event_entities").getInt64();
+    read_ahead.epoch = summary_epoch(epoch_query);
     for (auto& [ns, through] : watermarks) {
       w.reset();
       w.bind(1, ns);
       const std::int64_t before = w.executeStep() ? w.getColumn(0).getInt64() : 0;
       through = before;
-      added.reset();
-      added.bind(1, ns);
-      added.bind(2, before);
-      while (added.executeStep()) {
-        added_ids.push_back(added.getColumn(0).getInt64());
-        through = std::max(through, added.getColumn(1).getInt64());
+      std::vector<std::int64_t> ids;
+      entity_ids.reset();
+      entity_ids.bind(1, ns);
+      while (entity_ids.executeStep()) ids.push_back(entity_ids.getColumn(0).getInt64());
+      entity_ids.reset();
+      if (read_new_mentions_in_one_pass(newest_mention - before,
+                                        static_cast<std::int64_t>(ids.size()))) {
+        // One pass finds the entities with new mentions and, kept for step 4, those mentions
+        // in seq order, instead of a probe per entity here and a seek per refreshed entity
+        // there.
+        std::sort(ids.begin(), ids.end());
+        read_ahead.from[ns] = before;
+        mentions_after.reset();
+        mentions_after.bind(1, before);
+        while (mentions_after.executeStep()) {
+          const std::int64_t id = mentions_after.getColumn(1).getInt64();
+          if (!std::binary_search(ids.begin(), ids.end(), id)) continue;
+          const std::int64_t seq = mentions_after.getColumn(0).getInt64();
+          auto [it, first] = read_ahead.seqs.try_emplace(id);
+          if (first) added_ids.push_back(id);
+          it->second.push_back(seq);
+          through = std::max(through, seq);
+        }
+        mentions_after.reset();
+      } else {
+        added.reset();
+        added.bind(1, ns);
+        added.bind(2, before);
+        while (added.executeStep()) {
+          added_ids.push_back(added.getColumn(0).getInt64());
+          through = std::max(through, added.getColumn(1).getInt64());
+        }
+        added.reset();
       }
       ctx.cancel.check();
     }
@@ -215,6 +266,7 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     count.bind(1, ctx.ns);
     count.executeStep();
     in_scope = count.getColumn(0).getInt64();
+    count.reset();
     snapshot.commit();  // it only read
   }
   // 2. They become marks in entity_summary_dirty (active ones: an inactive entity is marked
@@ -246,7 +298,6 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   }
   // 3. Searched entity by entity, a search reads every mention's event at random; when most
   // marked entities need one (a first run), one pass in seq order does them all beforehand.
-  SQLite::Statement epoch_query(db, "SELECT changes FROM entity_summary_epoch WHERE id = 1");
   std::int64_t bulk_epoch = -1;
   std::unordered_map<std::int64_t, Searched> bulk = search_in_bulk(ctx, epoch_query, bulk_epoch);
   // 4. The marked active entities in scope, in id order, a batch at a time; each transaction
@@ -326,9 +377,11 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   // Exact re-search over every mention: from the pass when nothing it read has changed since
   // (checked at the start of each write transaction, see below), else from the tables.
   Searched searched_now;
+  std::int64_t searches = 0;
   std::int64_t searched_in_pass = 0;
   auto search_all = [&](std::int64_t id, std::vector<Candidate>& top, std::int64_t& count,
                         std::int64_t& through) {
+    ++searches;
     const Searched* result = nullptr;
     if (const auto it = bulk.find(id); it != bulk.end()) {
       result = &it->second;
@@ -377,13 +430,25 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       if (searched) {
         search_all(e.id, top, count, through);
       } else {
-        new_mentions.reset();
-        new_mentions.bind(1, e.id);
-        new_mentions.bind(2, e.through_seq);
         mention_seqs.clear();
-        while (new_mentions.executeStep())
-          mention_seqs.push_back(new_mentions.getColumn(0).getInt64());
-        new_mentions.reset();
+        if (read_ahead.from.contains(e.ns)) {
+          // Those of the pass after the entity's own through_seq. The pass has none at or
+          // below the namespace's watermark: those (a mention stored out of seq order, or left
+          // by a run cut before it refreshed the entity) make the count below fall short, and
+          // the entity is searched, with the result of a read of every new mention.
+          if (const auto it = read_ahead.seqs.find(e.id); it != read_ahead.seqs.end()) {
+            const auto& seqs = it->second;
+            mention_seqs.assign(std::upper_bound(seqs.begin(), seqs.end(), e.through_seq),
+                                seqs.end());
+          }
+        } else {
+          new_mentions.reset();
+          new_mentions.bind(1, e.id);
+          new_mentions.bind(2, e.through_seq);
+          while (new_mentions.executeStep())
+            mention_seqs.push_back(new_mentions.getColumn(0).getInt64());
+          new_mentions.reset();
+        }
         for (const std::int64_t seq : mention_seqs) {
           const std::optional<EventInputs>& event = inputs_of(seq);
           if (!event) continue;  // as the join with events left it out
@@ -503,6 +568,7 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       inputs_read.clear();
       inputs_epoch = epoch;
     }
+    if (epoch != read_ahead.epoch) read_ahead = {};
     batch.clear();
     next_batch.reset();
     next_batch.bind(1, ctx.ns);
@@ -531,6 +597,7 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   }
   return {{"summaries_refreshed", refreshed},
           {"summaries_skipped", in_scope - refreshed},
+          {"summaries_searched", searches},
           {"summaries_searched_in_pass", searched_in_pass}};
 }
 

@@ -58,6 +58,7 @@ struct NamespaceWrites {
   std::int64_t through_seq = 0;
   std::vector<std::pair<std::int64_t, double>> scores;  // changed importance_score values
   std::vector<std::int64_t> summaries_stale;            // printed score changed
+  std::int64_t resummed = 0;  // entities whose W(e) was summed again over every mention
 };
 
 void write_namespace(SQLite::Database& db, const std::string& ns, const NamespaceWrites& w) {
@@ -192,24 +193,41 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
     // The mentions after the watermark, per entity in seq order, each with its event's ts_us
     // (a mention whose event is gone has none and is left out, as a join leaves it out).
     // Joining `events` row by row cost a lookup per mention (~5,000 instructions) and a sort;
-    // each entity's mentions come from event_entities_entity in seq order, and the ts_us of
-    // their events are read once per event, in seq order.
+    // the ts_us of the mentioned events are read once per event, in seq order.
     {
-      SQLite::Statement ids(db, "SELECT entity_id FROM entities WHERE namespace = ?1");
-      ids.bind(1, ns);
-      SQLite::Statement of_entity(
-          db, "SELECT seq FROM event_entities WHERE entity_id = ?1 AND seq > ?2 ORDER BY seq");
+      std::vector<std::int64_t> ids;
+      {
+        SQLite::Statement q(db, "SELECT entity_id FROM entities WHERE namespace = ?1");
+        q.bind(1, ns);
+        while (q.executeStep()) ids.push_back(q.getColumn(0).getInt64());
+      }
       std::vector<std::int64_t> seqs;
-      while (ids.executeStep()) {
-        const std::int64_t id = ids.getColumn(0).getInt64();
-        of_entity.reset();
-        of_entity.bind(1, id);
-        of_entity.bind(2, watermark);
-        while (of_entity.executeStep()) {
-          const std::int64_t seq = of_entity.getColumn(0).getInt64();
-          mentions[id].emplace_back(seq, 0);
-          seqs.push_back(seq);
-          if (++rows % 65536 == 0) ctx.cancel.check();
+      auto add_mention = [&](std::int64_t id, std::int64_t seq) {
+        mentions[id].emplace_back(seq, 0);
+        seqs.push_back(seq);
+        if (++rows % 65536 == 0) ctx.cancel.check();
+      };
+      const std::int64_t newest_mention =
+          db.execAndGet("SELECT coalesce(max(seq), 0) FROM event_entities").getInt64();
+      if (read_new_mentions_in_one_pass(newest_mention - watermark,
+                                        static_cast<std::int64_t>(ids.size()))) {
+        // Each entity's mentions come out of the pass in seq order, as from its seek below.
+        std::sort(ids.begin(), ids.end());
+        SQLite::Statement q(db, "SELECT seq, entity_id FROM event_entities WHERE seq > ?1");
+        q.bind(1, watermark);
+        while (q.executeStep()) {
+          const std::int64_t id = q.getColumn(1).getInt64();
+          if (std::binary_search(ids.begin(), ids.end(), id))
+            add_mention(id, q.getColumn(0).getInt64());
+        }
+      } else {
+        SQLite::Statement of_entity(
+            db, "SELECT seq FROM event_entities WHERE entity_id = ?1 AND seq > ?2 ORDER BY seq");
+        for (const std::int64_t id : ids) {
+          of_entity.reset();
+          of_entity.bind(1, id);
+          of_entity.bind(2, watermark);
+          while (of_entity.executeStep()) add_mention(id, of_entity.getColumn(0).getInt64());
         }
       }
       std::sort(seqs.begin(), seqs.end());
@@ -258,6 +276,7 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
         db,
         "SELECT ee.seq, ev.ts_us FROM event_entities ee JOIN events ev ON ev.seq = ee.seq "
         "WHERE ee.entity_id = ?1 ORDER BY ee.seq");
+    writes.resummed = static_cast<std::int64_t>(rebuild.size());
     for (const std::int64_t id : rebuild) {
       all.reset();
       all.bind(1, id);
@@ -317,6 +336,7 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
       if (++rows % 65536 == 0) ctx.cancel.check();
     }
     for (const auto& [id, w] : state) store_entity(id, w);
+    writes.resummed = static_cast<std::int64_t>(state.size());
   } else {
     for (const auto& [id, list] : mentions) {
       WeightState& w = state[id];
@@ -368,7 +388,13 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
     }
   }
   const std::size_t n = vertices.size();
-  if (n == 0) return {{"entities_scored", 0}, {"edges", 0}, {"iterations", 0}, {"updated", 0}};
+  if (n == 0) {
+    return {{"entities_scored", 0},
+            {"edges", 0},
+            {"iterations", 0},
+            {"updated", 0},
+            {"weights_resummed", 0}};
+  }
   std::unordered_map<std::int64_t, std::size_t> index;
   for (std::size_t i = 0; i < n; ++i) index[vertices[i].id] = i;
 
@@ -479,7 +505,8 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   return {{"entities_scored", static_cast<std::int64_t>(n)},
           {"edges", edge_rows},
           {"iterations", iterations},
-          {"updated", updated}};
+          {"updated", updated},
+          {"weights_resummed", writes.resummed}};
 }
 
 }  // namespace

@@ -92,7 +92,10 @@ double blend_importance(double pagerank, double mentions, double recency,
 
 /// Runs the job for ctx.ns (or every namespace). Returns {entities_scored, top_entities:
 /// {namespace: [[key, score], ...]}, namespaces: {namespace: {entities_scored, edges,
-/// iterations, updated}}, skipped, skip_reason}. Throws JobCancelled or SQLite::Exception.
+/// iterations, updated, weights_resummed}}, skipped, skip_reason}; weights_resummed = the
+/// entities whose W(e) was summed again over all their mentions (every entity when W is
+/// recomputed from scratch; else those new, dropped by a trigger, or whose mentions did not add
+/// up), the others only added their new mentions. Throws JobCancelled or SQLite::Exception.
 nlohmann::json run_importance(JobContext& ctx, const ImportanceParams& params);
 
 }  // namespace reflectd::jobs

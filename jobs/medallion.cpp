@@ -117,6 +117,7 @@ class Refresher {
             {"medallions_skipped", skipped},
             {"summaries_refreshed", summaries["summaries_refreshed"]},
             {"summaries_skipped", summaries["summaries_skipped"]},
+            {"summaries_searched", summaries["summaries_searched"]},
             {"summaries_searched_in_pass", summaries["summaries_searched_in_pass"]},
             {"scopes", ids},
             {"skipped", refreshed == 0 && summaries["summaries_refreshed"] == 0},

@@ -72,7 +72,8 @@ struct MedallionParams {
 /// stable per scope, created_at never changes and updated_at strictly increases; D-<n> and
 /// Q-<n> item ids are stable across refreshes. Entity summaries are refreshed first
 /// (jobs/entity_summaries.hpp). Result: {"medallions_refreshed", "medallions_skipped",
-/// "scopes", "summaries_refreshed", "summaries_skipped", "summaries_searched_in_pass"}. Throws
+/// "scopes", "summaries_refreshed", "summaries_skipped", "summaries_searched",
+/// "summaries_searched_in_pass"}. Throws
 /// SQLite::Exception or JobCancelled.
 nlohmann::json run_medallion_refresh(JobContext& ctx, const MedallionParams& params);
 

@@ -15,6 +15,7 @@
 #include "jobs/clustering.hpp"
 #include "jobs/consolidation.hpp"
 #include "jobs/decay.hpp"
+#include "jobs/entities.hpp"
 #include "jobs/entity_summaries.hpp"
 #include "jobs/importance.hpp"
 #include "jobs/scheduler.hpp"
@@ -1130,6 +1131,108 @@ TEST_CASE("entity summaries: a change during an incremental run drops the event 
       "SELECT summary_text FROM entities WHERE entity_id = " + std::to_string(last);
   CHECK(db_raced.execAndGet(quoted).getString() == db_alone.execAndGet(quoted).getString());
   CHECK(importance_tables(db_raced) == importance_tables(db_alone));
+}
+
+// New mentions after a watermark are read by a seek per entity or in one pass over
+// event_entities' primary key (jobs::read_new_mentions_in_one_pass), in importance and in the
+// summaries alike: swe-agent's new mentions behind all of libzmq's events take the seeks, the
+// same mentions arriving in small batches take the pass; both give the tables of one run.
+TEST_CASE(
+    "importance and entity summaries: new mentions by seeks or in one pass, the same tables") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  const auto libzmq = test::corpus_lines("libzmq-commits.jsonl");
+  const auto swe = test::corpus_lines("swe-agent-trajectories.jsonl");
+  const auto cfg = config::defaults();
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  // cluster, then importance and the summaries; returns whether the pass is the rule for
+  // swe-agent's new mentions in both. Either way no entity that was there before is summed or
+  // searched again over all its mentions: its new mentions were all found.
+  auto cycle = [&](SQLite::Database& db) {
+    jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
+    auto count = [&db](const char* sql) { return db.execAndGet(sql).getInt64(); };
+    const char* const kSweEntities = "SELECT count(*) FROM entities WHERE namespace = 'swe-agent'";
+    const char* const kAllEntities = "SELECT count(*) FROM entities";
+    const std::int64_t swe_before = count(kSweEntities);
+    const std::int64_t all_before = count(kAllEntities);
+    jobs::run_clustering(ctx, daemon::cluster_params(cfg));
+    const std::int64_t newest = db.execAndGet("SELECT max(seq) FROM event_entities").getInt64();
+    const std::int64_t entities =
+        db.execAndGet("SELECT count(*) FROM entities WHERE namespace = 'swe-agent'").getInt64();
+    const std::int64_t weighed = db.execAndGet(
+                                       "SELECT coalesce((SELECT through_seq FROM importance_state "
+                                       "WHERE namespace = 'swe-agent'), 0)")
+                                     .getInt64();
+    const std::int64_t summarised =
+        db.execAndGet(
+              "SELECT coalesce((SELECT through_seq FROM entity_summary_watermarks WHERE namespace "
+              "= 'swe-agent'), 0)")
+            .getInt64();
+    const bool pass = jobs::read_new_mentions_in_one_pass(newest - weighed, entities);
+    CHECK(jobs::read_new_mentions_in_one_pass(newest - summarised, entities) == pass);
+    const json importance = jobs::run_importance(ctx, daemon::importance_params(cfg));
+    const json summaries =
+        jobs::refresh_entity_summaries(ctx, daemon::medallion_params(cfg).edge_half_life_s);
+    if (swe_before > 0) {
+      CHECK(importance["namespaces"]["swe-agent"]["weights_resummed"] == entities - swe_before);
+      // The new entities (of either namespace) only.
+      CHECK(summaries["summaries_searched"] == count(kAllEntities) - all_before);
+    }
+    return pass;
+  };
+  using Lines = std::vector<std::string>;
+  constexpr std::ptrdiff_t kFirst = 50;
+  const Lines swe_first(swe.begin(), swe.begin() + kFirst);
+  const Lines swe_rest(swe.begin() + kFirst, swe.end());
+  // The tables of `batches` stored into a fresh database, with a cycle after each, and whether
+  // the last cycle read swe-agent's new mentions in one pass.
+  auto run = [&](const std::string& name, const std::vector<Lines>& batches, bool& last_pass) {
+    const std::string path = dir.file(name);
+    auto db = open_writer(path);
+    for (const Lines& batch : batches) {
+      REQUIRE(test::load_lines(path, batch, clock) == batch.size());
+      last_pass = cycle(db);
+    }
+    return importance_tables(db);
+  };
+  bool pass = false;
+
+  // swe-agent's 398 later events stored after libzmq's 8,604: far more seqs after its
+  // watermark than eight per entity.
+  Lines behind = libzmq;
+  behind.insert(behind.end(), swe_rest.begin(), swe_rest.end());
+  Lines all = swe_first;
+  all.insert(all.end(), behind.begin(), behind.end());
+  const std::string one_behind = run("one-behind.db", {all}, pass);
+  CHECK(run("seeks.db", {swe_first, behind}, pass) == one_behind);
+  CHECK_FALSE(pass);
+
+  // The same events in another order: swe-agent's in batches of 50 (each within the pass's
+  // rule), then libzmq's.
+  std::vector<Lines> batches{swe_first};
+  for (auto it = swe_rest.begin(); it != swe_rest.end();) {
+    const auto end = it + std::min<std::ptrdiff_t>(50, swe_rest.end() - it);
+    batches.emplace_back(it, end);
+    it = end;
+  }
+  all = swe;
+  all.insert(all.end(), libzmq.begin(), libzmq.end());
+  const std::string one_ahead = run("one-ahead.db", {all}, pass);
+  bool every_pass = true;
+  {
+    const std::string path = dir.file("pass.db");
+    auto db = open_writer(path);
+    for (const Lines& batch : batches) {
+      REQUIRE(test::load_lines(path, batch, clock) == batch.size());
+      const bool first = &batch == &batches.front();
+      if (!cycle(db) && !first) every_pass = false;
+    }
+    REQUIRE(test::load_lines(path, libzmq, clock) == libzmq.size());
+    cycle(db);
+    CHECK(importance_tables(db) == one_ahead);
+  }
+  CHECK(every_pass);
 }
 
 TEST_CASE(
