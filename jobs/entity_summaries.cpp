@@ -1,9 +1,16 @@
 #include "jobs/entity_summaries.hpp"
 
+#include <sqlite3.h>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
+
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <future>
 #include <limits>
 #include <map>
 #include <optional>
@@ -175,6 +182,290 @@ std::optional<std::int64_t> optional_int(const SQLite::Column& column) {
   return column.getInt64();
 }
 
+// The worker's connection: a busy timeout as the jobs' own (ms), and a page cache (KiB) for
+// the pages half a batch reads (events, mentions, edges), not the jobs' 64 MiB.
+constexpr int kReaderBusyTimeoutMs = 5000;
+constexpr int kReaderCacheKiB = 16 * 1024;
+
+// A batch is computed by this thread and a worker together from this many entities on:
+// below, the hand-over (~50 us) costs more than it saves (~15 us an entity after 1M events).
+constexpr std::size_t kParallelEntities = 16;
+
+// A second, read-only connection to ctx.db's file, for the worker's reads; nullopt when the
+// database has no file (in memory, temporary) or it cannot be opened (the batches are then
+// computed on ctx.db alone, with the same results).
+std::optional<SQLite::Database> open_reader(SQLite::Database& db) {
+  const char* file = sqlite3_db_filename(db.getHandle(), "main");
+  if (file == nullptr || *file == '\0') return std::nullopt;
+  try {
+    std::optional<SQLite::Database> reader;
+    reader.emplace(file, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, kReaderBusyTimeoutMs);
+    reader->exec("PRAGMA cache_size = -" + std::to_string(kReaderCacheKiB));
+    return reader;
+  } catch (const SQLite::Exception&) {
+    return std::nullopt;
+  }
+}
+
+// What step 4 computes for one marked entity, written afterwards on the jobs' connection.
+struct Refreshed {
+  std::int64_t id = 0;
+  std::vector<Candidate> top;  // its two most salient events (at most), best first
+  std::int64_t count = 0;      // its mentions
+  std::int64_t through = 0;    // the largest seq among them
+  std::string summary;
+  bool changed = false;  // summary differs from the stored one
+};
+
+// Step 4's reads and computation for one marked entity, on one connection (its statements
+// and caches are its own): one per thread, not thread-safe. `read_ahead` and `bulk` are only
+// read, and must not change while compute() runs.
+class SummaryComputer {
+ public:
+  SummaryComputer(SQLite::Database& db, double half_life_s, const NewMentions& read_ahead,
+                  const std::unordered_map<std::int64_t, Searched>& bulk)
+      : half_life_s_(half_life_s),
+        read_ahead_(read_ahead),
+        bulk_(bulk),
+        // One pass over every mention (no sort): the count, the largest seq and the best two.
+        all_mentions_(db,
+                      "SELECT ee.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
+                      "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1"),
+        new_mentions_(
+            db, "SELECT seq FROM event_entities WHERE entity_id = ?1 AND seq > ?2 ORDER BY seq"),
+        event_row_(db,
+                   "SELECT salience_base, hit_count, status = 'active', content FROM events "
+                   "WHERE seq = ?1"),
+        event_inputs_(
+            db, "SELECT salience_base, hit_count, status = 'active' FROM events WHERE seq = ?1"),
+        // The links as stored: only the strongest few need their target's key (a hub entity
+        // has thousands of edges, and joining `entities` on each was a lookup per edge).
+        links_(db,
+               "SELECT r.target_id, r.strength_base, r.strength_ref_us FROM entity_relationships "
+               "r WHERE r.namespace = ?1 AND r.source_id = ?2"),
+        target_key_(db, "SELECT canonical_key FROM entities WHERE entity_id = ?1") {}
+
+  // The summary inputs' version changed: the event inputs read so far no longer hold.
+  void forget_inputs() { inputs_read_.clear(); }
+
+  // Leaves no statement on a row: one would keep its read transaction open past the commit
+  // (WAL), and the next BEGIN IMMEDIATE would fail with SQLITE_BUSY_SNAPSHOT once another
+  // connection has committed in between.
+  void end_reads() {
+    for (SQLite::Statement* q :
+         {&all_mentions_, &new_mentions_, &event_row_, &event_inputs_, &links_, &target_key_})
+      q->reset();
+  }
+
+  void add_counts(std::int64_t& searches, std::int64_t& searched_in_pass) const {
+    searches += searches_;
+    searched_in_pass += searched_in_pass_;
+  }
+
+  Refreshed compute(const DirtyEntity& e) {
+    Refreshed r;
+    r.id = e.id;
+    r.through = e.through_seq;
+    r.count = e.state_mentions;
+    std::vector<Candidate>& top = r.top;
+    bool searched = e.full || !e.has_state;
+    if (searched) {
+      search_all(e.id, r);
+    } else {
+      // The kept two (still active and unchanged, or the row would be marked full) and the new
+      // mentions.
+      for (const auto& seq : {e.top1, e.top2}) {
+        if (!seq) continue;
+        const std::optional<EventInputs>& event = inputs_of(*seq);
+        if (!event || !event->active) {
+          searched = true;
+          break;
+        }
+        top.push_back(event->candidate);
+      }
+      if (searched) {
+        search_all(e.id, r);
+      } else {
+        mention_seqs_.clear();
+        if (read_ahead_.from.contains(e.ns)) {
+          // Those of the pass after the entity's own through_seq. The pass has none at or
+          // below the namespace's watermark: those (a mention stored out of seq order, or left
+          // by a run cut before it refreshed the entity) make the count below fall short, and
+          // the entity is searched, with the result of a read of every new mention.
+          if (const auto it = read_ahead_.seqs.find(e.id); it != read_ahead_.seqs.end()) {
+            const auto& seqs = it->second;
+            mention_seqs_.assign(std::upper_bound(seqs.begin(), seqs.end(), e.through_seq),
+                                 seqs.end());
+          }
+        } else {
+          new_mentions_.reset();
+          new_mentions_.bind(1, e.id);
+          new_mentions_.bind(2, e.through_seq);
+          while (new_mentions_.executeStep())
+            mention_seqs_.push_back(new_mentions_.getColumn(0).getInt64());
+          new_mentions_.reset();
+        }
+        for (const std::int64_t seq : mention_seqs_) {
+          const std::optional<EventInputs>& event = inputs_of(seq);
+          if (!event) continue;  // as the join with events left it out
+          r.through = std::max(r.through, seq);
+          ++r.count;
+          if (event->active) top.push_back(event->candidate);
+        }
+        std::sort(top.begin(), top.end(), more_salient);
+        if (top.size() > 2) top.resize(2);
+        // A mention stored below the kept seq (out of order) was not seen: search them all.
+        if (r.count != e.mentions) search_all(e.id, r);
+      }
+    }
+
+    std::array<char, 32> importance{};
+    std::snprintf(importance.data(), importance.size(), "%.2f", e.importance);
+    r.summary = e.display_name + " (" + e.type + "): " + std::to_string(e.mentions) +
+                " mentions from " + format_rfc3339_us(e.first_us).substr(0, 10) + " to " +
+                format_rfc3339_us(e.last_us).substr(0, 10) + ", importance " + importance.data() +
+                ".";
+    std::string quotes;
+    for (const Candidate& c : top) {
+      event_row_.reset();
+      event_row_.bind(1, c.seq);
+      if (!event_row_.executeStep()) continue;
+      const std::string line = first_line(event_row_.getColumn(3).getString());
+      if (!line.empty()) quotes += (quotes.empty() ? " Most salient: \"" : "; \"") + line + "\"";
+    }
+    event_row_.reset();
+    r.summary += quotes.empty() ? "" : quotes + ".";
+    r.summary += strongest_links(e);
+    r.changed = r.summary != e.summary_before;
+    return r;
+  }
+
+ private:
+  struct EventInputs {
+    Candidate candidate;
+    bool active;
+  };
+
+  // The summary inputs of an event read this run, by seq (nullopt: no such event). An event is
+  // mentioned by ~5 entities, each refreshed on its own: joining `events` for each mention read
+  // every new event ~5 times. Valid while the summary inputs' version (migration 14) is the one
+  // they were read at (forget_inputs()), like the pass.
+  const std::optional<EventInputs>& inputs_of(std::int64_t seq) {
+    auto [it, added] = inputs_read_.try_emplace(seq);
+    if (added) {
+      event_inputs_.reset();
+      event_inputs_.bind(1, seq);
+      if (event_inputs_.executeStep()) {
+        it->second = EventInputs{
+            {seq, event_inputs_.getColumn(0).getDouble(), event_inputs_.getColumn(1).getInt64()},
+            event_inputs_.getColumn(2).getInt() != 0};
+      }
+      event_inputs_.reset();
+    }
+    return it->second;
+  }
+
+  // Exact re-search over every mention: from the pass when nothing it read has changed since
+  // (checked at the start of each write transaction), else from the tables.
+  void search_all(std::int64_t id, Refreshed& r) {
+    ++searches_;
+    const Searched* result = nullptr;
+    if (const auto it = bulk_.find(id); it != bulk_.end()) {
+      result = &it->second;
+      ++searched_in_pass_;
+    } else {
+      searched_now_ = Searched{};
+      all_mentions_.reset();
+      all_mentions_.bind(1, id);
+      while (all_mentions_.executeStep()) {
+        searched_now_.add(
+            {all_mentions_.getColumn(0).getInt64(), all_mentions_.getColumn(1).getDouble(),
+             all_mentions_.getColumn(2).getInt64()},
+            all_mentions_.getColumn(3).getInt() != 0);
+      }
+      all_mentions_.reset();
+      result = &searched_now_;
+    }
+    r.top.assign(result->top.begin(),
+                 result->top.begin() + static_cast<std::ptrdiff_t>(result->size));
+    r.count = result->count;
+    r.through = result->through;
+  }
+
+  std::optional<std::string> key_of(std::int64_t id) {
+    target_key_.reset();
+    target_key_.bind(1, static_cast<std::int64_t>(id));
+    std::optional<std::string> key;
+    if (target_key_.executeStep()) key = target_key_.getColumn(0).getString();
+    target_key_.reset();
+    return key;
+  }
+
+  // " Strongest links: a, b, c." (empty without links).
+  std::string strongest_links(const DirtyEntity& e) {
+    links_.reset();
+    links_.bind(1, e.ns);
+    links_.bind(2, e.id);
+    std::vector<std::pair<double, std::int64_t>> edges;  // (strength rank key, target id)
+    bool comparable = true;                              // no NaN rank key
+    while (links_.executeStep()) {
+      const double base = links_.getColumn(1).getDouble();
+      const double key = std::log2(base) + static_cast<double>(links_.getColumn(2).getInt64()) /
+                                               1'000'000.0 / half_life_s_;
+      comparable = comparable && !std::isnan(key);
+      edges.emplace_back(key, links_.getColumn(0).getInt64());
+    }
+    links_.reset();
+    // The three strongest links by (rank key descending, target key ascending), among the
+    // edges whose target exists (as the join with `entities` had them). Equal rank keys are
+    // taken as a group, so that their targets' keys order them; a NaN rank key has no order,
+    // so then every target's key is read and ranked as before.
+    std::vector<std::tuple<double, std::string>> ranked;  // (strength rank key, target key)
+    if (comparable) {
+      std::sort(edges.begin(), edges.end(),
+                [](const auto& a, const auto& b) { return a.first > b.first; });
+      for (std::size_t i = 0; i < edges.size() && ranked.size() < 3;) {
+        std::size_t end = i;
+        const std::size_t group_start = ranked.size();
+        for (; end < edges.size() && edges[end].first == edges[i].first; ++end) {
+          if (auto key = key_of(edges[end].second)) ranked.emplace_back(edges[i].first, *key);
+        }
+        std::sort(ranked.begin() + static_cast<std::ptrdiff_t>(group_start), ranked.end());
+        i = end;
+      }
+    } else {
+      for (const auto& [rank_key, id] : edges) {
+        if (auto key = key_of(id)) ranked.emplace_back(rank_key, std::move(*key));
+      }
+    }
+    const std::size_t shown = std::min<std::size_t>(3, ranked.size());
+    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(shown),
+                      ranked.end(), [](const auto& a, const auto& b) {
+                        return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) > std::get<0>(b)
+                                                                : std::get<1>(a) < std::get<1>(b);
+                      });
+    std::string linked;
+    for (std::size_t k = 0; k < shown; ++k)
+      linked += (linked.empty() ? " Strongest links: " : ", ") + std::get<1>(ranked[k]);
+    return linked.empty() ? "" : linked + ".";
+  }
+
+  double half_life_s_;
+  const NewMentions& read_ahead_;
+  const std::unordered_map<std::int64_t, Searched>& bulk_;
+  SQLite::Statement all_mentions_;
+  SQLite::Statement new_mentions_;
+  SQLite::Statement event_row_;
+  SQLite::Statement event_inputs_;
+  SQLite::Statement links_;
+  SQLite::Statement target_key_;
+  std::unordered_map<std::int64_t, std::optional<EventInputs>> inputs_read_;
+  Searched searched_now_;
+  std::vector<std::int64_t> mention_seqs_;
+  std::int64_t searches_ = 0;
+  std::int64_t searched_in_pass_ = 0;
+};
+
 }  // namespace
 
 nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_life_s) {
@@ -300,6 +591,8 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   // marked entities need one (a first run), one pass in seq order does them all beforehand.
   std::int64_t bulk_epoch = -1;
   std::unordered_map<std::int64_t, Searched> bulk = search_in_bulk(ctx, epoch_query, bulk_epoch);
+  std::int64_t searches = 0;
+  std::int64_t searched_in_pass = 0;
   // 4. The marked active entities in scope, in id order, a batch at a time; each transaction
   // ends when the writer waits (its entities are refreshed and unmarked together, so a
   // trigger's mark made in between is never lost).
@@ -312,58 +605,6 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       "d.entity_id LEFT JOIN entity_summary_state s ON s.entity_id = e.entity_id WHERE "
       "d.entity_id > ?2 AND e.is_active = 1 AND (?1 = '' OR e.namespace = ?1) "
       "ORDER BY d.entity_id LIMIT ?3");
-  // One pass over every mention (no sort): the count, the largest seq and the best two.
-  SQLite::Statement all_mentions(
-      db,
-      "SELECT ee.seq, e.salience_base, e.hit_count, e.status = 'active' FROM "
-      "event_entities ee JOIN events e ON e.seq = ee.seq WHERE ee.entity_id = ?1");
-  SQLite::Statement new_mentions(
-      db, "SELECT seq FROM event_entities WHERE entity_id = ?1 AND seq > ?2 ORDER BY seq");
-  SQLite::Statement event_row(
-      db,
-      "SELECT salience_base, hit_count, status = 'active', content FROM events "
-      "WHERE seq = ?1");
-  // The summary inputs of the events read this run, by seq (nullopt: no such event). An event
-  // is mentioned by ~5 entities, each refreshed on its own: joining `events` for each mention
-  // read every new event ~5 times. Valid while the summary inputs' version (migration 14) is
-  // the one they were read at; checked at the start of each write transaction, like the pass.
-  struct EventInputs {
-    Candidate candidate;
-    bool active;
-  };
-  std::unordered_map<std::int64_t, std::optional<EventInputs>> inputs_read;
-  std::int64_t inputs_epoch = -1;
-  SQLite::Statement event_inputs(
-      db, "SELECT salience_base, hit_count, status = 'active' FROM events WHERE seq = ?1");
-  auto inputs_of = [&](std::int64_t seq) -> const std::optional<EventInputs>& {
-    auto [it, added] = inputs_read.try_emplace(seq);
-    if (added) {
-      event_inputs.reset();
-      event_inputs.bind(1, seq);
-      if (event_inputs.executeStep()) {
-        it->second = EventInputs{
-            {seq, event_inputs.getColumn(0).getDouble(), event_inputs.getColumn(1).getInt64()},
-            event_inputs.getColumn(2).getInt() != 0};
-      }
-      event_inputs.reset();  // no statement may stay on a row past the commit
-    }
-    return it->second;
-  };
-  // The links as stored: only the strongest few need their target's key (a hub entity has
-  // thousands of edges, and joining `entities` on each was a lookup per edge).
-  SQLite::Statement links(
-      db,
-      "SELECT r.target_id, r.strength_base, r.strength_ref_us FROM entity_relationships r "
-      "WHERE r.namespace = ?1 AND r.source_id = ?2");
-  SQLite::Statement target_key(db, "SELECT canonical_key FROM entities WHERE entity_id = ?1");
-  auto key_of = [&target_key](std::int64_t id) -> std::optional<std::string> {
-    target_key.reset();
-    target_key.bind(1, static_cast<std::int64_t>(id));
-    std::optional<std::string> key;
-    if (target_key.executeStep()) key = target_key.getColumn(0).getString();
-    target_key.reset();
-    return key;
-  };
   SQLite::Statement save_state(
       db,
       "INSERT INTO entity_summary_state (entity_id, top1_seq, top2_seq, mentions, "
@@ -372,190 +613,55 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       "excluded.mentions, through_seq = excluded.through_seq");
   SQLite::Statement clean(db, "DELETE FROM entity_summary_dirty WHERE entity_id = ?1");
   SQLite::Statement update(db, "UPDATE entities SET summary_text = ?2 WHERE entity_id = ?1");
-  const double half_life_s = static_cast<double>(std::max<std::int64_t>(1, edge_half_life_s));
-
-  // Exact re-search over every mention: from the pass when nothing it read has changed since
-  // (checked at the start of each write transaction, see below), else from the tables.
-  Searched searched_now;
-  std::int64_t searches = 0;
-  std::int64_t searched_in_pass = 0;
-  auto search_all = [&](std::int64_t id, std::vector<Candidate>& top, std::int64_t& count,
-                        std::int64_t& through) {
-    ++searches;
-    const Searched* result = nullptr;
-    if (const auto it = bulk.find(id); it != bulk.end()) {
-      result = &it->second;
-      ++searched_in_pass;
-    } else {
-      searched_now = Searched{};
-      all_mentions.reset();
-      all_mentions.bind(1, id);
-      while (all_mentions.executeStep()) {
-        searched_now.add(
-            {all_mentions.getColumn(0).getInt64(), all_mentions.getColumn(1).getDouble(),
-             all_mentions.getColumn(2).getInt64()},
-            all_mentions.getColumn(3).getInt() != 0);
-      }
-      result = &searched_now;
-    }
-    top.assign(result->top.begin(),
-               result->top.begin() + static_cast<std::ptrdiff_t>(result->size));
-    count = result->count;
-    through = result->through;
-  };
-
   std::int64_t refreshed = 0;
-  std::vector<Candidate> top;
-  std::vector<std::int64_t> mention_seqs;
-  // Refreshes one marked entity and unmarks it.
-  auto refresh_one = [&](const DirtyEntity& e) {
-    std::int64_t through = e.through_seq;
-    std::int64_t count = e.state_mentions;
-    bool searched = e.full || !e.has_state;
-    if (searched) {
-      search_all(e.id, top, count, through);
-    } else {
-      // The kept two (still active and unchanged, or the row would be marked full) and the new
-      // mentions.
-      top.clear();
-      for (const auto& seq : {e.top1, e.top2}) {
-        if (!seq) continue;
-        const std::optional<EventInputs>& event = inputs_of(*seq);
-        if (!event || !event->active) {
-          searched = true;
-          break;
-        }
-        top.push_back(event->candidate);
-      }
-      if (searched) {
-        search_all(e.id, top, count, through);
-      } else {
-        mention_seqs.clear();
-        if (read_ahead.from.contains(e.ns)) {
-          // Those of the pass after the entity's own through_seq. The pass has none at or
-          // below the namespace's watermark: those (a mention stored out of seq order, or left
-          // by a run cut before it refreshed the entity) make the count below fall short, and
-          // the entity is searched, with the result of a read of every new mention.
-          if (const auto it = read_ahead.seqs.find(e.id); it != read_ahead.seqs.end()) {
-            const auto& seqs = it->second;
-            mention_seqs.assign(std::upper_bound(seqs.begin(), seqs.end(), e.through_seq),
-                                seqs.end());
-          }
-        } else {
-          new_mentions.reset();
-          new_mentions.bind(1, e.id);
-          new_mentions.bind(2, e.through_seq);
-          while (new_mentions.executeStep())
-            mention_seqs.push_back(new_mentions.getColumn(0).getInt64());
-          new_mentions.reset();
-        }
-        for (const std::int64_t seq : mention_seqs) {
-          const std::optional<EventInputs>& event = inputs_of(seq);
-          if (!event) continue;  // as the join with events left it out
-          through = std::max(through, seq);
-          ++count;
-          if (event->active) top.push_back(event->candidate);
-        }
-        std::sort(top.begin(), top.end(), more_salient);
-        if (top.size() > 2) top.resize(2);
-        // A mention stored below the kept seq (out of order) was not seen: search them all.
-        if (count != e.mentions) search_all(e.id, top, count, through);
-      }
-    }
-
-    std::array<char, 32> importance{};
-    std::snprintf(importance.data(), importance.size(), "%.2f", e.importance);
-    std::string summary = e.display_name + " (" + e.type + "): " + std::to_string(e.mentions) +
-                          " mentions from " + format_rfc3339_us(e.first_us).substr(0, 10) + " to " +
-                          format_rfc3339_us(e.last_us).substr(0, 10) + ", importance " +
-                          importance.data() + ".";
-    std::string quotes;
-    for (const Candidate& c : top) {
-      event_row.reset();
-      event_row.bind(1, c.seq);
-      if (!event_row.executeStep()) continue;
-      const std::string line = first_line(event_row.getColumn(3).getString());
-      if (!line.empty()) quotes += (quotes.empty() ? " Most salient: \"" : "; \"") + line + "\"";
-    }
-    // A statement left on a row keeps its read transaction open past the commit (WAL): the
-    // next BEGIN IMMEDIATE would then fail with SQLITE_BUSY_SNAPSHOT once another connection
-    // has committed in between.
-    event_row.reset();
-    summary += quotes.empty() ? "" : quotes + ".";
-
-    links.reset();
-    links.bind(1, e.ns);
-    links.bind(2, e.id);
-    std::vector<std::pair<double, std::int64_t>> edges;  // (strength rank key, target id)
-    bool comparable = true;                              // no NaN rank key
-    while (links.executeStep()) {
-      const double base = links.getColumn(1).getDouble();
-      const double key = std::log2(base) + static_cast<double>(links.getColumn(2).getInt64()) /
-                                               1'000'000.0 / half_life_s;
-      comparable = comparable && !std::isnan(key);
-      edges.emplace_back(key, links.getColumn(0).getInt64());
-    }
-    links.reset();
-    // The three strongest links by (rank key descending, target key ascending), among the
-    // edges whose target exists (as the join with `entities` had them). Equal rank keys are
-    // taken as a group, so that their targets' keys order them; a NaN rank key has no order,
-    // so then every target's key is read and ranked as before.
-    std::vector<std::tuple<double, std::string>> ranked;  // (strength rank key, target key)
-    if (comparable) {
-      std::sort(edges.begin(), edges.end(),
-                [](const auto& a, const auto& b) { return a.first > b.first; });
-      for (std::size_t i = 0; i < edges.size() && ranked.size() < 3;) {
-        std::size_t end = i;
-        const std::size_t group_start = ranked.size();
-        for (; end < edges.size() && edges[end].first == edges[i].first; ++end) {
-          if (auto key = key_of(edges[end].second)) ranked.emplace_back(edges[i].first, *key);
-        }
-        std::sort(ranked.begin() + static_cast<std::ptrdiff_t>(group_start), ranked.end());
-        i = end;
-      }
-    } else {
-      for (const auto& [rank_key, id] : edges) {
-        if (auto key = key_of(id)) ranked.emplace_back(rank_key, std::move(*key));
-      }
-    }
-    const std::size_t shown = std::min<std::size_t>(3, ranked.size());
-    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(shown),
-                      ranked.end(), [](const auto& a, const auto& b) {
-                        return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) > std::get<0>(b)
-                                                                : std::get<1>(a) < std::get<1>(b);
-                      });
-    std::string linked;
-    for (std::size_t k = 0; k < shown; ++k)
-      linked += (linked.empty() ? " Strongest links: " : ", ") + std::get<1>(ranked[k]);
-    summary += linked.empty() ? "" : linked + ".";
-
+  auto write = [&](const Refreshed& r) {
     save_state.reset();
-    save_state.bind(1, e.id);
-    if (!top.empty())
-      save_state.bind(2, top[0].seq);
+    save_state.bind(1, r.id);
+    if (!r.top.empty())
+      save_state.bind(2, r.top[0].seq);
     else
       save_state.bind(2);
-    if (top.size() > 1)
-      save_state.bind(3, top[1].seq);
+    if (r.top.size() > 1)
+      save_state.bind(3, r.top[1].seq);
     else
       save_state.bind(3);
-    save_state.bind(4, count);
-    save_state.bind(5, through);
+    save_state.bind(4, r.count);
+    save_state.bind(5, r.through);
     save_state.exec();
     clean.reset();
-    clean.bind(1, e.id);
+    clean.bind(1, r.id);
     clean.exec();
-    if (summary == e.summary_before) return;
+    if (!r.changed) return;
     update.reset();
-    update.bind(1, e.id);
-    update.bind(2, summary);
+    update.bind(1, r.id);
+    update.bind(2, r.summary);
     update.exec();
     ++refreshed;
   };
 
+  // The batch's entities are computed on this connection and on a read-only connection of
+  // their own on a worker thread (SummaryComputer), each taking the next one; the results are
+  // written here, in id order. What the worker reads is what this connection
+  // would: this transaction holds the write lock, so no connection commits between the
+  // batch's first read and its writes, and it has written nothing of its own before them.
+  // Nothing the batch writes is read by the batch: an entity's state and marks come from
+  // next_batch, read first.
+  const double half_life_s = static_cast<double>(std::max<std::int64_t>(1, edge_half_life_s));
+  SummaryComputer mine(db, half_life_s, read_ahead, bulk);
+  std::optional<SQLite::Database> reader = open_reader(db);
+  std::optional<SummaryComputer> theirs;
+  if (reader) theirs.emplace(*reader, half_life_s, read_ahead, bulk);
   constexpr std::int64_t kBatch = 256;
   std::int64_t cursor = std::numeric_limits<std::int64_t>::min();
+  std::int64_t inputs_epoch = -1;
   std::vector<DirtyEntity> batch;
+  std::vector<Refreshed> results;    // by position in the batch
+  std::vector<unsigned char> taken;  // results[i] was computed
+  std::atomic<std::size_t> next{0};  // the batch's next entity to compute
+  std::atomic<bool> abandon{false};  // a yield: compute no more
+  // Declared after what its tasks touch: leaving by an exception destroys the pool first, and
+  // its destructor waits for a running task.
+  std::optional<boost::asio::thread_pool> worker;
   for (bool done = false; !done;) {
     ctx.cancel.check();
     WriteTransaction transaction(ctx);
@@ -565,7 +671,8 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     const std::int64_t epoch = summary_epoch(epoch_query);
     if (!bulk.empty() && epoch != bulk_epoch) bulk.clear();
     if (epoch != inputs_epoch) {
-      inputs_read.clear();
+      mine.forget_inputs();
+      if (theirs) theirs->forget_inputs();
       inputs_epoch = epoch;
     }
     if (epoch != read_ahead.epoch) read_ahead = {};
@@ -585,16 +692,43 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     }
     next_batch.reset();
     done = static_cast<std::int64_t>(batch.size()) < kBatch;
-    for (const DirtyEntity& e : batch) {
-      refresh_one(e);
-      cursor = e.id;
-      if (transaction.should_yield()) {
-        done = false;
-        break;
-      }
+    // Each thread takes the batch's next entity until none is left (the worker's connection
+    // starts with a cold page cache, so a fixed split left this thread waiting for it).
+    const std::size_t n = batch.size();
+    results.assign(n, Refreshed{});
+    taken.assign(n, 0);
+    next = 0;
+    abandon = false;
+    std::future<void> computed;
+    if (theirs && n >= kParallelEntities) {
+      if (!worker) worker.emplace(1);
+      computed = boost::asio::post(*worker, boost::asio::use_future([&] {
+        for (std::size_t i; !abandon && (i = next++) < n;) {
+          results[i] = theirs->compute(batch[i]);
+          taken[i] = 1;
+        }
+        theirs->end_reads();
+      }));
     }
+    bool yielded = false;
+    for (std::size_t i; !yielded && (i = next++) < n;) {
+      results[i] = mine.compute(batch[i]);
+      taken[i] = 1;
+      yielded = transaction.should_yield();
+    }
+    mine.end_reads();
+    abandon = yielded;
+    if (computed.valid()) computed.get();
+    // The refreshed entities in id order, up to the first one not computed (after a yield).
+    for (std::size_t i = 0; i < n && taken[i] != 0; ++i) {
+      write(results[i]);
+      cursor = results[i].id;
+    }
+    if (yielded) done = false;
     transaction.commit();
   }
+  mine.add_counts(searches, searched_in_pass);
+  if (theirs) theirs->add_counts(searches, searched_in_pass);
   return {{"summaries_refreshed", refreshed},
           {"summaries_skipped", in_scope - refreshed},
           {"summaries_searched", searches},

@@ -52,7 +52,10 @@ namespace reflectd::jobs {
 /// refreshes and unmarks the marked entities in id order in write transactions that end at
 /// the write gate (WriteTransaction::should_yield), so ingest is not held back for the
 /// seconds a first run takes at 1M events. A cancelled run leaves its remaining marks for the
-/// next. `edge_half_life_s` (entities.edge_half_life_days, seconds, > 0) ranks
+/// next. Inside each batch's write transaction (no other connection can commit meanwhile, so
+/// both read the same state) the calling thread on ctx.db and one worker thread on a read-only
+/// connection of its own to the same file (none for a database without a file) each take the
+/// batch's next entity to compute; the results are written on ctx.db, in id order. `edge_half_life_s` (entities.edge_half_life_days, seconds, > 0) ranks
 /// the links. Returns {"summaries_refreshed": rows whose text changed, "summaries_skipped":
 /// the other active entities in scope, "summaries_searched": refreshed entities whose two
 /// were searched over all their mentions (marked `full`, without state, a kept one no longer
