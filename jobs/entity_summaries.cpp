@@ -182,30 +182,9 @@ std::optional<std::int64_t> optional_int(const SQLite::Column& column) {
   return column.getInt64();
 }
 
-// The worker's connection: a busy timeout as the jobs' own (ms), and a page cache (KiB) for
-// the pages half a batch reads (events, mentions, edges), not the jobs' 64 MiB.
-constexpr int kReaderBusyTimeoutMs = 5000;
-constexpr int kReaderCacheKiB = 16 * 1024;
-
 // A batch is computed by this thread and a worker together from this many entities on:
 // below, the hand-over (~50 us) costs more than it saves (~15 us an entity after 1M events).
 constexpr std::size_t kParallelEntities = 16;
-
-// A second, read-only connection to ctx.db's file, for the worker's reads; nullopt when the
-// database has no file (in memory, temporary) or it cannot be opened (the batches are then
-// computed on ctx.db alone, with the same results).
-std::optional<SQLite::Database> open_reader(SQLite::Database& db) {
-  const char* file = sqlite3_db_filename(db.getHandle(), "main");
-  if (file == nullptr || *file == '\0') return std::nullopt;
-  try {
-    std::optional<SQLite::Database> reader;
-    reader.emplace(file, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, kReaderBusyTimeoutMs);
-    reader->exec("PRAGMA cache_size = -" + std::to_string(kReaderCacheKiB));
-    return reader;
-  } catch (const SQLite::Exception&) {
-    return std::nullopt;
-  }
-}
 
 // What step 4 computes for one marked entity, written afterwards on the jobs' connection.
 struct Refreshed {
@@ -648,7 +627,7 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
   // next_batch, read first.
   const double half_life_s = static_cast<double>(std::max<std::int64_t>(1, edge_half_life_s));
   SummaryComputer mine(db, half_life_s, read_ahead, bulk);
-  std::optional<SQLite::Database> reader = open_reader(db);
+  std::optional<SQLite::Database> reader = open_read_only_twin(db);
   std::optional<SummaryComputer> theirs;
   if (reader) theirs.emplace(*reader, half_life_s, read_ahead, bulk);
   constexpr std::int64_t kBatch = 256;

@@ -55,13 +55,14 @@ namespace reflectd::jobs {
 /// next. Inside each batch's write transaction (no other connection can commit meanwhile, so
 /// both read the same state) the calling thread on ctx.db and one worker thread on a read-only
 /// connection of its own to the same file (none for a database without a file) each take the
-/// batch's next entity to compute; the results are written on ctx.db, in id order. `edge_half_life_s` (entities.edge_half_life_days, seconds, > 0) ranks
-/// the links. Returns {"summaries_refreshed": rows whose text changed, "summaries_skipped":
-/// the other active entities in scope, "summaries_searched": refreshed entities whose two
-/// were searched over all their mentions (marked `full`, without state, a kept one no longer
-/// active, or mentions that did not add up) rather than taken from the kept two and the new
-/// mentions, "summaries_searched_in_pass": those of them whose search came from the pass in
-/// seq order}; all 0 when the entity tables are absent or empty.
+/// batch's next entity to compute; the results are written on ctx.db, in id order.
+/// `edge_half_life_s` (entities.edge_half_life_days, seconds, > 0) ranks the links. Returns
+/// {"summaries_refreshed": rows whose text changed, "summaries_skipped": the other active entities
+/// in scope, "summaries_searched": refreshed entities whose two were searched over all their
+/// mentions (marked `full`, without state, a kept one no longer active, or mentions that did not
+/// add up) rather than taken from the kept two and the new mentions, "summaries_searched_in_pass":
+/// those of them whose search came from the pass in seq order}; all 0 when the entity tables are
+/// absent or empty.
 nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_life_s);
 
 }  // namespace reflectd::jobs

@@ -6,10 +6,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <system_error>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -368,9 +371,50 @@ struct Vertex {
   std::string summary_before;
 };
 
+// A namespace's stored edges between active vertices (`index`: entity id -> vertex), by
+// (source key, target key, type). Added up in that order (ids depend on the order namespaces
+// were processed in), parallel edges sum in the same order: same tables, same bits. Read as
+// stored and sorted here: the vertices are in key order, so (source, target, type) by vertex
+// index is (source key, target key, type), without two entity lookups per edge and a temp
+// B-tree (docs/PERFORMANCE.md item 48). Edges to an entity that is not an active vertex add
+// nothing. Errors: SQLite::Exception.
+struct StoredEdge {
+  std::size_t from, to;
+  std::uint32_t type;  // index into NamespaceEdges::type_names
+  double base;
+  std::int64_t ref_us;
+};
+struct NamespaceEdges {
+  std::vector<StoredEdge> rows;
+  std::vector<std::string> type_names;
+};
+NamespaceEdges read_edges(SQLite::Database& db, const std::string& ns,
+                          const std::unordered_map<std::int64_t, std::size_t>& index) {
+  NamespaceEdges edges;
+  auto& types = edges.type_names;
+  for_each_stored_edge(db, ns, [&](const EntityStore::StoredStrength& e) {
+    const auto a = index.find(e.source_id);
+    const auto b = index.find(e.target_id);
+    if (a == index.end() || b == index.end() || a->second == b->second) return;
+    auto known = std::find(types.begin(), types.end(), e.rel_type);
+    if (known == types.end()) known = types.emplace(types.end(), e.rel_type);
+    edges.rows.push_back({a->second, b->second, static_cast<std::uint32_t>(known - types.begin()),
+                          e.strength_base, e.strength_ref_us});
+  });
+  // (namespace, source, target, type) is unique, so this order is total; types compare by
+  // text (BINARY collation: byte order, as std::string compares).
+  std::sort(edges.rows.begin(), edges.rows.end(), [&](const StoredEdge& x, const StoredEdge& y) {
+    if (x.from != y.from) return x.from < y.from;
+    if (x.to != y.to) return x.to < y.to;
+    return types[x.type] < types[y.type];
+  });
+  return edges;
+}
+
 // Scores `ns` from the caller's (read) transaction; what changes goes to `writes`.
+// `twin`: a read-only connection to the same file (open_read_only_twin()), or nullptr.
 json score_namespace(JobContext& ctx, const std::string& ns, const ImportanceParams& p, json& top,
-                     NamespaceWrites& writes) {
+                     NamespaceWrites& writes, SQLite::Database* twin) {
   SQLite::Database& db = ctx.db;
   const std::int64_t now = ctx.clock.now_us();
   std::vector<Vertex> vertices;
@@ -398,6 +442,20 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   std::unordered_map<std::int64_t, std::size_t> index;
   for (std::size_t i = 0; i < n; ++i) index[vertices[i].id] = i;
 
+  // The edges are read on `twin` (when there is one) on another thread while this one sums
+  // the mention weights: the same rows as in this snapshot, since only the cluster job writes
+  // entity_relationships and it never runs at the same time as this job (one scheduler
+  // thread). When no thread can be started (std::system_error: RLIMIT_NPROC, a unit's
+  // TasksMax), they are read here afterwards.
+  std::future<NamespaceEdges> edges_read;
+  if (twin != nullptr) {
+    try {
+      edges_read = std::async(std::launch::async,
+                              [twin, &ns, &index] { return read_edges(*twin, ns, index); });
+    } catch (const std::system_error&) {
+      twin = nullptr;
+    }
+  }
   // Recency-weighted mentions from the incremental per-entity sums (header, migration 8).
   const std::unordered_map<std::int64_t, double> weights = mention_weights(ctx, ns, p, writes);
   std::vector<double> personalization(n, 0.0);
@@ -406,44 +464,15 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
       personalization[i] = it->second;
   }
   ctx.cancel.check();
+  const NamespaceEdges edges = twin != nullptr ? edges_read.get() : read_edges(db, ns, index);
 
   // Edges: (from, to) -> weight, in vertex order.
   std::vector<std::map<std::size_t, double>> out(n);
   std::int64_t edge_rows = 0;
   {
-    // Added up in key order (ids depend on the order namespaces were processed in), so
-    // parallel edges sum in the same order: same tables, same bits. Read as stored and sorted
-    // here: the vertices are in key order, so (source, target, type) by vertex index is
-    // (source key, target key, type), without two entity lookups per edge and a temp B-tree
-    // (docs/PERFORMANCE.md item 48). Edges to an entity that is not an active vertex add
-    // nothing.
-    struct StoredEdge {
-      std::size_t from, to;
-      std::uint32_t type;  // index into type_names
-      double base;
-      std::int64_t ref_us;
-    };
-    std::vector<StoredEdge> edges;
-    std::vector<std::string> type_names;
-    for_each_stored_edge(db, ns, [&](const EntityStore::StoredStrength& e) {
-      const auto a = index.find(e.source_id);
-      const auto b = index.find(e.target_id);
-      if (a == index.end() || b == index.end() || a->second == b->second) return;
-      auto known = std::find(type_names.begin(), type_names.end(), e.rel_type);
-      if (known == type_names.end()) known = type_names.emplace(type_names.end(), e.rel_type);
-      edges.push_back({a->second, b->second, static_cast<std::uint32_t>(known - type_names.begin()),
-                       e.strength_base, e.strength_ref_us});
-    });
-    // (namespace, source, target, type) is unique, so this order is total; types compare by
-    // text (BINARY collation: byte order, as std::string compares).
-    std::sort(edges.begin(), edges.end(), [&](const StoredEdge& x, const StoredEdge& y) {
-      if (x.from != y.from) return x.from < y.from;
-      if (x.to != y.to) return x.to < y.to;
-      return type_names[x.type] < type_names[y.type];
-    });
-    const auto co_occurs = std::find(type_names.begin(), type_names.end(), "co_occurs");
-    const auto co_occurs_type = static_cast<std::uint32_t>(co_occurs - type_names.begin());
-    for (const StoredEdge& e : edges) {
+    const auto co_occurs = std::find(edges.type_names.begin(), edges.type_names.end(), "co_occurs");
+    const auto co_occurs_type = static_cast<std::uint32_t>(co_occurs - edges.type_names.begin());
+    for (const StoredEdge& e : edges.rows) {
       const double w = edge_strength_at(e.base, e.ref_us, now, p.edge_half_life_s);
       if (!(w > 0)) continue;
       ++edge_rows;
@@ -575,13 +604,14 @@ json run_importance(JobContext& ctx, const ImportanceParams& params) {
   json top = json::object();
   json per = json::object();
   std::int64_t scored = 0;
+  std::optional<SQLite::Database> twin = open_read_only_twin(ctx.db);
   for (const auto& ns : namespaces) {
     ctx.cancel.check();
     NamespaceWrites writes;
     json r;
     {
       SQLite::Transaction snapshot(ctx.db, SQLite::TransactionBehavior::DEFERRED);
-      r = score_namespace(ctx, ns, params, top, writes);
+      r = score_namespace(ctx, ns, params, top, writes, twin ? &*twin : nullptr);
       snapshot.commit();  // it only read
     }
     ctx.cancel.check();

@@ -45,8 +45,11 @@
 // decimals changes. Each namespace is scored in a read-only snapshot (no write-gate turn, so
 // ingest is not held back while a full recomputation reads every mention) and its rows are
 // written afterwards in one short write transaction (importance.cpp says why nothing can
-// change in between). Thread-safety: the pure functions are thread-safe; run_importance uses
-// ctx.db only.
+// change in between). A namespace's edges are read meanwhile on another thread, on a read-only
+// connection of its own to the same file (jobs::open_read_only_twin; on ctx.db afterwards when
+// there is none): only the cluster job writes them, never at the same time as this job.
+// Thread-safety: the pure functions are thread-safe; run_importance uses ctx.db on the calling
+// thread.
 
 #include <nlohmann/json.hpp>
 

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -57,6 +58,31 @@ constexpr int kJobsCacheKiB = 64 * 1024;
 /// Applies the jobs' connection settings (kJobsCacheKiB) to `db`. Errors: SQLite::Exception.
 inline void configure_jobs_connection(SQLite::Database& db) {
   db.exec("PRAGMA cache_size = -" + std::to_string(kJobsCacheKiB));
+}
+
+/// Page cache of a job's read-only second connection (open_read_only_twin()), KiB: what a
+/// worker's share of one job's reads touches, not the jobs' 64 MiB.
+constexpr int kTwinCacheKiB = 16 * 1024;
+/// Busy timeout of that connection, ms (a reader waits only on a WAL recovery).
+constexpr int kTwinBusyTimeoutMs = 5000;
+
+/// A second, read-only connection to the file of `db` (its main database), for a job's worker
+/// thread to read beside the job's own; nullopt when `db` has no file (in memory, temporary)
+/// or the file cannot be opened, and the job then reads on `db` alone, with the same results.
+/// The caller gives it to one thread at a time. What it reads is the latest committed state:
+/// the same as `db` sees only while no other connection can commit (`db` holds the write
+/// lock) or for tables no other connection writes.
+inline std::optional<SQLite::Database> open_read_only_twin(SQLite::Database& db) {
+  const char* file = sqlite3_db_filename(db.getHandle(), "main");
+  if (file == nullptr || *file == '\0') return std::nullopt;
+  try {
+    std::optional<SQLite::Database> twin;
+    twin.emplace(file, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, kTwinBusyTimeoutMs);
+    twin->exec("PRAGMA cache_size = -" + std::to_string(kTwinCacheKiB));
+    return twin;
+  } catch (const SQLite::Exception&) {
+    return std::nullopt;
+  }
 }
 
 /// What a run function gets.
