@@ -134,13 +134,36 @@ class EntityKeys {
 
 }  // namespace
 
+// A relationship as the constructor collects it for build().
+struct StoredEdge {
+  std::int64_t a, b;
+  std::size_t rank_a, rank_b;  // EntityKeys::rank()
+  std::uint32_t type;          // rank of rel_type among the namespace's types
+  double base;
+  std::int64_t ref_us;
+};
+
 struct CommunityDetection::State {
-  State(SQLite::Database& database, const std::string& name, const CommunityParams& p)
-      : db(database), ns(name), params(p), keys(database, name) {}
+  State(SQLite::Database& database, const std::string& name, const CommunityParams& p,
+        std::int64_t half_life_s, std::int64_t time_us, const CancelToken& token)
+      : db(database),
+        ns(name),
+        params(p),
+        keys(database, name),
+        edge_half_life_s(half_life_s),
+        graph_time_us(time_us),
+        cancel(token) {}
   SQLite::Database& db;
   std::string ns;
   CommunityParams params;
-  EntityKeys keys;
+  EntityKeys keys;  // after the constructor, every key an edge needs is in it (no reads)
+  std::int64_t edge_half_life_s;
+  std::int64_t graph_time_us;
+  const CancelToken& cancel;
+  std::vector<StoredEdge> stored_edges;  // for build()
+  bool all_ranked = true;                // no edge reaches into another namespace
+  // The graph (nodes, weights) from stored_edges: no database, on partition()'s thread.
+  void build();
   std::vector<Node> nodes;  // empty: too few entities with edges (skipped)
   // Summed in relationship order per pair: the same rows give the same bits.
   std::map<std::pair<igraph_integer_t, igraph_integer_t>, double> weights;
@@ -153,72 +176,68 @@ CommunityDetection::CommunityDetection(
     SQLite::Database& db, const std::string& ns, const CommunityParams& params,
     std::int64_t edge_half_life_s, std::int64_t graph_time_us, const CancelToken& cancel,
     const std::optional<std::vector<EntityStore::StoredStrength>>& cached_edges)
-    : state_(std::make_unique<State>(db, ns, params)) {
+    : state_(std::make_unique<State>(db, ns, params, edge_half_life_s, graph_time_us, cancel)) {
   EntityKeys& keys = state_->keys;
   // The namespace's entities in canonical-key order: their position is their key's rank, so
   // ordering by rank is ordering by key (keys are unique within a namespace). The edges and
-  // the clusters' entities are read as stored and sorted here by these ranks: the same order
-  // as joining them with `entities` and sorting by key in SQL, without the two lookups per
-  // row and the temporary B-tree over every edge.
-  struct StoredEdge {
-    std::int64_t a, b;
-    std::size_t rank_a, rank_b;  // EntityKeys::rank()
-    std::uint32_t type;          // rank of rel_type in `types`
-    double base;
-    std::int64_t ref_us;
+  // the clusters' entities are read as stored and sorted by these ranks (build()): the same
+  // order as joining them with `entities` and sorting by key in SQL, without the two lookups
+  // per row and the temporary B-tree over every edge.
+  std::vector<StoredEdge>& stored_edges = state_->stored_edges;
+  bool& all_ranked = state_->all_ranked;
+  std::vector<std::string> type_names;
+  std::unordered_map<std::string, std::uint32_t> type_index;
+  auto add = [&](const EntityStore::StoredStrength& e) {
+    // The join dropped relationships whose entity row does not exist. (An entity of another
+    // namespace is looked up here, once, and its key kept for build()'s comparisons.)
+    if (!keys.exists(e.source_id) || !keys.exists(e.target_id)) return;
+    auto it = type_index.find(std::string(e.rel_type));
+    if (it == type_index.end()) {
+      it = type_index.emplace(e.rel_type, static_cast<std::uint32_t>(type_names.size())).first;
+      type_names.emplace_back(e.rel_type);
+    }
+    const std::size_t rank_a = keys.rank(e.source_id);
+    const std::size_t rank_b = keys.rank(e.target_id);
+    all_ranked = all_ranked && rank_a != EntityKeys::kOutside && rank_b != EntityKeys::kOutside;
+    stored_edges.push_back(
+        {e.source_id, e.target_id, rank_a, rank_b, it->second, e.strength_base, e.strength_ref_us});
   };
-  std::vector<StoredEdge> stored_edges;
-  {
-    bool all_ranked = true;  // no edge reaches into another namespace
-    std::vector<std::string> type_names;
-    std::unordered_map<std::string, std::uint32_t> type_index;
-    auto add = [&](const EntityStore::StoredStrength& e) {
-      // The join dropped relationships whose entity row does not exist.
-      if (!keys.exists(e.source_id) || !keys.exists(e.target_id)) return;
-      auto it = type_index.find(std::string(e.rel_type));
-      if (it == type_index.end()) {
-        it = type_index.emplace(e.rel_type, static_cast<std::uint32_t>(type_names.size())).first;
-        type_names.emplace_back(e.rel_type);
-      }
-      const std::size_t rank_a = keys.rank(e.source_id);
-      const std::size_t rank_b = keys.rank(e.target_id);
-      all_ranked = all_ranked && rank_a != EntityKeys::kOutside && rank_b != EntityKeys::kOutside;
-      stored_edges.push_back({e.source_id, e.target_id, rank_a, rank_b, it->second, e.strength_base,
-                              e.strength_ref_us});
-    };
-    if (cached_edges) {
-      stored_edges.reserve(cached_edges->size());
-      for (const auto& e : *cached_edges) add(e);
-    } else {
-      for_each_stored_edge(db, ns, add);
-    }
-    // Types by text (BINARY collation: byte order, as std::string compares).
-    std::vector<std::uint32_t> order(type_names.size());
-    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(),
-              [&](std::uint32_t x, std::uint32_t y) { return type_names[x] < type_names[y]; });
-    std::vector<std::uint32_t> type_rank(order.size());
-    for (std::uint32_t i = 0; i < order.size(); ++i) type_rank[order[i]] = i;
-    for (auto& e : stored_edges) e.type = type_rank[e.type];
-    // (namespace, source, target, type) is unique, so this order is total. Ranks are
-    // compared directly when every endpoint has one (two hash lookups per comparison were
-    // a fifth of the communities' cost after 1M events); an edge into another namespace
-    // needs that entity's key.
-    if (all_ranked) {
-      std::sort(stored_edges.begin(), stored_edges.end(),
-                [](const StoredEdge& x, const StoredEdge& y) {
-                  if (x.rank_a != y.rank_a) return x.rank_a < y.rank_a;
-                  if (x.rank_b != y.rank_b) return x.rank_b < y.rank_b;
-                  return x.type < y.type;
-                });
-    } else {
-      std::sort(stored_edges.begin(), stored_edges.end(),
-                [&](const StoredEdge& x, const StoredEdge& y) {
-                  if (x.a != y.a) return keys.less(x.a, y.a);
-                  if (x.b != y.b) return keys.less(x.b, y.b);
-                  return x.type < y.type;
-                });
-    }
+  if (cached_edges) {
+    stored_edges.reserve(cached_edges->size());
+    for (const auto& e : *cached_edges) add(e);
+  } else {
+    for_each_stored_edge(db, ns, add);
+  }
+  // Types by text (BINARY collation: byte order, as std::string compares).
+  std::vector<std::uint32_t> order(type_names.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::uint32_t x, std::uint32_t y) { return type_names[x] < type_names[y]; });
+  std::vector<std::uint32_t> type_rank(order.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) type_rank[order[i]] = i;
+  for (auto& e : stored_edges) e.type = type_rank[e.type];
+  cancel.check();
+}
+
+void CommunityDetection::State::build() {
+  // (namespace, source, target, type) is unique, so this order is total. Ranks are compared
+  // directly when every endpoint has one (two hash lookups per comparison were a fifth of the
+  // communities' cost after 1M events); an edge into another namespace needs that entity's
+  // key, which the constructor looked up.
+  if (all_ranked) {
+    std::sort(stored_edges.begin(), stored_edges.end(),
+              [](const StoredEdge& x, const StoredEdge& y) {
+                if (x.rank_a != y.rank_a) return x.rank_a < y.rank_a;
+                if (x.rank_b != y.rank_b) return x.rank_b < y.rank_b;
+                return x.type < y.type;
+              });
+  } else {
+    std::sort(stored_edges.begin(), stored_edges.end(),
+              [this](const StoredEdge& x, const StoredEdge& y) {
+                if (x.a != y.a) return keys.less(x.a, y.a);
+                if (x.b != y.b) return keys.less(x.b, y.b);
+                return x.type < y.type;
+              });
   }
   cancel.check();
   // Edges first (in key order, so sums over parallel edges add up in the same order whatever
@@ -237,7 +256,7 @@ CommunityDetection::CommunityDetection(
     linked.insert(e.b);
   }
   std::vector<StoredEdge>().swap(stored_edges);
-  std::vector<Node>& nodes = state_->nodes;
+
   for (const EntityKeys::Row& row : keys.rows()) {
     if (row.active && linked.contains(row.id)) {
       nodes.push_back({row.id, row.key, row.display, row.first_us, row.last_us});
@@ -254,7 +273,7 @@ CommunityDetection::CommunityDetection(
     const auto a = index.find(e.a);
     const auto b = index.find(e.b);
     if (a == index.end() || b == index.end()) continue;
-    state_->weights[std::minmax(a->second, b->second)] += e.w;
+    weights[std::minmax(a->second, b->second)] += e.w;
   }
 }
 
@@ -262,6 +281,7 @@ CommunityDetection::~CommunityDetection() = default;
 
 void CommunityDetection::partition() {
   State& st = *state_;
+  st.build();
   st.partitioned = true;
   if (st.nodes.empty()) return;
   const auto n = static_cast<igraph_integer_t>(st.nodes.size());

@@ -50,13 +50,17 @@ struct CommunityParams {
 /// them changes nothing in the result as long as nothing writes `entities` or
 /// `entity_relationships` of `ns` between the constructor and store().
 ///
+/// The constructor reads the namespace's entities and edges; partition() builds the weighted
+/// graph from them and runs Louvain; store() writes.
+///
 /// Thread-safety: the constructor and store() use `db` (and store() the caller's write
 /// transaction), on the thread that uses the connection; partition() touches neither `db`
 /// nor any state of the caller and may run on any one thread in between, once.
 class CommunityDetection {
  public:
-  /// Reads the namespace's entities and builds its weighted graph at `graph_time_us` (see
-  /// detect_communities() for `cached_edges`). Errors: SQLite::Exception, JobCancelled.
+  /// Reads the namespace's entities and edges, for a graph at `graph_time_us` (see
+  /// detect_communities() for `cached_edges`; `cancel` must outlive partition()). Errors:
+  /// SQLite::Exception, JobCancelled.
   CommunityDetection(SQLite::Database& db, const std::string& ns, const CommunityParams& params,
                      std::int64_t edge_half_life_s, std::int64_t graph_time_us,
                      const CancelToken& cancel,
@@ -65,8 +69,8 @@ class CommunityDetection {
   CommunityDetection(const CommunityDetection&) = delete;
   CommunityDetection& operator=(const CommunityDetection&) = delete;
 
-  /// Louvain over the graph (nothing when it has fewer entities than min_entities).
-  /// Errors: std::runtime_error when igraph fails.
+  /// Builds the graph and runs Louvain over it (nothing when it has fewer entities than
+  /// min_entities). Errors: std::runtime_error when igraph fails, JobCancelled.
   void partition();
 
   /// Stores what partition() found, in the caller's transaction; returns what
