@@ -132,8 +132,6 @@ class EntityKeys {
   std::unordered_map<std::int64_t, std::optional<std::string>> others_;
 };
 
-}  // namespace
-
 // A relationship as the constructor collects it for build().
 struct StoredEdge {
   std::int64_t a, b;
@@ -142,6 +140,8 @@ struct StoredEdge {
   double base;
   std::int64_t ref_us;
 };
+
+}  // namespace
 
 struct CommunityDetection::State {
   State(SQLite::Database& database, const std::string& name, const CommunityParams& p,

@@ -193,7 +193,9 @@ struct Refreshed {
   std::int64_t count = 0;      // its mentions
   std::int64_t through = 0;    // the largest seq among them
   std::string summary;
-  bool changed = false;  // summary differs from the stored one
+  bool changed = false;   // summary differs from the stored one
+  bool searched = false;  // its two came from a search over all its mentions
+  bool in_pass = false;   // that search was the pass's
 };
 
 // Step 4's reads and computation for one marked entity, on one connection (its statements
@@ -234,11 +236,6 @@ class SummaryComputer {
     for (SQLite::Statement* q :
          {&all_mentions_, &new_mentions_, &event_row_, &event_inputs_, &links_, &target_key_})
       q->reset();
-  }
-
-  void add_counts(std::int64_t& searches, std::int64_t& searched_in_pass) const {
-    searches += searches_;
-    searched_in_pass += searched_in_pass_;
   }
 
   Refreshed compute(const DirtyEntity& e) {
@@ -347,11 +344,11 @@ class SummaryComputer {
   // Exact re-search over every mention: from the pass when nothing it read has changed since
   // (checked at the start of each write transaction), else from the tables.
   void search_all(std::int64_t id, Refreshed& r) {
-    ++searches_;
+    r.searched = true;
     const Searched* result = nullptr;
     if (const auto it = bulk_.find(id); it != bulk_.end()) {
       result = &it->second;
-      ++searched_in_pass_;
+      r.in_pass = true;
     } else {
       searched_now_ = Searched{};
       all_mentions_.reset();
@@ -441,8 +438,6 @@ class SummaryComputer {
   std::unordered_map<std::int64_t, std::optional<EventInputs>> inputs_read_;
   Searched searched_now_;
   std::vector<std::int64_t> mention_seqs_;
-  std::int64_t searches_ = 0;
-  std::int64_t searched_in_pass_ = 0;
 };
 
 }  // namespace
@@ -610,6 +605,8 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     clean.reset();
     clean.bind(1, r.id);
     clean.exec();
+    searches += r.searched ? 1 : 0;
+    searched_in_pass += r.in_pass ? 1 : 0;
     if (!r.changed) return;
     update.reset();
     update.bind(1, r.id);
@@ -681,7 +678,7 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     std::future<void> computed;
     if (theirs && n >= kParallelEntities) {
       if (!worker) worker.emplace(1);
-      computed = boost::asio::post(*worker, boost::asio::use_future([&] {
+      computed = boost::asio::post(*worker, boost::asio::use_future([&, n] {
         for (std::size_t i; !abandon && (i = next++) < n;) {
           results[i] = theirs->compute(batch[i]);
           taken[i] = 1;
@@ -706,8 +703,6 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
     if (yielded) done = false;
     transaction.commit();
   }
-  mine.add_counts(searches, searched_in_pass);
-  if (theirs) theirs->add_counts(searches, searched_in_pass);
   return {{"summaries_refreshed", refreshed},
           {"summaries_skipped", in_scope - refreshed},
           {"summaries_searched", searches},
