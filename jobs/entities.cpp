@@ -423,6 +423,22 @@ std::int64_t EntityStore::preload_edges(const std::string& ns, std::int64_t pend
   return read;
 }
 
+std::int64_t newest_mention_seq(SQLite::Database& db) {
+  return db.execAndGet("SELECT coalesce(max(seq), 0) FROM event_entities").getInt64();
+}
+
+void for_each_mention_after(SQLite::Database& db, std::span<const std::int64_t> sorted_ids,
+                            std::int64_t watermark,
+                            const std::function<void(std::int64_t, std::int64_t)>& row) {
+  SQLite::Statement q(db, "SELECT seq, entity_id FROM event_entities WHERE seq > ?1");
+  q.bind(1, watermark);
+  while (q.executeStep()) {
+    const std::int64_t id = q.getColumn(1).getInt64();
+    if (std::binary_search(sorted_ids.begin(), sorted_ids.end(), id))
+      row(id, q.getColumn(0).getInt64());
+  }
+}
+
 void for_each_stored_edge(SQLite::Database& db, const std::string& ns,
                           const std::function<void(const EntityStore::StoredStrength&)>& row) {
   SQLite::Statement counts(db, kCountEdges);

@@ -34,6 +34,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -237,6 +238,17 @@ constexpr bool read_edges_by_table(std::int64_t namespace_edges, std::int64_t al
 constexpr bool read_new_mentions_in_one_pass(std::int64_t seqs_after, std::int64_t entities) {
   return seqs_after <= 8 * entities;
 }
+
+/// The largest seq in event_entities (0 when empty): the `seqs_after` of
+/// read_new_mentions_in_one_pass() is this minus the watermark. Errors: SQLite::Exception.
+std::int64_t newest_mention_seq(SQLite::Database& db);
+
+/// That one pass: calls `row(entity_id, seq)` for every mention after `watermark` of an entity
+/// in `sorted_ids` (ascending), in seq order, so each entity's mentions come in seq order.
+/// Errors: SQLite::Exception, and what `row` throws.
+void for_each_mention_after(SQLite::Database& db, std::span<const std::int64_t> sorted_ids,
+                            std::int64_t watermark,
+                            const std::function<void(std::int64_t, std::int64_t)>& row);
 
 /// Calls `row` with every stored edge of namespace `ns` (entity_relationships), in no
 /// particular order, read as read_edges_by_table() decides; `row.rel_type` is valid during

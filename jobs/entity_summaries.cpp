@@ -1,6 +1,5 @@
 #include "jobs/entity_summaries.hpp"
 
-#include <sqlite3.h>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_future.hpp>
@@ -480,10 +479,7 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
         "event_entities ee WHERE ee.entity_id = e.entity_id) AS newest FROM entities e WHERE "
         "e.namespace = ?1) WHERE newest > ?2");
     SQLite::Statement entity_ids(db, "SELECT entity_id FROM entities WHERE namespace = ?1");
-    SQLite::Statement mentions_after(db,
-                                     "SELECT seq, entity_id FROM event_entities WHERE seq > ?1");
-    const std::int64_t newest_mention =
-        db.execAndGet("SELECT coalesce(max(seq), 0) FROM event_entities").getInt64();
+    const std::int64_t newest_mention = newest_mention_seq(db);
     read_ahead.epoch = summary_epoch(epoch_query);
     for (auto& [ns, through] : watermarks) {
       w.reset();
@@ -502,18 +498,13 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
         // there.
         std::sort(ids.begin(), ids.end());
         read_ahead.from[ns] = before;
-        mentions_after.reset();
-        mentions_after.bind(1, before);
-        while (mentions_after.executeStep()) {
-          const std::int64_t id = mentions_after.getColumn(1).getInt64();
-          if (!std::binary_search(ids.begin(), ids.end(), id)) continue;
-          const std::int64_t seq = mentions_after.getColumn(0).getInt64();
+        std::int64_t& newest = through;  // a lambda cannot capture a structured binding
+        for_each_mention_after(db, ids, before, [&](std::int64_t id, std::int64_t seq) {
           auto [it, first] = read_ahead.seqs.try_emplace(id);
           if (first) added_ids.push_back(id);
           it->second.push_back(seq);
-          through = std::max(through, seq);
-        }
-        mentions_after.reset();
+          newest = std::max(newest, seq);
+        });
       } else {
         added.reset();
         added.bind(1, ns);

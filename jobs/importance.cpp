@@ -210,19 +210,11 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
         seqs.push_back(seq);
         if (++rows % 65536 == 0) ctx.cancel.check();
       };
-      const std::int64_t newest_mention =
-          db.execAndGet("SELECT coalesce(max(seq), 0) FROM event_entities").getInt64();
-      if (read_new_mentions_in_one_pass(newest_mention - watermark,
+      if (read_new_mentions_in_one_pass(newest_mention_seq(db) - watermark,
                                         static_cast<std::int64_t>(ids.size()))) {
         // Each entity's mentions come out of the pass in seq order, as from its seek below.
         std::sort(ids.begin(), ids.end());
-        SQLite::Statement q(db, "SELECT seq, entity_id FROM event_entities WHERE seq > ?1");
-        q.bind(1, watermark);
-        while (q.executeStep()) {
-          const std::int64_t id = q.getColumn(1).getInt64();
-          if (std::binary_search(ids.begin(), ids.end(), id))
-            add_mention(id, q.getColumn(0).getInt64());
-        }
+        for_each_mention_after(db, ids, watermark, add_mention);
       } else {
         SQLite::Statement of_entity(
             db, "SELECT seq FROM event_entities WHERE entity_id = ?1 AND seq > ?2 ORDER BY seq");
