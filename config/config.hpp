@@ -114,6 +114,16 @@ struct ImportanceConfig {
   std::int64_t top_entities = 0;  ///< Entities listed per namespace in the result.
 };
 
+/// The read side's recall and context (recall/recall.hpp, docs/RECALL.md).
+struct RecallConfig {
+  std::int64_t candidates = 0;     ///< Lexical candidates read per query.
+  std::int64_t seeds = 0;          ///< Best lexical hits activation spreads from.
+  std::int64_t entity_events = 0;  ///< Events read per primed entity.
+  double hop1_weight = 0, hop2_weight = 0, entity_weight = 0, speaker_weight = 0;
+  double temporal_weight = 0, salience_weight = 0;
+  std::int64_t max_content_bytes = 0;  ///< Content returned in full up to this size.
+};
+
 /// Consolidation (LedgerMind reflection, Arandu L2/L3); defaults are the anchors' values.
 struct ConsolidationConfig {
   std::int64_t gap_minutes = 0;  ///< A silence this long ends a trajectory.
@@ -169,6 +179,7 @@ struct Config {
   EntitiesConfig entities;
   ClusteringConfig clustering;
   ImportanceConfig importance;
+  RecallConfig recall;
   MedallionConfig medallion;
   SecurityConfig security;
 };

@@ -109,6 +109,22 @@ jobs::ClusterParams cluster_params(const config::Config& config) {
   return p;
 }
 
+recall::RecallParams recall_params(const config::Config& config) {
+  const auto& r = config.recall;
+  recall::RecallParams p;
+  p.candidates = r.candidates;
+  p.seeds = r.seeds;
+  p.entity_events = r.entity_events;
+  p.hop1_weight = r.hop1_weight;
+  p.hop2_weight = r.hop2_weight;
+  p.entity_weight = r.entity_weight;
+  p.speaker_weight = r.speaker_weight;
+  p.temporal_weight = r.temporal_weight;
+  p.salience_weight = r.salience_weight;
+  p.max_content_bytes = r.max_content_bytes;
+  return p;
+}
+
 jobs::ImportanceParams importance_params(const config::Config& config) {
   jobs::ImportanceParams p;
   const auto& i = config.importance;

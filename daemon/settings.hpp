@@ -10,6 +10,7 @@
 #include "jobs/importance.hpp"
 #include "jobs/job.hpp"
 #include "jobs/medallion.hpp"
+#include "recall/recall.hpp"
 #include "store/lifecycle.hpp"
 #include "store/writer.hpp"
 
@@ -38,6 +39,9 @@ jobs::MedallionParams medallion_params(const config::Config& config);
 
 /// `entities.*`, `clustering.*` and the community settings of the `cluster` job.
 jobs::ClusterParams cluster_params(const config::Config& config);
+
+/// The recall.* keys as recall::RecallParams.
+recall::RecallParams recall_params(const config::Config& config);
 
 /// `importance.*` (and entities.edge_half_life_days for edge strength).
 jobs::ImportanceParams importance_params(const config::Config& config);

@@ -1307,4 +1307,6 @@ json run_clustering(JobContext& ctx, const ClusterParams& params) {
   return Clusterer(ctx, params).run();
 }
 
+bool Tokenizer::is_stop_word(std::string_view token) { return stop_words().contains(token); }
+
 }  // namespace reflectd::jobs

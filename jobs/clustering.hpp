@@ -95,6 +95,10 @@ class Tokenizer {
   /// the call only). Uses no tokenizer state: safe from any thread.
   static void scan(std::string_view text, const std::function<void(const std::string&)>& emit);
 
+  /// True when the lower-cased `token` is one of the stop words terms() drops (the Snowball
+  /// English list plus commit-message boilerplate such as "signed", "merge"). Thread-safe.
+  static bool is_stop_word(std::string_view token);
+
   /// Snowball English stem of a lower-cased token (may be empty); cached. The reference is
   /// valid until the next call.
   const std::string& stem(const std::string& token);

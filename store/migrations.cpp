@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 23> kMigrations{
+constexpr std::array<const char*, 24> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -925,6 +925,25 @@ ALTER TABLE trajectory_outcomes ADD COLUMN final_ts_us INTEGER;
 DROP INDEX IF EXISTS trajectory_outcomes_tools;
 CREATE INDEX IF NOT EXISTS trajectory_outcomes_successes
   ON trajectory_outcomes (namespace, tool_sequence, success, final_ts_us, final_seq, target);
+)sql",
+    // 24: the full-text index stems (FTS5's porter tokenizer over unicode61, diacritics
+    //    removed), so that `recall` finds "support groups" for "support group" and "fixed" for
+    //    "fix" (docs/RECALL.md, "Lexical"). One rule for the index and every query: FTS5 runs
+    //    the same tokenizer over the query's terms. The index is rebuilt in the background
+    //    from seq 1 by the writer (store/fts_index.hpp); `status` reports the lag meanwhile.
+    //    events_episode_order: recall's spreading activation and the `episode` read walk an
+    //    episode in sequence_number order (docs/RECALL.md, "Spreading activation").
+    //    knowledge_source_event: every read joins an event to the knowledge row it became
+    //    (its vitality), which was a scan of knowledge per event read.
+    R"sql(
+DROP TABLE IF EXISTS events_fts;
+CREATE VIRTUAL TABLE events_fts USING fts5 (content, content = 'events', content_rowid = 'seq',
+  tokenize = 'porter unicode61 remove_diacritics 2');
+UPDATE fts_state SET indexed_seq = 0 WHERE id = 1;
+CREATE INDEX IF NOT EXISTS events_episode_order
+  ON events (namespace, episode_id, sequence_number) WHERE episode_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS knowledge_source_event
+  ON knowledge (source_event_seq) WHERE source_event_seq IS NOT NULL;
 )sql",
 };
 

@@ -1,0 +1,386 @@
+// bench_recall: how well `recall` and `context` give an agent its memory back, on LoCoMo
+// (../shared/data/locomo-dev: 2,760 turns of five conversations, 999 questions with the
+// evidence turns that answer them), next to plain BM25 measured in the same run.
+//
+// It stores every turn as the daemon does (wire decoder, EventStore, the FTS index), runs
+// the whole job cycle (consolidate, cluster, decay, importance, medallion) at a fixed time,
+// then asks every non-adversarial question in its namespace through recall::Recaller and
+// recall::build_context, exactly as the control socket's `recall` and `context` do.
+//
+// Printed, per category and overall: evidence recall@5, @10 and NDCG@10 (binary relevance),
+// for recall and for the baseline (SQLite FTS5, porter, every word of the question OR-ed,
+// the namespace's turns only); the evidence recall of `context` at 500 / 1,000 / 2,000
+// tokens (an evidence id among its `sources`); the share of temporal questions whose gold
+// date (LoCoMo writes "7 May 2023", "May 2023", "2022", "The week before 9 June 2023")
+// appears in the 1,000-token context_text; recall latency p50 / p99.
+//
+// --min-recall10 X makes it exit 1 when overall recall@10 is below X (the CTest run).
+// The figures are deterministic: the same data and configuration give the same numbers.
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bus/event_decoder.hpp"
+#include "common/clock.hpp"
+#include "common/guarded_main.hpp"
+#include "common/timestamp.hpp"
+#include "config/config.hpp"
+#include "daemon/settings.hpp"
+#include "jobs/clustering.hpp"
+#include "jobs/consolidation.hpp"
+#include "jobs/decay.hpp"
+#include "jobs/importance.hpp"
+#include "jobs/medallion.hpp"
+#include "jobs/sql_functions.hpp"
+#include "recall/context.hpp"
+#include "recall/recall.hpp"
+#include "store/database.hpp"
+#include "store/event_store.hpp"
+#include "store/fts_index.hpp"
+
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace reflectd;
+using nlohmann::json;
+
+#ifndef REFLECTD_DATA_DIR
+#define REFLECTD_DATA_DIR "."
+#endif
+
+constexpr std::array<int, 3> kContextBudgets{500, 1000, 2000};
+
+std::vector<json> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::vector<json> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out.push_back(json::parse(line));
+  }
+  return out;
+}
+
+void store_turns(const std::string& path, const std::vector<json>& turns, const Clock& clock) {
+  auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
+  store::EventStore events(db);
+  bus::EventDecoder decoder(clock);
+  const auto profiles = daemon::decay_profiles(config::defaults().decay);
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  for (const json& turn : turns) {
+    auto decoded = decoder.decode(turn.dump(), 1 << 22);
+    if (decoded.events.size() != 1 || !decoded.events[0].event) {
+      throw std::runtime_error("turn " + turn.value("id", "?") + " rejected");
+    }
+    store::EventRecord row = std::move(*decoded.events[0].event);
+    events.insert(row, store::resolve_lifecycle(row, profiles));
+  }
+  transaction.commit();
+  store::index_all_pending(db);
+}
+
+void run_jobs(const std::string& path, const Clock& clock) {
+  const auto cfg = config::defaults();
+  auto db = store::open_database(daemon::jobs_database_options(cfg, path), store::Access::kWriter);
+  jobs::configure_jobs_connection(db);
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  const auto vitality = daemon::vitality_params(cfg.decay);
+  jobs::register_sql_functions(db, vitality);
+  auto ctx = [&] { return jobs::JobContext{db, clock, cancel, "", "demand", 0, {}, nullptr}; };
+  {
+    auto c = ctx();
+    jobs::run_consolidation(c, daemon::consolidation_params(cfg));
+  }
+  {
+    auto c = ctx();
+    jobs::run_clustering(c, daemon::cluster_params(cfg));
+  }
+  {
+    auto c = ctx();
+    jobs::run_decay(c, vitality);
+  }
+  {
+    auto c = ctx();
+    jobs::run_importance(c, daemon::importance_params(cfg));
+  }
+  {
+    auto c = ctx();
+    jobs::run_medallion_refresh(c, daemon::medallion_params(cfg));
+  }
+}
+
+// The gold answer's date as a label in recall's style ("7 May 2023", "May 2023", "2022"), or
+// nothing when the answer is no date. "The week before 9 June 2023" -> "9 June 2023".
+std::optional<std::string> gold_date(std::string answer) {
+  static const std::vector<std::string> months{"January", "February", "March",     "April",
+                                               "May",     "June",     "July",      "August",
+                                               "September", "October", "November", "December"};
+  // "6October, 2022" -> "6 October 2022"; "December 11, 2023" -> "11 December 2023".
+  answer = std::regex_replace(answer, std::regex("([0-9])([A-Za-z])"), "$1 $2");
+  answer = std::regex_replace(answer, std::regex("[,.]"), " ");
+  std::smatch m;
+  const std::string month_alt =
+      "(January|February|March|April|May|June|July|August|September|October|November|December)";
+  if (std::regex_search(answer, m, std::regex("\\b([0-9]{1,2}) +" + month_alt + " +([0-9]{4})"))) {
+    return std::to_string(std::stoi(m[1])) + " " + m[2].str() + " " + m[3].str();
+  }
+  if (std::regex_search(answer, m, std::regex(month_alt + " +([0-9]{1,2}) +([0-9]{4})"))) {
+    return std::to_string(std::stoi(m[2])) + " " + m[1].str() + " " + m[3].str();
+  }
+  if (std::regex_search(answer, m, std::regex(month_alt + " +([0-9]{4})"))) {
+    return m[1].str() + " " + m[2].str();
+  }
+  if (std::regex_search(answer, m, std::regex("^ *(?:[Ii]n )?((19|20)[0-9]{2}) *$"))) {
+    return m[1].str();
+  }
+  return std::nullopt;
+}
+
+bool contains_label(const std::string& text, const std::string& label) {
+  std::size_t at = 0;
+  while ((at = text.find(label, at)) != std::string::npos) {
+    const bool digit_before = at > 0 && std::isdigit(static_cast<unsigned char>(text[at - 1]));
+    const std::size_t after = at + label.size();
+    const bool digit_after =
+        after < text.size() && std::isdigit(static_cast<unsigned char>(text[after]));
+    if (!digit_before && !digit_after) return true;
+    ++at;
+  }
+  return false;
+}
+
+struct Scores {
+  double r5 = 0, r10 = 0, ndcg10 = 0;
+  int n = 0;
+  void add(const std::vector<std::string>& ranked, const std::vector<std::string>& evidence) {
+    const std::set<std::string> gold(evidence.begin(), evidence.end());
+    auto recall_at = [&](std::size_t k) {
+      int found = 0;
+      for (std::size_t i = 0; i < std::min(k, ranked.size()); ++i) found += gold.count(ranked[i]);
+      return static_cast<double>(found) / static_cast<double>(gold.size());
+    };
+    double dcg = 0, ideal = 0;
+    for (std::size_t i = 0; i < std::min<std::size_t>(10, ranked.size()); ++i) {
+      if (gold.contains(ranked[i])) dcg += 1.0 / std::log2(static_cast<double>(i) + 2);
+    }
+    for (std::size_t i = 0; i < std::min<std::size_t>(10, gold.size()); ++i) {
+      ideal += 1.0 / std::log2(static_cast<double>(i) + 2);
+    }
+    r5 += recall_at(5);
+    r10 += recall_at(10);
+    ndcg10 += ideal > 0 ? dcg / ideal : 0;
+    ++n;
+  }
+  double mean(double total) const { return n > 0 ? total / n : 0; }
+};
+
+// Plain BM25: FTS5 with the porter tokenizer over the same turns, every word of the question
+// OR-ed (quoted), the question's namespace only.
+class Baseline {
+ public:
+  explicit Baseline(const std::vector<json>& turns) : db_(":memory:", SQLite::OPEN_READWRITE) {
+    db_.exec("CREATE VIRTUAL TABLE t USING fts5 (content, uid UNINDEXED, ns UNINDEXED, "
+             "tokenize = 'porter unicode61 remove_diacritics 2')");
+    SQLite::Statement insert(db_, "INSERT INTO t (content, uid, ns) VALUES (?1, ?2, ?3)");
+    for (const json& turn : turns) {
+      insert.bind(1, turn["content"].get<std::string>());
+      insert.bind(2, turn["id"].get<std::string>());
+      insert.bind(3, turn["namespace"].get<std::string>());
+      insert.exec();
+      insert.reset();
+    }
+  }
+  std::vector<std::string> ask(const std::string& question, const std::string& ns) {
+    std::string match;
+    for (const std::string& w : recall::query_words(question)) {
+      if (!match.empty()) match += " OR ";
+      match += "\"" + w + "\"";
+    }
+    std::vector<std::string> out;
+    if (match.empty()) return out;
+    SQLite::Statement q(db_,
+                        "SELECT uid FROM t WHERE t MATCH ?1 AND ns = ?2 ORDER BY bm25(t) LIMIT 10");
+    q.bind(1, match);
+    q.bind(2, ns);
+    while (q.executeStep()) out.push_back(q.getColumn(0).getString());
+    return out;
+  }
+
+ private:
+  SQLite::Database db_;
+};
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
+  return v[std::min(i, v.size() - 1)];
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"bench_recall: recall and context quality on LoCoMo against plain BM25"};
+  std::string data = std::string(REFLECTD_DATA_DIR) + "/locomo-dev";
+  double min_recall10 = 0;
+  std::string dump;
+  app.add_option("--data", data, "the locomo-dev folder (events.jsonl, questions.jsonl)")
+      ->capture_default_str();
+  app.add_option("--min-recall10", min_recall10,
+                 "exit 1 when overall recall@10 is below this (0: never)")
+      ->capture_default_str();
+  app.add_option("--dump", dump, "write each question's ranked ids and context as JSON Lines");
+  CLI11_PARSE(app, argc, argv);
+
+  const std::vector<json> turns = read_lines(data + "/events.jsonl");
+  const std::vector<json> questions = read_lines(data + "/questions.jsonl");
+  std::int64_t last_us = 0;
+  FakeClock clock(0);
+  for (const json& t : turns) {
+    last_us = std::max(last_us, *parse_rfc3339_us(t["timestamp"].get<std::string>()));
+  }
+  // A fixed "now" a day after the last turn: salience, vitality and relative question times
+  // are the same on every run.
+  clock.set_now_us(last_us + std::int64_t{86'400} * 1'000'000);
+
+  const fs::path dir = fs::temp_directory_path() / ("bench_recall." + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{dir};
+  const std::string path = (dir / "recall.db").string();
+  store_turns(path, turns, clock);
+  run_jobs(path, clock);
+
+  auto db = store::open_database({path, "normal", 5000}, store::Access::kReader);
+  const auto cfg = config::defaults();
+  const auto vitality = daemon::vitality_params(cfg.decay);
+  jobs::register_sql_functions(db, vitality);
+  recall::Recaller recaller(db, daemon::recall_params(cfg));
+  Baseline baseline(turns);
+  const recall::ReadScope scope;
+
+  std::map<std::string, Scores> ours, plain;
+  std::map<int, std::pair<double, int>> context_recall;  // budget -> (sum, n)
+  int temporal_total = 0, temporal_dated = 0, temporal_found = 0;
+  std::vector<double> latency_ms;
+  std::ofstream dump_out;
+  if (!dump.empty()) dump_out.open(dump);
+  for (const json& q : questions) {
+    const std::string category = q["category"];
+    if (category == "adversarial") continue;
+    const auto evidence = q["evidence_ids"].get<std::vector<std::string>>();
+    if (evidence.empty()) continue;
+    recall::RecallRequest request;
+    request.text = q["question"];
+    request.ns = q["namespace"];
+    request.limit = 10;
+    const auto start = std::chrono::steady_clock::now();
+    auto answer = recaller.recall(request, scope, clock.now_us());
+    latency_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+    std::vector<std::string> ranked;
+    if (auto* found = std::get_if<recall::RecallResponse>(&answer)) {
+      for (const auto& hit : found->results) ranked.push_back(hit.id);
+    }
+    ours[category].add(ranked, evidence);
+    ours["all"].add(ranked, evidence);
+    const auto base = baseline.ask(request.text, request.ns);
+    plain[category].add(base, evidence);
+    plain["all"].add(base, evidence);
+
+    json contexts = json::object();
+    for (const int budget : kContextBudgets) {
+      recall::ContextRequest creq{request, budget};
+      auto built = recall::build_context(recaller, creq, scope, clock.now_us());
+      auto* context = std::get_if<recall::CompressedContext>(&built);
+      int found = 0;
+      if (context != nullptr) {
+        for (const auto& id : evidence) {
+          found += std::count(context->sources.begin(), context->sources.end(), id) > 0 ? 1 : 0;
+        }
+      }
+      auto& [sum, n] = context_recall[budget];
+      sum += static_cast<double>(found) / static_cast<double>(evidence.size());
+      ++n;
+      if (budget == 1000 && category == "temporal") {
+        ++temporal_total;
+        const std::string gold = q["answer"].is_string() ? q["answer"].get<std::string>()
+                                                         : q["answer"].dump();
+        if (auto label = gold_date(gold)) {
+          ++temporal_dated;
+          if (context != nullptr && contains_label(context->context_text, *label)) ++temporal_found;
+        }
+      }
+      if (dump_out && budget == 1000 && context != nullptr) contexts = context->context_text;
+    }
+    if (dump_out) {
+      dump_out << json{{"id", q["id"]}, {"question", q["question"]}, {"category", category},
+                       {"evidence", evidence}, {"ranked", ranked}, {"baseline", base},
+                       {"answer", q["answer"]}, {"context", contexts}}
+                      .dump()
+               << "\n";
+    }
+  }
+
+  std::printf("bench_recall: %zu turns, %d questions (adversarial left out)\n", turns.size(),
+              ours["all"].n);
+  std::printf("%-12s %5s  %-21s %-21s %-21s\n", "category", "n", "recall@5 (BM25, x)",
+              "recall@10 (BM25, x)", "NDCG@10 (BM25, x)");
+  for (const auto& [category, s] : ours) {
+    const Scores& b = plain[category];
+    auto cell = [](double v, double base) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.3f (%.3f, %.2fx)", v, base, base > 0 ? v / base : 0.0);
+      return std::string(buf);
+    };
+    std::printf("%-12s %5d  %-21s %-21s %-21s\n", category.c_str(), s.n,
+                cell(s.mean(s.r5), b.mean(b.r5)).c_str(),
+                cell(s.mean(s.r10), b.mean(b.r10)).c_str(),
+                cell(s.mean(s.ndcg10), b.mean(b.ndcg10)).c_str());
+  }
+  for (const int budget : kContextBudgets) {
+    const auto& [sum, n] = context_recall[budget];
+    std::printf("context evidence recall at %d tokens: %.3f\n", budget, n > 0 ? sum / n : 0);
+  }
+  std::printf("temporal questions with the gold date in the 1000-token context: %d of %d "
+              "(%.3f; %d have a date as gold answer: %.3f of those)\n",
+              temporal_found, temporal_total,
+              temporal_total > 0 ? static_cast<double>(temporal_found) / temporal_total : 0,
+              temporal_dated,
+              temporal_dated > 0 ? static_cast<double>(temporal_found) / temporal_dated : 0);
+  std::printf("recall latency: p50 %.2f ms, p99 %.2f ms (%zu queries)\n",
+              percentile(latency_ms, 0.5), percentile(latency_ms, 0.99), latency_ms.size());
+  const double overall = ours["all"].mean(ours["all"].r10);
+  if (min_recall10 > 0 && overall < min_recall10) {
+    std::printf("FAIL: recall@10 %.3f is below --min-recall10 %.3f\n", overall, min_recall10);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return reflectd::guarded_main("bench_recall", run, argc, argv); }

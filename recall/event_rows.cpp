@@ -1,0 +1,282 @@
+#include "recall/event_rows.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace reflectd::recall {
+namespace {
+
+constexpr const char* kRank =
+    "(CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
+    "WHEN 'high' THEN 3 ELSE 4 END)";
+
+// The EventRow columns, in read()'s order. Knowledge is read by scalar subqueries: an event
+// became at most one knowledge row, and a join would repeat the event if it ever were more.
+std::string columns() {
+  return fmt::format(R"sql(
+e.seq, e.uid, e.kind, e.namespace, coalesce(e.agent_id, ''), coalesce(e.episode_id, ''),
+e.sequence_number, e.ts_us, e.sensitivity,
+coalesce((SELECT k.status FROM knowledge k WHERE k.source_event_seq = e.seq LIMIT 1), e.status),
+{0} > ?20,
+rd_salience(e.salience_base, e.salience_ref_us, e.received_us, e.decay_curve, e.half_life_s,
+            e.min_salience, e.max_age_s, e.pinned, ?24),
+CASE (SELECT k.vitality FROM knowledge k WHERE k.source_event_seq = e.seq LIMIT 1)
+  WHEN 'decaying' THEN 0.75 WHEN 'dormant' THEN 0.5 ELSE 1.0 END,
+CASE WHEN {0} > ?20 THEN ?23 ELSE e.content END)sql",
+                     kRank);
+}
+constexpr int kColumns = 14;
+
+// Filters ?11..?16 and the scope ?20..?22.
+std::string filter() {
+  return fmt::format(R"sql(
+(?11 = '' OR e.namespace = ?11)
+AND (json_array_length(?12) = 0 OR e.kind IN (SELECT value FROM json_each(?12)))
+AND (?13 = '' OR e.agent_id = ?13) AND (?14 = '' OR e.episode_id = ?14)
+AND (?15 IS NULL OR e.ts_us >= ?15) AND (?16 IS NULL OR e.ts_us < ?16)
+AND {0} <= ?20 + 1 AND (?21 = 1 OR e.namespace IN (SELECT value FROM json_each(?22))))sql",
+                     kRank);
+}
+
+}  // namespace
+
+EventRows::EventRows(SQLite::Database& db)
+    : namespace_(db,
+                 "SELECT 1 FROM event_namespaces WHERE namespace = ?1 "
+                 "AND (?21 = 1 OR ?1 IN (SELECT value FROM json_each(?22)))"),
+      entity_(db,
+              "SELECT entity_id, canonical_key, entity_type FROM entities "
+              "WHERE namespace = ?1 AND canonical_key = ?2"),
+      alias_(db, "SELECT canonical_key FROM entity_aliases WHERE namespace = ?1 AND alias = ?2"),
+      lexical_(db, "SELECT " + columns() +
+                       ", -bm25(events_fts) AS lex FROM events_fts JOIN events e ON e.seq = "
+                       "events_fts.rowid WHERE events_fts MATCH ?1 AND " +
+                       filter() + " ORDER BY lex DESC, e.seq DESC LIMIT ?2"),
+      neighbours_(db, "SELECT " + columns() +
+                          " FROM events e WHERE e.namespace = ?1 AND e.episode_id = ?2 "
+                          "AND e.sequence_number BETWEEN ?3 - 1 AND ?3 + 1 AND " +
+                          filter() + " ORDER BY e.sequence_number, e.seq"),
+      entity_events_(db, "SELECT " + columns() +
+                             " FROM event_entities ee JOIN events e ON e.seq = ee.seq "
+                             "WHERE ee.entity_id = ?1 AND " +
+                             filter() + " ORDER BY ee.seq DESC LIMIT ?2"),
+      importance_(db,
+                  "SELECT coalesce(max(n.importance_score), 0) FROM event_entities ee "
+                  "JOIN entities n ON n.entity_id = ee.entity_id WHERE ee.seq = ?1"),
+      summary_(db, fmt::format("SELECT CASE WHEN {0} > ?20 THEN ?23 ELSE summary_text END "
+                               "FROM entities e WHERE entity_id = ?1 AND summary_text IS NOT NULL "
+                               "AND {0} <= ?20 + 1 AND (?21 = 1 OR e.namespace IN "
+                               "(SELECT value FROM json_each(?22)))",
+                               kRank)) {}
+
+void EventRows::set_scope(const ReadScope& scope, std::int64_t now_us) {
+  scope_ = scope;
+  now_us_ = now_us;
+}
+
+namespace {
+void bind_scope(SQLite::Statement& s, const ReadScope& scope, bool with_rows,
+                std::int64_t now_us) {
+  s.bind(21, scope.all_namespaces ? 1 : 0);
+  s.bind(22, nlohmann::json(scope.namespaces).dump());
+  if (with_rows) {
+    s.bind(20, scope.clearance);
+    s.bind(23, kRedacted);
+    if (s.getBindParameterCount() >= 24) s.bind(24, now_us);
+  }
+}
+}  // namespace
+
+bool EventRows::namespace_visible(const std::string& ns) {
+  namespace_.reset();
+  namespace_.clearBindings();
+  namespace_.bind(1, ns);
+  bind_scope(namespace_, scope_, false, now_us_);
+  const bool visible = namespace_.executeStep();
+  namespace_.reset();
+  return visible;
+}
+
+std::vector<PrimedEntity> EventRows::prime_entities(const std::string& ns,
+                                                    const std::vector<std::string>& words) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i].size() >= 2) names.push_back(words[i]);
+    if (i + 1 < words.size()) names.push_back(words[i] + " " + words[i + 1]);
+  }
+  std::vector<PrimedEntity> out;
+  std::set<std::int64_t> seen;
+  std::set<std::string> agents;
+  auto lookup = [&](const std::string& key) {
+    entity_.reset();
+    entity_.bind(1, ns);
+    entity_.bind(2, key);
+    if (entity_.executeStep()) {
+      PrimedEntity p;
+      p.entity_id = entity_.getColumn(0).getInt64();
+      p.key = entity_.getColumn(1).getString();
+      const std::string type = entity_.getColumn(2).getString();
+      p.name = p.key.substr(p.key.find(':') + 1);
+      p.speaker = type == "agent";
+      if (p.speaker) agents.insert(p.name);
+      if (seen.insert(p.entity_id).second) out.push_back(std::move(p));
+    }
+    entity_.reset();
+  };
+  for (const std::string& name : names) {
+    for (const char* type : {"agent:", "person:", "name:"}) lookup(type + name);
+    alias_.reset();
+    alias_.bind(1, ns);
+    alias_.bind(2, name);
+    std::string key;
+    if (alias_.executeStep()) key = alias_.getColumn(0).getString();
+    alias_.reset();
+    if (!key.empty()) lookup(key);
+  }
+  // A person who is also an agent of the namespace is that speaker ("person:caroline" from a
+  // "Caroline:" turn prefix, "agent:caroline" from agent_id).
+  for (PrimedEntity& p : out) {
+    if (!p.speaker && agents.contains(p.name)) p.speaker = true;
+  }
+  return out;
+}
+
+void EventRows::bind_filter(SQLite::Statement& s, const EventFilter& f) {
+  s.bind(11, f.ns);
+  s.bind(12, nlohmann::json(f.kinds).dump());
+  s.bind(13, f.agent_id);
+  s.bind(14, f.episode_id);
+  if (f.since_us) {
+    s.bind(15, *f.since_us);
+  } else {
+    s.bind(15);
+  }
+  if (f.until_us) {
+    s.bind(16, *f.until_us);
+  } else {
+    s.bind(16);
+  }
+  bind_scope(s, scope_, true, now_us_);
+}
+
+namespace {
+EventRow row_of(SQLite::Statement& s) {
+  EventRow r;
+  r.seq = s.getColumn(0).getInt64();
+  r.id = s.getColumn(1).getString();
+  r.kind = s.getColumn(2).getString();
+  r.ns = s.getColumn(3).getString();
+  r.agent_id = s.getColumn(4).getString();
+  r.episode_id = s.getColumn(5).getString();
+  if (!s.getColumn(6).isNull()) r.sequence_number = s.getColumn(6).getInt64();
+  r.ts_us = s.getColumn(7).getInt64();
+  r.sensitivity = s.getColumn(8).getString();
+  r.status = s.getColumn(9).getString();
+  r.redacted = s.getColumn(10).getInt() != 0;
+  r.salience = s.getColumn(11).getDouble();
+  r.vitality_factor = s.getColumn(12).getDouble();
+  r.content = s.getColumn(13).getString();
+  return r;
+}
+}  // namespace
+
+std::vector<EventRow> EventRows::read(SQLite::Statement& s) {
+  std::vector<EventRow> out;
+  while (s.executeStep()) out.push_back(row_of(s));
+  s.reset();
+  return out;
+}
+
+std::vector<LexicalRow> EventRows::lexical(const std::string& match, const EventFilter& filter,
+                                           std::int64_t limit) {
+  lexical_.reset();
+  lexical_.bind(1, match);
+  lexical_.bind(2, limit);
+  bind_filter(lexical_, filter);
+  std::vector<LexicalRow> out;
+  while (lexical_.executeStep()) {
+    LexicalRow hit{row_of(lexical_), 0};
+    hit.bm25 = lexical_.getColumn(kColumns).getDouble();
+    out.push_back(std::move(hit));
+  }
+  lexical_.reset();
+  return out;
+}
+
+std::vector<EventRow> EventRows::episode_neighbours(const std::string& ns,
+                                                    const std::string& episode,
+                                                    std::int64_t sequence,
+                                                    const EventFilter& filter) {
+  neighbours_.reset();
+  neighbours_.bind(1, ns);
+  neighbours_.bind(2, episode);
+  neighbours_.bind(3, sequence);
+  bind_filter(neighbours_, filter);
+  return read(neighbours_);
+}
+
+std::vector<EventRow> EventRows::entity_events(std::int64_t entity_id, std::int64_t limit,
+                                               const EventFilter& filter) {
+  entity_events_.reset();
+  entity_events_.bind(1, entity_id);
+  entity_events_.bind(2, limit);
+  bind_filter(entity_events_, filter);
+  return read(entity_events_);
+}
+
+double EventRows::importance(std::int64_t seq) {
+  importance_.reset();
+  importance_.bind(1, seq);
+  double value = 0;
+  if (importance_.executeStep()) value = importance_.getColumn(0).getDouble();
+  importance_.reset();
+  return value;
+}
+
+std::optional<std::string> EventRows::entity_summary(std::int64_t entity_id) {
+  summary_.reset();
+  summary_.clearBindings();
+  summary_.bind(1, entity_id);
+  bind_scope(summary_, scope_, true, now_us_);
+  std::optional<std::string> out;
+  if (summary_.executeStep()) out = summary_.getColumn(0).getString();
+  summary_.reset();
+  return out;
+}
+
+std::pair<std::string, bool> cut_content(std::string content, std::size_t max_bytes) {
+  if (content.size() <= max_bytes) return {std::move(content), false};
+  std::size_t end = max_bytes;
+  // Back up to the first byte of a UTF-8 character.
+  while (end > 0 && (static_cast<unsigned char>(content[end]) & 0xC0U) == 0x80U) --end;
+  content.resize(end);
+  return {std::move(content), true};
+}
+
+std::optional<std::string> string_field(const nlohmann::json& request, const char* key,
+                                        std::string& out) {
+  const auto it = request.find(key);
+  if (it == request.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) return std::string(key) + ": must be a string";
+  out = it->get<std::string>();
+  return std::nullopt;
+}
+
+std::optional<std::string> int_field(const nlohmann::json& request, const char* key,
+                                     std::int64_t min, std::int64_t max, std::int64_t& out) {
+  const auto it = request.find(key);
+  if (it == request.end() || it->is_null()) return std::nullopt;
+  const std::string rule = std::string(key) + ": must be an integer from " + std::to_string(min) +
+                           " to " + std::to_string(max);
+  if (!it->is_number_integer()) return rule;
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
+    return rule;
+  }
+  const auto value = it->get<std::int64_t>();
+  if (value < min || value > max) return rule;
+  out = value;
+  return std::nullopt;
+}
+
+}  // namespace reflectd::recall

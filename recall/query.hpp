@@ -1,0 +1,53 @@
+#pragma once
+// From a question in plain words to what recall searches with (seed 003 ExpandedQuery):
+// the lexical terms and their FTS5 expression, the question's time expressions and whether
+// it asks for a time. User text never reaches FTS5 as syntax: every term is a run of letters
+// and digits, double-quoted.
+//
+// Rule (docs/RECALL.md, "Lexical"): words are maximal runs of ASCII letters and digits and
+// non-ASCII bytes, ASCII-lower-cased; an apostrophe ends a word ("Caroline's" -> "caroline",
+// "s"); the store's stop words (jobs::Tokenizer::is_stop_word: the Snowball English list and
+// commit boilerplate) and one-letter words are dropped; duplicates are dropped. FTS5's
+// porter tokenizer (migration 24) then stems each term as it stems the index: one tokenizer
+// for both. Terms are OR-ed and each adjacent pair of kept words that stood next to each
+// other in the text is added as a phrase, so a phrase match adds its own BM25 weight (the
+// phrase and proximity bonus).
+//
+// Thread-safety: pure functions.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recall/time_expressions.hpp"
+
+namespace reflectd::recall {
+
+/// The most bytes of question text recall accepts (issue 33: 4 KiB).
+inline constexpr std::size_t kMaxQueryBytes = 4096;
+
+struct ParsedQuery {
+  std::vector<std::string> terms;    ///< Kept words, in text order, unique.
+  std::vector<std::string> phrases;  ///< "a b" for adjacent kept words.
+  /// True when the question asks for a time: it starts with (or contains) "when", "what
+  /// date", "what year", "what month", "what day", "how long ago", "which year".
+  bool asks_when = false;
+  /// Expressions of the question, resolved against the caller's clock (temporal_range).
+  std::vector<TimeMention> time;
+};
+
+/// Parses `text` (at most kMaxQueryBytes; the caller checks) against `now_us` (µs, UTC).
+/// Never throws for any input.
+ParsedQuery parse_query(std::string_view text, std::int64_t now_us);
+
+/// The FTS5 MATCH expression for `terms` (OR-ed, each double-quoted) and `phrases` (OR-ed
+/// too). Empty when both are empty.
+std::string fts_match(const std::vector<std::string>& terms,
+                      const std::vector<std::string>& phrases);
+
+/// The words of `text` by the rule above, before stop words are dropped (used for `why`).
+std::vector<std::string> query_words(std::string_view text);
+
+}  // namespace reflectd::recall

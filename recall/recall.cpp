@@ -1,0 +1,371 @@
+#include "recall/recall.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "common/timestamp.hpp"
+#include "recall/event_rows.hpp"
+#include "store/fts_index.hpp"
+
+namespace reflectd::recall {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kMaxLimit = 100;
+constexpr std::int64_t kMaxOffset = 1000;
+
+// The crude stem used only to say *why* a row matched: the term with one common English
+// suffix removed (the index's porter stemmer decided the match itself).
+std::string why_prefix(const std::string& term) {
+  for (const char* suffix : {"ing", "ed", "es", "s", "ly"}) {
+    const std::string_view sv(suffix);
+    if (term.size() >= sv.size() + 3 && term.ends_with(sv)) {
+      return term.substr(0, term.size() - sv.size());
+    }
+  }
+  return term;
+}
+
+bool names_word_prefix(const std::string& lower_content, const std::string& prefix) {
+  std::size_t at = 0;
+  while ((at = lower_content.find(prefix, at)) != std::string::npos) {
+    if (at == 0 || std::isalnum(static_cast<unsigned char>(lower_content[at - 1])) == 0) {
+      return true;
+    }
+    ++at;
+  }
+  return false;
+}
+
+std::string ascii_lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// One scored event of the pool.
+struct Scored {
+  EventRow row;
+  double lexical = 0;
+  double hop1 = 0;
+  double hop2 = 0;
+  double entity = 0;
+  double speaker = 0;
+  double temporal = 0;
+  double score = 0;
+  std::vector<std::string> entities;  // primed non-speaker entity keys it names
+};
+
+std::optional<std::int64_t> time_param(const json& value) {
+  if (value.is_number_integer()) return value.get<std::int64_t>() * 1000;
+  if (value.is_string()) return parse_rfc3339_us(value.get<std::string>());
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<RecallRequest, RecallError> recall_request_from_json(const json& request) {
+  RecallRequest r;
+  const auto text = request.find("text");
+  if (text == request.end() || !text->is_string()) {
+    return RecallError{"text: is required (a string)"};
+  }
+  r.text = text->get<std::string>();
+  if (r.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return RecallError{"text: must not be empty"};
+  }
+  if (r.text.size() > kMaxQueryBytes) {
+    return RecallError{"text: must be at most " + std::to_string(kMaxQueryBytes) + " bytes (got " +
+                       std::to_string(r.text.size()) + ")"};
+  }
+  if (auto error = string_field(request, "namespace", r.ns)) return RecallError{*error};
+  if (auto error = string_field(request, "agent_id", r.agent_id)) return RecallError{*error};
+  if (auto error = string_field(request, "episode_id", r.episode_id)) return RecallError{*error};
+  if (auto error = int_field(request, "limit", 1, kMaxLimit, r.limit)) return RecallError{*error};
+  if (auto error = int_field(request, "offset", 0, kMaxOffset, r.offset)) {
+    return RecallError{*error};
+  }
+  if (const auto kinds = request.find("kinds"); kinds != request.end()) {
+    if (!kinds->is_array()) return RecallError{"kinds: must be an array of strings"};
+    for (const json& k : *kinds) {
+      if (!k.is_string()) return RecallError{"kinds: must be an array of strings"};
+      r.kinds.push_back(k.get<std::string>());
+    }
+  }
+  for (const char* key : {"since", "until"}) {
+    const auto it = request.find(key);
+    if (it == request.end() || it->is_null()) continue;
+    const auto us = time_param(*it);
+    if (!us) {
+      return RecallError{std::string(key) +
+                         ": must be an RFC 3339 date-time with offset or epoch milliseconds"};
+    }
+    (std::string_view(key) == "since" ? r.since_us : r.until_us) = us;
+  }
+  if (r.since_us && r.until_us && *r.since_us >= *r.until_us) {
+    return RecallError{"until: must be later than since"};
+  }
+  return r;
+}
+
+Recaller::Recaller(SQLite::Database& db, RecallParams params)
+    : db_(db), params_(params), rows_(db) {}
+
+std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& request,
+                                                           const ReadScope& scope,
+                                                           std::int64_t now_us) {
+  RecallResponse out;
+  // Read first: the rows below come from the same or a later snapshot.
+  const store::FtsLag lag = store::read_fts_lag(db_);
+  out.indexed_through_seq = lag.indexed_through_seq;
+  out.lag_events = lag.lag_events;
+
+  rows_.set_scope(scope, now_us);
+  EventRows& rows = rows_;
+  EventFilter filter{request.ns, request.kinds, request.agent_id, request.episode_id,
+                     request.since_us, request.until_us};
+  if (!request.ns.empty() && !rows.namespace_visible(request.ns)) {
+    return RecallError{"namespace: unknown namespace '" + request.ns + "'"};
+  }
+
+  const ParsedQuery query = parse_query(request.text, now_us);
+  if (query.terms.empty()) {
+    return RecallError{"text: has no word to search for (only stop words or one-letter words)"};
+  }
+  out.asks_when = query.asks_when;
+  if (!query.time.empty()) out.temporal_range = covering_range(query.time);
+
+  // 2. Entity priming.
+  std::vector<PrimedEntity> primed;
+  if (!request.ns.empty()) primed = rows.prime_entities(request.ns, query_words(request.text));
+  std::set<std::string> speakers;  // lower-cased names
+  std::vector<const PrimedEntity*> topical;
+  for (const PrimedEntity& p : primed) {
+    out.primed_entities.push_back(p);
+    if (p.speaker) {
+      speakers.insert(p.name);
+    } else {
+      topical.push_back(&p);
+    }
+  }
+  std::vector<std::string> lexical_terms;
+  for (const std::string& t : query.terms) {
+    if (!speakers.contains(t)) lexical_terms.push_back(t);
+  }
+  if (lexical_terms.empty()) lexical_terms = query.terms;  // "Who is Caroline?"
+  std::vector<std::string> phrases;
+  for (const std::string& p : query.phrases) {
+    const std::string first = p.substr(0, p.find(' '));
+    const std::string second = p.substr(p.find(' ') + 1);
+    if (!speakers.contains(first) && !speakers.contains(second)) phrases.push_back(p);
+  }
+  out.expanded_terms = lexical_terms;
+  out.expanded_terms.insert(out.expanded_terms.end(), phrases.begin(), phrases.end());
+
+  // 3. Lexical candidates.
+  std::unordered_map<std::int64_t, Scored> pool;
+  double max_bm25 = 0;
+  for (LexicalRow& hit : rows.lexical(fts_match(lexical_terms, phrases), filter,
+                                      params_.candidates)) {
+    max_bm25 = std::max(max_bm25, hit.bm25);
+    Scored s;
+    s.lexical = hit.bm25;
+    s.row = std::move(hit.row);
+    pool.emplace(s.row.seq, std::move(s));
+  }
+  for (auto& [seq, s] : pool) s.lexical = max_bm25 > 0 ? s.lexical / max_bm25 : 0;
+
+  // 4. Spreading activation: hop 1 from the best lexical hits to their episode neighbours.
+  std::vector<const Scored*> by_lexical;
+  for (const auto& [seq, s] : pool) by_lexical.push_back(&s);
+  std::sort(by_lexical.begin(), by_lexical.end(), [](const Scored* a, const Scored* b) {
+    return a->lexical != b->lexical ? a->lexical > b->lexical : a->row.seq > b->row.seq;
+  });
+  if (static_cast<std::int64_t>(by_lexical.size()) > params_.seeds) {
+    by_lexical.resize(static_cast<std::size_t>(params_.seeds));
+  }
+  struct Seed {
+    std::int64_t seq;
+    double lexical;
+    std::string ns, episode;
+    std::int64_t sequence_number;
+  };
+  std::vector<Seed> seeds;
+  for (const Scored* s : by_lexical) {
+    if (s->row.episode_id.empty() || !s->row.sequence_number || s->lexical <= 0) continue;
+    seeds.push_back({s->row.seq, s->lexical, s->row.ns, s->row.episode_id, *s->row.sequence_number});
+  }
+  out.spreading.seeds = static_cast<std::int64_t>(by_lexical.size());
+  std::set<std::int64_t> hop1_reached;
+  for (const Seed& seed : seeds) {
+    for (EventRow& n : rows.episode_neighbours(seed.ns, seed.episode, seed.sequence_number, filter)) {
+      if (n.seq == seed.seq) continue;
+      auto [it, inserted] = pool.try_emplace(n.seq);
+      if (inserted) it->second.row = std::move(n);
+      it->second.hop1 += params_.hop1_weight * seed.lexical;
+      hop1_reached.insert(it->first);
+    }
+  }
+  out.spreading.hop1_count = static_cast<std::int64_t>(hop1_reached.size());
+
+  // Entities named by the question lead to the events that name them.
+  for (const PrimedEntity* p : topical) {
+    ++out.spreading.entities_explored;
+    for (EventRow& e : rows.entity_events(p->entity_id, params_.entity_events, filter)) {
+      auto [it, inserted] = pool.try_emplace(e.seq);
+      if (inserted) it->second.row = std::move(e);
+      it->second.entities.push_back(p->key);
+    }
+  }
+  if (!topical.empty()) {
+    for (auto& [seq, s] : pool) {
+      s.entity = static_cast<double>(s.entities.size()) / static_cast<double>(topical.size());
+    }
+  }
+
+  // Hop 2: the episode's best lexical score reaches every pooled event of the episode.
+  std::map<std::pair<std::string, std::string>, double> episode_best;
+  for (const auto& [seq, s] : pool) {
+    if (s.row.episode_id.empty()) continue;
+    double& best = episode_best[{s.row.ns, s.row.episode_id}];
+    best = std::max(best, s.lexical);
+  }
+  out.spreading.episodes_explored = static_cast<std::int64_t>(episode_best.size());
+  for (auto& [seq, s] : pool) {
+    if (s.row.episode_id.empty()) continue;
+    const double best = episode_best[{s.row.ns, s.row.episode_id}];
+    if (best > 0) {
+      s.hop2 = params_.hop2_weight * best;
+      ++out.spreading.hop2_count;
+    }
+  }
+
+  // 5-6. Time, speaker and fusion.
+  for (auto& [seq, s] : pool) {
+    const EventRow& r = s.row;
+    if (!speakers.empty() && speakers.contains(ascii_lower(r.agent_id))) s.speaker = 1;
+    if (!r.redacted && (query.asks_when || out.temporal_range)) {
+      const auto mentions = find_time_expressions(r.content, r.ts_us);
+      if (query.asks_when && !mentions.empty()) s.temporal = 1;
+      if (out.temporal_range) {
+        const TimeRange& q = *out.temporal_range;
+        if (r.ts_us >= q.from_us && r.ts_us < q.to_us) s.temporal = 1;
+        for (const TimeMention& m : mentions) {
+          if (m.range.from_us < q.to_us && m.range.to_us > q.from_us) s.temporal = 1;
+        }
+      }
+    }
+    const double base = s.lexical + s.hop1 + s.hop2 + params_.entity_weight * s.entity;
+    s.score = base * (1 + params_.speaker_weight * s.speaker) *
+              (1 + params_.temporal_weight * s.temporal) *
+              (1 - params_.salience_weight + params_.salience_weight * std::min(1.0, r.salience)) *
+              r.vitality_factor;
+  }
+  out.candidates = static_cast<std::int64_t>(pool.size());
+
+  std::vector<Scored*> ranked;
+  ranked.reserve(pool.size());
+  for (auto& [seq, s] : pool) ranked.push_back(&s);
+  std::sort(ranked.begin(), ranked.end(), [](const Scored* a, const Scored* b) {
+    return a->score != b->score ? a->score > b->score : a->row.seq > b->row.seq;
+  });
+  const auto first = static_cast<std::size_t>(request.offset);
+  const auto last = std::min(ranked.size(), first + static_cast<std::size_t>(request.limit));
+  for (std::size_t i = first; i < last; ++i) {
+    Scored& s = *ranked[i];
+    RecallHit hit;
+    EventRow& r = s.row;
+    hit.seq = r.seq;
+    hit.id = r.id;
+    hit.kind = r.kind;
+    hit.ns = r.ns;
+    hit.agent_id = r.agent_id;
+    hit.episode_id = r.episode_id;
+    hit.sequence_number = r.sequence_number;
+    hit.ts_us = r.ts_us;
+    hit.sensitivity = r.sensitivity;
+    hit.status = r.status;
+    hit.redacted = r.redacted;
+    hit.score = s.score;
+    hit.components = {s.lexical,    s.entity,          s.hop1 + s.hop2, s.temporal,
+                      s.speaker,    std::min(1.0, r.salience), r.vitality_factor,
+                      rows.importance(r.seq)};
+    if (!r.redacted) {
+      const std::string lower = ascii_lower(r.content);
+      for (const std::string& t : lexical_terms) {
+        if (names_word_prefix(lower, why_prefix(t))) hit.why_terms.push_back(t);
+      }
+      for (const std::string& speaker : speakers) {
+        if (s.speaker > 0) hit.why_entities.push_back("agent:" + speaker);
+      }
+      hit.why_entities.insert(hit.why_entities.end(), s.entities.begin(), s.entities.end());
+    }
+    std::tie(hit.content, hit.truncated) =
+        cut_content(std::move(r.content), static_cast<std::size_t>(params_.max_content_bytes));
+    out.results.push_back(std::move(hit));
+  }
+  return out;
+}
+
+json to_json(const RecallHit& hit) {
+  json j = {{"id", hit.id},
+            {"seq", hit.seq},
+            {"kind", hit.kind},
+            {"namespace", hit.ns},
+            {"agent_id", hit.agent_id.empty() ? json() : json(hit.agent_id)},
+            {"ts", format_rfc3339_us(hit.ts_us)},
+            {"date", format_day(hit.ts_us)},
+            {"episode_id", hit.episode_id.empty() ? json() : json(hit.episode_id)},
+            {"sequence_number",
+             hit.sequence_number ? json(*hit.sequence_number) : json()},
+            {"sensitivity", hit.sensitivity},
+            {"status", hit.status},
+            {"score", hit.score},
+            {"components",
+             {{"lexical", hit.components.lexical},
+              {"entity", hit.components.entity},
+              {"graph", hit.components.graph},
+              {"temporal", hit.components.temporal},
+              {"speaker", hit.components.speaker},
+              {"salience", hit.components.salience},
+              {"vitality", hit.components.vitality},
+              {"importance", hit.components.importance}}},
+            {"content", hit.content},
+            {"truncated", hit.truncated},
+            {"redacted", hit.redacted},
+            {"why", {{"terms", hit.why_terms}, {"entities", hit.why_entities}}}};
+  return j;
+}
+
+json to_json(const RecallResponse& response) {
+  json results = json::array();
+  for (const RecallHit& hit : response.results) results.push_back(to_json(hit));
+  json primed = json::array();
+  for (const PrimedEntity& p : response.primed_entities) primed.push_back(p.key);
+  json range;
+  if (response.temporal_range) {
+    range = {{"from", format_rfc3339_us(response.temporal_range->from_us)},
+             {"until", format_rfc3339_us(response.temporal_range->to_us)},
+             {"label", response.temporal_range->label}};
+  }
+  return {{"ok", true},
+          {"results", std::move(results)},
+          {"expanded_query",
+           {{"primed_entities", primed},
+            {"temporal_range", range},
+            {"expanded_terms", response.expanded_terms},
+            {"asks_when", response.asks_when}}},
+          {"spreading",
+           {{"seeds", response.spreading.seeds},
+            {"hop1_count", response.spreading.hop1_count},
+            {"hop2_count", response.spreading.hop2_count},
+            {"entities_explored", response.spreading.entities_explored},
+            {"episodes_explored", response.spreading.episodes_explored},
+            {"candidates", response.candidates}}},
+          {"indexed_through_seq", response.indexed_through_seq},
+          {"lag_events", response.lag_events}};
+}
+
+}  // namespace reflectd::recall

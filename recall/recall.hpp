@@ -1,0 +1,155 @@
+#pragma once
+// `recall`: a question in plain words -> the stored events that answer it, best first
+// (issue 33; seed 003 ExpandedQuery, SpreadingActivationResult; seed 000 SearchResultItem).
+// Deterministic, no LLM, no network. Every stage, formula and default is in docs/RECALL.md:
+//
+//   1. Query (recall/query.hpp): terms, phrases, time expressions, asks_when.
+//   2. Entity priming: terms (and adjacent pairs) that name an entity of the namespace
+//      (entities: "agent:", "person:", "name:" keys and entity_aliases). A primed agent or
+//      person is a speaker: an event whose agent_id is that name is about them (a
+//      first-person turn); such names leave the lexical query, whose IDF they would distort.
+//   3. Lexical: FTS5 BM25 over events_fts (porter), the `candidates` best in scope;
+//      lexical(e) = bm25(e) / max bm25 over the candidates, in [0,1].
+//   4. Spreading activation from the `seeds` best lexical hits: hop 1 reaches the events
+//      right before and after a seed in its episode (activation hop1_weight x lexical(seed)),
+//      hop 2 the seed's whole episode (hop2_weight x the episode's best lexical score), and
+//      events naming a primed non-speaker entity (event_entities, newest first, at most
+//      `entity_events` each) get entity(e) = the share of those entities they name.
+//      graph(e) = hop 1 + hop 2 activation.
+//   5. Time: temporal(e) = 1 when the question asks "when" and the event's content holds a
+//      time expression, or when the question names a time and the event (its timestamp or a
+//      date its content resolves to) falls in that temporal_range; else 0.
+//   6. Fusion (a linear blend, then multipliers):
+//        base  = lexical + graph + entity_weight x entity
+//        score = base x (1 + speaker_weight x speaker) x (1 + temporal_weight x temporal)
+//                x (1 - salience_weight + salience_weight x min(1, salience now))
+//                x vitality factor (1 / 0.75 / 0.5 for active / decaying / dormant knowledge)
+//      ties: newer seq first.
+//
+// Access control is in the SQL of every stage (as `search`): rows more than one level above
+// the caller's clearance are never read; one level above, their content is replaced by
+// "[redacted: above your clearance]" and their `why` is empty.
+//
+// Thread-safety: a Recaller belongs to the thread of its connection. The connection must
+// have jobs::register_sql_functions() (rd_salience) registered.
+// Errors: bad requests come back as RecallError (field and rule); SQLite failures throw
+// SQLite::Exception (the caller answers "storage unavailable").
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "recall/event_rows.hpp"
+#include "recall/query.hpp"
+#include "recall/read_scope.hpp"
+
+namespace reflectd::recall {
+
+/// Weights and sizes (config keys recall.*; defaults documented in docs/RECALL.md).
+struct RecallParams {
+  std::int64_t candidates = 200;      ///< Lexical candidates read per query.
+  std::int64_t seeds = 50;            ///< Best lexical hits activation spreads from.
+  std::int64_t entity_events = 100;   ///< Events read per primed entity.
+  double hop1_weight = 0.5;           ///< Episode neighbours (sequence_number +-1).
+  double hop2_weight = 0.3;           ///< The episode's best lexical score.
+  double entity_weight = 0.3;         ///< Share of primed non-speaker entities named.
+  double speaker_weight = 1.0;        ///< The event's agent_id is a primed speaker.
+  double temporal_weight = 0.5;       ///< Time signal.
+  double salience_weight = 0.5;       ///< Share of the score that salience scales.
+  std::int64_t max_content_bytes = 16384;  ///< Content returned in full up to this size.
+};
+
+struct RecallRequest {
+  std::string text;
+  std::string ns;  ///< Empty: every namespace in the caller's scope.
+  std::int64_t limit = 10;   ///< [1, 100]
+  std::int64_t offset = 0;   ///< [0, 1000]
+  std::vector<std::string> kinds;
+  std::string agent_id;
+  std::string episode_id;
+  std::optional<std::int64_t> since_us;  ///< Events with ts_us >= since_us only.
+  std::optional<std::int64_t> until_us;  ///< Events with ts_us < until_us only.
+};
+
+/// A request that cannot be answered: `message` names the field and the rule.
+struct RecallError {
+  std::string message;
+};
+
+/// The parts of a result's score (all >= 0; see the header comment).
+struct ScoreComponents {
+  double lexical = 0, entity = 0, graph = 0, temporal = 0, speaker = 0;
+  double salience = 0;    ///< Salience now, in [0, 1] after the min.
+  double vitality = 1;    ///< 1, 0.75 or 0.5.
+  double importance = 0;  ///< The highest importance_score of the entities it names.
+};
+
+struct RecallHit {
+  std::int64_t seq = 0;
+  std::string id, kind, ns, agent_id, episode_id, sensitivity, status;
+  std::optional<std::int64_t> sequence_number;
+  std::int64_t ts_us = 0;
+  double score = 0;
+  ScoreComponents components;
+  std::string content;  ///< In full up to max_content_bytes (then cut at a UTF-8 boundary).
+  bool truncated = false;
+  bool redacted = false;
+  std::vector<std::string> why_terms;     ///< Query terms the content holds (stemmed match).
+  std::vector<std::string> why_entities;  ///< Primed entity keys it names or speaks as.
+};
+
+struct Spreading {
+  std::int64_t seeds = 0;
+  std::int64_t hop1_count = 0;  ///< Events activated by hop 1 (new or already candidates).
+  std::int64_t hop2_count = 0;  ///< Events activated by hop 2.
+  std::int64_t entities_explored = 0;
+  std::int64_t episodes_explored = 0;
+};
+
+struct RecallResponse {
+  std::vector<RecallHit> results;
+  std::vector<PrimedEntity> primed_entities;
+  std::vector<std::string> expanded_terms;   ///< Terms and phrases searched.
+  std::optional<TimeRange> temporal_range;
+  bool asks_when = false;
+  Spreading spreading;
+  std::int64_t candidates = 0;  ///< Events scored.
+  std::int64_t indexed_through_seq = 0;
+  std::int64_t lag_events = 0;
+};
+
+class Recaller {
+ public:
+  /// `db` must be migrated and outlive this object.
+  Recaller(SQLite::Database& db, RecallParams params);
+
+  /// Answers one request at `now_us` (µs, UTC: salience and relative question times).
+  std::variant<RecallResponse, RecallError> recall(const RecallRequest& request,
+                                                   const ReadScope& scope, std::int64_t now_us);
+
+  /// The statements recall() read with, still bound to its last scope and time.
+  EventRows& rows() { return rows_; }
+
+ private:
+  SQLite::Database& db_;
+  RecallParams params_;
+  EventRows rows_;
+};
+
+/// Parses the `recall` control request's fields (text, namespace, limit, offset, kinds,
+/// agent_id, episode_id, since, until as RFC 3339 or epoch ms). Errors name the field.
+std::variant<RecallRequest, RecallError> recall_request_from_json(const nlohmann::json& request);
+
+/// The reply body: {"ok":true,"results":[...],"expanded_query":{...},"spreading":{...},
+/// "indexed_through_seq","lag_events"}.
+nlohmann::json to_json(const RecallResponse& response);
+
+/// One hit as JSON (also used by `context`'s sources).
+nlohmann::json to_json(const RecallHit& hit);
+
+}  // namespace reflectd::recall
