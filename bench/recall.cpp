@@ -131,9 +131,9 @@ void run_jobs(const std::string& path, const Clock& clock) {
 // The gold answer's date as a label in recall's style ("7 May 2023", "May 2023", "2022"), or
 // nothing when the answer is no date. "The week before 9 June 2023" -> "9 June 2023".
 std::optional<std::string> gold_date(std::string answer) {
-  static const std::vector<std::string> months{"January", "February", "March",     "April",
-                                               "May",     "June",     "July",      "August",
-                                               "September", "October", "November", "December"};
+  static const std::vector<std::string> months{"January",   "February", "March",    "April",
+                                               "May",       "June",     "July",     "August",
+                                               "September", "October",  "November", "December"};
   // "6October, 2022" -> "6 October 2022"; "December 11, 2023" -> "11 December 2023".
   answer = std::regex_replace(answer, std::regex("([0-9])([A-Za-z])"), "$1 $2");
   answer = std::regex_replace(answer, std::regex("[,.]"), " ");
@@ -198,8 +198,9 @@ struct Scores {
 class Baseline {
  public:
   explicit Baseline(const std::vector<json>& turns) : db_(":memory:", SQLite::OPEN_READWRITE) {
-    db_.exec("CREATE VIRTUAL TABLE t USING fts5 (content, uid UNINDEXED, ns UNINDEXED, "
-             "tokenize = 'porter unicode61 remove_diacritics 2')");
+    db_.exec(
+        "CREATE VIRTUAL TABLE t USING fts5 (content, uid UNINDEXED, ns UNINDEXED, "
+        "tokenize = 'porter unicode61 remove_diacritics 2')");
     SQLite::Statement insert(db_, "INSERT INTO t (content, uid, ns) VALUES (?1, ?2, ?3)");
     for (const json& turn : turns) {
       insert.bind(1, turn["content"].get<std::string>());
@@ -327,8 +328,8 @@ int run(int argc, char** argv) {
       ++n;
       if (budget == 1000 && category == "temporal") {
         ++temporal_total;
-        const std::string gold = q["answer"].is_string() ? q["answer"].get<std::string>()
-                                                         : q["answer"].dump();
+        const std::string gold =
+            q["answer"].is_string() ? q["answer"].get<std::string>() : q["answer"].dump();
         if (auto label = gold_date(gold)) {
           ++temporal_dated;
           if (context != nullptr && contains_label(context->context_text, *label)) ++temporal_found;
@@ -337,8 +338,8 @@ int run(int argc, char** argv) {
       if (dump_out && budget == 1000 && context != nullptr) contexts = context->context_text;
     }
     if (dump_out) {
-      dump_out << json{{"id", q["id"]}, {"question", q["question"]}, {"category", category},
-                       {"evidence", evidence}, {"ranked", ranked}, {"baseline", base},
+      dump_out << json{{"id", q["id"]},         {"question", q["question"]}, {"category", category},
+                       {"evidence", evidence},  {"ranked", ranked},          {"baseline", base},
                        {"answer", q["answer"]}, {"context", contexts}}
                       .dump()
                << "\n";
@@ -365,12 +366,12 @@ int run(int argc, char** argv) {
     const auto& [sum, n] = context_recall[budget];
     std::printf("context evidence recall at %d tokens: %.3f\n", budget, n > 0 ? sum / n : 0);
   }
-  std::printf("temporal questions with the gold date in the 1000-token context: %d of %d "
-              "(%.3f; %d have a date as gold answer: %.3f of those)\n",
-              temporal_found, temporal_total,
-              temporal_total > 0 ? static_cast<double>(temporal_found) / temporal_total : 0,
-              temporal_dated,
-              temporal_dated > 0 ? static_cast<double>(temporal_found) / temporal_dated : 0);
+  std::printf(
+      "temporal questions with the gold date in the 1000-token context: %d of %d "
+      "(%.3f; %d have a date as gold answer: %.3f of those)\n",
+      temporal_found, temporal_total,
+      temporal_total > 0 ? static_cast<double>(temporal_found) / temporal_total : 0, temporal_dated,
+      temporal_dated > 0 ? static_cast<double>(temporal_found) / temporal_dated : 0);
   std::printf("recall latency: p50 %.2f ms, p99 %.2f ms (%zu queries)\n",
               percentile(latency_ms, 0.5), percentile(latency_ms, 0.99), latency_ms.size());
   const double overall = ours["all"].mean(ours["all"].r10);

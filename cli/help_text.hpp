@@ -20,6 +20,10 @@ COMMANDS
   knowledge             list knowledge streams (phase, status, vitality, confidence)
   observations          list recurring patterns and competences found by consolidation
   search TEXT           full-text search of the events, best match first
+  recall TEXT           the events that answer a question in plain words, each whole
+  context TEXT          prompt-ready memory for a question within a token budget
+  get ID...             events in full, by id
+  episode EPISODE_ID    an episode's events in sequence order
   reinforce ID          mark an event or knowledge record useful (or --misleading)
   events tail           print the latest events; -f follows new ones
   medallion ACTION      get, query, history or list the medallions (project summaries)
@@ -258,6 +262,83 @@ DESCRIPTION
 
 EXAMPLES
   reflectctl search "socket timeout" --namespace libzmq --limit 5
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kRecallDescription =
+    "Ask reflectd's memory a question in plain words: the events that answer it, each whole.\n";
+
+inline constexpr const char* kRecallFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"recall","text":TEXT,"namespace":NS,"limit":N,"offset":O}. Prints, best
+  first, each event's id, score, date, kind and agent, why it matched (the question's words
+  it holds, the entities it names or speaks as) and its whole content (cut past
+  recall.max_content_bytes, marked [truncated]). --json prints the reply with every score
+  component (lexical, entity, graph, temporal, speaker, salience, vitality, importance), the
+  expanded query (primed entities, temporal range, terms) and the spreading activation's
+  counts. Ranking: BM25 over a stemmed index, speakers and entities the question names,
+  episode neighbours, time, salience; docs/RECALL.md has every formula.
+
+EXAMPLES
+  reflectctl recall "When did Caroline go to the LGBTQ support group?" -N locomo-conv-26
+  reflectctl recall "how was the memory leak in the socket fixed?" -N libzmq --limit 5
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error (e.g. "recall: text: must not be empty")
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kContextDescription =
+    "Prompt-ready memory for a question, within a token budget.\n";
+
+inline constexpr const char* kContextFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"context","text":TEXT,"namespace":NS,"max_tokens":N} and prints context_text:
+  the best hits whole (hot), their episode neighbours and the summaries of the entities the
+  question names (warm), one-line pointers to further hits (cold). Every item starts with
+  its [id] and its date; relative times are followed by their absolute date
+  ("yesterday [7 May 2023]"). Tokens are estimated as code points / 4, rounded up.
+
+EXAMPLES
+  reflectctl context "What did Caroline research?" -N locomo-conv-26 --max-tokens 500
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kGetDescription = "Events in full, by id.\n";
+
+inline constexpr const char* kGetFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"get","ids":[ID...]} and prints each event whole: content, context, tags,
+  entities, relations, metadata, lifecycle, salience now, status. Ids that are not stored,
+  or not readable by this caller, are listed as not found.
+
+EXAMPLES
+  reflectctl get locomo:conv-26:D1:3 locomo:conv-26:D1:4
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kEpisodeDescription = "An episode's events, in sequence order.\n";
+
+inline constexpr const char* kEpisodeFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"episode","episode_id":E,"namespace":NS,"limit":N} and prints the episode's
+  events whole, in sequence_number order.
+
+EXAMPLES
+  reflectctl episode conv-26-session-1 -N locomo-conv-26
 
 EXIT STATUS
   0  the daemon answered

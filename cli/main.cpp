@@ -17,6 +17,7 @@
 #include "cli/medallion.hpp"
 #include "cli/observations.hpp"
 #include "cli/publish.hpp"
+#include "cli/recall.hpp"
 #include "cli/reinforce.hpp"
 #include "cli/run_job.hpp"
 #include "cli/search.hpp"
@@ -52,6 +53,14 @@ struct Commands {
   int observations_timeout_ms = 3000;
   CLI::App* search = nullptr;
   SearchOptions search_options;
+  CLI::App* recall = nullptr;
+  RecallOptions recall_options;
+  CLI::App* context = nullptr;
+  RecallOptions context_options;
+  CLI::App* get = nullptr;
+  GetOptions get_options;
+  CLI::App* episode = nullptr;
+  EpisodeOptions episode_options;
   CLI::App* reinforce = nullptr;
   ReinforceOptions reinforce_options;
   bool misleading = false;
@@ -252,6 +261,56 @@ void add_search(CLI::App& app, Commands& c) {
   c.search = cmd;
 }
 
+void add_recall(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("recall", kRecallDescription);
+  cmd->footer(kRecallFooter);
+  cmd->option_defaults()->always_capture_default();
+  RecallOptions& o = c.recall_options;
+  cmd->add_option("TEXT", o.text, "the question, in plain words")->required();
+  add_namespace(*cmd, o.ns);
+  cmd->add_option("-n,--limit", o.limit, "results to show, at most")
+      ->check(CLI::Range(1, 100))
+      ->type_name("N");
+  cmd->add_option("--offset", o.offset, "results to skip first (paging)")
+      ->check(CLI::Range(0, 1000))
+      ->type_name("N");
+  add_control_options(*cmd, c.other_timeout_ms, o.control.json);
+  c.recall = cmd;
+
+  cmd = app.add_subcommand("context", kContextDescription);
+  cmd->footer(kContextFooter);
+  cmd->option_defaults()->always_capture_default();
+  RecallOptions& x = c.context_options;
+  cmd->add_option("TEXT", x.text, "the question, in plain words")->required();
+  add_namespace(*cmd, x.ns);
+  cmd->add_option("-m,--max-tokens", x.max_tokens, "token budget of the text")
+      ->check(CLI::Range(50, 32000))
+      ->type_name("N");
+  add_control_options(*cmd, c.other_timeout_ms, x.control.json);
+  c.context = cmd;
+
+  cmd = app.add_subcommand("get", kGetDescription);
+  cmd->footer(kGetFooter);
+  cmd->add_option("ID", c.get_options.ids, "event ids, as published (1 to 100)")
+      ->required()
+      ->expected(1, 100);
+  add_control_options(*cmd, c.other_timeout_ms, c.get_options.control.json);
+  c.get = cmd;
+
+  cmd = app.add_subcommand("episode", kEpisodeDescription);
+  cmd->footer(kEpisodeFooter);
+  cmd->option_defaults()->always_capture_default();
+  EpisodeOptions& e = c.episode_options;
+  cmd->add_option("EPISODE_ID", e.episode_id, "the episode_id its events were published with")
+      ->required();
+  add_namespace(*cmd, e.ns);
+  cmd->add_option("-n,--limit", e.limit, "events to show, at most")
+      ->check(CLI::Range(1, 1000))
+      ->type_name("N");
+  add_control_options(*cmd, c.other_timeout_ms, e.control.json);
+  c.episode = cmd;
+}
+
 void add_reinforce(CLI::App& app, Commands& c) {
   CLI::App* cmd = app.add_subcommand("reinforce", kReinforceDescription);
   cmd->footer(kReinforceFooter);
@@ -393,6 +452,14 @@ void resolve(Commands& c) {
     resolve_control(c.observations_options.control, c, config, c.observations_timeout_ms);
   } else if (*c.search) {
     resolve_control(c.search_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.recall) {
+    resolve_control(c.recall_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.context) {
+    resolve_control(c.context_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.get) {
+    resolve_control(c.get_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.episode) {
+    resolve_control(c.episode_options.control, c, config, c.other_timeout_ms);
   } else if (*c.reinforce) {
     c.reinforce_options.useful = !c.misleading;
     resolve_control(c.reinforce_options.control, c, config, c.other_timeout_ms);
@@ -418,6 +485,10 @@ int dispatch(const Commands& c) {
   if (*c.knowledge) return run_knowledge(c.knowledge_options);
   if (*c.observations) return run_observations(c.observations_options);
   if (*c.search) return run_search(c.search_options);
+  if (*c.recall) return run_recall(c.recall_options);
+  if (*c.context) return run_context(c.context_options);
+  if (*c.get) return run_get(c.get_options);
+  if (*c.episode) return run_episode(c.episode_options);
   if (*c.reinforce) return run_reinforce(c.reinforce_options);
   if (*c.events) return run_events_tail(c.events_options);
   if (*c.medallion) return run_medallion(c.medallion_options);
@@ -439,6 +510,7 @@ int run(int argc, char** argv) {
   add_knowledge(app, commands);
   add_observations(app, commands);
   add_search(app, commands);
+  add_recall(app, commands);
   add_reinforce(app, commands);
   add_events(app, commands);
   add_medallion(app, commands);

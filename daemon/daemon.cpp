@@ -16,6 +16,7 @@
 #include "common/version.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/sql_functions.hpp"
+#include "recall/context.hpp"
 #include "store/database.hpp"
 #include "store/fts_index.hpp"
 #include "store/reinforcement.hpp"
@@ -31,8 +32,8 @@ using bus::text_param;
 namespace {
 
 constexpr const char* kCommands =
-    "status, run, jobs, knowledge, observations, reinforce, search, events, medallion, entities, "
-    "clusters";
+    "status, run, jobs, knowledge, observations, reinforce, search, recall, context, get, episode, "
+    "events, medallion, entities, clusters";
 
 void notify_systemd(const std::string& state) {
   // A no-op returning 0 when $NOTIFY_SOCKET is unset (not run by systemd).
@@ -119,6 +120,8 @@ void Daemon::start() {
       std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kReader));
   reader_vitality_ = vitality_params(config_.decay);
   jobs::register_sql_functions(*reader_db_, reader_vitality_);
+  recaller_ = std::make_unique<recall::Recaller>(*reader_db_, recall_params(config_));
+  read_back_ = std::make_unique<recall::ReadBack>(*reader_db_);
   writer_->set_commit_listener([this](const std::map<std::string, std::uint64_t>& stored) {
     for (const auto& [ns, count] : stored) scheduler_->events_committed(ns, count);
   });
@@ -226,6 +229,7 @@ void Daemon::reload_now() {
     writer_->set_profiles(decay_profiles(config_.decay));
     scheduler_->reconfigure(std::move(next_jobs));
     reader_vitality_ = vitality_params(config_.decay);
+    recaller_ = std::make_unique<recall::Recaller>(*reader_db_, recall_params(config_));
     spdlog::set_level(spdlog::level::from_str(config_.log.level));
     bus_->set_max_message_bytes(config_.bus.max_message_bytes);
     writer_->set_commit_limits(config_.store.commit_max_events, config_.store.commit_max_delay_ms);
@@ -400,6 +404,9 @@ void Daemon::handle_control(const nlohmann::json& request, const bus::Principal&
     if (*cmd == "clusters") return reply(control_clusters(request, caller));
     if (*cmd == "reinforce") return control_reinforce(request, caller, reply);
     if (*cmd == "search") return reply(control_search(request, caller));
+    if (*cmd == "recall" || *cmd == "context" || *cmd == "get" || *cmd == "episode") {
+      return reply(control_read(cmd->get<std::string>(), request, caller));
+    }
     if (*cmd == "events") return reply(control_events(request, caller));
     if (*cmd == "medallion") return reply(control_medallion(request, caller));
     if (options_.test_hooks && *cmd == "test_stall") {
@@ -730,6 +737,34 @@ LIMIT ?5)sql");
           {"indexed_through_seq", lag.indexed_through_seq},
           {"lag_events", lag.lag_events},
           {"results", rows(search)}};
+}
+
+nlohmann::json Daemon::control_read(const std::string& cmd, const nlohmann::json& request,
+                                    const bus::Principal& caller) {
+  const recall::ReadScope scope{caller.clearance, caller.all_namespaces, caller.namespaces};
+  const std::int64_t now = clock_.now_us();
+  auto error = [&cmd](const recall::RecallError& e) {
+    return nlohmann::json{{"ok", false}, {"error", cmd + ": " + e.message}};
+  };
+  if (cmd == "recall" || cmd == "context") {
+    if (cmd == "recall") {
+      auto parsed = recall::recall_request_from_json(request);
+      if (auto* e = std::get_if<recall::RecallError>(&parsed)) return error(*e);
+      auto answer = recaller_->recall(std::get<recall::RecallRequest>(parsed), scope, now);
+      if (auto* e = std::get_if<recall::RecallError>(&answer)) return error(*e);
+      return recall::to_json(std::get<recall::RecallResponse>(answer));
+    }
+    auto parsed = recall::context_request_from_json(request);
+    if (auto* e = std::get_if<recall::RecallError>(&parsed)) return error(*e);
+    auto built =
+        recall::build_context(*recaller_, std::get<recall::ContextRequest>(parsed), scope, now);
+    if (auto* e = std::get_if<recall::RecallError>(&built)) return error(*e);
+    return recall::to_json(std::get<recall::CompressedContext>(built));
+  }
+  auto answer = cmd == "get" ? read_back_->get(request, scope, now)
+                             : read_back_->episode(request, scope, now);
+  if (auto* e = std::get_if<recall::RecallError>(&answer)) return error(*e);
+  return std::get<nlohmann::json>(std::move(answer));
 }
 
 nlohmann::json Daemon::control_events(const nlohmann::json& request, const bus::Principal& caller) {

@@ -27,6 +27,8 @@
 #include "common/clock.hpp"
 #include "config/config.hpp"
 #include "jobs/scheduler.hpp"
+#include "recall/read_back.hpp"
+#include "recall/recall.hpp"
 #include "store/writer.hpp"
 
 namespace reflectd::daemon {
@@ -92,6 +94,9 @@ class Daemon {
   nlohmann::json control_search(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_events(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_medallion(const nlohmann::json& request, const bus::Principal& caller);
+  // recall, context, get, episode: the read library (recall/), wired here.
+  nlohmann::json control_read(const std::string& cmd, const nlohmann::json& request,
+                              const bus::Principal& caller);
   std::string status_line() const;
 
   config::Config config_;
@@ -119,6 +124,8 @@ class Daemon {
   std::unique_ptr<SQLite::Database> reader_db_;  // control queries, on the io thread
   std::unique_ptr<jobs::Scheduler> scheduler_;
   jobs::VitalityParams reader_vitality_;            // registered on reader_db_ (io thread only)
+  std::unique_ptr<recall::Recaller> recaller_;      // on reader_db_ (io thread only)
+  std::unique_ptr<recall::ReadBack> read_back_;     // on reader_db_ (io thread only)
   std::atomic<bus::Bus*> bus_for_writer_{nullptr};  // read by the writer thread
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<boost::asio::steady_timer> stats_timer_;

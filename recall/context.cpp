@@ -83,8 +83,8 @@ std::variant<ContextRequest, RecallError> context_request_from_json(const json& 
   if (auto* error = std::get_if<RecallError>(&recall)) return *error;
   ContextRequest out;
   out.recall = std::get<RecallRequest>(std::move(recall));
-  if (auto error = int_field(request, "max_tokens", kMinContextTokens, kMaxContextTokens,
-                             out.max_tokens)) {
+  if (auto error =
+          int_field(request, "max_tokens", kMinContextTokens, kMaxContextTokens, out.max_tokens)) {
     return RecallError{*error};
   }
   return out;
@@ -118,7 +118,8 @@ std::variant<CompressedContext, RecallError> build_context(Recaller& recaller,
   std::size_t next = 0;
   for (; next < found.results.size(); ++next) {
     const RecallHit& h = found.results[next];
-    if (text.used() >= static_cast<std::int64_t>(kHotShare * static_cast<double>(request.max_tokens)) - 8) {
+    if (text.used() >=
+        static_cast<std::int64_t>(kHotShare * static_cast<double>(request.max_tokens)) - 8) {
       break;
     }
     if (show(h.id, item_line(h.id, h.ts_us, h.kind, h.agent_id, h.content, h.redacted),

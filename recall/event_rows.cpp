@@ -76,8 +76,7 @@ void EventRows::set_scope(const ReadScope& scope, std::int64_t now_us) {
 }
 
 namespace {
-void bind_scope(SQLite::Statement& s, const ReadScope& scope, bool with_rows,
-                std::int64_t now_us) {
+void bind_scope(SQLite::Statement& s, const ReadScope& scope, bool with_rows, std::int64_t now_us) {
   s.bind(21, scope.all_namespaces ? 1 : 0);
   s.bind(22, nlohmann::json(scope.namespaces).dump());
   if (with_rows) {

@@ -27,9 +27,9 @@ struct EventRow {
   std::string id, kind, ns, agent_id, episode_id, sensitivity, status;
   std::optional<std::int64_t> sequence_number;
   std::int64_t ts_us = 0;
-  bool redacted = false;      ///< One level above the caller's clearance: content replaced.
-  double salience = 0;        ///< Salience now (seed 002 curves, jobs::salience_at).
-  double vitality_factor = 1; ///< 1 / 0.75 / 0.5 for active / decaying / dormant knowledge.
+  bool redacted = false;       ///< One level above the caller's clearance: content replaced.
+  double salience = 0;         ///< Salience now (seed 002 curves, jobs::salience_at).
+  double vitality_factor = 1;  ///< 1 / 0.75 / 0.5 for active / decaying / dormant knowledge.
   std::string content;
 };
 
@@ -51,8 +51,8 @@ struct LexicalRow {
 /// An entity of the namespace named by the question.
 struct PrimedEntity {
   std::int64_t entity_id = 0;
-  std::string key;   ///< canonical "type:name"
-  std::string name;  ///< the part after the type
+  std::string key;       ///< canonical "type:name"
+  std::string name;      ///< the part after the type
   bool speaker = false;  ///< An agent (or a person who is also an agent) of the namespace.
 };
 

@@ -72,13 +72,11 @@ ParsedQuery parse_query(std::string_view text, std::int64_t now_us) {
       q.terms.push_back(w.text);
     }
   }
-  q.asks_when = contains_phrase(words, {"when"}) || contains_phrase(words, {"what", "date"}) ||
-                contains_phrase(words, {"what", "year"}) ||
-                contains_phrase(words, {"what", "month"}) ||
-                contains_phrase(words, {"what", "day"}) ||
-                contains_phrase(words, {"which", "year"}) ||
-                contains_phrase(words, {"which", "month"}) ||
-                contains_phrase(words, {"how", "long", "ago"});
+  q.asks_when =
+      contains_phrase(words, {"when"}) || contains_phrase(words, {"what", "date"}) ||
+      contains_phrase(words, {"what", "year"}) || contains_phrase(words, {"what", "month"}) ||
+      contains_phrase(words, {"what", "day"}) || contains_phrase(words, {"which", "year"}) ||
+      contains_phrase(words, {"which", "month"}) || contains_phrase(words, {"how", "long", "ago"});
   q.time = find_time_expressions(text, now_us);
   return q;
 }

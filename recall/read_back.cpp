@@ -43,9 +43,10 @@ e.hit_count AS access_count, e.last_hit_us AS last_accessed_us,
 }
 
 std::string scope_where() {
-  return fmt::format("{0} <= ?20 + 1 AND (?21 = 1 OR e.namespace IN (SELECT value FROM "
-                     "json_each(?22)))",
-                     kRank);
+  return fmt::format(
+      "{0} <= ?20 + 1 AND (?21 = 1 OR e.namespace IN (SELECT value FROM "
+      "json_each(?22)))",
+      kRank);
 }
 
 void bind_scope(SQLite::Statement& s, const ReadScope& scope, std::int64_t now_us) {
@@ -85,8 +86,8 @@ json row_json(SQLite::Statement& s) {
 }  // namespace
 
 ReadBack::ReadBack(SQLite::Database& db)
-    : by_id_(db, "SELECT " + full_columns() + " FROM events e WHERE e.uid = ?1 AND " +
-                     scope_where()),
+    : by_id_(db,
+             "SELECT " + full_columns() + " FROM events e WHERE e.uid = ?1 AND " + scope_where()),
       by_episode_(db, "SELECT " + full_columns() +
                           " FROM events e WHERE e.namespace IN (SELECT namespace FROM "
                           "event_namespaces WHERE ?1 = '' OR namespace = ?1) AND e.episode_id = "

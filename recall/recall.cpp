@@ -124,8 +124,8 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
 
   rows_.set_scope(scope, now_us);
   EventRows& rows = rows_;
-  EventFilter filter{request.ns, request.kinds, request.agent_id, request.episode_id,
-                     request.since_us, request.until_us};
+  EventFilter filter{request.ns,         request.kinds,    request.agent_id,
+                     request.episode_id, request.since_us, request.until_us};
   if (!request.ns.empty() && !rows.namespace_visible(request.ns)) {
     return RecallError{"namespace: unknown namespace '" + request.ns + "'"};
   }
@@ -167,8 +167,8 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   // 3. Lexical candidates.
   std::unordered_map<std::int64_t, Scored> pool;
   double max_bm25 = 0;
-  for (LexicalRow& hit : rows.lexical(fts_match(lexical_terms, phrases), filter,
-                                      params_.candidates)) {
+  for (LexicalRow& hit :
+       rows.lexical(fts_match(lexical_terms, phrases), filter, params_.candidates)) {
     max_bm25 = std::max(max_bm25, hit.bm25);
     Scored s;
     s.lexical = hit.bm25;
@@ -195,12 +195,14 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   std::vector<Seed> seeds;
   for (const Scored* s : by_lexical) {
     if (s->row.episode_id.empty() || !s->row.sequence_number || s->lexical <= 0) continue;
-    seeds.push_back({s->row.seq, s->lexical, s->row.ns, s->row.episode_id, *s->row.sequence_number});
+    seeds.push_back(
+        {s->row.seq, s->lexical, s->row.ns, s->row.episode_id, *s->row.sequence_number});
   }
   out.spreading.seeds = static_cast<std::int64_t>(by_lexical.size());
   std::set<std::int64_t> hop1_reached;
   for (const Seed& seed : seeds) {
-    for (EventRow& n : rows.episode_neighbours(seed.ns, seed.episode, seed.sequence_number, filter)) {
+    for (EventRow& n :
+         rows.episode_neighbours(seed.ns, seed.episode, seed.sequence_number, filter)) {
       if (n.seq == seed.seq) continue;
       auto [it, inserted] = pool.try_emplace(n.seq);
       if (inserted) it->second.row = std::move(n);
@@ -289,9 +291,10 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
     hit.status = r.status;
     hit.redacted = r.redacted;
     hit.score = s.score;
-    hit.components = {s.lexical,    s.entity,          s.hop1 + s.hop2, s.temporal,
-                      s.speaker,    std::min(1.0, r.salience), r.vitality_factor,
-                      rows.importance(r.seq)};
+    hit.components = {s.lexical,         s.entity,
+                      s.hop1 + s.hop2,   s.temporal,
+                      s.speaker,         std::min(1.0, r.salience),
+                      r.vitality_factor, rows.importance(r.seq)};
     if (!r.redacted) {
       const std::string lower = ascii_lower(r.content);
       for (const std::string& t : lexical_terms) {
@@ -318,8 +321,7 @@ json to_json(const RecallHit& hit) {
             {"ts", format_rfc3339_us(hit.ts_us)},
             {"date", format_day(hit.ts_us)},
             {"episode_id", hit.episode_id.empty() ? json() : json(hit.episode_id)},
-            {"sequence_number",
-             hit.sequence_number ? json(*hit.sequence_number) : json()},
+            {"sequence_number", hit.sequence_number ? json(*hit.sequence_number) : json()},
             {"sensitivity", hit.sensitivity},
             {"status", hit.status},
             {"score", hit.score},

@@ -52,23 +52,23 @@ namespace reflectd::recall {
 
 /// Weights and sizes (config keys recall.*; defaults documented in docs/RECALL.md).
 struct RecallParams {
-  std::int64_t candidates = 200;      ///< Lexical candidates read per query.
-  std::int64_t seeds = 50;            ///< Best lexical hits activation spreads from.
-  std::int64_t entity_events = 100;   ///< Events read per primed entity.
-  double hop1_weight = 0.5;           ///< Episode neighbours (sequence_number +-1).
-  double hop2_weight = 0.3;           ///< The episode's best lexical score.
-  double entity_weight = 0.3;         ///< Share of primed non-speaker entities named.
-  double speaker_weight = 1.0;        ///< The event's agent_id is a primed speaker.
-  double temporal_weight = 0.5;       ///< Time signal.
-  double salience_weight = 0.5;       ///< Share of the score that salience scales.
+  std::int64_t candidates = 200;           ///< Lexical candidates read per query.
+  std::int64_t seeds = 50;                 ///< Best lexical hits activation spreads from.
+  std::int64_t entity_events = 100;        ///< Events read per primed entity.
+  double hop1_weight = 0.5;                ///< Episode neighbours (sequence_number +-1).
+  double hop2_weight = 0.3;                ///< The episode's best lexical score.
+  double entity_weight = 0.3;              ///< Share of primed non-speaker entities named.
+  double speaker_weight = 1.0;             ///< The event's agent_id is a primed speaker.
+  double temporal_weight = 0.5;            ///< Time signal.
+  double salience_weight = 0.5;            ///< Share of the score that salience scales.
   std::int64_t max_content_bytes = 16384;  ///< Content returned in full up to this size.
 };
 
 struct RecallRequest {
   std::string text;
-  std::string ns;  ///< Empty: every namespace in the caller's scope.
-  std::int64_t limit = 10;   ///< [1, 100]
-  std::int64_t offset = 0;   ///< [0, 1000]
+  std::string ns;           ///< Empty: every namespace in the caller's scope.
+  std::int64_t limit = 10;  ///< [1, 100]
+  std::int64_t offset = 0;  ///< [0, 1000]
   std::vector<std::string> kinds;
   std::string agent_id;
   std::string episode_id;
@@ -114,7 +114,7 @@ struct Spreading {
 struct RecallResponse {
   std::vector<RecallHit> results;
   std::vector<PrimedEntity> primed_entities;
-  std::vector<std::string> expanded_terms;   ///< Terms and phrases searched.
+  std::vector<std::string> expanded_terms;  ///< Terms and phrases searched.
   std::optional<TimeRange> temporal_range;
   bool asks_when = false;
   Spreading spreading;

@@ -13,12 +13,12 @@ using date::days;
 using date::sys_days;
 
 constexpr std::int64_t kUsPerDay = std::int64_t{86'400} * 1'000'000;
-constexpr std::array<const char*, 12> kMonths{"january", "february", "march",     "april",
-                                              "may",     "june",     "july",      "august",
-                                              "september", "october", "november", "december"};
-constexpr std::array<const char*, 12> kMonthLabels{"January", "February", "March",     "April",
-                                                   "May",     "June",     "July",      "August",
-                                                   "September", "October", "November", "December"};
+constexpr std::array<const char*, 12> kMonths{"january",   "february", "march",    "april",
+                                              "may",       "june",     "july",     "august",
+                                              "september", "october",  "november", "december"};
+constexpr std::array<const char*, 12> kMonthLabels{"January",   "February", "March",    "April",
+                                                   "May",       "June",     "July",     "August",
+                                                   "September", "October",  "November", "December"};
 // date::weekday numbering: Sunday = 0.
 constexpr std::array<const char*, 7> kWeekdays{"sunday",   "monday", "tuesday", "wednesday",
                                                "thursday", "friday", "saturday"};
@@ -99,9 +99,9 @@ std::optional<int> weekday_index(const std::string& w) {
   return std::nullopt;
 }
 std::optional<int> small_number(const std::string& w) {
-  static constexpr std::array<const char*, 13> kNumbers{
-      "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-      "eleven", "twelve"};
+  static constexpr std::array<const char*, 13> kNumbers{"zero", "one",    "two",   "three", "four",
+                                                        "five", "six",    "seven", "eight", "nine",
+                                                        "ten",  "eleven", "twelve"};
   for (std::size_t n = 0; n < kNumbers.size(); ++n) {
     if (w == kNumbers[n]) return static_cast<int>(n);
   }
@@ -203,8 +203,8 @@ class Matcher {
     }
     if (unit == "week") {
       if (direction < 0) {
-        return Match{length, days_range(today_ - days{7}, today_,
-                                        "the week before " + day_label(today_))};
+        return Match{length,
+                     days_range(today_ - days{7}, today_, "the week before " + day_label(today_))};
       }
       if (direction > 0) {
         return Match{length, days_range(today_ + days{1}, today_ + days{8},
@@ -257,7 +257,8 @@ class Matcher {
     if (unit == "day") return Match{length, day_range(today_ - days{k})};
     if (unit == "week") {
       const sys_days day = today_ - days{7 * k};
-      return Match{length, days_range(day - days{3}, day + days{4}, "the week of " + day_label(day))};
+      return Match{length,
+                   days_range(day - days{3}, day + days{4}, "the week of " + day_label(day))};
     }
     if (unit == "month") {
       const date::year_month_day ymd{today_};
@@ -331,8 +332,8 @@ std::vector<TimeMention> find_time_expressions(std::string_view text, std::int64
     std::size_t first = i;
     // A leading preposition belongs to the sentence, not to the date.
     const std::string& lead = words[first].lower;
-    if (m->length > 1 && (lead == "in" || lead == "since" || lead == "during" || lead == "of" ||
-                          lead == "from")) {
+    if (m->length > 1 &&
+        (lead == "in" || lead == "since" || lead == "during" || lead == "of" || lead == "from")) {
       ++first;
     }
     TimeMention mention;

@@ -1,0 +1,284 @@
+// The read library (recall/): time expressions, query parsing, recall's stages and fusion,
+// context's budget, on small hand-made corpora in real SQLite files.
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <limits>
+
+#include "bus/event_decoder.hpp"
+#include "common/clock.hpp"
+#include "common/timestamp.hpp"
+#include "config/config.hpp"
+#include "daemon/settings.hpp"
+#include "jobs/clustering.hpp"
+#include "jobs/sql_functions.hpp"
+#include "recall/context.hpp"
+#include "recall/query.hpp"
+#include "recall/recall.hpp"
+#include "recall/time_expressions.hpp"
+#include "store/database.hpp"
+#include "store/event_store.hpp"
+#include "store/fts_index.hpp"
+#include "support/temp_dir.hpp"
+
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace {
+
+using namespace reflectd;
+using nlohmann::json;
+
+// Monday 8 May 2023, 13:57 UTC.
+const std::int64_t kMonday = *parse_rfc3339_us("2023-05-08T13:57:00Z");
+
+std::string label_of(const std::string& text) {
+  const auto found = recall::find_time_expressions(text, kMonday);
+  REQUIRE(found.size() == 1);
+  return found[0].range.label;
+}
+
+}  // namespace
+
+TEST_CASE("time expressions resolve against the reference day") {
+  CHECK(label_of("I went to a support group yesterday") == "7 May 2023");
+  CHECK(label_of("see you tomorrow") == "9 May 2023");
+  CHECK(label_of("last night was fun") == "7 May 2023");
+  CHECK(label_of("last Saturday we hiked") == "6 May 2023");
+  CHECK(label_of("last Monday") == "1 May 2023");
+  CHECK(label_of("next Friday") == "12 May 2023");
+  CHECK(label_of("last week I painted") == "the week before 8 May 2023");
+  CHECK(label_of("last weekend") == "the weekend of 6 May 2023");
+  CHECK(label_of("last month") == "April 2023");
+  CHECK(label_of("next month") == "June 2023");
+  CHECK(label_of("last year") == "2022");
+  CHECK(label_of("two weeks ago") == "the week of 24 April 2023");
+  CHECK(label_of("3 days ago") == "5 May 2023");
+  CHECK(label_of("a few years ago") == "2020");
+  CHECK(label_of("a couple of months ago") == "March 2023");
+  CHECK(label_of("on 7 May 2023") == "7 May 2023");
+  CHECK(label_of("on May 7, 2023") == "7 May 2023");
+  CHECK(label_of("in May 2023") == "May 2023");
+  CHECK(label_of("in 2022") == "2022");
+  CHECK(recall::find_time_expressions("May I help? We may go.", kMonday).empty());
+  CHECK(recall::find_time_expressions("2022 was the count", kMonday).empty());
+
+  const auto ranges = recall::find_time_expressions("yesterday", kMonday);
+  CHECK(ranges[0].range.from_us == *parse_rfc3339_us("2023-05-07T00:00:00Z"));
+  CHECK(ranges[0].range.to_us == *parse_rfc3339_us("2023-05-08T00:00:00Z"));
+  CHECK(ranges[0].relative);
+  CHECK_FALSE(recall::find_time_expressions("in 2022", kMonday)[0].relative);
+
+  CHECK(recall::with_absolute_dates("I went yesterday, and last week too.", kMonday) ==
+        "I went yesterday [7 May 2023], and last week [the week before 8 May 2023] too.");
+  CHECK(recall::with_absolute_dates("Born on 7 May 2023.", kMonday) == "Born on 7 May 2023.");
+}
+
+TEST_CASE("questions become terms, phrases and a time signal; user text is never FTS syntax") {
+  const auto q = recall::parse_query("When did Caroline go to the LGBTQ support group?", kMonday);
+  CHECK(q.terms == std::vector<std::string>{"caroline", "go", "lgbtq", "support", "group"});
+  CHECK(q.phrases == std::vector<std::string>{"caroline go", "lgbtq support", "support group"});
+  CHECK(q.asks_when);
+  CHECK(recall::fts_match({"a1", "b"}, {"a1 b"}) == R"("a1" OR "b" OR "a1 b")");
+
+  const auto hostile = recall::parse_query(R"(NEAR("x" y) OR col:* AND -z ^w)", kMonday);
+  CHECK(hostile.terms == std::vector<std::string>{"near", "col"});
+  CHECK_FALSE(hostile.asks_when);
+  CHECK(recall::parse_query("the of and it", kMonday).terms.empty());
+  CHECK(recall::parse_query("what happened in May 2023?", kMonday).time.size() == 1);
+}
+
+namespace {
+
+// A conversation in namespace "talk" (Ana and Ben, two sessions a week apart) and a note in
+// namespace "other"; stored, indexed and passed through the cluster job (entities).
+struct Corpus {
+  test::TempDir dir;
+  std::string path = dir.file("r.db");
+  FakeClock clock{kMonday + std::int64_t{86'400} * 1'000'000 * 30};
+
+  Corpus() {
+    const std::vector<json> events{
+        turn("t1", "Ben", "Ben: Ana, what did you do on the weekend?", "s1", 1,
+             "2023-05-08T10:00:00Z"),
+        turn("t2", "Ana", "Ana: I baked a lemon cake yesterday for my sister.", "s1", 2,
+             "2023-05-08T10:00:30Z"),
+        turn("t3", "Ben", "Ben: Nice! I baked bread.", "s1", 3, "2023-05-08T10:01:00Z"),
+        turn("t4", "Ana", "Ana: The garden is blooming and the tulips are out.", "s2", 1,
+             "2023-05-15T09:00:00Z"),
+        turn("t5", "Ben", "Ben: Tulips are my favourite.", "s2", 2, "2023-05-15T09:00:30Z"),
+        json{{"kind", "task"},
+             {"id", "o1"},
+             {"namespace", "other"},
+             {"content", "Bake the lemon cake recipe for the party"},
+             {"timestamp", "2023-05-01T10:00:00Z"}},
+    };
+    {
+      auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
+      store::EventStore store(db);
+      bus::EventDecoder decoder(clock);
+      SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+      for (const json& e : events) {
+        auto decoded = decoder.decode(e.dump(), 1 << 20);
+        REQUIRE(decoded.events.size() == 1);
+        REQUIRE(decoded.events[0].event);
+        store::EventRecord row = std::move(*decoded.events[0].event);
+        store.insert(row, store::resolve_lifecycle(row, store::DecayProfiles{}));
+      }
+      transaction.commit();
+      store::index_all_pending(db);
+    }
+    auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
+    std::atomic<bool> stopping{false};
+    jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+    jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
+    jobs::run_clustering(ctx, daemon::cluster_params(config::defaults()));
+  }
+
+  static json turn(const std::string& id, const std::string& who, const std::string& text,
+                   const std::string& episode, int sequence, const std::string& ts) {
+    return {{"kind", "prompt"},
+            {"id", id},
+            {"namespace", "talk"},
+            {"agent_id", who},
+            {"content", text},
+            {"episode_id", episode},
+            {"sequence_number", sequence},
+            {"timestamp", ts}};
+  }
+};
+
+struct Reader {
+  SQLite::Database db;
+  jobs::VitalityParams vitality = daemon::vitality_params(config::defaults().decay);
+  recall::Recaller recaller;
+  explicit Reader(const std::string& path)
+      : db(store::open_database({path, "normal", 5000}, store::Access::kReader)),
+        recaller((jobs::register_sql_functions(db, vitality), db),
+                 daemon::recall_params(config::defaults())) {}
+};
+
+std::vector<std::string> ids(const recall::RecallResponse& r) {
+  std::vector<std::string> out;
+  for (const auto& hit : r.results) out.push_back(hit.id);
+  return out;
+}
+
+recall::RecallResponse ask(Reader& reader, const Corpus& corpus, const std::string& text,
+                           const std::string& ns = "talk") {
+  recall::RecallRequest request;
+  request.text = text;
+  request.ns = ns;
+  auto answer = reader.recaller.recall(request, recall::ReadScope{}, corpus.clock.now_us());
+  if (auto* error = std::get_if<recall::RecallError>(&answer)) FAIL(error->message);
+  return std::get<recall::RecallResponse>(answer);
+}
+
+}  // namespace
+
+TEST_CASE("recall: stemming, speaker priming, episode neighbours and the time signal") {
+  Corpus corpus;
+  Reader reader(corpus.path);
+
+  // "bake" finds "baked" (porter); Ana is a speaker of the namespace, so her turn leads and
+  // her name leaves the lexical query; t1 (no "bake") is reached as t2's episode neighbour.
+  const auto baked = ask(reader, corpus, "What did Ana bake?");
+  REQUIRE(baked.results.size() >= 3);
+  CHECK(ids(baked)[0] == "t2");
+  CHECK(ids(baked)[1] == "t3");
+  CHECK(baked.expanded_terms == std::vector<std::string>{"bake"});
+  REQUIRE(baked.primed_entities.size() >= 1);
+  CHECK(baked.primed_entities[0].key == "agent:ana");
+  const auto& top = baked.results[0];
+  CHECK(top.components.speaker == 1);
+  // t3 is the shorter match (BM25's length normalisation): the best lexical score is its.
+  CHECK(top.components.lexical < 1.0);
+  CHECK(baked.results[1].components.lexical == 1.0);
+  CHECK(top.why_terms == std::vector<std::string>{"bake"});
+  CHECK(top.why_entities == std::vector<std::string>{"agent:ana"});
+  CHECK(top.content == "Ana: I baked a lemon cake yesterday for my sister.");
+  CHECK_FALSE(top.truncated);
+  const auto baked_ids = ids(baked);
+  const auto t1 = std::find(baked_ids.begin(), baked_ids.end(), "t1");
+  REQUIRE(t1 != baked_ids.end());
+  const auto& neighbour = baked.results[static_cast<std::size_t>(t1 - baked_ids.begin())];
+  CHECK(neighbour.components.lexical == 0);
+  CHECK(neighbour.components.graph > 0);
+  CHECK(baked.spreading.hop1_count >= 1);
+  // Namespaces do not mix: the other namespace's cake is not here.
+  CHECK(std::find(baked_ids.begin(), baked_ids.end(), "o1") == baked_ids.end());
+
+  // A "when" question prefers the turn that holds a time expression.
+  const auto when = ask(reader, corpus, "When did Ben bake?");
+  const auto when_ids = ids(when);
+  const auto t2 = std::find(when_ids.begin(), when_ids.end(), "t2");
+  REQUIRE(t2 != when_ids.end());
+  CHECK(when.asks_when);
+  CHECK(when.results[static_cast<std::size_t>(t2 - when_ids.begin())].components.temporal == 1);
+
+  // Fusion is deterministic: the same question twice gives the same order and scores.
+  const auto again = ask(reader, corpus, "What did Ana bake?");
+  REQUIRE(again.results.size() == baked.results.size());
+  for (std::size_t i = 0; i < again.results.size(); ++i) {
+    CHECK(again.results[i].id == baked.results[i].id);
+    CHECK(again.results[i].score == baked.results[i].score);
+  }
+  // Scores never increase down the list.
+  for (std::size_t i = 1; i < baked.results.size(); ++i) {
+    CHECK(baked.results[i].score <= baked.results[i - 1].score);
+  }
+}
+
+TEST_CASE("recall refuses bad requests with the field and the rule") {
+  Corpus corpus;
+  Reader reader(corpus.path);
+  auto error_of = [&](const json& request) -> std::string {
+    auto parsed = recall::recall_request_from_json(request);
+    if (auto* e = std::get_if<recall::RecallError>(&parsed)) return e->message;
+    auto answer = reader.recaller.recall(std::get<recall::RecallRequest>(parsed),
+                                         recall::ReadScope{}, corpus.clock.now_us());
+    if (auto* e = std::get_if<recall::RecallError>(&answer)) return e->message;
+    return "";
+  };
+  CHECK(error_of({{"text", "  "}}) == "text: must not be empty");
+  CHECK(error_of(json::object()) == "text: is required (a string)");
+  CHECK(error_of({{"text", std::string(5000, 'a')}}) ==
+        "text: must be at most 4096 bytes (got 5000)");
+  CHECK(error_of({{"text", "the of and"}}) ==
+        "text: has no word to search for (only stop words or one-letter words)");
+  CHECK(error_of({{"text", "cake"}, {"limit", 0}}) == "limit: must be an integer from 1 to 100");
+  CHECK(error_of({{"text", "cake"}, {"offset", -1}}) ==
+        "offset: must be an integer from 0 to 1000");
+  CHECK(error_of({{"text", "cake"}, {"since", "last tuesday"}}) ==
+        "since: must be an RFC 3339 date-time with offset or epoch milliseconds");
+  CHECK(error_of({{"text", "cake"}, {"namespace", "nowhere"}}) ==
+        "namespace: unknown namespace 'nowhere'");
+  CHECK(error_of({{"text", "cake"}, {"kinds", "prompt"}}) == "kinds: must be an array of strings");
+  CHECK(error_of({{"text", "cake"}, {"namespace", "talk"}}).empty());
+}
+
+TEST_CASE("context: tiers, ids, absolute dates and the token budget") {
+  Corpus corpus;
+  Reader reader(corpus.path);
+  for (const std::int64_t budget : {50, 100, 1000}) {
+    recall::ContextRequest request;
+    request.recall.text = "What did Ana bake?";
+    request.recall.ns = "talk";
+    request.max_tokens = budget;
+    auto built =
+        recall::build_context(reader.recaller, request, recall::ReadScope{}, corpus.clock.now_us());
+    REQUIRE(std::holds_alternative<recall::CompressedContext>(built));
+    const auto& c = std::get<recall::CompressedContext>(built);
+    CHECK(c.total_tokens <= budget);
+    CHECK(c.total_tokens == recall::estimate_tokens(c.context_text));
+    CHECK(c.context_text.size() <= static_cast<std::size_t>(4 * c.total_tokens));
+    REQUIRE_FALSE(c.sources.empty());
+    CHECK(c.sources[0] == "t2");
+    CHECK(
+        c.context_text.starts_with("[t2] 8 May 2023 (prompt, Ana): Ana: I baked a lemon cake "
+                                   "yesterday [7 May 2023] for my sister.\n"));
+    CHECK(c.hot_count + c.warm_count + c.cold_count == static_cast<std::int64_t>(c.sources.size()));
+    // Session 2 shares no word with the question and no episode with a hit.
+    if (budget == 1000) CHECK(c.sources == std::vector<std::string>{"t2", "t3", "t1"});
+  }
+}
