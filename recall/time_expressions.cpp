@@ -12,7 +12,6 @@ namespace {
 using date::days;
 using date::sys_days;
 
-constexpr std::int64_t kUsPerDay = std::int64_t{86'400} * 1'000'000;
 constexpr std::array<const char*, 12> kMonths{"january",   "february", "march",    "april",
                                               "may",       "june",     "july",     "august",
                                               "september", "october",  "november", "december"};
