@@ -52,6 +52,13 @@ std::string format_recall(const json& reply) {
                        hit.value("score", 0.0), str(hit, "date"), str(hit, "kind"),
                        hit.value("agent_id", json()).is_string() ? " " + str(hit, "agent_id") : "");
     if (!reasons.empty()) out += "   why:" + reasons + "\n";
+    std::string when;
+    for (const json& t : hit.value("times", json::array())) {
+      if (!t.value("relative", false)) continue;
+      when +=
+          fmt::format("{}\"{}\" = {}", when.empty() ? "" : ", ", str(t, "text"), str(t, "date"));
+    }
+    if (!when.empty()) out += "   when: " + when + "\n";
     std::string content = str(hit, "content");
     // Indent every line of the content under its heading.
     std::string indented = "   ";

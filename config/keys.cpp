@@ -148,7 +148,7 @@ const std::array kKeys{
           +[](Config& c) -> std::int64_t& { return c.store.checkpoint_pages; }},
 
   KeySpec{"daemon.stats_interval_ms", KT::kInteger, "1000", 100, 3600000, "", true, "ms",
-          "Period of the events.stored announcement on notify and of systemd STATUS= lines.",
+          "Period of the events.stored announcement on notify, of systemd STATUS= lines, and of writing the access counts recorded by reads.",
           +[](Config& c) -> std::int64_t& { return c.daemon.stats_interval_ms; }},
   KeySpec{"jobs.consolidate.enabled", KT::kBoolean, "true", 0, 0, "", true, "",
           "Consolidation job runs at all (on-demand runs included).",

@@ -174,6 +174,7 @@ void Daemon::stop_now() {
   if (signals_) signals_->cancel();
   if (stats_timer_) stats_timer_->cancel();
   if (watchdog_timer_) watchdog_timer_->cancel();
+  flush_accesses();
   // Commits everything already received; its replies are posted to the io_context ahead of
   // the close below, so they are sent (within bus.linger_ms) before the sockets close.
   writer_->stop();
@@ -267,6 +268,7 @@ void Daemon::arm_stats_timer() {
   stats_timer_->expires_after(std::chrono::milliseconds(config_.daemon.stats_interval_ms));
   stats_timer_->async_wait([this](const boost::system::error_code& error) {
     if (error || stopping_) return;
+    flush_accesses();
     const auto& stats = writer_->stats();
     const std::uint64_t stored = stats.stored.load(), duplicate = stats.duplicate.load(),
                         rejected = stats.rejected.load();
@@ -709,7 +711,7 @@ nlohmann::json Daemon::control_search(const nlohmann::json& request, const bus::
   SQLite::Statement search(*reader_db_, R"sql(
 SELECT e.uid AS id, e.seq, e.kind, e.namespace, e.sensitivity,
        coalesce(k.status, e.status) AS status,
-       -bm25(events_fts) * (0.5 + 0.5 * min(1.0, rd_salience(e.salience_base, e.salience_ref_us,
+       -bm25(events_fts, 1.0, 0.0) * (0.5 + 0.5 * min(1.0, rd_salience(e.salience_base, e.salience_ref_us,
            e.received_us, e.decay_curve, e.half_life_s, e.min_salience, e.max_age_s, e.pinned, ?4)))
          * CASE k.vitality WHEN 'decaying' THEN 0.75 WHEN 'dormant' THEN 0.5 ELSE 1.0 END AS score,
        CASE WHEN )sql" + rank + R"sql( > ?20 THEN ?23
@@ -717,7 +719,7 @@ SELECT e.uid AS id, e.seq, e.kind, e.namespace, e.sensitivity,
        )sql" + rank + R"sql( > ?20 AS redacted
 FROM events_fts JOIN events e ON e.seq = events_fts.rowid
 LEFT JOIN knowledge k ON k.source_event_seq = e.seq
-WHERE events_fts MATCH ?1 AND (?2 = '' OR e.namespace = ?2) AND (?3 = '' OR e.kind = ?3)
+WHERE events_fts MATCH 'content : (' || ?1 || ')' AND (?2 = '' OR e.namespace = ?2) AND (?3 = '' OR e.kind = ?3)
   AND )sql" + rank + R"sql( <= ?20 + 1 AND )sql" +
                                             scope_sql("e.namespace") + R"sql(
 ORDER BY score DESC, e.seq DESC
@@ -746,25 +748,54 @@ nlohmann::json Daemon::control_read(const std::string& cmd, const nlohmann::json
   auto error = [&cmd](const recall::RecallError& e) {
     return nlohmann::json{{"ok", false}, {"error", cmd + ": " + e.message}};
   };
-  if (cmd == "recall" || cmd == "context") {
-    if (cmd == "recall") {
-      auto parsed = recall::recall_request_from_json(request);
-      if (auto* e = std::get_if<recall::RecallError>(&parsed)) return error(*e);
-      auto answer = recaller_->recall(std::get<recall::RecallRequest>(parsed), scope, now);
-      if (auto* e = std::get_if<recall::RecallError>(&answer)) return error(*e);
-      return recall::to_json(std::get<recall::RecallResponse>(answer));
+  nlohmann::json reply;
+  if (cmd == "recall") {
+    auto parsed = recall::recall_request_from_json(request);
+    if (auto* e = std::get_if<recall::RecallError>(&parsed)) return error(*e);
+    auto answer = recaller_->recall(std::get<recall::RecallRequest>(parsed), scope, now);
+    if (auto* e = std::get_if<recall::RecallError>(&answer)) return error(*e);
+    const auto& found = std::get<recall::RecallResponse>(answer);
+    for (const auto& hit : found.results) {
+      if (!hit.redacted) accesses_.record(hit.seq, now);
     }
+    reply = recall::to_json(found);
+  } else if (cmd == "context") {
     auto parsed = recall::context_request_from_json(request);
     if (auto* e = std::get_if<recall::RecallError>(&parsed)) return error(*e);
     auto built =
         recall::build_context(*recaller_, std::get<recall::ContextRequest>(parsed), scope, now);
     if (auto* e = std::get_if<recall::RecallError>(&built)) return error(*e);
-    return recall::to_json(std::get<recall::CompressedContext>(built));
+    const auto& context = std::get<recall::CompressedContext>(built);
+    for (const std::int64_t seq : context.event_seqs) accesses_.record(seq, now);
+    reply = recall::to_json(context);
+  } else {
+    auto answer = cmd == "get" ? read_back_->get(request, scope, now)
+                               : read_back_->episode(request, scope, now);
+    if (auto* e = std::get_if<recall::RecallError>(&answer)) return error(*e);
+    reply = std::get<nlohmann::json>(std::move(answer));
+    if (cmd == "get") {
+      for (const auto& event : reply["events"]) {
+        if (!event.value("redacted", false))
+          accesses_.record(event["seq"].get<std::int64_t>(), now);
+      }
+    }
   }
-  auto answer = cmd == "get" ? read_back_->get(request, scope, now)
-                             : read_back_->episode(request, scope, now);
-  if (auto* e = std::get_if<recall::RecallError>(&answer)) return error(*e);
-  return std::get<nlohmann::json>(std::move(answer));
+  if (accesses_.size() >= store::kAccessBatchFlush) flush_accesses();
+  return reply;
+}
+
+void Daemon::flush_accesses() {
+  if (accesses_.empty()) return;
+  auto batch = std::make_shared<store::AccessBatch>(accesses_.take());
+  store::WriteRequest write;
+  write.apply = [batch](SQLite::Database& db) { return std::to_string(batch->apply(db)); };
+  write.on_done = [](store::WriteResult&& result) {
+    if (!result.storage_error.empty() || !result.apply_error.empty()) {
+      spdlog::warn("access counts not written: {}{}", result.storage_error, result.apply_error);
+    }
+  };
+  // A full writer queue keeps the batch for the next tick.
+  if (!writer_->submit(std::move(write))) accesses_.merge(*batch);
 }
 
 nlohmann::json Daemon::control_events(const nlohmann::json& request, const bus::Principal& caller) {

@@ -29,6 +29,7 @@
 #include "jobs/scheduler.hpp"
 #include "recall/read_back.hpp"
 #include "recall/recall.hpp"
+#include "store/access_counts.hpp"
 #include "store/writer.hpp"
 
 namespace reflectd::daemon {
@@ -97,6 +98,8 @@ class Daemon {
   // recall, context, get, episode: the read library (recall/), wired here.
   nlohmann::json control_read(const std::string& cmd, const nlohmann::json& request,
                               const bus::Principal& caller);
+  // Hands the accesses recorded by reads to the writer (store/access_counts.hpp).
+  void flush_accesses();
   std::string status_line() const;
 
   config::Config config_;
@@ -126,6 +129,7 @@ class Daemon {
   jobs::VitalityParams reader_vitality_;            // registered on reader_db_ (io thread only)
   std::unique_ptr<recall::Recaller> recaller_;      // on reader_db_ (io thread only)
   std::unique_ptr<recall::ReadBack> read_back_;     // on reader_db_ (io thread only)
+  store::AccessBatch accesses_;                     // recorded by reads (io thread only)
   std::atomic<bus::Bus*> bus_for_writer_{nullptr};  // read by the writer thread
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<boost::asio::steady_timer> stats_timer_;

@@ -125,6 +125,7 @@ std::variant<CompressedContext, RecallError> build_context(Recaller& recaller,
     if (show(h.id, item_line(h.id, h.ts_us, h.kind, h.agent_id, h.content, h.redacted),
              kHotShare)) {
       ++out.hot_count;
+      if (!h.redacted) out.event_seqs.push_back(h.seq);
     }
   }
 
@@ -139,6 +140,7 @@ std::variant<CompressedContext, RecallError> build_context(Recaller& recaller,
       if (show(n.id, item_line(n.id, n.ts_us, n.kind, n.agent_id, n.content, n.redacted),
                kWarmShare)) {
         ++out.warm_count;
+        if (!n.redacted) out.event_seqs.push_back(n.seq);
       }
     }
   }

@@ -41,6 +41,7 @@ struct CompressedContext {
   std::int64_t total_tokens = 0;
   std::int64_t hot_count = 0, warm_count = 0, cold_count = 0;
   std::vector<std::string> sources;  ///< Event ids (and "entity:<key>"), in order of appearance.
+  std::vector<std::int64_t> event_seqs;  ///< The seqs of the events shown in full (accesses).
   std::int64_t indexed_through_seq = 0;
   std::int64_t lag_events = 0;
 };

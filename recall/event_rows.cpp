@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "recall/query.hpp"
+
 namespace reflectd::recall {
 namespace {
 
@@ -49,10 +51,11 @@ EventRows::EventRows(SQLite::Database& db)
               "SELECT entity_id, canonical_key, entity_type FROM entities "
               "WHERE namespace = ?1 AND canonical_key = ?2"),
       alias_(db, "SELECT canonical_key FROM entity_aliases WHERE namespace = ?1 AND alias = ?2"),
-      lexical_(db, "SELECT " + columns() +
-                       ", -bm25(events_fts) AS lex FROM events_fts JOIN events e ON e.seq = "
-                       "events_fts.rowid WHERE events_fts MATCH ?1 AND " +
-                       filter() + " ORDER BY lex DESC, e.seq DESC LIMIT ?2"),
+      lexical_(db,
+               "SELECT " + columns() +
+                   ", -bm25(events_fts, 1.0, 0.0) AS lex FROM events_fts JOIN events e ON e.seq = "
+                   "events_fts.rowid WHERE events_fts MATCH ?1 AND " +
+                   filter() + " ORDER BY lex DESC, e.seq DESC LIMIT ?2"),
       neighbours_(db, "SELECT " + columns() +
                           " FROM events e WHERE e.namespace = ?1 AND e.episode_id = ?2 "
                           "AND e.sequence_number BETWEEN ?3 - 1 AND ?3 + 1 AND " +
@@ -190,7 +193,7 @@ std::vector<EventRow> EventRows::read(SQLite::Statement& s) {
 std::vector<LexicalRow> EventRows::lexical(const std::string& match, const EventFilter& filter,
                                            std::int64_t limit) {
   lexical_.reset();
-  lexical_.bind(1, match);
+  lexical_.bind(1, fts_scoped_match(match, filter.ns));
   lexical_.bind(2, limit);
   bind_filter(lexical_, filter);
   std::vector<LexicalRow> out;

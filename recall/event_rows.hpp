@@ -73,8 +73,8 @@ class EventRows {
   std::vector<PrimedEntity> prime_entities(const std::string& ns,
                                            const std::vector<std::string>& words);
 
-  /// The `limit` best FTS5 BM25 matches of `match` (an FTS5 expression built by
-  /// recall::fts_match) that pass `filter`, best first (ties: newer first).
+  /// The `limit` best FTS5 BM25 matches (content column) of `match` (an FTS5 expression
+  /// built by recall::fts_match) that pass `filter`, best first (ties: newer first).
   std::vector<LexicalRow> lexical(const std::string& match, const EventFilter& filter,
                                   std::int64_t limit);
 

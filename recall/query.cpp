@@ -95,4 +95,17 @@ std::string fts_match(const std::vector<std::string>& terms,
   return out;
 }
 
+std::string fts_scoped_match(const std::string& match, const std::string& ns) {
+  std::string out = "content : (" + match + ")";
+  if (ns.empty()) return out;
+  // Namespaces are [A-Za-z0-9._:-] (the wire format): the tokenizer splits them at the
+  // punctuation, which becomes spaces inside one quoted phrase.
+  std::string phrase;
+  for (const char c : ns) {
+    phrase.push_back(std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : ' ');
+  }
+  if (phrase.find_first_not_of(' ') == std::string::npos) return out;
+  return "namespace : \"" + phrase + "\" AND " + out;
+}
+
 }  // namespace reflectd::recall

@@ -47,6 +47,12 @@ ParsedQuery parse_query(std::string_view text, std::int64_t now_us);
 std::string fts_match(const std::vector<std::string>& terms,
                       const std::vector<std::string>& phrases);
 
+/// The FTS5 expression of a lexical query: `content : (match)`, and within namespace `ns`
+/// (non-empty) `namespace : "<its tokens>" AND content : (match)`, so FTS5 itself narrows
+/// the matches to the namespace's (a superset when two namespaces tokenize alike: callers
+/// still compare the namespace exactly).
+std::string fts_scoped_match(const std::string& match, const std::string& ns);
+
 /// The words of `text` by the rule above, before stop words are dropped (used for `why`).
 std::vector<std::string> query_words(std::string_view text);
 

@@ -37,7 +37,7 @@ json_object('curve', e.decay_curve, 'half_life_seconds', e.half_life_s,
             'salience_base', e.salience_base) AS lifecycle_json,
 rd_salience(e.salience_base, e.salience_ref_us, e.received_us, e.decay_curve, e.half_life_s,
             e.min_salience, e.max_age_s, e.pinned, ?24) AS salience_now,
-e.hit_count AS access_count, e.last_hit_us AS last_accessed_us,
+e.access_count, e.last_accessed_us, e.hit_count, e.last_hit_us,
 {0} > ?20 AS redacted)sql",
                      kRank);
 }

@@ -1,8 +1,10 @@
 #include "recall/recall.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "common/timestamp.hpp"
@@ -17,25 +19,38 @@ using nlohmann::json;
 constexpr std::int64_t kMaxLimit = 100;
 constexpr std::int64_t kMaxOffset = 1000;
 
-// The crude stem used only to say *why* a row matched: the term with one common English
-// suffix removed (the index's porter stemmer decided the match itself).
-std::string why_prefix(const std::string& term) {
-  for (const char* suffix : {"ing", "ed", "es", "s", "ly"}) {
-    const std::string_view sv(suffix);
-    if (term.size() >= sv.size() + 3 && term.ends_with(sv)) {
-      return term.substr(0, term.size() - sv.size());
+// Whether `lower_content` holds a word that is `term` or the term's stem (one common English
+// suffix off) with one such suffix on: only to say *why* a row matched (the index's porter
+// stemmer decided the match itself). "bake" names "baked"; "go" does not name "gonna".
+constexpr std::array<std::string_view, 10> kSuffixes{"ing", "ed", "es", "s",   "ly",
+                                                     "d",   "e",  "er", "ers", "ion"};
+
+std::string_view stem_of(std::string_view term) {
+  for (const std::string_view suffix : kSuffixes) {
+    if (term.size() >= suffix.size() + 3 && term.ends_with(suffix)) {
+      return term.substr(0, term.size() - suffix.size());
     }
   }
   return term;
 }
 
-bool names_word_prefix(const std::string& lower_content, const std::string& prefix) {
+bool names_term(const std::string& lower_content, const std::string& term) {
+  const std::string_view stem = stem_of(term);
   std::size_t at = 0;
-  while ((at = lower_content.find(prefix, at)) != std::string::npos) {
-    if (at == 0 || std::isalnum(static_cast<unsigned char>(lower_content[at - 1])) == 0) {
+  while ((at = lower_content.find(stem, at)) != std::string::npos) {
+    const bool starts =
+        at == 0 || std::isalnum(static_cast<unsigned char>(lower_content[at - 1])) == 0;
+    std::size_t end = at + stem.size();
+    while (end < lower_content.size() &&
+           std::isalnum(static_cast<unsigned char>(lower_content[end])) != 0) {
+      ++end;
+    }
+    const std::string_view rest(lower_content.data() + at + stem.size(), end - at - stem.size());
+    if (starts &&
+        (rest.empty() || std::find(kSuffixes.begin(), kSuffixes.end(), rest) != kSuffixes.end())) {
       return true;
     }
-    ++at;
+    at = end;
   }
   return false;
 }
@@ -298,12 +313,13 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
     if (!r.redacted) {
       const std::string lower = ascii_lower(r.content);
       for (const std::string& t : lexical_terms) {
-        if (names_word_prefix(lower, why_prefix(t))) hit.why_terms.push_back(t);
+        if (names_term(lower, t)) hit.why_terms.push_back(t);
       }
       for (const std::string& speaker : speakers) {
         if (s.speaker > 0) hit.why_entities.push_back("agent:" + speaker);
       }
       hit.why_entities.insert(hit.why_entities.end(), s.entities.begin(), s.entities.end());
+      hit.times = find_time_expressions(r.content, r.ts_us);
     }
     std::tie(hit.content, hit.truncated) =
         cut_content(std::move(r.content), static_cast<std::size_t>(params_.max_content_bytes));
@@ -338,6 +354,15 @@ json to_json(const RecallHit& hit) {
             {"truncated", hit.truncated},
             {"redacted", hit.redacted},
             {"why", {{"terms", hit.why_terms}, {"entities", hit.why_entities}}}};
+  json times = json::array();
+  for (const TimeMention& m : hit.times) {
+    times.push_back({{"text", m.phrase},
+                     {"date", m.range.label},
+                     {"from", format_rfc3339_us(m.range.from_us)},
+                     {"until", format_rfc3339_us(m.range.to_us)},
+                     {"relative", m.relative}});
+  }
+  j["times"] = std::move(times);
   return j;
 }
 

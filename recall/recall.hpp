@@ -101,6 +101,9 @@ struct RecallHit {
   bool redacted = false;
   std::vector<std::string> why_terms;     ///< Query terms the content holds (stemmed match).
   std::vector<std::string> why_entities;  ///< Primed entity keys it names or speaks as.
+  /// The time expressions of its content resolved against its own timestamp ("yesterday" in
+  /// a turn of 8 May 2023 -> 7 May 2023); empty when redacted.
+  std::vector<TimeMention> times;
 };
 
 struct Spreading {

@@ -20,8 +20,9 @@ FtsIndex::FtsIndex(SQLite::Database& db)
       last_seq_(
           db, "SELECT max(seq) FROM (SELECT seq FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2)"),
       insert_(db,
-              "INSERT INTO events_fts (rowid, content) "
-              "SELECT seq, content FROM events WHERE seq > ?1 AND seq <= ?2 ORDER BY seq"),
+              "INSERT INTO events_fts (rowid, content, namespace) "
+              "SELECT seq, content, namespace FROM events WHERE seq > ?1 AND seq <= ?2 "
+              "ORDER BY seq"),
       advance_(db, "UPDATE fts_state SET indexed_seq = ?1 WHERE id = 1") {}
 
 std::int64_t FtsIndex::indexed_seq() {

@@ -1,5 +1,6 @@
 #pragma once
-// The full-text index of events (events_fts, FTS5 over events.content), maintained in the
+// The full-text index of events (events_fts, FTS5 over events.content and events.namespace;
+// porter stemming, migration 24), maintained in the
 // background instead of by an insert trigger: acknowledging an event never waits for FTS5.
 //
 // Invariant (migration 6): every event with seq <= fts_state.indexed_seq is in events_fts and

@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 24> kMigrations{
+constexpr std::array<const char*, 25> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -929,7 +929,10 @@ CREATE INDEX IF NOT EXISTS trajectory_outcomes_successes
     // 24: the full-text index stems (FTS5's porter tokenizer over unicode61, diacritics
     //    removed), so that `recall` finds "support groups" for "support group" and "fixed" for
     //    "fix" (docs/RECALL.md, "Lexical"). One rule for the index and every query: FTS5 runs
-    //    the same tokenizer over the query's terms. The index is rebuilt in the background
+    //    the same tokenizer over the query's terms. The namespace is indexed as a second
+    //    column, so a query within one namespace is an FTS5 AND (doclist merges) instead of
+    //    a join of every match with `events`; reads score the content column only. The index is
+    //    rebuilt in the background
     //    from seq 1 by the writer (store/fts_index.hpp); `status` reports the lag meanwhile.
     //    events_episode_order: recall's spreading activation and the `episode` read walk an
     //    episode in sequence_number order (docs/RECALL.md, "Spreading activation").
@@ -937,13 +940,34 @@ CREATE INDEX IF NOT EXISTS trajectory_outcomes_successes
     //    (its vitality), which was a scan of knowledge per event read.
     R"sql(
 DROP TABLE IF EXISTS events_fts;
-CREATE VIRTUAL TABLE events_fts USING fts5 (content, content = 'events', content_rowid = 'seq',
-  tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE events_fts USING fts5 (content, namespace, content = 'events',
+  content_rowid = 'seq', tokenize = 'porter unicode61 remove_diacritics 2');
 UPDATE fts_state SET indexed_seq = 0 WHERE id = 1;
+DROP TRIGGER IF EXISTS events_fts_delete;
+DROP TRIGGER IF EXISTS events_fts_update;
+CREATE TRIGGER events_fts_delete AFTER DELETE ON events
+WHEN old.seq <= (SELECT indexed_seq FROM fts_state WHERE id = 1) BEGIN
+  INSERT INTO events_fts (events_fts, rowid, content, namespace)
+    VALUES ('delete', old.seq, old.content, old.namespace);
+  UPDATE fts_state SET indexed_seq = (SELECT coalesce(max(seq), 0) FROM events WHERE seq < old.seq)
+  WHERE id = 1 AND indexed_seq = old.seq;
+END;
+CREATE TRIGGER events_fts_update AFTER UPDATE OF content, namespace ON events
+WHEN old.seq <= (SELECT indexed_seq FROM fts_state WHERE id = 1) BEGIN
+  INSERT INTO events_fts (events_fts, rowid, content, namespace)
+    VALUES ('delete', old.seq, old.content, old.namespace);
+  INSERT INTO events_fts (rowid, content, namespace) VALUES (new.seq, new.content, new.namespace);
+END;
 CREATE INDEX IF NOT EXISTS events_episode_order
   ON events (namespace, episode_id, sequence_number) WHERE episode_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS knowledge_source_event
   ON knowledge (source_event_seq) WHERE source_event_seq IS NOT NULL;
+)sql",
+    // 25: seed 004 access counts of events (store/access_counts.hpp): how often recall,
+    //    context and get returned an event, and when last. Written in batches by the writer.
+    R"sql(
+ALTER TABLE events ADD COLUMN access_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE events ADD COLUMN last_accessed_us INTEGER;
 )sql",
 };
 
@@ -985,6 +1009,8 @@ constexpr std::array<int, 2> kSchemaEditMigrations{16, 20};
 // The migration that drops entity_relationships.unswept: a database whose user_version was
 // set back below it (a downgrade test, an operator's repair) has nothing left to drop.
 constexpr int kDropUnsweptMigration = 17;
+// The migration that adds the events' access counts (no fill: they start at zero).
+constexpr int kAccessCountMigration = 25;
 
 bool has_column(SQLite::Database& db, const char* table, const char* column) {
   SQLite::Statement query(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
@@ -998,6 +1024,7 @@ bool has_column(SQLite::Database& db, const char* table, const char* column) {
 bool applied_already(SQLite::Database& db, int migration) {
   // The watermarks it created are the decay job's since.
   if (migration == kDropUnsweptMigration) return !has_column(db, "entity_relationships", "unswept");
+  if (migration == kAccessCountMigration) return has_column(db, "events", "access_count");
   // Only its values are computed again (kAddedColumns).
   if (const AddedColumn* added = added_column(migration)) {
     return has_column(db, added->table, added->column);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <fstream>
 #include <limits>
 
 #include "bus/event_decoder.hpp"
@@ -20,6 +21,7 @@
 #include "store/database.hpp"
 #include "store/event_store.hpp"
 #include "store/fts_index.hpp"
+#include "support/daemon_fixture.hpp"
 #include "support/temp_dir.hpp"
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -80,6 +82,9 @@ TEST_CASE("questions become terms, phrases and a time signal; user text is never
   CHECK(q.phrases == std::vector<std::string>{"caroline go", "lgbtq support", "support group"});
   CHECK(q.asks_when);
   CHECK(recall::fts_match({"a1", "b"}, {"a1 b"}) == R"("a1" OR "b" OR "a1 b")");
+  CHECK(recall::fts_scoped_match(R"("a")", "") == R"(content : ("a"))");
+  CHECK(recall::fts_scoped_match(R"("a")", "locomo-conv.26") ==
+        R"(namespace : "locomo conv 26" AND content : ("a"))");
 
   const auto hostile = recall::parse_query(R"(NEAR("x" y) OR col:* AND -z ^w)", kMonday);
   CHECK(hostile.terms == std::vector<std::string>{"near", "col"});
@@ -281,4 +286,102 @@ TEST_CASE("context: tiers, ids, absolute dates and the token budget") {
     // Session 2 shares no word with the question and no episode with a hit.
     if (budget == 1000) CHECK(c.sources == std::vector<std::string>{"t2", "t3", "t1"});
   }
+}
+
+TEST_CASE("recall on the libzmq history finds the memory-leak Problem/Solution commits") {
+  test::TempDir dir;
+  const std::string path = dir.file("z.db");
+  FakeClock clock(*parse_rfc3339_us("2026-11-27T00:00:00Z"));
+  {
+    auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
+    store::EventStore store(db);
+    bus::EventDecoder decoder(clock);
+    std::ifstream in(std::string(REFLECTD_DATA_DIR) + "/libzmq-commits.jsonl");
+    REQUIRE(in);
+    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto decoded = decoder.decode(line, 1 << 22);
+      REQUIRE(decoded.events.size() == 1);
+      REQUIRE(decoded.events[0].event);
+      store::EventRecord row = std::move(*decoded.events[0].event);
+      store.insert(row, store::resolve_lifecycle(row, store::DecayProfiles{}));
+    }
+    transaction.commit();
+    store::index_all_pending(db);
+  }
+  Reader reader(path);
+  recall::RecallRequest request;
+  request.text = "how was the memory leak in the socket fixed?";
+  request.ns = "libzmq";
+  auto answer = reader.recaller.recall(request, recall::ReadScope{}, clock.now_us());
+  REQUIRE(std::holds_alternative<recall::RecallResponse>(answer));
+  const auto& results = std::get<recall::RecallResponse>(answer).results;
+  REQUIRE(results.size() == 10);
+  int leaks = 0;
+  int problem_solution = 0;
+  for (const auto& hit : results) {
+    std::string lower = hit.content;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.find("memory leak") != std::string::npos) ++leaks;
+    if (lower.find("memory leak") != std::string::npos &&
+        hit.content.find("Problem:") != std::string::npos &&
+        hit.content.find("Solution:") != std::string::npos) {
+      ++problem_solution;
+    }
+  }
+  CHECK(leaks == 10);
+  CHECK(problem_solution >= 1);
+  // The best hit is a socket's leak, fixed.
+  CHECK(results[0].why_terms == std::vector<std::string>{"memory", "leak", "socket", "fixed"});
+}
+
+TEST_CASE("reads count accesses; the writer adds them in batches, at the latest at stop") {
+  test::TempDir dir;
+  auto config = test::loopback_config(dir);
+  config.daemon.stats_interval_ms = 3'600'000;  // no tick during the test: only stop flushes
+  config.jobs.consolidate.enabled = false;
+  config.jobs.cluster.enabled = false;
+  config.jobs.medallion.enabled = false;
+  config.jobs.decay.enabled = false;
+  config.jobs.importance.enabled = false;
+  {
+    test::RunningDaemon running(config);
+    zmq::context_t zmq_context;
+    auto ingest =
+        test::make_client(zmq_context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
+    auto control =
+        test::make_client(zmq_context, zmq::socket_type::dealer, running.endpoints().control.at(0));
+    REQUIRE(test::ingest(ingest, R"([
+      {"id":"a","kind":"task","namespace":"n","content":"the lighthouse keeper logs the storm"},
+      {"id":"b","kind":"task","namespace":"n","content":"the baker opens at dawn"}])")["ok"] ==
+            true);
+    const json recalled = test::control(
+        control, {{"cmd", "recall"}, {"text", "lighthouse storm"}, {"namespace", "n"}});
+    REQUIRE(recalled["ok"] == true);
+    REQUIRE(recalled["results"].size() == 1);
+    const json context =
+        test::control(control, {{"cmd", "context"}, {"text", "lighthouse"}, {"namespace", "n"}});
+    REQUIRE(context["sources"] == json({"a"}));
+    const json got = test::control(control, {{"cmd", "get"}, {"ids", {"a"}}});
+    REQUIRE(got["events"].size() == 1);
+    // Nothing written yet: reads never write, and the batch waits for the writer.
+    CHECK(got["events"][0]["access_count"] == 0);
+    CHECK(test::control(control, {{"cmd", "episode"}, {"episode_id", ""}})["error"] ==
+          "episode: episode_id: is required (a non-empty string)");
+    CHECK(test::control(control, {{"cmd", "get"}, {"ids", json::array()}})["error"] ==
+          "get: ids: must be an array of 1 to 100 event ids (strings)");
+    CHECK(running.stop() == 0);
+  }
+  auto db = store::open_database({config.store.path, "normal", 5000}, store::Access::kReader);
+  SQLite::Statement counts(db,
+                           "SELECT uid, access_count, last_accessed_us IS NOT NULL FROM events "
+                           "ORDER BY uid");
+  std::vector<std::string> rows;
+  while (counts.executeStep()) {
+    rows.push_back(counts.getColumn(0).getString() + ":" + counts.getColumn(1).getString() + ":" +
+                   counts.getColumn(2).getString());
+  }
+  // a: recall, context and get; b: never returned.
+  CHECK(rows == std::vector<std::string>{"a:3:1", "b:0:0"});
 }
