@@ -47,8 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::size_t previous_end = 0;
   for (const TimeMention& m : find_time_expressions(text, reference_us)) {
     FUZZ_CHECK(m.begin >= previous_end && m.begin < m.end && m.end <= text.size(),
-               "mention [%zu, %zu) out of order or outside %zu bytes", m.begin, m.end,
-               text.size());
+               "mention [%zu, %zu) out of order or outside %zu bytes", m.begin, m.end, text.size());
     FUZZ_CHECK(!m.range.label.empty() && m.range.from_us < m.range.to_us, "empty range %s",
                m.range.label.c_str());
     previous_end = m.end;
