@@ -122,6 +122,7 @@ struct RecallConfig {
   double hop1_weight = 0, hop2_weight = 0, entity_weight = 0, speaker_weight = 0;
   double temporal_weight = 0, salience_weight = 0;
   std::int64_t max_content_bytes = 0;  ///< Content returned in full up to this size.
+  double max_term_share = 0;           ///< Collection stop words: share of the indexed events.
 };
 
 /// Consolidation (LedgerMind reflection, Arandu L2/L3); defaults are the anchors' values.

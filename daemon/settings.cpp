@@ -122,6 +122,7 @@ recall::RecallParams recall_params(const config::Config& config) {
   p.temporal_weight = r.temporal_weight;
   p.salience_weight = r.salience_weight;
   p.max_content_bytes = r.max_content_bytes;
+  p.max_term_share = r.max_term_share;
   return p;
 }
 

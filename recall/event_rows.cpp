@@ -29,6 +29,8 @@ CASE WHEN {0} > ?20 THEN ?23 ELSE e.content END)sql",
                      kRank);
 }
 constexpr int kColumns = 14;
+// Seed 002 hyper: a caller one level below it reads every row (hyper ones redacted).
+constexpr int kHighestRank = 4;
 
 // Filters ?11..?16 and the scope ?20..?22.
 std::string filter() {
@@ -51,11 +53,23 @@ EventRows::EventRows(SQLite::Database& db)
               "SELECT entity_id, canonical_key, entity_type FROM entities "
               "WHERE namespace = ?1 AND canonical_key = ?2"),
       alias_(db, "SELECT canonical_key FROM entity_aliases WHERE namespace = ?1 AND alias = ?2"),
-      lexical_(db,
-               "SELECT " + columns() +
-                   ", -bm25(events_fts, 1.0, 0.0) AS lex FROM events_fts JOIN events e ON e.seq = "
-                   "events_fts.rowid WHERE events_fts MATCH ?1 AND " +
-                   filter() + " ORDER BY lex DESC, e.seq DESC LIMIT ?2"),
+      // The best matches first, reading only what ranks and filters them; the EventRow columns
+      // (content, salience, knowledge) for those alone.
+      lexical_(db, "SELECT " + columns() +
+                       ", t.lex FROM (SELECT e.seq AS seq, -bm25(events_fts, 1.0, 0.0) AS lex "
+                       "FROM events_fts JOIN events e ON e.seq = events_fts.rowid "
+                       "WHERE events_fts MATCH ?1 AND " +
+                       filter() +
+                       " ORDER BY lex DESC, e.seq DESC LIMIT ?2) t JOIN events e ON e.seq = t.seq "
+                       "ORDER BY t.lex DESC, e.seq DESC"),
+      // Without filters a caller of full clearance may read every match: FTS5 alone ranks
+      // them (no row of `events` read per match); the outer query still applies every rule.
+      lexical_unfiltered_(
+          db, "SELECT " + columns() +
+                  ", t.lex FROM (SELECT rowid AS seq, -bm25(events_fts, 1.0, 0.0) AS lex "
+                  "FROM events_fts WHERE events_fts MATCH ?1 ORDER BY lex DESC, rowid DESC "
+                  "LIMIT ?2) t JOIN events e ON e.seq = t.seq WHERE " +
+                  filter() + " ORDER BY t.lex DESC, e.seq DESC"),
       neighbours_(db, "SELECT " + columns() +
                           " FROM events e WHERE e.namespace = ?1 AND e.episode_id = ?2 "
                           "AND e.sequence_number BETWEEN ?3 - 1 AND ?3 + 1 AND " +
@@ -71,7 +85,8 @@ EventRows::EventRows(SQLite::Database& db)
                                "FROM entities e WHERE entity_id = ?1 AND summary_text IS NOT NULL "
                                "AND {0} <= ?20 + 1 AND (?21 = 1 OR e.namespace IN "
                                "(SELECT value FROM json_each(?22)))",
-                               kRank)) {}
+                               kRank)),
+      vocab_(db, "SELECT doc FROM events_fts_vocab WHERE term = ?1") {}
 
 void EventRows::set_scope(const ReadScope& scope, std::int64_t now_us) {
   scope_ = scope;
@@ -192,17 +207,22 @@ std::vector<EventRow> EventRows::read(SQLite::Statement& s) {
 
 std::vector<LexicalRow> EventRows::lexical(const std::string& match, const EventFilter& filter,
                                            std::int64_t limit) {
-  lexical_.reset();
-  lexical_.bind(1, fts_scoped_match(match, filter.ns));
-  lexical_.bind(2, limit);
-  bind_filter(lexical_, filter);
+  // FTS5 narrows to the namespace itself (fts_scoped_match); nothing else needs a row.
+  const bool unfiltered = filter.kinds.empty() && filter.agent_id.empty() &&
+                          filter.episode_id.empty() && !filter.since_us && !filter.until_us &&
+                          scope_.all_namespaces && scope_.clearance >= kHighestRank - 1;
+  SQLite::Statement& statement = unfiltered ? lexical_unfiltered_ : lexical_;
+  statement.reset();
+  statement.bind(1, fts_scoped_match(match, filter.ns));
+  statement.bind(2, limit);
+  bind_filter(statement, filter);
   std::vector<LexicalRow> out;
-  while (lexical_.executeStep()) {
-    LexicalRow hit{row_of(lexical_), 0};
-    hit.bm25 = lexical_.getColumn(kColumns).getDouble();
+  while (statement.executeStep()) {
+    LexicalRow hit{row_of(statement), 0};
+    hit.bm25 = statement.getColumn(kColumns).getDouble();
     out.push_back(std::move(hit));
   }
-  lexical_.reset();
+  statement.reset();
   return out;
 }
 
@@ -234,6 +254,15 @@ double EventRows::importance(std::int64_t seq) {
   if (importance_.executeStep()) value = importance_.getColumn(0).getDouble();
   importance_.reset();
   return value;
+}
+
+std::int64_t EventRows::term_documents(const std::string& term) {
+  vocab_.reset();
+  vocab_.bind(1, term);
+  std::int64_t documents = 0;
+  if (vocab_.executeStep()) documents = vocab_.getColumn(0).getInt64();
+  vocab_.reset();
+  return documents;
 }
 
 std::optional<std::string> EventRows::entity_summary(std::int64_t entity_id) {

@@ -90,6 +90,9 @@ class EventRows {
   /// caller may read it in full (rows one level above come back as kRedacted).
   std::optional<std::string> entity_summary(std::int64_t entity_id);
 
+  /// The events whose index holds `term` (a porter stem, events_fts_vocab), 0 when none.
+  std::int64_t term_documents(const std::string& term);
+
   /// The highest importance_score of the entities event `seq` names (0 when none).
   double importance(std::int64_t seq);
 
@@ -103,10 +106,12 @@ class EventRows {
   SQLite::Statement entity_;
   SQLite::Statement alias_;
   SQLite::Statement lexical_;
+  SQLite::Statement lexical_unfiltered_;
   SQLite::Statement neighbours_;
   SQLite::Statement entity_events_;
   SQLite::Statement importance_;
   SQLite::Statement summary_;
+  SQLite::Statement vocab_;
 };
 
 /// `content` cut to at most `max_bytes` at a UTF-8 character boundary; second: whether it

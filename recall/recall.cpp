@@ -170,6 +170,32 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
     if (!speakers.contains(t)) lexical_terms.push_back(t);
   }
   if (lexical_terms.empty()) lexical_terms = query.terms;  // "Who is Caroline?"
+  // Collection stop words: a term in most of the store ranks little (BM25's IDF) and costs
+  // the most (its doclist is read whole).
+  const auto indexed = static_cast<double>(lag.indexed_through_seq);
+  if (params_.max_term_share < 1 && lexical_terms.size() > 2 && indexed > 0) {
+    std::vector<std::pair<std::int64_t, std::string>> by_documents;
+    for (const std::string& t : lexical_terms) {
+      by_documents.emplace_back(rows.term_documents(stemmer_.stem(t)), t);
+    }
+    std::stable_sort(by_documents.begin(), by_documents.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::set<std::string> dropped;
+    for (std::size_t i = 2; i < by_documents.size(); ++i) {
+      if (static_cast<double>(by_documents[i].first) > params_.max_term_share * indexed) {
+        dropped.insert(by_documents[i].second);
+      }
+    }
+    std::vector<std::string> kept;
+    for (const std::string& t : lexical_terms) {
+      if (dropped.contains(t)) {
+        out.dropped_terms.push_back(t);
+      } else {
+        kept.push_back(t);
+      }
+    }
+    lexical_terms = std::move(kept);
+  }
   std::vector<std::string> phrases;
   for (const std::string& p : query.phrases) {
     const std::string first = p.substr(0, p.find(' '));
@@ -383,6 +409,7 @@ json to_json(const RecallResponse& response) {
            {{"primed_entities", primed},
             {"temporal_range", range},
             {"expanded_terms", response.expanded_terms},
+            {"dropped_terms", response.dropped_terms},
             {"asks_when", response.asks_when}}},
           {"spreading",
            {{"seeds", response.spreading.seeds},

@@ -8,7 +8,8 @@
 //      (entities: "agent:", "person:", "name:" keys and entity_aliases). A primed agent or
 //      person is a speaker: an event whose agent_id is that name is about them (a
 //      first-person turn); such names leave the lexical query, whose IDF they would distort.
-//   3. Lexical: FTS5 BM25 over events_fts (porter), the `candidates` best in scope;
+//   3. Lexical: FTS5 BM25 over events_fts (porter), the `candidates` best in scope; terms in
+//      more than `max_term_share` of the indexed events are left out (the two rarest stay);
 //      lexical(e) = bm25(e) / max bm25 over the candidates, in [0,1].
 //   4. Spreading activation from the `seeds` best lexical hits: hop 1 reaches the events
 //      right before and after a seed in its episode (activation hop1_weight x lexical(seed)),
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "recall/event_rows.hpp"
+#include "recall/porter_stemmer.hpp"
 #include "recall/query.hpp"
 #include "recall/read_scope.hpp"
 
@@ -62,6 +64,9 @@ struct RecallParams {
   double temporal_weight = 0.5;            ///< Time signal.
   double salience_weight = 0.5;            ///< Share of the score that salience scales.
   std::int64_t max_content_bytes = 16384;  ///< Content returned in full up to this size.
+  /// Collection stop words: a term in more than this share of the indexed events leaves the
+  /// lexical query (the two rarest terms always stay). 1 keeps every term.
+  double max_term_share = 0.1;
 };
 
 struct RecallRequest {
@@ -118,6 +123,7 @@ struct RecallResponse {
   std::vector<RecallHit> results;
   std::vector<PrimedEntity> primed_entities;
   std::vector<std::string> expanded_terms;  ///< Terms and phrases searched.
+  std::vector<std::string> dropped_terms;   ///< Collection stop words left out of the query.
   std::optional<TimeRange> temporal_range;
   bool asks_when = false;
   Spreading spreading;
@@ -142,6 +148,7 @@ class Recaller {
   SQLite::Database& db_;
   RecallParams params_;
   EventRows rows_;
+  PorterStemmer stemmer_;
 };
 
 /// Parses the `recall` control request's fields (text, namespace, limit, offset, kinds,

@@ -931,7 +931,9 @@ CREATE INDEX IF NOT EXISTS trajectory_outcomes_successes
     //    "fix" (docs/RECALL.md, "Lexical"). One rule for the index and every query: FTS5 runs
     //    the same tokenizer over the query's terms. The namespace is indexed as a second
     //    column, so a query within one namespace is an FTS5 AND (doclist merges) instead of
-    //    a join of every match with `events`; reads score the content column only. The index is
+    //    a join of every match with `events`; reads score the content column only.
+    //    events_fts_vocab: each term's document frequency, for recall's collection stop
+    //    words (docs/RECALL.md, "Lexical"). The index is
     //    rebuilt in the background
     //    from seq 1 by the writer (store/fts_index.hpp); `status` reports the lag meanwhile.
     //    events_episode_order: recall's spreading activation and the `episode` read walk an
@@ -943,6 +945,7 @@ DROP TABLE IF EXISTS events_fts;
 CREATE VIRTUAL TABLE events_fts USING fts5 (content, namespace, content = 'events',
   content_rowid = 'seq', tokenize = 'porter unicode61 remove_diacritics 2');
 UPDATE fts_state SET indexed_seq = 0 WHERE id = 1;
+CREATE VIRTUAL TABLE IF NOT EXISTS events_fts_vocab USING fts5vocab (events_fts, 'row');
 DROP TRIGGER IF EXISTS events_fts_delete;
 DROP TRIGGER IF EXISTS events_fts_update;
 CREATE TRIGGER events_fts_delete AFTER DELETE ON events
