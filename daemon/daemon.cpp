@@ -16,7 +16,6 @@
 #include "common/version.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/sql_functions.hpp"
-#include "recall/context.hpp"
 #include "store/database.hpp"
 #include "store/fts_index.hpp"
 #include "store/reinforcement.hpp"
@@ -120,8 +119,7 @@ void Daemon::start() {
       std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kReader));
   reader_vitality_ = vitality_params(config_.decay);
   jobs::register_sql_functions(*reader_db_, reader_vitality_);
-  recaller_ = std::make_unique<recall::Recaller>(*reader_db_, recall_params(config_));
-  read_back_ = std::make_unique<recall::ReadBack>(*reader_db_);
+  reads_ = std::make_unique<ReadThread>(database, reader_vitality_, recall_params(config_), clock_);
   writer_->set_commit_listener([this](const std::map<std::string, std::uint64_t>& stored) {
     for (const auto& [ns, count] : stored) scheduler_->events_committed(ns, count);
   });
@@ -174,6 +172,7 @@ void Daemon::stop_now() {
   if (signals_) signals_->cancel();
   if (stats_timer_) stats_timer_->cancel();
   if (watchdog_timer_) watchdog_timer_->cancel();
+  if (reads_) reads_->stop();
   flush_accesses();
   // Commits everything already received; its replies are posted to the io_context ahead of
   // the close below, so they are sent (within bus.linger_ms) before the sockets close.
@@ -230,7 +229,7 @@ void Daemon::reload_now() {
     writer_->set_profiles(decay_profiles(config_.decay));
     scheduler_->reconfigure(std::move(next_jobs));
     reader_vitality_ = vitality_params(config_.decay);
-    recaller_ = std::make_unique<recall::Recaller>(*reader_db_, recall_params(config_));
+    reads_->reconfigure(reader_vitality_, recall_params(config_));
     spdlog::set_level(spdlog::level::from_str(config_.log.level));
     bus_->set_max_message_bytes(config_.bus.max_message_bytes);
     writer_->set_commit_limits(config_.store.commit_max_events, config_.store.commit_max_delay_ms);
@@ -407,7 +406,7 @@ void Daemon::handle_control(const nlohmann::json& request, const bus::Principal&
     if (*cmd == "reinforce") return control_reinforce(request, caller, reply);
     if (*cmd == "search") return reply(control_search(request, caller));
     if (*cmd == "recall" || *cmd == "context" || *cmd == "get" || *cmd == "episode") {
-      return reply(control_read(cmd->get<std::string>(), request, caller));
+      return control_read(cmd->get<std::string>(), request, caller, reply);
     }
     if (*cmd == "events") return reply(control_events(request, caller));
     if (*cmd == "medallion") return reply(control_medallion(request, caller));
@@ -741,52 +740,18 @@ LIMIT ?5)sql");
           {"results", rows(search)}};
 }
 
-nlohmann::json Daemon::control_read(const std::string& cmd, const nlohmann::json& request,
-                                    const bus::Principal& caller) {
-  const recall::ReadScope scope{caller.clearance, caller.all_namespaces, caller.namespaces};
-  const std::int64_t now = clock_.now_us();
-  auto error = [&cmd](const recall::RecallError& e) {
-    return nlohmann::json{{"ok", false}, {"error", cmd + ": " + e.message}};
-  };
-  nlohmann::json reply;
-  if (cmd == "recall") {
-    auto parsed = recall::recall_request_from_json(request);
-    if (auto* e = std::get_if<recall::RecallError>(&parsed)) return error(*e);
-    auto answer = recaller_->recall(std::get<recall::RecallRequest>(parsed), scope, now);
-    if (auto* e = std::get_if<recall::RecallError>(&answer)) return error(*e);
-    const auto& found = std::get<recall::RecallResponse>(answer);
-    for (const auto& hit : found.results) {
-      if (!hit.redacted) accesses_.record(hit.seq, now);
-    }
-    reply = recall::to_json(found);
-  } else if (cmd == "context") {
-    auto parsed = recall::context_request_from_json(request);
-    if (auto* e = std::get_if<recall::RecallError>(&parsed)) return error(*e);
-    auto built =
-        recall::build_context(*recaller_, std::get<recall::ContextRequest>(parsed), scope, now);
-    if (auto* e = std::get_if<recall::RecallError>(&built)) return error(*e);
-    const auto& context = std::get<recall::CompressedContext>(built);
-    for (const std::int64_t seq : context.event_seqs) accesses_.record(seq, now);
-    reply = recall::to_json(context);
-  } else {
-    auto answer = cmd == "get" ? read_back_->get(request, scope, now)
-                               : read_back_->episode(request, scope, now);
-    if (auto* e = std::get_if<recall::RecallError>(&answer)) return error(*e);
-    reply = std::get<nlohmann::json>(std::move(answer));
-    if (cmd == "get") {
-      for (const auto& event : reply["events"]) {
-        if (!event.value("redacted", false))
-          accesses_.record(event["seq"].get<std::int64_t>(), now);
-      }
-    }
-  }
-  if (accesses_.size() >= store::kAccessBatchFlush) flush_accesses();
-  return reply;
+void Daemon::control_read(const std::string& cmd, const nlohmann::json& request,
+                          const bus::Principal& caller, const bus::ControlReply& reply) {
+  if (reads_->pending_accesses() >= store::kAccessBatchFlush) flush_accesses();
+  reads_->post(cmd, request,
+               recall::ReadScope{caller.clearance, caller.all_namespaces, caller.namespaces},
+               reply);
 }
 
 void Daemon::flush_accesses() {
-  if (accesses_.empty()) return;
-  auto batch = std::make_shared<store::AccessBatch>(accesses_.take());
+  unflushed_accesses_.merge(reads_->take_accesses());
+  if (unflushed_accesses_.empty()) return;
+  auto batch = std::make_shared<store::AccessBatch>(unflushed_accesses_.take());
   store::WriteRequest write;
   write.apply = [batch](SQLite::Database& db) { return std::to_string(batch->apply(db)); };
   write.on_done = [](store::WriteResult&& result) {
@@ -795,7 +760,7 @@ void Daemon::flush_accesses() {
     }
   };
   // A full writer queue keeps the batch for the next tick.
-  if (!writer_->submit(std::move(write))) accesses_.merge(*batch);
+  if (!writer_->submit(std::move(write))) unflushed_accesses_.merge(*batch);
 }
 
 nlohmann::json Daemon::control_events(const nlohmann::json& request, const bus::Principal& caller) {

@@ -26,9 +26,8 @@
 #include "bus/zap_handler.hpp"
 #include "common/clock.hpp"
 #include "config/config.hpp"
+#include "daemon/read_thread.hpp"
 #include "jobs/scheduler.hpp"
-#include "recall/read_back.hpp"
-#include "recall/recall.hpp"
 #include "store/access_counts.hpp"
 #include "store/writer.hpp"
 
@@ -95,9 +94,9 @@ class Daemon {
   nlohmann::json control_search(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_events(const nlohmann::json& request, const bus::Principal& caller);
   nlohmann::json control_medallion(const nlohmann::json& request, const bus::Principal& caller);
-  // recall, context, get, episode: the read library (recall/), wired here.
-  nlohmann::json control_read(const std::string& cmd, const nlohmann::json& request,
-                              const bus::Principal& caller);
+  // recall, context, get, episode: the read library (recall/) on the read thread.
+  void control_read(const std::string& cmd, const nlohmann::json& request,
+                    const bus::Principal& caller, const bus::ControlReply& reply);
   // Hands the accesses recorded by reads to the writer (store/access_counts.hpp).
   void flush_accesses();
   std::string status_line() const;
@@ -127,9 +126,8 @@ class Daemon {
   std::unique_ptr<SQLite::Database> reader_db_;  // control queries, on the io thread
   std::unique_ptr<jobs::Scheduler> scheduler_;
   jobs::VitalityParams reader_vitality_;            // registered on reader_db_ (io thread only)
-  std::unique_ptr<recall::Recaller> recaller_;      // on reader_db_ (io thread only)
-  std::unique_ptr<recall::ReadBack> read_back_;     // on reader_db_ (io thread only)
-  store::AccessBatch accesses_;                     // recorded by reads (io thread only)
+  std::unique_ptr<ReadThread> reads_;               // recall, context, get, episode
+  store::AccessBatch unflushed_accesses_;           // a batch the writer refused (io thread)
   std::atomic<bus::Bus*> bus_for_writer_{nullptr};  // read by the writer thread
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<boost::asio::steady_timer> stats_timer_;

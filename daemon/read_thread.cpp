@@ -1,0 +1,103 @@
+#include "daemon/read_thread.hpp"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+
+#include "jobs/sql_functions.hpp"
+#include "recall/context.hpp"
+
+namespace reflectd::daemon {
+
+ReadThread::ReadThread(const store::DatabaseOptions& database, const jobs::VitalityParams& vitality,
+                       const recall::RecallParams& params, const Clock& clock)
+    : clock_(clock),
+      db_(store::open_database(database, store::Access::kReader)),
+      vitality_(vitality),
+      recaller_((jobs::register_sql_functions(db_, vitality_),
+                 std::make_unique<recall::Recaller>(db_, params))),
+      read_back_(db_),
+      work_(boost::asio::make_work_guard(io_)),
+      thread_([this] { io_.run(); }) {}
+
+ReadThread::~ReadThread() { stop(); }
+
+void ReadThread::stop() {
+  io_.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ReadThread::post(std::string cmd, nlohmann::json request, recall::ReadScope scope,
+                      bus::ControlReply reply) {
+  boost::asio::post(io_, [this, cmd = std::move(cmd), request = std::move(request),
+                          scope = std::move(scope), reply = std::move(reply)] {
+    try {
+      reply(answer(cmd, request, scope));
+    } catch (const std::exception& error) {
+      reply({{"ok", false}, {"error", cmd + ": request failed: " + error.what()}});
+    }
+  });
+}
+
+void ReadThread::reconfigure(const jobs::VitalityParams& vitality,
+                             const recall::RecallParams& params) {
+  boost::asio::post(io_, [this, vitality, params] {
+    vitality_ = vitality;
+    jobs::register_sql_functions(db_, vitality_);
+    recaller_ = std::make_unique<recall::Recaller>(db_, params);
+  });
+}
+
+store::AccessBatch ReadThread::take_accesses() {
+  const std::lock_guard lock(accesses_mutex_);
+  return accesses_.take();
+}
+
+std::size_t ReadThread::pending_accesses() {
+  const std::lock_guard lock(accesses_mutex_);
+  return accesses_.size();
+}
+
+nlohmann::json ReadThread::answer(const std::string& cmd, const nlohmann::json& request,
+                                  const recall::ReadScope& scope) {
+  const std::int64_t now = clock_.now_us();
+  auto error = [&cmd](const recall::RecallError& e) {
+    return nlohmann::json{{"ok", false}, {"error", cmd + ": " + e.message}};
+  };
+  std::vector<std::int64_t> accessed;
+  nlohmann::json reply;
+  if (cmd == "recall") {
+    auto parsed = recall::recall_request_from_json(request);
+    if (auto* e = std::get_if<recall::RecallError>(&parsed)) return error(*e);
+    auto found = recaller_->recall(std::get<recall::RecallRequest>(parsed), scope, now);
+    if (auto* e = std::get_if<recall::RecallError>(&found)) return error(*e);
+    const auto& response = std::get<recall::RecallResponse>(found);
+    for (const auto& hit : response.results) {
+      if (!hit.redacted) accessed.push_back(hit.seq);
+    }
+    reply = recall::to_json(response);
+  } else if (cmd == "context") {
+    auto parsed = recall::context_request_from_json(request);
+    if (auto* e = std::get_if<recall::RecallError>(&parsed)) return error(*e);
+    auto built =
+        recall::build_context(*recaller_, std::get<recall::ContextRequest>(parsed), scope, now);
+    if (auto* e = std::get_if<recall::RecallError>(&built)) return error(*e);
+    const auto& context = std::get<recall::CompressedContext>(built);
+    accessed = context.event_seqs;
+    reply = recall::to_json(context);
+  } else {
+    auto read = cmd == "get" ? read_back_.get(request, scope, now)
+                             : read_back_.episode(request, scope, now);
+    if (auto* e = std::get_if<recall::RecallError>(&read)) return error(*e);
+    reply = std::get<nlohmann::json>(std::move(read));
+    if (cmd == "get") {
+      for (const auto& event : reply["events"]) {
+        if (!event.value("redacted", false)) accessed.push_back(event["seq"].get<std::int64_t>());
+      }
+    }
+  }
+  const std::lock_guard lock(accesses_mutex_);
+  for (const std::int64_t seq : accessed) accesses_.record(seq, now);
+  return reply;
+}
+
+}  // namespace reflectd::daemon
