@@ -39,6 +39,11 @@
 //                 control socket and as many ingested while it runs; ratio_to_idle compares the
 //                 two rates, job_ran_throughout says whether the run covered the whole second
 //                 measurement.
+//   under-recall  the same with `recall` instead of a job: --preload events pushed, then
+//                 --under-job-events ingested idle, then as many while another thread asks
+//                 `recall` --recall-qps times a second (each a libzmq commit subject, in order,
+//                 in namespace libzmq: questions as broad as an agent's). ratio_to_idle compares
+//                 the two ingest rates; the recalls' latency under load is reported too.
 // The daemon runs in a child process forked before this one starts any thread, so its peak
 // RSS is its own; it stops with SIGTERM like reflectd and must exit 0.
 //
@@ -63,6 +68,7 @@
 #include <cstdlib>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -128,8 +134,9 @@ struct Options {
   std::uint64_t preload = 200'000;
   std::uint64_t under_job_events = 100'000;
   std::string job = "cluster";
-  std::vector<std::string> modes{"baseline", "baseline-fts", "push",
-                                 "ingest",   "latency",      "under-job"};
+  std::uint64_t recall_qps = 100;
+  std::vector<std::string> modes{"baseline", "baseline-fts", "push",         "ingest",
+                                 "latency",  "under-job",    "under-recall"};
   std::string data_dir = REFLECTD_DATA_DIR;
   std::string dir;
   std::string daemon_config;  ///< YAML applied over the defaults (daemon modes and baselines).
@@ -762,6 +769,102 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
   return result;
 }
 
+// Windowed ingest while `recall` is asked at --recall-qps, against idle windowed ingest in the
+// same daemon (the under-job mode's protocol with reads instead of a job).
+ModeResult run_under_recall(const Corpus& corpus, const Options& options, const fs::path& dir) {
+  config::Config cfg = daemon_config(options, dir, "underrecall");
+  std::vector<std::string> questions;
+  {
+    std::ifstream in(fs::path(options.data_dir) / "libzmq-commits.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+      const std::string content = nlohmann::json::parse(line).value("content", "");
+      questions.push_back(content.substr(0, std::min(content.find('\n'), std::size_t{200})));
+    }
+  }
+  if (questions.empty()) throw std::runtime_error("under-recall: no libzmq-commits.jsonl");
+  const std::uint64_t chunk = std::min(options.events, options.under_job_events);
+  ModeResult result{"under-recall", 0, 0.0};
+  std::uint64_t acknowledged = 0;
+  {
+    ForkedDaemon daemon(cfg);
+    zmq::context_t context(1);
+    ControlClient control(context, cfg.bus.control.front());
+    control.wait_ready();
+    zmq::socket_t push(context, zmq::socket_type::push);
+    push.set(zmq::sockopt::linger, 0);
+    push.connect(cfg.bus.push.front());
+    push_events(push, corpus, 0, options.preload, options.batch);
+    await_finished(control, options.preload, nullptr, "under-recall preload");
+    zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
+    std::uint64_t next = options.preload;
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
+
+    auto start = std::chrono::steady_clock::now();
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
+    const double idle_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    next += chunk;
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
+
+    std::atomic<bool> done{false};
+    std::vector<double> latency_ms;
+    std::thread asker([&] {
+      ControlClient reader(context, cfg.bus.control.front());
+      const auto period = std::chrono::microseconds(1'000'000 / options.recall_qps);
+      auto due = std::chrono::steady_clock::now();
+      for (std::size_t i = 0; !done; ++i) {
+        std::this_thread::sleep_until(due);
+        due += period;
+        const auto sent = std::chrono::steady_clock::now();
+        const auto reply = reader.request({{"cmd", "recall"},
+                                           {"text", questions[i % questions.size()]},
+                                           {"namespace", "libzmq"},
+                                           {"limit", 10}});
+        latency_ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent)
+                .count());
+        (void)reply;
+      }
+    });
+    start = std::chrono::steady_clock::now();
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
+    const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    done = true;
+    asker.join();
+    std::sort(latency_ms.begin(), latency_ms.end());
+    auto at = [&](double p) {
+      return latency_ms.empty()
+                 ? 0.0
+                 : latency_ms[std::min(latency_ms.size() - 1,
+                                       static_cast<std::size_t>(p * static_cast<double>(latency_ms.size())))];
+    };
+    const double idle_rate = static_cast<double>(chunk) / idle_s;
+    const double busy_rate = static_cast<double>(chunk) / busy_s;
+    result.seconds = busy_s;
+    result.extra["preloaded_events"] = options.preload;
+    result.extra["recall_qps_asked"] = options.recall_qps;
+    result.extra["recalls_answered"] = latency_ms.size();
+    result.extra["recall_p50_ms"] = at(0.5);
+    result.extra["recall_p99_ms"] = at(0.99);
+    result.extra["idle_events_per_s"] = idle_rate;
+    result.extra["under_recall_events_per_s"] = busy_rate;
+    result.extra["ratio_to_idle"] = busy_rate / idle_rate;
+    if (!daemon.stop()) throw std::runtime_error("under-recall: the daemon did not exit cleanly");
+  }
+  result.stored = count_rows(cfg.store.path, cfg) - options.preload;
+  result.expected = 2 * chunk;
+  if (acknowledged != result.stored) {
+    std::cerr << "under-recall: " << acknowledged << " acknowledged but " << result.stored
+              << " stored\n";
+    result.stored = std::min(acknowledged, result.stored);
+  }
+  result.stored_for_rate = chunk;
+  remove_database(cfg.store.path);
+  return result;
+}
+
 class TempDir {
  public:
   explicit TempDir(const std::string& parent) {
@@ -848,7 +951,8 @@ int run(int argc, char** argv) {
                  "Modes to run, the first being the baseline of the ratios")
       ->delimiter(',')
       ->check(
-          CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency", "under-job"}));
+          CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency", "under-job",
+                         "under-recall"}));
   app.add_option("--latency-events", options.latency_events, "latency: events (at most --events)")
       ->check(CLI::Range(1, 10'000'000));
   app.add_option("--rate", options.rate, "latency: events per second")
@@ -859,6 +963,8 @@ int run(int argc, char** argv) {
          "--under-job-events", options.under_job_events,
          "under-job: events ingested idle, then as many while the job runs (at most --events)")
       ->check(CLI::Range(1, 100'000'000));
+  app.add_option("--recall-qps", options.recall_qps, "under-recall: recall requests per second")
+      ->check(CLI::Range(1, 10'000));
   app.add_option("--job", options.job, "under-job: the job to run")
       ->check(CLI::IsMember({"cluster", "consolidate", "importance", "medallion", "decay"}));
   app.add_option("--data", options.data_dir, "Directory holding the .jsonl event streams")
@@ -911,6 +1017,9 @@ int run(int argc, char** argv) {
         results.back().paced = true;
       }
       if (mode == "under-job") results.push_back(run_under_job(corpus, options, dir.path()));
+      if (mode == "under-recall") {
+        results.push_back(run_under_recall(corpus, options, dir.path()));
+      }
     }
     if (results.empty()) throw std::runtime_error("no mode to run");
     if (options.json) {
