@@ -68,8 +68,8 @@
 #include <cstdlib>
 
 #include <algorithm>
-#include <atomic>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -135,7 +135,7 @@ struct Options {
   std::uint64_t under_job_events = 100'000;
   std::string job = "cluster";
   std::uint64_t recall_qps = 100;
-  std::vector<std::string> modes{"baseline", "baseline-fts", "push",         "ingest",
+  std::vector<std::string> modes{"baseline", "baseline-fts", "push",        "ingest",
                                  "latency",  "under-job",    "under-recall"};
   std::string data_dir = REFLECTD_DATA_DIR;
   std::string dir;
@@ -837,8 +837,9 @@ ModeResult run_under_recall(const Corpus& corpus, const Options& options, const 
     auto at = [&](double p) {
       return latency_ms.empty()
                  ? 0.0
-                 : latency_ms[std::min(latency_ms.size() - 1,
-                                       static_cast<std::size_t>(p * static_cast<double>(latency_ms.size())))];
+                 : latency_ms[std::min(
+                       latency_ms.size() - 1,
+                       static_cast<std::size_t>(p * static_cast<double>(latency_ms.size())))];
     };
     const double idle_rate = static_cast<double>(chunk) / idle_s;
     const double busy_rate = static_cast<double>(chunk) / busy_s;
@@ -950,9 +951,8 @@ int run(int argc, char** argv) {
   app.add_option("--modes", options.modes,
                  "Modes to run, the first being the baseline of the ratios")
       ->delimiter(',')
-      ->check(
-          CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency", "under-job",
-                         "under-recall"}));
+      ->check(CLI::IsMember(
+          {"baseline", "baseline-fts", "push", "ingest", "latency", "under-job", "under-recall"}));
   app.add_option("--latency-events", options.latency_events, "latency: events (at most --events)")
       ->check(CLI::Range(1, 10'000'000));
   app.add_option("--rate", options.rate, "latency: events per second")

@@ -68,6 +68,22 @@ std::string format_recall(const json& reply) {
     }
     out += indented + (hit.value("truncated", false) ? " [truncated]" : "") + "\n";
   }
+  const json& derived = reply.value("derived", json::array());
+  if (!derived.empty()) out += "derived records:\n";
+  for (const json& d : derived) {
+    out += fmt::format("  {} {}  score {:.3f}: {}\n", str(d, "kind"), str(d, "id"),
+                       d.value("score", 0.0), str(d, "title"));
+    std::string text = str(d, "text");
+    if (text.size() > 200) {
+      std::size_t end = 200;  // back to the first byte of a UTF-8 character
+      while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U) --end;
+      text = text.substr(0, end) + "...";
+    }
+    for (char& c : text) {
+      if (c == '\n') c = ' ';
+    }
+    if (!text.empty()) out += "    " + text + "\n";
+  }
   return out + lag_note(reply);
 }
 

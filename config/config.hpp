@@ -123,6 +123,7 @@ struct RecallConfig {
   double temporal_weight = 0, salience_weight = 0;
   std::int64_t max_content_bytes = 0;  ///< Content returned in full up to this size.
   double max_term_share = 0;           ///< Collection stop words: share of the indexed events.
+  std::int64_t derived_results = 0;    ///< Derived records returned beside the events.
 };
 
 /// Consolidation (LedgerMind reflection, Arandu L2/L3); defaults are the anchors' values.

@@ -85,16 +85,9 @@ class Daemon {
   nlohmann::json status(const bus::Principal& caller) const;
   void control_run(const nlohmann::json& request, const bus::ControlReply& reply);
   nlohmann::json control_jobs(const nlohmann::json& request);
-  nlohmann::json control_knowledge(const nlohmann::json& request, const bus::Principal& caller);
-  nlohmann::json control_observations(const nlohmann::json& request, const bus::Principal& caller);
-  nlohmann::json control_entities(const nlohmann::json& request, const bus::Principal& caller);
-  nlohmann::json control_clusters(const nlohmann::json& request, const bus::Principal& caller);
   void control_reinforce(const nlohmann::json& request, const bus::Principal& caller,
                          const bus::ControlReply& reply);
-  nlohmann::json control_search(const nlohmann::json& request, const bus::Principal& caller);
-  nlohmann::json control_events(const nlohmann::json& request, const bus::Principal& caller);
-  nlohmann::json control_medallion(const nlohmann::json& request, const bus::Principal& caller);
-  // recall, context, get, episode: the read library (recall/) on the read thread.
+  // Every read of the read library (recall/): on the read thread.
   void control_read(const std::string& cmd, const nlohmann::json& request,
                     const bus::Principal& caller, const bus::ControlReply& reply);
   // Hands the accesses recorded by reads to the writer (store/access_counts.hpp).

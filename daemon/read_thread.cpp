@@ -5,6 +5,7 @@
 
 #include "jobs/sql_functions.hpp"
 #include "recall/context.hpp"
+#include "recall/record_reads.hpp"
 
 namespace reflectd::daemon {
 
@@ -20,6 +21,12 @@ ReadThread::ReadThread(const store::DatabaseOptions& database, const jobs::Vital
       thread_([this] { io_.run(); }) {}
 
 ReadThread::~ReadThread() { stop(); }
+
+bool ReadThread::answers(const std::string& cmd) {
+  return cmd == "recall" || cmd == "context" || cmd == "get" || cmd == "episode" ||
+         cmd == "search" || cmd == "events" || cmd == "knowledge" || cmd == "observations" ||
+         cmd == "entities" || cmd == "clusters" || cmd == "medallion";
+}
 
 void ReadThread::stop() {
   io_.stop();
@@ -41,9 +48,14 @@ void ReadThread::post(std::string cmd, nlohmann::json request, recall::ReadScope
 void ReadThread::reconfigure(const jobs::VitalityParams& vitality,
                              const recall::RecallParams& params) {
   boost::asio::post(io_, [this, vitality, params] {
-    vitality_ = vitality;
-    jobs::register_sql_functions(db_, vitality_);
-    recaller_ = std::make_unique<recall::Recaller>(db_, params);
+    try {
+      vitality_ = vitality;
+      jobs::register_sql_functions(db_, vitality_);
+      recaller_ = std::make_unique<recall::Recaller>(db_, params);
+    } catch (const std::exception& error) {
+      // The previous recaller stays; reads go on with the parameters they had.
+      spdlog::error("read thread: new recall parameters not applied: {}", error.what());
+    }
   });
 }
 
@@ -63,6 +75,13 @@ nlohmann::json ReadThread::answer(const std::string& cmd, const nlohmann::json& 
   auto error = [&cmd](const recall::RecallError& e) {
     return nlohmann::json{{"ok", false}, {"error", cmd + ": " + e.message}};
   };
+  if (cmd == "search") return recall::read_search(db_, request, scope, now);
+  if (cmd == "events") return recall::read_events(db_, request, scope);
+  if (cmd == "knowledge") return recall::read_knowledge(db_, request, scope);
+  if (cmd == "observations") return recall::read_observations(db_, request, scope);
+  if (cmd == "entities") return recall::read_entities(db_, request, scope);
+  if (cmd == "clusters") return recall::read_clusters(db_, request, scope);
+  if (cmd == "medallion") return recall::read_medallion(db_, request, scope);
   std::vector<std::int64_t> accessed;
   nlohmann::json reply;
   if (cmd == "recall") {

@@ -1,7 +1,8 @@
 #pragma once
-// The read library's commands (recall, context, get, episode: recall/) on a thread of their
-// own, with their own read-only connection: a slow read (a broad question over a large
-// namespace) never holds up the io thread, which carries every acknowledgement of ingest.
+// The read library's commands (recall/: recall, context, get, episode, search, events,
+// knowledge, observations, entities, clusters, medallion) on a thread of their own, with
+// their own read-only connection: a slow read (a broad question over a large namespace) never
+// holds up the io thread, which carries every acknowledgement of ingest.
 //
 // Requests are answered in the order they were posted; each reply goes through its
 // bus::ControlReply (callable from any thread). Accesses (store/access_counts.hpp) are
@@ -40,8 +41,11 @@ class ReadThread {
   ReadThread(const ReadThread&) = delete;
   ReadThread& operator=(const ReadThread&) = delete;
 
-  /// Queues `cmd` ("recall", "context", "get" or "episode") for `scope`; `reply` receives
-  /// the answer on this object's thread.
+  /// True for the commands this thread answers.
+  static bool answers(const std::string& cmd);
+
+  /// Queues `cmd` (one answers() accepts) for `scope`; `reply` receives the answer on this
+  /// object's thread.
   void post(std::string cmd, nlohmann::json request, recall::ReadScope scope,
             bus::ControlReply reply);
 

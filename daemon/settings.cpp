@@ -123,6 +123,7 @@ recall::RecallParams recall_params(const config::Config& config) {
   p.salience_weight = r.salience_weight;
   p.max_content_bytes = r.max_content_bytes;
   p.max_term_share = r.max_term_share;
+  p.derived_results = r.derived_results;
   return p;
 }
 

@@ -49,10 +49,17 @@ EventRows::EventRows(SQLite::Database& db)
     : namespace_(db,
                  "SELECT 1 FROM event_namespaces WHERE namespace = ?1 "
                  "AND (?21 = 1 OR ?1 IN (SELECT value FROM json_each(?22)))"),
-      entity_(db,
-              "SELECT entity_id, canonical_key, entity_type FROM entities "
-              "WHERE namespace = ?1 AND canonical_key = ?2"),
-      alias_(db, "SELECT canonical_key FROM entity_aliases WHERE namespace = ?1 AND alias = ?2"),
+      // Entities the caller could not read in full prime nothing: their keys are text from
+      // events above its clearance.
+      entity_(db, fmt::format("SELECT entity_id, canonical_key, entity_type FROM entities e "
+                              "WHERE namespace = ?1 AND canonical_key = ?2 AND is_active = 1 "
+                              "AND {} <= ?20",
+                              kRank)),
+      alias_(db, fmt::format("SELECT a.canonical_key FROM entity_aliases a JOIN entities e ON "
+                             "e.namespace = a.namespace AND e.canonical_key = a.canonical_key "
+                             "WHERE a.namespace = ?1 AND a.alias = ?2 AND e.is_active = 1 "
+                             "AND {} <= ?20",
+                             kRank)),
       // The best matches first, reading only what ranks and filters them; the EventRow columns
       // (content, salience, knowledge) for those alone.
       lexical_(db, "SELECT " + columns() +
@@ -86,7 +93,7 @@ EventRows::EventRows(SQLite::Database& db)
                                "AND {0} <= ?20 + 1 AND (?21 = 1 OR e.namespace IN "
                                "(SELECT value FROM json_each(?22)))",
                                kRank)),
-      vocab_(db, "SELECT doc FROM events_fts_vocab WHERE term = ?1") {}
+      vocab_(db, "SELECT doc FROM events_fts_vocab WHERE term = ?1 AND col = 'content'") {}
 
 void EventRows::set_scope(const ReadScope& scope, std::int64_t now_us) {
   scope_ = scope;
@@ -129,6 +136,7 @@ std::vector<PrimedEntity> EventRows::prime_entities(const std::string& ns,
     entity_.reset();
     entity_.bind(1, ns);
     entity_.bind(2, key);
+    entity_.bind(20, scope_.clearance);
     if (entity_.executeStep()) {
       PrimedEntity p;
       p.entity_id = entity_.getColumn(0).getInt64();
@@ -146,6 +154,7 @@ std::vector<PrimedEntity> EventRows::prime_entities(const std::string& ns,
     alias_.reset();
     alias_.bind(1, ns);
     alias_.bind(2, name);
+    alias_.bind(20, scope_.clearance);
     std::string key;
     if (alias_.executeStep()) key = alias_.getColumn(0).getString();
     alias_.reset();

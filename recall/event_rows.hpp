@@ -67,9 +67,9 @@ class EventRows {
   /// True when `ns` has events and is in the caller's scope.
   bool namespace_visible(const std::string& ns);
 
-  /// Entities of `ns` whose key is "agent:", "person:" or "name:" + a word of `words`
-  /// (ASCII lower case) or + two adjacent words, or an alias of one; one row per entity,
-  /// in the words' order.
+  /// Active entities of `ns` whose key is "agent:", "person:" or "name:" + a word of `words`
+  /// (ASCII lower case) or + two adjacent words, or an alias of one, that the caller may read
+  /// in full (their keys are text from their events); one row per entity, in the words' order.
   std::vector<PrimedEntity> prime_entities(const std::string& ns,
                                            const std::vector<std::string>& words);
 
@@ -90,7 +90,7 @@ class EventRows {
   /// caller may read it in full (rows one level above come back as kRedacted).
   std::optional<std::string> entity_summary(std::int64_t entity_id);
 
-  /// The events whose index holds `term` (a porter stem, events_fts_vocab), 0 when none.
+  /// The events whose content holds `term` (a porter stem, events_fts_vocab), 0 when none.
   std::int64_t term_documents(const std::string& term);
 
   /// The highest importance_score of the entities event `seq` names (0 when none).

@@ -5,6 +5,11 @@
 #include <stdexcept>
 
 namespace reflectd::recall {
+namespace {
+
+constexpr std::size_t kCacheLimit = 200'000;
+
+}  // namespace
 
 PorterStemmer::PorterStemmer() : stemmer_(sb_stemmer_new("porter", "UTF_8")) {
   if (stemmer_ == nullptr) throw std::runtime_error("libstemmer: no \"porter\" stemmer");
@@ -12,12 +17,17 @@ PorterStemmer::PorterStemmer() : stemmer_(sb_stemmer_new("porter", "UTF_8")) {
 
 PorterStemmer::~PorterStemmer() { sb_stemmer_delete(stemmer_); }
 
-std::string PorterStemmer::stem(const std::string& word) {
+const std::string& PorterStemmer::stem(const std::string& word) {
+  if (const auto it = cache_.find(word); it != cache_.end()) return it->second;
+  if (cache_.size() >= kCacheLimit) cache_.clear();
   const sb_symbol* out = sb_stemmer_stem(stemmer_, reinterpret_cast<const sb_symbol*>(word.data()),
                                          static_cast<int>(word.size()));
-  if (out == nullptr) return word;  // out of memory inside Snowball: the word itself
-  return {reinterpret_cast<const char*>(out),
-          static_cast<std::size_t>(sb_stemmer_length(stemmer_))};
+  // Snowball returns null only when it runs out of memory: the word stands for itself.
+  std::string stemmed = out == nullptr
+                            ? word
+                            : std::string(reinterpret_cast<const char*>(out),
+                                          static_cast<std::size_t>(sb_stemmer_length(stemmer_)));
+  return cache_.emplace(word, std::move(stemmed)).first->second;
 }
 
 }  // namespace reflectd::recall

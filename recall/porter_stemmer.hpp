@@ -7,6 +7,7 @@
 // Errors: the constructor throws std::runtime_error when libstemmer has no "porter".
 
 #include <string>
+#include <unordered_map>
 
 struct sb_stemmer;
 
@@ -19,11 +20,14 @@ class PorterStemmer {
   PorterStemmer(const PorterStemmer&) = delete;
   PorterStemmer& operator=(const PorterStemmer&) = delete;
 
-  /// The stem of a lower-case ASCII word ("fixed" -> "fix"); other text as it is.
-  std::string stem(const std::string& word);
+  /// The stem of a lower-case ASCII word ("fixed" -> "fix"); other text as it is. Cached:
+  /// the reference is valid until the next call.
+  const std::string& stem(const std::string& word);
 
  private:
   sb_stemmer* stemmer_;
+  // word -> stem; cleared past kCacheLimit entries (the same words recur in every query).
+  std::unordered_map<std::string, std::string> cache_;
 };
 
 }  // namespace reflectd::recall

@@ -2,8 +2,9 @@
 // Read-back (issue 33 §3): events in full by id (`get`) and an episode in sequence_number
 // order (`episode`), under the same namespace and clearance rules as every read: a row one
 // level above the caller's clearance comes back with "redacted": true, its content replaced
-// by "[redacted: above your clearance]" and its context, tags, entities, relations and
-// metadata null; a row two or more levels above is reported missing, like an id never stored.
+// by "[redacted: above your clearance]" and its context, tags, entities, relations, metadata,
+// resolution and emotion null; a row two or more levels above is reported missing, like an id never
+// stored.
 //
 // Thread-safety: a ReadBack belongs to the thread of its connection (which must have
 // rd_salience registered). Errors: bad requests as RecallError; SQLite::Exception.

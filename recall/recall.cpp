@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string_view>
 #include <unordered_map>
 
 #include "common/timestamp.hpp"
+#include "jobs/clustering.hpp"
 #include "recall/event_rows.hpp"
+#include "recall/record_reads.hpp"
 #include "store/fts_index.hpp"
 
 namespace reflectd::recall {
@@ -74,9 +77,54 @@ struct Scored {
 };
 
 std::optional<std::int64_t> time_param(const json& value) {
-  if (value.is_number_integer()) return value.get<std::int64_t>() * 1000;
+  // Epoch milliseconds as the wire format takes them: years 1970-9999.
+  constexpr std::int64_t kMaxEpochMs = 253'402'300'799'999;
+  if (value.is_number_unsigned()) {
+    if (value.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxEpochMs)) return std::nullopt;
+    return value.get<std::int64_t>() * 1000;
+  }
+  if (value.is_number_integer()) {
+    const auto ms = value.get<std::int64_t>();
+    if (ms < 0 || ms > kMaxEpochMs) return std::nullopt;
+    return ms * 1000;
+  }
   if (value.is_string()) return parse_rfc3339_us(value.get<std::string>());
   return std::nullopt;
+}
+
+// Collection stop words need a collection: in a small store every term is in a large share.
+constexpr double kMinStopWordEvents = 1000;
+
+// Derived records read per kind and query: the most recently updated (entities: the most
+// important). Bounded so that a namespace with many entities costs the same as a small one.
+constexpr std::int64_t kDerivedPerKind = 200;
+
+// BM25 (Robertson and Zaragoza 2009; k1 = 1.2, b = 0.75, FTS5's values) of `terms` (porter
+// stems) over `docs` (each a list of porter stems). Returns one score per document.
+std::vector<double> bm25_scores(const std::vector<std::vector<std::string>>& docs,
+                                const std::vector<std::string>& terms) {
+  constexpr double kK1 = 1.2;
+  constexpr double kB = 0.75;
+  std::vector<double> scores(docs.size(), 0.0);
+  if (docs.empty()) return scores;
+  double total = 0;
+  for (const auto& d : docs) total += static_cast<double>(d.size());
+  const double average = std::max(1.0, total / static_cast<double>(docs.size()));
+  const auto n = static_cast<double>(docs.size());
+  for (const std::string& t : terms) {
+    double df = 0;
+    for (const auto& d : docs) df += std::find(d.begin(), d.end(), t) != d.end() ? 1 : 0;
+    if (df == 0) continue;
+    // FTS5's IDF, floored as it floors it (a term in most documents still counts a little).
+    const double idf = std::max(1e-6, std::log((n - df + 0.5) / (df + 0.5)));
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      const auto tf = static_cast<double>(std::count(docs[i].begin(), docs[i].end(), t));
+      if (tf == 0) continue;
+      const double length = static_cast<double>(docs[i].size());
+      scores[i] += idf * tf * (kK1 + 1) / (tf + kK1 * (1 - kB + kB * length / average));
+    }
+  }
+  return scores;
 }
 
 }  // namespace
@@ -173,7 +221,7 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   // Collection stop words: a term in most of the store ranks little (BM25's IDF) and costs
   // the most (its doclist is read whole).
   const auto indexed = static_cast<double>(lag.indexed_through_seq);
-  if (params_.max_term_share < 1 && lexical_terms.size() > 2 && indexed > 0) {
+  if (params_.max_term_share < 1 && lexical_terms.size() > 2 && indexed >= kMinStopWordEvents) {
     std::vector<std::pair<std::int64_t, std::string>> by_documents;
     for (const std::string& t : lexical_terms) {
       by_documents.emplace_back(rows.term_documents(stemmer_.stem(t)), t);
@@ -203,6 +251,9 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
     if (!speakers.contains(first) && !speakers.contains(second)) phrases.push_back(p);
   }
   out.expanded_terms = lexical_terms;
+  if (!request.ns.empty() && params_.derived_results > 0) {
+    out.derived = recall_derived(request.ns, lexical_terms, scope);
+  }
   out.expanded_terms.insert(out.expanded_terms.end(), phrases.begin(), phrases.end());
 
   // 3. Lexical candidates.
@@ -289,6 +340,8 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   for (auto& [seq, s] : pool) {
     const EventRow& r = s.row;
     if (!speakers.empty() && speakers.contains(ascii_lower(r.agent_id))) s.speaker = 1;
+    // A redacted event's entities are not the caller's to know.
+    if (r.redacted) s.entity = 0;
     if (!r.redacted && (query.asks_when || out.temporal_range)) {
       const auto mentions = find_time_expressions(r.content, r.ts_us);
       if (query.asks_when && !mentions.empty()) s.temporal = 1;
@@ -341,15 +394,54 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
       for (const std::string& t : lexical_terms) {
         if (names_term(lower, t)) hit.why_terms.push_back(t);
       }
-      for (const std::string& speaker : speakers) {
-        if (s.speaker > 0) hit.why_entities.push_back("agent:" + speaker);
-      }
+      if (s.speaker > 0) hit.why_entities.push_back("agent:" + ascii_lower(r.agent_id));
       hit.why_entities.insert(hit.why_entities.end(), s.entities.begin(), s.entities.end());
       hit.times = find_time_expressions(r.content, r.ts_us);
     }
     std::tie(hit.content, hit.truncated) =
         cut_content(std::move(r.content), static_cast<std::size_t>(params_.max_content_bytes));
     out.results.push_back(std::move(hit));
+  }
+  return out;
+}
+
+std::vector<DerivedHit> Recaller::recall_derived(const std::string& ns,
+                                                 const std::vector<std::string>& terms,
+                                                 const ReadScope& scope) {
+  const std::vector<DerivedText> texts = derived_texts(db_, ns, scope, kDerivedPerKind);
+  std::vector<std::string> stems;
+  for (const std::string& t : terms) stems.push_back(stemmer_.stem(t));
+  std::vector<std::vector<std::string>> docs;
+  for (const DerivedText& d : texts) {
+    std::vector<std::string> doc;
+    if (!d.redacted) {
+      for (const std::string& w : query_words(d.title + " " + d.text)) {
+        if (w.size() >= 2 && !jobs::Tokenizer::is_stop_word(w)) doc.push_back(stemmer_.stem(w));
+      }
+    }
+    docs.push_back(std::move(doc));
+  }
+  const std::vector<double> scores = bm25_scores(docs, stems);
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    if (scores[i] > 0) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return scores[a] != scores[b] ? scores[a] > scores[b] : texts[a].id < texts[b].id;
+  });
+  if (static_cast<std::int64_t>(order.size()) > params_.derived_results) {
+    order.resize(static_cast<std::size_t>(params_.derived_results));
+  }
+  std::vector<DerivedHit> out;
+  for (const std::size_t i : order) {
+    const DerivedText& d = texts[i];
+    DerivedHit hit{d.kind, d.id, d.ns, d.title, d.text, d.sensitivity, scores[i], {}};
+    for (std::size_t k = 0; k < terms.size(); ++k) {
+      if (std::find(docs[i].begin(), docs[i].end(), stems[k]) != docs[i].end()) {
+        hit.why_terms.push_back(terms[k]);
+      }
+    }
+    out.push_back(std::move(hit));
   }
   return out;
 }
@@ -395,6 +487,17 @@ json to_json(const RecallHit& hit) {
 json to_json(const RecallResponse& response) {
   json results = json::array();
   for (const RecallHit& hit : response.results) results.push_back(to_json(hit));
+  json derived = json::array();
+  for (const DerivedHit& d : response.derived) {
+    derived.push_back({{"kind", d.kind},
+                       {"id", d.id},
+                       {"namespace", d.ns},
+                       {"title", d.title},
+                       {"text", d.text},
+                       {"sensitivity", d.sensitivity},
+                       {"score", d.score},
+                       {"why", {{"terms", d.why_terms}}}});
+  }
   json primed = json::array();
   for (const PrimedEntity& p : response.primed_entities) primed.push_back(p.key);
   json range;
@@ -405,6 +508,7 @@ json to_json(const RecallResponse& response) {
   }
   return {{"ok", true},
           {"results", std::move(results)},
+          {"derived", std::move(derived)},
           {"expanded_query",
            {{"primed_entities", primed},
             {"temporal_range", range},

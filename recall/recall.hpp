@@ -26,6 +26,9 @@
 //                x (1 - salience_weight + salience_weight x min(1, salience now))
 //                x vitality factor (1 / 0.75 / 0.5 for active / decaying / dormant knowledge)
 //      ties: newer seq first.
+//   7. Derived records of the namespace (knowledge, observations, entity summaries, medallion
+//      summaries) are scored by BM25 over their own texts and returned beside the events
+//      (`derived`).
 //
 // Access control is in the SQL of every stage (as `search`): rows more than one level above
 // the caller's clearance are never read; one level above, their content is replaced by
@@ -67,6 +70,8 @@ struct RecallParams {
   /// Collection stop words: a term in more than this share of the indexed events leaves the
   /// lexical query (the two rarest terms always stay). 1 keeps every term.
   double max_term_share = 0.1;
+  /// Derived records (knowledge, observations, entity summaries) returned beside the events.
+  std::int64_t derived_results = 3;
 };
 
 struct RecallRequest {
@@ -111,6 +116,16 @@ struct RecallHit {
   std::vector<TimeMention> times;
 };
 
+/// A derived record that answers the question (seed 003: knowledge, observations and entity
+/// summaries are recallable too), scored by BM25 (k1 1.2, b 0.75) over the namespace's
+/// derived records with the same terms and porter stems as the events.
+struct DerivedHit {
+  std::string kind;  ///< "knowledge", "observation", "entity_summary" or "medallion".
+  std::string id, ns, title, text, sensitivity;
+  double score = 0;
+  std::vector<std::string> why_terms;
+};
+
 struct Spreading {
   std::int64_t seeds = 0;
   std::int64_t hop1_count = 0;  ///< Events activated by hop 1 (new or already candidates).
@@ -121,6 +136,7 @@ struct Spreading {
 
 struct RecallResponse {
   std::vector<RecallHit> results;
+  std::vector<DerivedHit> derived;  ///< Best first; only with a namespace.
   std::vector<PrimedEntity> primed_entities;
   std::vector<std::string> expanded_terms;  ///< Terms and phrases searched.
   std::vector<std::string> dropped_terms;   ///< Collection stop words left out of the query.
@@ -140,6 +156,11 @@ class Recaller {
   /// Answers one request at `now_us` (µs, UTC: salience and relative question times).
   std::variant<RecallResponse, RecallError> recall(const RecallRequest& request,
                                                    const ReadScope& scope, std::int64_t now_us);
+
+  /// The best `derived_results` derived records of `ns` for `terms` (stage 7).
+  std::vector<DerivedHit> recall_derived(const std::string& ns,
+                                         const std::vector<std::string>& terms,
+                                         const ReadScope& scope);
 
   /// The statements recall() read with, still bound to its last scope and time.
   EventRows& rows() { return rows_; }

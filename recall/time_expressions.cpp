@@ -216,8 +216,11 @@ class Matcher {
       const date::weekday now{today_};
       const auto since_saturday = (now - date::Saturday).count();
       sys_days saturday = today_ - days{since_saturday};
+      // From Monday on, the weekend just past is "last weekend" and "this weekend" is the
+      // coming one; on Saturday and Sunday "this weekend" is the current one.
       if (direction < 0 && since_saturday < 2) saturday -= days{7};
-      if (direction > 0) saturday += days{7};
+      if (direction == 0 && since_saturday >= 2) saturday += days{7};
+      if (direction > 0) saturday += since_saturday >= 2 ? days{14} : days{7};
       return Match{length, days_range(saturday, saturday + days{2},
                                       "the weekend of " + day_label(saturday))};
     }
@@ -298,7 +301,11 @@ class Matcher {
         Match m{2, year_range(date::year{*y}), false};
         return m;
       }
-      if (auto m = month_index(word(i + 1)); m && word(i + 1).size() > 3) {
+      // "in May" (the month of the reference year); "in September 2022" and "in May 7, 2023"
+      // are left to the absolute rules at the next word.
+      if (auto m = month_index(word(i + 1));
+          m && (word(i + 1).size() > 3 || word(i + 1) == "may") && !year_number(word(i + 2)) &&
+          !day_number(word(i + 2))) {
         const date::year_month_day ymd{today_};
         return Match{2, month_range(ymd.year() / static_cast<unsigned>(*m))};
       }

@@ -932,7 +932,7 @@ CREATE INDEX IF NOT EXISTS trajectory_outcomes_successes
     //    the same tokenizer over the query's terms. The namespace is indexed as a second
     //    column, so a query within one namespace is an FTS5 AND (doclist merges) instead of
     //    a join of every match with `events`; reads score the content column only.
-    //    events_fts_vocab: each term's document frequency, for recall's collection stop
+    //    events_fts_vocab: each term's document frequency per column, for recall's collection stop
     //    words (docs/RECALL.md, "Lexical"). The index is
     //    rebuilt in the background
     //    from seq 1 by the writer (store/fts_index.hpp); `status` reports the lag meanwhile.
@@ -945,7 +945,7 @@ DROP TABLE IF EXISTS events_fts;
 CREATE VIRTUAL TABLE events_fts USING fts5 (content, namespace, content = 'events',
   content_rowid = 'seq', tokenize = 'porter unicode61 remove_diacritics 2');
 UPDATE fts_state SET indexed_seq = 0 WHERE id = 1;
-CREATE VIRTUAL TABLE IF NOT EXISTS events_fts_vocab USING fts5vocab (events_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS events_fts_vocab USING fts5vocab (events_fts, 'col');
 DROP TRIGGER IF EXISTS events_fts_delete;
 DROP TRIGGER IF EXISTS events_fts_update;
 CREATE TRIGGER events_fts_delete AFTER DELETE ON events

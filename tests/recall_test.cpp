@@ -52,6 +52,8 @@ TEST_CASE("time expressions resolve against the reference day") {
   CHECK(label_of("next Friday") == "12 May 2023");
   CHECK(label_of("last week I painted") == "the week before 8 May 2023");
   CHECK(label_of("last weekend") == "the weekend of 6 May 2023");
+  CHECK(label_of("this weekend") == "the weekend of 13 May 2023");
+  CHECK(label_of("next weekend") == "the weekend of 20 May 2023");
   CHECK(label_of("last month") == "April 2023");
   CHECK(label_of("next month") == "June 2023");
   CHECK(label_of("last year") == "2022");
@@ -63,6 +65,10 @@ TEST_CASE("time expressions resolve against the reference day") {
   CHECK(label_of("on May 7, 2023") == "7 May 2023");
   CHECK(label_of("in May 2023") == "May 2023");
   CHECK(label_of("in 2022") == "2022");
+  CHECK(label_of("We met in September 2022") == "September 2022");
+  CHECK(label_of("since January 2020") == "January 2020");
+  CHECK(label_of("in May") == "May 2023");
+  CHECK(label_of("in June, before the trip") == "June 2023");
   CHECK(recall::find_time_expressions("May I help? We may go.", kMonday).empty());
   CHECK(recall::find_time_expressions("2022 was the count", kMonday).empty());
 
@@ -75,6 +81,8 @@ TEST_CASE("time expressions resolve against the reference day") {
   CHECK(recall::with_absolute_dates("I went yesterday, and last week too.", kMonday) ==
         "I went yesterday [7 May 2023], and last week [the week before 8 May 2023] too.");
   CHECK(recall::with_absolute_dates("Born on 7 May 2023.", kMonday) == "Born on 7 May 2023.");
+  CHECK(recall::with_absolute_dates("We met in September 2022.", kMonday) ==
+        "We met in September 2022.");
 }
 
 TEST_CASE("the porter stemmer is FTS5's: the index's terms for query words") {
@@ -396,4 +404,40 @@ TEST_CASE("reads count accesses; the writer adds them in batches, at the latest 
   }
   // a: recall, context and get; b: never returned.
   CHECK(rows == std::vector<std::string>{"a:3:1", "b:0:0"});
+}
+
+TEST_CASE("recall returns the namespace's derived records beside the events") {
+  test::TempDir dir;
+  auto config = test::loopback_config(dir);
+  config.jobs.consolidate.enabled = false;
+  config.jobs.cluster.enabled = false;
+  config.jobs.medallion.enabled = false;
+  config.jobs.decay.enabled = false;
+  config.jobs.importance.enabled = false;
+  test::RunningDaemon running(config);
+  zmq::context_t zmq_context;
+  auto ingest =
+      test::make_client(zmq_context, zmq::socket_type::dealer, running.endpoints().ingest.at(0));
+  auto control =
+      test::make_client(zmq_context, zmq::socket_type::dealer, running.endpoints().control.at(0));
+  REQUIRE(test::ingest(ingest, R"([
+    {"id":"d1","kind":"decision","namespace":"n","content":"Keep the lighthouse lamp lit in storms",
+     "context":{"title":"Lamp lit in storms","target":"lighthouse",
+                "rationale":"ships need the light most when visibility is low","status":"active"}},
+    {"id":"e1","kind":"task","namespace":"n","content":"repaint the harbour wall"}])")["ok"] ==
+          true);
+  const json recalled = test::control(
+      control, {{"cmd", "recall"}, {"text", "why is the lamp lit in storms?"}, {"namespace", "n"}});
+  REQUIRE(recalled["ok"] == true);
+  REQUIRE(recalled["derived"].size() == 1);
+  CHECK(recalled["derived"][0]["kind"] == "knowledge");
+  CHECK(recalled["derived"][0]["id"] == "d1");
+  CHECK(recalled["derived"][0]["title"] == "Lamp lit in storms");
+  CHECK(recalled["derived"][0]["text"] == "ships need the light most when visibility is low");
+  CHECK(recalled["derived"][0]["why"]["terms"] == json({"lamp", "lit", "storms"}));
+  // The decision's event is recalled as an event too; without a namespace nothing derived.
+  CHECK(recalled["results"][0]["id"] == "d1");
+  const json everywhere =
+      test::control(control, {{"cmd", "recall"}, {"text", "why is the lamp lit in storms?"}});
+  CHECK(everywhere["derived"].empty());
 }

@@ -1,0 +1,498 @@
+#include "recall/record_reads.hpp"
+
+#include <fmt/format.h>
+
+#include "bus/control_request.hpp"
+#include "store/fts_index.hpp"
+
+namespace reflectd::recall {
+
+// Request parameters are read by the same pure helpers the control fuzz target drives.
+using bus::fts_query;
+using bus::limit_param;
+using bus::string_list;
+using bus::text_param;
+
+namespace {
+
+// The caller's read scope, bound to parameters ?20 (clearance), ?21 (every namespace) and ?22
+// (its namespaces, a JSON array) that the read queries test in their WHERE clauses
+// (rank_sql, scope_sql), so rows outside it are never read and a LIMIT counts only rows the
+// caller may see. Numbered, not named: SQLite gives a named parameter the next free index,
+// which collides with the queries' own ?N. ?23 is the redaction marker.
+void bind_scope(SQLite::Statement& query, const ReadScope& caller, bool with_clearance) {
+  if (with_clearance) query.bind(20, caller.clearance);
+  query.bind(21, caller.all_namespaces ? 1 : 0);
+  query.bind(22, nlohmann::json(caller.namespaces).dump());
+}
+
+// Seed 002 level -> rank; an unknown value counts as the highest level.
+std::string rank_sql(const char* column) {
+  return fmt::format(
+      "(CASE {} WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
+      "WHEN 'high' THEN 3 ELSE 4 END)",
+      column);
+}
+
+std::string scope_sql(const char* column) {
+  return fmt::format("(?21 = 1 OR {} IN (SELECT value FROM json_each(?22)))", column);
+}
+
+nlohmann::json column_value(const SQLite::Column& column) {
+  if (column.isNull()) return nullptr;
+  if (column.isInteger()) return column.getInt64();
+  if (column.isFloat()) return column.getDouble();
+  return column.getString();
+}
+
+// Rows as JSON objects; columns named *_json hold JSON text and are parsed.
+nlohmann::json rows(SQLite::Statement& query) {
+  nlohmann::json out = nlohmann::json::array();
+  while (query.executeStep()) {
+    nlohmann::json row = nlohmann::json::object();
+    for (int i = 0; i < query.getColumnCount(); ++i) {
+      std::string name = query.getColumnName(i);
+      if (name.ends_with("_json")) {
+        name.resize(name.size() - 5);
+        row[name] = query.getColumn(i).isNull()
+                        ? nlohmann::json()
+                        : nlohmann::json::parse(query.getColumn(i).getString(), nullptr, false);
+      } else {
+        row[name] = column_value(query.getColumn(i));
+      }
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace
+
+// Derived records (migration 8) are read like events: rank r of the record's sensitivity,
+// rows more than one level above the caller's clearance never read, rows one level above with
+// their text replaced by kRedacted (?23) and their content lists nulled; `redacted` says which.
+// `hidden(col)` and `redacted_text(col)` build those columns over an inner query's `r`.
+namespace {
+
+std::string level_sql(const std::string& rank) {
+  return fmt::format(
+      "(CASE {} WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' "
+      "ELSE 'hyper' END)",
+      rank);
+}
+std::string redacted_text(const char* column) {
+  return fmt::format("CASE WHEN r > ?20 THEN ?23 ELSE {0} END AS {0}", column);
+}
+std::string hidden(const char* column, const char* alias = nullptr) {
+  return fmt::format("CASE WHEN r > ?20 THEN NULL ELSE {} END AS {}", column,
+                     alias ? alias : column);
+}
+
+// Observations are ranked when read, from their sources (consolidation rewrites them at every
+// chunk, so triggers there were costly; they are few): a pattern from its problem occurrences,
+// a community from its member entities and clusters (whose level can rise after it was
+// detected), any other type from the events it lists as support. `o` names the table.
+std::string observation_rank_sql(const char* o) {
+  const std::string event = rank_sql("e.sensitivity");
+  return fmt::format(
+      "(CASE {0}.observation_type "
+      "WHEN 'pattern' THEN coalesce((SELECT max({1}) FROM problem_occurrences p JOIN events e ON "
+      "e.seq = p.seq "
+      "WHERE p.namespace = {0}.namespace AND p.signature = {0}.signature), 0) "
+      "WHEN 'community' THEN max("
+      "coalesce((SELECT max({2}) FROM community_members cm JOIN entities n ON n.entity_id = "
+      "cm.member_id "
+      "WHERE cm.observation_id = {0}.observation_id AND cm.member_type = 'entity'), 0), "
+      "coalesce((SELECT max({3}) FROM community_members cm JOIN clusters c ON c.cluster_id = "
+      "cm.member_id "
+      "WHERE cm.observation_id = {0}.observation_id AND cm.member_type = 'cluster'), 0)) "
+      "ELSE coalesce((SELECT max({1}) FROM json_each({0}.supporting_event_ids) j JOIN events e ON "
+      "e.seq = j.value), 0) "
+      "END)",
+      o, event, rank_sql("n.sensitivity"), rank_sql("c.sensitivity"));
+}
+
+}  // namespace
+
+nlohmann::json read_knowledge(SQLite::Database& db, const nlohmann::json& request,
+                              const ReadScope& caller) {
+  SQLite::Statement query(db,
+                          R"sql(
+SELECT decision_id, namespace, kind, )sql" +
+                              hidden("target") + ", " + redacted_text("title") + ", " +
+                              redacted_text("rationale") + R"sql(, scope, status, phase, vitality,
+       provenance, sensitivity, r > ?20 AS redacted, )sql" +
+                              hidden("keywords", "keywords_json") + ", " +
+                              hidden("evidence_event_ids", "evidence_event_ids_json") + ", " +
+                              hidden("consequences", "consequences_json") + R"sql(,
+       supersedes AS supersedes_json, superseded_by, )sql" +
+                              hidden("procedural", "procedural_json") + R"sql(,
+       frequency, unique_contexts, hit_count, confidence,
+       stability_score, reinforcement_density, coverage, lifetime_days, estimated_removal_cost,
+       estimated_utility, acceptance_score, first_seen_us, last_seen_us, updated_us
+FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+                              R"sql( AS r FROM knowledge
+      WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR phase = ?2) AND (?3 = '' OR status = ?3)
+        AND )sql" + scope_sql("namespace") +
+                              R"sql()
+WHERE r <= ?20 + 1
+ORDER BY CASE phase WHEN 'canonical' THEN 0 WHEN 'emergent' THEN 1 ELSE 2 END, frequency DESC,
+         decision_id
+LIMIT ?4)sql");
+  query.bind(1, text_param(request, "namespace"));
+  query.bind(2, text_param(request, "phase"));
+  query.bind(3, text_param(request, "status"));
+  query.bind(4, limit_param(request, 50));
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
+  return {{"ok", true}, {"knowledge", rows(query)}};
+}
+
+nlohmann::json read_observations(SQLite::Database& db, const nlohmann::json& request,
+                                 const ReadScope& caller) {
+  SQLite::Statement query(db, R"sql(
+SELECT observation_id, namespace, observation_type, )sql" +
+                                  hidden("target") + ", " + redacted_text("title") + ", " +
+                                  redacted_text("text") + ", " + level_sql("r") +
+                                  R"sql( AS sensitivity, r > ?20 AS redacted,
+       )sql" + hidden("supporting_event_ids", "supporting_event_ids_json") +
+                                  R"sql(, support_count, trajectory_count,
+       success_count, confidence, importance, times_reinforced, first_detected_us,
+       last_reinforced_us
+FROM (SELECT o.*, )sql" + observation_rank_sql("o") +
+                                  R"sql( AS r FROM observations o
+      WHERE (?1 = '' OR o.namespace = ?1) AND (?2 = '' OR o.observation_type = ?2) AND o.is_active = 1
+        AND )sql" + scope_sql("o.namespace") +
+                                  R"sql()
+WHERE r <= ?20 + 1
+ORDER BY support_count DESC, observation_id
+LIMIT ?3)sql");
+  query.bind(1, text_param(request, "namespace"));
+  query.bind(2, text_param(request, "type"));
+  query.bind(3, limit_param(request, 50));
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
+  return {{"ok", true}, {"observations", rows(query)}};
+}
+
+// {"cmd":"entities","namespace":NS,"top":K,"type":T}: the most important entities. A redacted
+// entity keeps its canonical key's type but not the key: the key is text from its events.
+nlohmann::json read_entities(SQLite::Database& db, const nlohmann::json& request,
+                             const ReadScope& caller) {
+  const int top = limit_param(request, limit_param(request, 20), "top");
+  SQLite::Statement query(db, R"sql(
+SELECT namespace, )sql" + redacted_text("canonical_key") +
+                                  ", " + redacted_text("display_name") + R"sql(,
+       entity_type, importance_score, mention_count, first_seen_us, last_seen_us,
+       )sql" + redacted_text("summary_text") +
+                                  R"sql(, sensitivity, r > ?20 AS redacted
+FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+                                  R"sql( AS r FROM entities
+      WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR entity_type = ?2) AND is_active = 1
+        AND )sql" + scope_sql("namespace") +
+                                  R"sql()
+WHERE r <= ?20 + 1
+ORDER BY importance_score DESC, mention_count DESC, namespace, canonical_key
+LIMIT ?3)sql");
+  query.bind(1, text_param(request, "namespace"));
+  query.bind(2, text_param(request, "type"));
+  query.bind(3, top);
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
+  return {{"ok", true}, {"entities", rows(query)}};
+}
+
+// {"cmd":"clusters","namespace":NS,"limit":N}: the largest clusters.
+nlohmann::json read_clusters(SQLite::Database& db, const nlohmann::json& request,
+                             const ReadScope& caller) {
+  SQLite::Statement query(db, R"sql(
+SELECT cluster_id, namespace, )sql" +
+                                  redacted_text("label") + ", " + redacted_text("summary_text") +
+                                  R"sql(,
+       member_count, duplicate_count, )sql" +
+                                  hidden("medoid_seq") + R"sql(,
+       first_seq, last_seq, first_seen_us, last_seen_us, sensitivity, r > ?20 AS redacted
+FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+                                  R"sql( AS r FROM clusters
+      WHERE (?1 = '' OR namespace = ?1) AND is_active = 1
+        AND )sql" + scope_sql("namespace") +
+                                  R"sql()
+WHERE r <= ?20 + 1
+ORDER BY member_count + duplicate_count DESC, cluster_id
+LIMIT ?2)sql");
+  query.bind(1, text_param(request, "namespace"));
+  query.bind(2, limit_param(request, 20));
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
+  return {{"ok", true}, {"clusters", rows(query)}};
+}
+
+nlohmann::json read_search(SQLite::Database& db, const nlohmann::json& request,
+                           const ReadScope& caller, std::int64_t now_us) {
+  const std::string query = fts_query(text_param(request, "text"));
+  if (query.empty()) return {{"ok", false}, {"error", "search: \"text\" must contain a word"}};
+  // score = bm25 relevance (negated: higher is better) x salience weight x vitality weight:
+  // (0.5 + 0.5 * min(1, salience now)) and, for events behind a knowledge row, 1 / 0.75 / 0.5
+  // for ACTIVE / DECAYING / DORMANT. Fields follow seed 000 SearchResultItem.
+  // Clearance in the WHERE clause: rows more than one level above it are never read; rows
+  // one level above come back with the preview replaced by kRedacted.
+  const std::string rank = rank_sql("e.sensitivity");
+  SQLite::Statement search(db, R"sql(
+SELECT e.uid AS id, e.seq, e.kind, e.namespace, e.sensitivity,
+       coalesce(k.status, e.status) AS status,
+       -bm25(events_fts, 1.0, 0.0) * (0.5 + 0.5 * min(1.0, rd_salience(e.salience_base, e.salience_ref_us,
+           e.received_us, e.decay_curve, e.half_life_s, e.min_salience, e.max_age_s, e.pinned, ?4)))
+         * CASE k.vitality WHEN 'decaying' THEN 0.75 WHEN 'dormant' THEN 0.5 ELSE 1.0 END AS score,
+       CASE WHEN )sql" + rank + R"sql( > ?20 THEN ?23
+            ELSE snippet(events_fts, 0, '[', ']', '...', 24) END AS preview,
+       )sql" + rank + R"sql( > ?20 AS redacted
+FROM events_fts JOIN events e ON e.seq = events_fts.rowid
+LEFT JOIN knowledge k ON k.source_event_seq = e.seq
+WHERE events_fts MATCH 'content : (' || ?1 || ')' AND (?2 = '' OR e.namespace = ?2) AND (?3 = '' OR e.kind = ?3)
+  AND )sql" + rank + R"sql( <= ?20 + 1 AND )sql" +
+                                   scope_sql("e.namespace") + R"sql(
+ORDER BY score DESC, e.seq DESC
+LIMIT ?5)sql");
+  search.bind(1, query);
+  search.bind(2, text_param(request, "namespace"));
+  search.bind(3, text_param(request, "kind"));
+  search.bind(4, static_cast<std::int64_t>(now_us));
+  search.bind(5, limit_param(request, 10));
+  bind_scope(search, caller, true);
+  search.bind(23, kRedacted);
+  // Read first: the results below come from the same or a later snapshot, so they are
+  // complete at least through indexed_through_seq.
+  const store::FtsLag lag = store::read_fts_lag(db);
+  return {{"ok", true},
+          {"query", query},
+          {"indexed_through_seq", lag.indexed_through_seq},
+          {"lag_events", lag.lag_events},
+          {"results", rows(search)}};
+}
+
+nlohmann::json read_events(SQLite::Database& db, const nlohmann::json& request,
+                           const ReadScope& caller) {
+  const auto after = request.find("after_seq");
+  const std::int64_t after_seq =
+      after != request.end() && after->is_number_integer() ? after->get<std::int64_t>() : -1;
+  // Without after_seq: the latest `limit` events (newest last); with it: the next ones.
+  // Clearance and namespace scope in the WHERE clause (see control_search).
+  const std::string rank = rank_sql("sensitivity");
+  SQLite::Statement query(db, R"sql(
+SELECT * FROM (
+  SELECT seq, uid AS id, namespace, kind, source, agent_id, ts_us, status, sensitivity,
+         CASE WHEN )sql" + rank + R"sql( > ?20 THEN ?23 ELSE substr(content, 1, 200) END AS preview,
+         )sql" + rank + R"sql( > ?20 AS redacted
+  FROM events
+  WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR kind = ?2) AND (?3 < 0 OR seq > ?3)
+    AND )sql" + rank + R"sql( <= ?20 + 1 AND )sql" +
+                                  scope_sql("namespace") + R"sql(
+  ORDER BY CASE WHEN ?3 < 0 THEN -seq ELSE seq END
+  LIMIT ?4)
+ORDER BY seq)sql");
+  query.bind(1, text_param(request, "namespace"));
+  query.bind(2, text_param(request, "kind"));
+  query.bind(3, static_cast<std::int64_t>(after_seq));
+  query.bind(4, limit_param(request, 20));
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
+  return {{"ok", true}, {"events", rows(query)}};
+}
+
+namespace {
+
+// A medallion is in the caller's scope when its scope's namespace is (medallion_scopes); a
+// scope over every namespace only for callers with every namespace.
+std::string medallion_scope_sql(const char* id_column) {
+  return fmt::format(
+      "(?21 = 1 OR EXISTS (SELECT 1 FROM medallion_scopes s WHERE s.medallion_id = {} "
+      "AND s.namespace IN (SELECT value FROM json_each(?22))))",
+      id_column);
+}
+
+// A medallion is derived from the decisions and questions it lists (medallion_items: knowledge
+// and pattern observations): its rank is theirs when read. An item whose source is gone counts
+// as the highest level.
+std::string medallion_rank_sql(const char* id_column) {
+  return fmt::format(
+      "coalesce((SELECT max(CASE WHEN k.decision_id IS NOT NULL THEN {} WHEN o.observation_id IS "
+      "NOT NULL THEN {} ELSE 4 END) FROM medallion_items i LEFT JOIN knowledge k ON k.decision_id "
+      "= "
+      "i.source_id LEFT JOIN observations o ON o.observation_id = i.source_id WHERE i.medallion_id "
+      "= "
+      "{}), 0)",
+      rank_sql("k.sensitivity"), observation_rank_sql("o"), id_column);
+}
+
+}  // namespace
+
+nlohmann::json read_medallion(SQLite::Database& db, const nlohmann::json& request,
+                              const ReadScope& caller) {
+  const std::string action = text_param(request, "action");
+  const std::string id = text_param(request, "id");
+  if (action == "get") {
+    SQLite::Statement query(db, "SELECT content_json, status, r, " + level_sql("r") +
+                                    " FROM (SELECT m.*, " + medallion_rank_sql("m.id") +
+                                    " AS r FROM medallions m WHERE id = ?1 AND " +
+                                    medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1");
+    query.bind(1, id);
+    bind_scope(query, caller, true);
+    if (!query.executeStep()) return {{"ok", false}, {"error", "no medallion '" + id + "'"}};
+    if (query.getColumn(2).getInt() > caller.clearance) {
+      return {{"ok", true},
+              {"medallion",
+               {{"id", id},
+                {"redacted", 1},
+                {"sensitivity", query.getColumn(3).getString()},
+                {"summary", {{"high_level", kRedacted}}},
+                {"meta", {{"status", query.getColumn(1).getString()}}}}}};
+    }
+    auto medallion = nlohmann::json::parse(query.getColumn(0).getString());
+    medallion["meta"]["status"] = query.getColumn(1).getString();  // stale is marked in place
+    medallion["meta"]["x_reflectd_sensitivity"] = query.getColumn(3).getString();
+    return {{"ok", true}, {"medallion", std::move(medallion)}};
+  }
+  if (action == "history") {
+    // Versions are ranked by the medallion's items as they are now (sources only rise).
+    SQLite::Statement query(
+        db, "SELECT version, updated_at, content_json, " + medallion_rank_sql("?1") +
+                " AS r FROM medallion_history WHERE medallion_id = ?1 AND " +
+                medallion_scope_sql("?1") + " AND r <= ?20 + 1 ORDER BY version DESC LIMIT ?2");
+    query.bind(1, id);
+    query.bind(2, limit_param(request, 20));
+    bind_scope(query, caller, true);
+    nlohmann::json versions = nlohmann::json::array();
+    while (query.executeStep()) {
+      const bool redacted = query.getColumn(3).getInt() > caller.clearance;
+      versions.push_back(
+          {{"version", query.getColumn(0).getInt64()},
+           {"updated_at", query.getColumn(1).getString()},
+           {"medallion", redacted ? nlohmann::json{{"id", id},
+                                                   {"redacted", 1},
+                                                   {"summary", {{"high_level", kRedacted}}}}
+                                  : nlohmann::json::parse(query.getColumn(2).getString())}});
+    }
+    return {{"ok", true}, {"id", id}, {"versions", std::move(versions)}};
+  }
+  if (action == "query") {
+    // Seed 001 semantics in SQL: every query node is a node of the medallion, and the tags
+    // overlap (no tag filter when the query has none).
+    const auto nodes = string_list(request, "nodes");
+    const auto tags = string_list(request, "tags");
+    SQLite::Statement query(db, R"sql(
+SELECT id, status, updated_at, scope_graph_nodes, scope_tags,
+       CASE WHEN r > ?20 THEN ?23 ELSE json_extract(content_json, '$.summary.high_level') END AS high_level,
+       )sql" + level_sql("r") + R"sql( AS sensitivity, r > ?20 AS redacted
+FROM (SELECT m.*, )sql" + medallion_rank_sql("m.id") +
+                                    R"sql( AS r FROM medallions m
+      WHERE (SELECT count(*) FROM medallion_nodes n, json_each(?1) q
+             WHERE n.medallion_id = m.id AND n.node = q.value) = json_array_length(?1)
+        AND (json_array_length(?2) = 0 OR EXISTS (SELECT 1 FROM medallion_tags t, json_each(?2) q
+             WHERE t.medallion_id = m.id AND t.tag = q.value))
+        AND )sql" + medallion_scope_sql("m.id") +
+                                    R"sql()
+WHERE r <= ?20 + 1
+ORDER BY updated_at DESC, id
+LIMIT ?3)sql");
+    std::vector<std::string> unique_nodes = nodes;
+    std::sort(unique_nodes.begin(), unique_nodes.end());
+    unique_nodes.erase(std::unique(unique_nodes.begin(), unique_nodes.end()), unique_nodes.end());
+    query.bind(1, nlohmann::json(unique_nodes).dump());
+    query.bind(2, nlohmann::json(tags).dump());
+    query.bind(3, limit_param(request, 50));
+    bind_scope(query, caller, true);
+    query.bind(23, kRedacted);
+    nlohmann::json found = nlohmann::json::array();
+    while (query.executeStep()) {
+      found.push_back({{"id", query.getColumn(0).getString()},
+                       {"status", query.getColumn(1).getString()},
+                       {"updated_at", query.getColumn(2).getString()},
+                       {"scope",
+                        {{"graph_nodes", nlohmann::json::parse(query.getColumn(3).getString())},
+                         {"tags", nlohmann::json::parse(query.getColumn(4).getString())}}},
+                       {"high_level", query.getColumn(5).getString()},
+                       {"sensitivity", query.getColumn(6).getString()},
+                       {"redacted", query.getColumn(7).getInt()}});
+    }
+    return {{"ok", true}, {"medallions", std::move(found)}};
+  }
+  if (action == "list" || action.empty()) {
+    SQLite::Statement query(
+        db,
+        "SELECT id, status, updated_at, CASE WHEN r > ?20 THEN ?23 ELSE "
+        "json_extract(content_json, '$.summary.high_level') END AS high_level, " +
+            level_sql("r") + " AS sensitivity, r > ?20 AS redacted FROM (SELECT m.*, " +
+            medallion_rank_sql("m.id") + " AS r FROM medallions m WHERE " +
+            medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1 ORDER BY id LIMIT ?1");
+    query.bind(1, limit_param(request, 100));
+    bind_scope(query, caller, true);
+    query.bind(23, kRedacted);
+    return {{"ok", true}, {"medallions", rows(query)}};
+  }
+  return {{"ok", false}, {"error", "medallion: \"action\" must be get, query, history or list"}};
+}
+
+std::vector<DerivedText> derived_texts(SQLite::Database& db, const std::string& ns,
+                                       const ReadScope& caller, std::int64_t per_kind) {
+  SQLite::Statement query(db, R"sql(
+SELECT 'knowledge', decision_id, namespace, )sql" +
+                                  redacted_text("title") + ", " + redacted_text("rationale") +
+                                  ", sensitivity, r > ?20" + R"sql(
+FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+                                  R"sql( AS r FROM knowledge
+      WHERE namespace = ?1 AND status = 'active' ORDER BY updated_us DESC LIMIT ?2)
+WHERE r <= ?20 + 1 AND )sql" + scope_sql("namespace") +
+                                  R"sql(
+UNION ALL
+SELECT 'observation', observation_id, namespace, )sql" +
+                                  redacted_text("title") + ", " + redacted_text("text") + ", " +
+                                  level_sql("r") + ", r > ?20" +
+                                  R"sql(
+FROM (SELECT o.*, )sql" + observation_rank_sql("o") +
+                                  R"sql( AS r FROM observations o
+      WHERE o.namespace = ?1 AND o.is_active = 1 ORDER BY o.last_reinforced_us DESC LIMIT ?2)
+WHERE r <= ?20 + 1 AND )sql" + scope_sql("namespace") +
+                                  R"sql(
+UNION ALL
+SELECT 'entity_summary', canonical_key, namespace, )sql" +
+                                  redacted_text("display_name") + ", " +
+                                  redacted_text("summary_text") + ", sensitivity, r > ?20" +
+                                  R"sql(
+FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+                                  R"sql( AS r FROM entities
+      WHERE namespace = ?1 AND is_active = 1 AND summary_text IS NOT NULL
+      ORDER BY importance_score DESC LIMIT ?2)
+WHERE r <= ?20 + 1 AND )sql" + scope_sql("namespace") +
+                                  R"sql(
+UNION ALL
+SELECT 'medallion', id, ?1, id, )sql" +
+                                  redacted_text("high_level") + ", " + level_sql("r") +
+                                  ", r > ?20" + R"sql(
+FROM (SELECT m.id, json_extract(m.content_json, '$.summary.high_level') AS high_level,
+             )sql" + medallion_rank_sql("m.id") +
+                                  R"sql( AS r
+      FROM medallions m WHERE m.id IN (SELECT medallion_id FROM medallion_scopes
+                                       WHERE namespace = ?1) AND )sql" +
+                                  medallion_scope_sql("m.id") + R"sql(
+      ORDER BY m.updated_at DESC LIMIT ?2)
+WHERE r <= ?20 + 1 AND high_level IS NOT NULL)sql");
+  query.bind(1, ns);
+  query.bind(2, per_kind);
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
+  std::vector<DerivedText> out;
+  while (query.executeStep()) {
+    DerivedText d;
+    d.kind = query.getColumn(0).getString();
+    d.id = query.getColumn(1).getString();
+    d.ns = query.getColumn(2).getString();
+    d.title = query.getColumn(3).getString();
+    d.text = query.getColumn(4).getString();
+    d.sensitivity = query.getColumn(5).getString();
+    d.redacted = query.getColumn(6).getInt() != 0;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace reflectd::recall

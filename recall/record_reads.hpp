@@ -1,0 +1,68 @@
+#pragma once
+// The list reads of the control socket (README "Read surface"): events, full-text search, and
+// the records the jobs derived (knowledge, observations, entities, clusters, medallions). Each
+// applies the caller's namespaces and clearance in its SQL (README "Security"): rows more than
+// one level above the clearance are never read; rows one level above come back with their text
+// replaced by "[redacted: above your clearance]", their content lists nulled, "redacted": 1.
+//
+// Each takes the request object as parsed by bus::parse_control_request() (parameters of the
+// wrong type read as absent) and returns the reply body ({"ok":true,...}).
+//
+// Thread-safety: use a connection from one thread at a time. The connection must have
+// jobs::register_sql_functions() registered (read_search uses rd_salience).
+// Errors: SQLite failures throw SQLite::Exception.
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "recall/read_scope.hpp"
+
+namespace reflectd::recall {
+
+/// {"cmd":"knowledge","namespace","phase","status","limit"}: DecisionStream rows.
+nlohmann::json read_knowledge(SQLite::Database& db, const nlohmann::json& request,
+                              const ReadScope& caller);
+/// {"cmd":"observations","namespace","type","limit"}: pattern, competence, community rows.
+nlohmann::json read_observations(SQLite::Database& db, const nlohmann::json& request,
+                                 const ReadScope& caller);
+/// {"cmd":"entities","namespace","top","type"}: the most important entities.
+nlohmann::json read_entities(SQLite::Database& db, const nlohmann::json& request,
+                             const ReadScope& caller);
+/// {"cmd":"clusters","namespace","limit"}: the largest clusters.
+nlohmann::json read_clusters(SQLite::Database& db, const nlohmann::json& request,
+                             const ReadScope& caller);
+/// {"cmd":"search","text","namespace","kind","limit"}: every word must match (FTS5, content
+/// column); score = -bm25 x salience weight x vitality weight, at `now_us` (µs, UTC).
+nlohmann::json read_search(SQLite::Database& db, const nlohmann::json& request,
+                           const ReadScope& caller, std::int64_t now_us);
+/// {"cmd":"events","namespace","kind","limit","after_seq"}: the latest events, or those after
+/// a seq, with 200-character previews.
+nlohmann::json read_events(SQLite::Database& db, const nlohmann::json& request,
+                           const ReadScope& caller);
+/// {"cmd":"medallion","action":"get|query|history|list",...}: seed 001 medallions.
+nlohmann::json read_medallion(SQLite::Database& db, const nlohmann::json& request,
+                              const ReadScope& caller);
+
+/// A record the jobs derived, as recall scores it (RecallResponse::derived).
+struct DerivedText {
+  std::string kind;  ///< "knowledge", "observation", "entity_summary" or "medallion".
+  std::string id;    ///< decision_id, observation_id, the entity's canonical key, medallion id.
+  std::string ns;
+  std::string title;  ///< knowledge title, observation title, entity display name.
+  std::string text;   ///< rationale, observation text, entity summary.
+  std::string sensitivity;
+  bool redacted = false;  ///< One level above the clearance: title and text are kRedacted.
+};
+
+/// The derived records of namespace `ns` recall searches: active knowledge (title, rationale),
+/// active observations (title, text), entity summaries (display name, summary) and the
+/// medallions scoped to it (id, summary.high_level), the `per_kind` most recently updated
+/// (most important, for entities) of each, within the caller's scope.
+std::vector<DerivedText> derived_texts(SQLite::Database& db, const std::string& ns,
+                                       const ReadScope& caller, std::int64_t per_kind);
+
+}  // namespace reflectd::recall
