@@ -174,7 +174,7 @@ std::variant<RecallRequest, RecallError> recall_request_from_json(const json& re
 }
 
 Recaller::Recaller(SQLite::Database& db, RecallParams params)
-    : db_(db), params_(params), rows_(db) {}
+    : db_(db), params_(params), rows_(db), derived_(db, derived_texts_sql()) {}
 
 std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& request,
                                                            const ReadScope& scope,
@@ -408,7 +408,7 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
 std::vector<DerivedHit> Recaller::recall_derived(const std::string& ns,
                                                  const std::vector<std::string>& terms,
                                                  const ReadScope& scope) {
-  const std::vector<DerivedText> texts = derived_texts(db_, ns, scope, kDerivedPerKind);
+  const std::vector<DerivedText> texts = derived_texts(derived_, ns, scope, kDerivedPerKind);
   std::vector<std::string> stems;
   for (const std::string& t : terms) stems.push_back(stemmer_.stem(t));
   std::vector<std::vector<std::string>> docs;

@@ -169,6 +169,7 @@ class Recaller {
   SQLite::Database& db_;
   RecallParams params_;
   EventRows rows_;
+  SQLite::Statement derived_;  // recall/record_reads.hpp derived_texts_sql()
   PorterStemmer stemmer_;
 };
 

@@ -432,50 +432,63 @@ LIMIT ?3)sql");
   return {{"ok", false}, {"error", "medallion: \"action\" must be get, query, history or list"}};
 }
 
-std::vector<DerivedText> derived_texts(SQLite::Database& db, const std::string& ns,
-                                       const ReadScope& caller, std::int64_t per_kind) {
-  SQLite::Statement query(db, R"sql(
+// An observation's or a medallion's level is computed from its sources when read (costly for a
+// recurring problem with thousands of occurrences); a caller of hyper clearance reads every
+// level in full, so for it the CASE skips that work.
+std::string derived_texts_sql() {
+  return R"sql(
 SELECT 'knowledge', decision_id, namespace, )sql" +
-                                  redacted_text("title") + ", " + redacted_text("rationale") +
-                                  ", sensitivity, r > ?20" + R"sql(
-FROM (SELECT *, )sql" + rank_sql("sensitivity") +
-                                  R"sql( AS r FROM knowledge
+         redacted_text("title") + ", " + redacted_text("rationale") + ", sensitivity, r > ?20" +
+         R"sql(
+FROM (SELECT *, )sql" +
+         rank_sql("sensitivity") +
+         R"sql( AS r FROM knowledge
       WHERE namespace = ?1 AND status = 'active' ORDER BY updated_us DESC LIMIT ?2)
-WHERE r <= ?20 + 1 AND )sql" + scope_sql("namespace") +
-                                  R"sql(
+WHERE r <= ?20 + 1 AND )sql" +
+         scope_sql("namespace") +
+         R"sql(
 UNION ALL
 SELECT 'observation', observation_id, namespace, )sql" +
-                                  redacted_text("title") + ", " + redacted_text("text") + ", " +
-                                  level_sql("r") + ", r > ?20" +
-                                  R"sql(
-FROM (SELECT o.*, )sql" + observation_rank_sql("o") +
-                                  R"sql( AS r FROM observations o
+         redacted_text("title") + ", " + redacted_text("text") + ", " + level_sql("r") +
+         ", r > ?20" +
+         R"sql(
+FROM (SELECT o.*, CASE WHEN ?20 >= 4 THEN 0 ELSE )sql" +
+         observation_rank_sql("o") +
+         R"sql( END AS r FROM observations o
       WHERE o.namespace = ?1 AND o.is_active = 1 ORDER BY o.last_reinforced_us DESC LIMIT ?2)
-WHERE r <= ?20 + 1 AND )sql" + scope_sql("namespace") +
-                                  R"sql(
+WHERE r <= ?20 + 1 AND )sql" +
+         scope_sql("namespace") +
+         R"sql(
 UNION ALL
 SELECT 'entity_summary', canonical_key, namespace, )sql" +
-                                  redacted_text("display_name") + ", " +
-                                  redacted_text("summary_text") + ", sensitivity, r > ?20" +
-                                  R"sql(
-FROM (SELECT *, )sql" + rank_sql("sensitivity") +
-                                  R"sql( AS r FROM entities
+         redacted_text("display_name") + ", " + redacted_text("summary_text") +
+         ", sensitivity, r > ?20" +
+         R"sql(
+FROM (SELECT *, )sql" +
+         rank_sql("sensitivity") +
+         R"sql( AS r FROM entities
       WHERE namespace = ?1 AND is_active = 1 AND summary_text IS NOT NULL
       ORDER BY importance_score DESC LIMIT ?2)
-WHERE r <= ?20 + 1 AND )sql" + scope_sql("namespace") +
-                                  R"sql(
+WHERE r <= ?20 + 1 AND )sql" +
+         scope_sql("namespace") +
+         R"sql(
 UNION ALL
 SELECT 'medallion', id, ?1, id, )sql" +
-                                  redacted_text("high_level") + ", " + level_sql("r") +
-                                  ", r > ?20" + R"sql(
+         redacted_text("high_level") + ", " + level_sql("r") + ", r > ?20" + R"sql(
 FROM (SELECT m.id, json_extract(m.content_json, '$.summary.high_level') AS high_level,
-             )sql" + medallion_rank_sql("m.id") +
-                                  R"sql( AS r
+             CASE WHEN ?20 >= 4 THEN 0 ELSE )sql" +
+         medallion_rank_sql("m.id") +
+         R"sql( END AS r
       FROM medallions m WHERE m.id IN (SELECT medallion_id FROM medallion_scopes
                                        WHERE namespace = ?1) AND )sql" +
-                                  medallion_scope_sql("m.id") + R"sql(
+         medallion_scope_sql("m.id") + R"sql(
       ORDER BY m.updated_at DESC LIMIT ?2)
-WHERE r <= ?20 + 1 AND high_level IS NOT NULL)sql");
+WHERE r <= ?20 + 1 AND high_level IS NOT NULL)sql";
+}
+
+std::vector<DerivedText> derived_texts(SQLite::Statement& query, const std::string& ns,
+                                       const ReadScope& caller, std::int64_t per_kind) {
+  query.reset();
   query.bind(1, ns);
   query.bind(2, per_kind);
   bind_scope(query, caller, true);
@@ -492,6 +505,7 @@ WHERE r <= ?20 + 1 AND high_level IS NOT NULL)sql");
     d.redacted = query.getColumn(6).getInt() != 0;
     out.push_back(std::move(d));
   }
+  query.reset();
   return out;
 }
 

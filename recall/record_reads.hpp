@@ -62,7 +62,11 @@ struct DerivedText {
 /// active observations (title, text), entity summaries (display name, summary) and the
 /// medallions scoped to it (id, summary.high_level), the `per_kind` most recently updated
 /// (most important, for entities) of each, within the caller's scope.
-std::vector<DerivedText> derived_texts(SQLite::Database& db, const std::string& ns,
+/// `query` must be prepared from derived_texts_sql() (once per connection).
+std::vector<DerivedText> derived_texts(SQLite::Statement& query, const std::string& ns,
                                        const ReadScope& caller, std::int64_t per_kind);
+
+/// The statement derived_texts() runs: ?1 namespace, ?2 per kind, the scope ?20-?23.
+std::string derived_texts_sql();
 
 }  // namespace reflectd::recall
