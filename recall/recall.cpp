@@ -98,6 +98,9 @@ constexpr double kMinStopWordEvents = 1000;
 // Derived records read per kind and query: the most recently updated (entities: the most
 // important). Bounded so that a namespace with many entities costs the same as a small one.
 constexpr std::int64_t kDerivedPerKind = 200;
+// Added to the BM25 score of a summary of an entity the question names (about the score of
+// one matching rare term), so that it is returned even when no other word matches.
+constexpr double kNamedEntityBonus = 1.0;
 
 // BM25 (Robertson and Zaragoza 2009; k1 = 1.2, b = 0.75, FTS5's values) of `terms` (porter
 // stems) over `docs` (each a list of porter stems). Returns one score per document.
@@ -252,7 +255,9 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   }
   out.expanded_terms = lexical_terms;
   if (!request.ns.empty() && params_.derived_results > 0) {
-    out.derived = recall_derived(request.ns, lexical_terms, scope);
+    std::set<std::string> named;
+    for (const PrimedEntity& p : primed) named.insert(p.key);
+    out.derived = recall_derived(request.ns, lexical_terms, named, scope);
   }
   out.expanded_terms.insert(out.expanded_terms.end(), phrases.begin(), phrases.end());
 
@@ -407,21 +412,33 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
 
 std::vector<DerivedHit> Recaller::recall_derived(const std::string& ns,
                                                  const std::vector<std::string>& terms,
+                                                 const std::set<std::string>& named,
                                                  const ReadScope& scope) {
   const std::vector<DerivedText> texts = derived_texts(derived_, ns, scope, kDerivedPerKind);
   std::vector<std::string> stems;
   for (const std::string& t : terms) stems.push_back(stemmer_.stem(t));
   std::vector<std::vector<std::string>> docs;
+  // An entity's summary quotes its events' salient lines, which the events' own results
+  // already show: only the summaries of the entities the question names are candidates, and
+  // they are, whatever their words (kNamedEntityBonus).
+  std::vector<bool> named_entity;
   for (const DerivedText& d : texts) {
+    named_entity.push_back(d.kind == "entity_summary" && named.contains(d.id));
+  }
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const DerivedText& d = texts[i];
     std::vector<std::string> doc;
-    if (!d.redacted) {
+    if (!d.redacted && (d.kind != "entity_summary" || named_entity[i])) {
       for (const std::string& w : query_words(d.title + " " + d.text)) {
         if (w.size() >= 2 && !jobs::Tokenizer::is_stop_word(w)) doc.push_back(stemmer_.stem(w));
       }
     }
     docs.push_back(std::move(doc));
   }
-  const std::vector<double> scores = bm25_scores(docs, stems);
+  std::vector<double> scores = bm25_scores(docs, stems);
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    if (named_entity[i] && !texts[i].redacted) scores[i] += kNamedEntityBonus;
+  }
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     if (scores[i] > 0) order.push_back(i);

@@ -44,6 +44,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -157,9 +158,11 @@ class Recaller {
   std::variant<RecallResponse, RecallError> recall(const RecallRequest& request,
                                                    const ReadScope& scope, std::int64_t now_us);
 
-  /// The best `derived_results` derived records of `ns` for `terms` (stage 7).
+  /// The best `derived_results` derived records of `ns` for `terms` (stage 8); entity
+  /// summaries only of the entities in `named` (canonical keys the question primed).
   std::vector<DerivedHit> recall_derived(const std::string& ns,
                                          const std::vector<std::string>& terms,
+                                         const std::set<std::string>& named,
                                          const ReadScope& scope);
 
   /// The statements recall() read with, still bound to its last scope and time.
