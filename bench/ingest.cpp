@@ -411,7 +411,7 @@ void disable_jobs(config::Config& cfg) {
   // The reflection jobs compete for the same two cores; the under-job mode and bench_jobs
   // measure them, the other modes measure ingest alone.
   for (config::JobConfig* job : {&cfg.jobs.consolidate, &cfg.jobs.decay, &cfg.jobs.cluster,
-                                 &cfg.jobs.importance, &cfg.jobs.medallion}) {
+                                 &cfg.jobs.importance, &cfg.jobs.medallion, &cfg.jobs.facts}) {
     job->enabled = false;
   }
 }

@@ -36,11 +36,11 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "bench/locomo.hpp"
 #include "bench/synthetic_events.hpp"
 #include "bus/event_decoder.hpp"
 #include "common/clock.hpp"
@@ -74,35 +74,6 @@ using nlohmann::json;
 
 constexpr std::array<int, 3> kContextBudgets{500, 1000, 2000};
 
-std::vector<json> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  std::vector<json> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
-}
-
-void store_turns(const std::string& path, const std::vector<json>& turns, const Clock& clock) {
-  auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
-  store::EventStore events(db);
-  bus::EventDecoder decoder(clock);
-  const auto profiles = daemon::decay_profiles(config::defaults().decay);
-  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-  for (const json& turn : turns) {
-    auto decoded = decoder.decode(turn.dump(), 1 << 22);
-    if (decoded.events.size() != 1 || !decoded.events[0].event) {
-      throw std::runtime_error("turn " + turn.value("id", "?") + " rejected");
-    }
-    store::EventRecord row = std::move(*decoded.events[0].event);
-    events.insert(row, store::resolve_lifecycle(row, profiles));
-  }
-  transaction.commit();
-  store::index_all_pending(db);
-}
-
 void run_jobs(const std::string& path, const Clock& clock) {
   const auto cfg = config::defaults();
   auto db = store::open_database(daemon::jobs_database_options(cfg, path), store::Access::kWriter);
@@ -132,46 +103,6 @@ void run_jobs(const std::string& path, const Clock& clock) {
     auto c = ctx();
     jobs::run_medallion_refresh(c, daemon::medallion_params(cfg));
   }
-}
-
-// The gold answer's date as a label in recall's style ("7 May 2023", "May 2023", "2022"), or
-// nothing when the answer is no date. "The week before 9 June 2023" -> "9 June 2023".
-std::optional<std::string> gold_date(std::string answer) {
-  static const std::vector<std::string> months{"January",   "February", "March",    "April",
-                                               "May",       "June",     "July",     "August",
-                                               "September", "October",  "November", "December"};
-  // "6October, 2022" -> "6 October 2022"; "December 11, 2023" -> "11 December 2023".
-  answer = std::regex_replace(answer, std::regex("([0-9])([A-Za-z])"), "$1 $2");
-  answer = std::regex_replace(answer, std::regex("[,.]"), " ");
-  std::smatch m;
-  const std::string month_alt =
-      "(January|February|March|April|May|June|July|August|September|October|November|December)";
-  if (std::regex_search(answer, m, std::regex("\\b([0-9]{1,2}) +" + month_alt + " +([0-9]{4})"))) {
-    return std::to_string(std::stoi(m[1])) + " " + m[2].str() + " " + m[3].str();
-  }
-  if (std::regex_search(answer, m, std::regex(month_alt + " +([0-9]{1,2}) +([0-9]{4})"))) {
-    return std::to_string(std::stoi(m[2])) + " " + m[1].str() + " " + m[3].str();
-  }
-  if (std::regex_search(answer, m, std::regex(month_alt + " +([0-9]{4})"))) {
-    return m[1].str() + " " + m[2].str();
-  }
-  if (std::regex_search(answer, m, std::regex("^ *(?:[Ii]n )?((19|20)[0-9]{2}) *$"))) {
-    return m[1].str();
-  }
-  return std::nullopt;
-}
-
-bool contains_label(const std::string& text, const std::string& label) {
-  std::size_t at = 0;
-  while ((at = text.find(label, at)) != std::string::npos) {
-    const bool digit_before = at > 0 && std::isdigit(static_cast<unsigned char>(text[at - 1]));
-    const std::size_t after = at + label.size();
-    const bool digit_after =
-        after < text.size() && std::isdigit(static_cast<unsigned char>(text[after]));
-    if (!digit_before && !digit_after) return true;
-    ++at;
-  }
-  return false;
 }
 
 struct Scores {
@@ -260,16 +191,11 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  const std::vector<json> turns = read_lines(data + "/events.jsonl");
-  const std::vector<json> questions = read_lines(data + "/questions.jsonl");
-  std::int64_t last_us = 0;
-  FakeClock clock(0);
-  for (const json& t : turns) {
-    last_us = std::max(last_us, *parse_rfc3339_us(t["timestamp"].get<std::string>()));
-  }
+  const std::vector<json> turns = bench::read_lines(data + "/events.jsonl");
+  const std::vector<json> questions = bench::read_lines(data + "/questions.jsonl");
   // A fixed "now" a day after the last turn: salience, vitality and relative question times
   // are the same on every run.
-  clock.set_now_us(last_us + std::int64_t{86'400} * 1'000'000);
+  FakeClock clock(bench::day_after_last_turn_us(turns));
 
   const fs::path dir = fs::temp_directory_path() / ("bench_recall." + std::to_string(::getpid()));
   fs::create_directories(dir);
@@ -287,7 +213,7 @@ int run(int argc, char** argv) {
     bench::store_events(path, corpus, 0, extra_events, clock);
   }
   const auto build_start = std::chrono::steady_clock::now();
-  store_turns(path, turns, clock);
+  bench::store_turns(path, turns, clock);
   run_jobs(path, clock);
   const double build_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
@@ -355,9 +281,10 @@ int run(int argc, char** argv) {
         ++temporal_total;
         const std::string gold =
             q["answer"].is_string() ? q["answer"].get<std::string>() : q["answer"].dump();
-        if (auto label = gold_date(gold)) {
+        if (auto label = bench::gold_date(gold)) {
           ++temporal_dated;
-          if (context != nullptr && contains_label(context->context_text, *label)) ++temporal_found;
+          if (context != nullptr && bench::contains_label(context->context_text, *label))
+            ++temporal_found;
         }
       }
       if (dump_out && budget == 1000 && context != nullptr) contexts = context->context_text;

@@ -19,6 +19,7 @@ COMMANDS
   jobs                  list the latest job runs and their results
   knowledge             list knowledge streams (phase, status, vitality, confidence)
   observations          list recurring patterns and competences found by consolidation
+  facts                 list the facts kept about people and things, with their dates
   search TEXT           full-text search of the events, best match first
   recall TEXT           the events that answer a question in plain words, each whole
   context TEXT          prompt-ready memory for a question within a token budget
@@ -242,6 +243,34 @@ DESCRIPTION
 EXAMPLES
   reflectctl observations --namespace libzmq --type pattern
   reflectctl observations --type competence --json | jq '.observations[].title'
+
+EXIT STATUS
+  0  the daemon answered (possibly with no rows)
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kFactsDescription =
+    "List the facts reflectd keeps about people and things, with the dates they hold.\n";
+
+inline constexpr const char* kFactsFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"facts","namespace":NS,"entity":E,"attribute":A,"current":B,"limit":N,
+  "after_id":ID} and prints the fact ledger (seed 003 MemoryFact) oldest first: ID, ENTITY
+  (the subject's canonical key), ATTRIBUTE (occupation, residence, age, ... when one was
+  recognised), VALID (valid_from .. valid_to: dates when the fact came from a date, such
+  as "yesterday" said on 8 May 2023 -> 2023-05-07; "FROM .." while it still holds) and
+  STATEMENT (what was said, in the third person, relative times made absolute).
+  A statement that begins with (superseded) is a fact that a later one on the same entity
+  and attribute replaced.
+  The `facts` job extracts them from conversation turns and SHODH statements
+  (docs/JOBS.md "Facts"). --json adds evidence_ids (the events' ids as published), linked
+  entities, supersedes_fact_id, confidence and sensitivity.
+
+EXAMPLES
+  reflectctl facts --namespace locomo-conv-26 --entity Caroline
+  reflectctl facts --entity person:caroline --attribute residence
+  reflectctl facts --namespace team --current --json | jq '.facts[].statement'
 
 EXIT STATUS
   0  the daemon answered (possibly with no rows)

@@ -4,13 +4,16 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 #include "cli/endpoints.hpp"
 #include "cli/entities.hpp"
 #include "cli/events.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/facts.hpp"
 #include "cli/help_text.hpp"
 #include "cli/jobs.hpp"
 #include "cli/knowledge.hpp"
@@ -51,6 +54,8 @@ struct Commands {
   CLI::App* observations = nullptr;
   ObservationsOptions observations_options;
   int observations_timeout_ms = 3000;
+  CLI::App* facts = nullptr;
+  FactsOptions facts_options;
   CLI::App* search = nullptr;
   SearchOptions search_options;
   CLI::App* recall = nullptr;
@@ -240,6 +245,31 @@ void add_observations(CLI::App& app, Commands& c) {
   add_limit(*cmd, o.limit);
   add_control_options(*cmd, c.observations_timeout_ms, o.control.json);
   c.observations = cmd;
+}
+
+void add_facts(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("facts", kFactsDescription);
+  cmd->footer(kFactsFooter);
+  cmd->option_defaults()->always_capture_default();
+  FactsOptions& o = c.facts_options;
+  cmd->add_option("-N,--namespace", o.ns, "facts of this namespace only (default: every one)")
+      ->type_name("NS")
+      ->default_str("");
+  cmd->add_option("-e,--entity", o.entity,
+                  "facts about this entity: a key (person:caroline) or a name (Caroline)")
+      ->type_name("ENTITY")
+      ->default_str("");
+  cmd->add_option("-a,--attribute", o.attribute,
+                  "facts of this attribute only (occupation, residence, favorite_book, ...)")
+      ->type_name("ATTRIBUTE")
+      ->default_str("");
+  cmd->add_flag("--current", o.current, "leave out facts a later one superseded");
+  cmd->add_option("--after-id", o.after_id, "facts after this id (the next page)")
+      ->check(CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max()))
+      ->type_name("ID");
+  add_limit(*cmd, o.limit);
+  add_control_options(*cmd, c.other_timeout_ms, o.control.json);
+  c.facts = cmd;
 }
 
 void add_namespace(CLI::App& cmd, std::string& ns) {
@@ -450,6 +480,8 @@ void resolve(Commands& c) {
     resolve_control(c.knowledge_options.control, c, config, c.knowledge_timeout_ms);
   } else if (*c.observations) {
     resolve_control(c.observations_options.control, c, config, c.observations_timeout_ms);
+  } else if (*c.facts) {
+    resolve_control(c.facts_options.control, c, config, c.other_timeout_ms);
   } else if (*c.search) {
     resolve_control(c.search_options.control, c, config, c.other_timeout_ms);
   } else if (*c.recall) {
@@ -484,6 +516,7 @@ int dispatch(const Commands& c) {
   if (*c.jobs) return run_jobs(c.jobs_options);
   if (*c.knowledge) return run_knowledge(c.knowledge_options);
   if (*c.observations) return run_observations(c.observations_options);
+  if (*c.facts) return run_facts(c.facts_options);
   if (*c.search) return run_search(c.search_options);
   if (*c.recall) return run_recall(c.recall_options);
   if (*c.context) return run_context(c.context_options);
@@ -509,6 +542,7 @@ int run(int argc, char** argv) {
   add_jobs(app, commands);
   add_knowledge(app, commands);
   add_observations(app, commands);
+  add_facts(app, commands);
   add_search(app, commands);
   add_recall(app, commands);
   add_reinforce(app, commands);

@@ -69,6 +69,7 @@ struct JobsConfig {
   JobConfig cluster;     ///< Entities pass, clustering and communities (issue 4).
   JobConfig importance;  ///< Entity importance (issue 4).
   JobConfig medallion;
+  JobConfig facts;  ///< The fact ledger (issue 34, jobs/facts.hpp).
   /// Writer priority over jobs' write transactions (store/write_gate.hpp).
   std::int64_t write_wait_ms = 0;   ///< Longest a job waits for the write lock under ingest.
   std::int64_t write_slice_ms = 0;  ///< Least a job keeps the lock once in; writer quiet time.

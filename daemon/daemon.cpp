@@ -32,7 +32,7 @@ namespace {
 
 constexpr const char* kCommands =
     "status, run, jobs, knowledge, observations, reinforce, search, recall, context, get, episode, "
-    "events, medallion, entities, clusters";
+    "events, medallion, entities, clusters, facts";
 
 void notify_systemd(const std::string& state) {
   // A no-op returning 0 when $NOTIFY_SOCKET is unset (not run by systemd).

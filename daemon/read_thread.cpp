@@ -25,7 +25,7 @@ ReadThread::~ReadThread() { stop(); }
 bool ReadThread::answers(const std::string& cmd) {
   return cmd == "recall" || cmd == "context" || cmd == "get" || cmd == "episode" ||
          cmd == "search" || cmd == "events" || cmd == "knowledge" || cmd == "observations" ||
-         cmd == "entities" || cmd == "clusters" || cmd == "medallion";
+         cmd == "entities" || cmd == "clusters" || cmd == "medallion" || cmd == "facts";
 }
 
 void ReadThread::stop() {
@@ -82,6 +82,7 @@ nlohmann::json ReadThread::answer(const std::string& cmd, const nlohmann::json& 
   if (cmd == "entities") return recall::read_entities(db_, request, scope);
   if (cmd == "clusters") return recall::read_clusters(db_, request, scope);
   if (cmd == "medallion") return recall::read_medallion(db_, request, scope);
+  if (cmd == "facts") return recall::read_facts(db_, request, scope);
   std::vector<std::int64_t> accessed;
   nlohmann::json reply;
   if (cmd == "recall") {

@@ -1,6 +1,7 @@
 #include "daemon/settings.hpp"
 
 #include "jobs/decay.hpp"
+#include "jobs/facts.hpp"
 #include "jobs/medallion.hpp"
 #include "jobs/sql_functions.hpp"
 
@@ -160,6 +161,8 @@ std::vector<jobs::Job> build_jobs(const config::Config& config) {
                  [params = medallion_params(config)](jobs::JobContext& ctx) {
                    return jobs::run_medallion_refresh(ctx, params);
                  }});
+  out.push_back({"facts", schedule(config.jobs.facts),
+                 [](jobs::JobContext& ctx) { return jobs::run_facts(ctx); }});
   out.push_back({"cluster", schedule(config.jobs.cluster),
                  [params = cluster_params(config)](jobs::JobContext& ctx) {
                    return jobs::run_clustering(ctx, params);

@@ -1,5 +1,5 @@
 // Fuzz target: recall's query parser and time-expression parser (recall/query.hpp,
-// recall/time_expressions.hpp) over arbitrary text and reference times.
+// common/time_expressions.hpp) over arbitrary text and reference times.
 // Checks: the FTS5 expression is only double-quoted strings of letters, digits, spaces and
 // non-ASCII bytes joined by " OR " (no user text reaches FTS5 syntax); every time mention
 // lies inside the text, in order, not overlapping, with a non-empty label and from < to;
@@ -12,9 +12,9 @@
 #include <string>
 #include <string_view>
 
+#include "common/time_expressions.hpp"
 #include "fuzz/fuzz_check.hpp"
 #include "recall/query.hpp"
-#include "recall/time_expressions.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace reflectd::recall;

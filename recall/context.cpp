@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "recall/time_expressions.hpp"
+#include "common/time_expressions.hpp"
 
 namespace reflectd::recall {
 namespace {

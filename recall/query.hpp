@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "recall/time_expressions.hpp"
+#include "common/time_expressions.hpp"
 
 namespace reflectd::recall {
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "bus/control_request.hpp"
+#include "common/timestamp.hpp"
+#include "jobs/entity_extraction.hpp"
 #include "store/fts_index.hpp"
 
 namespace reflectd::recall {
@@ -268,6 +270,95 @@ LIMIT ?5)sql");
           {"indexed_through_seq", lag.indexed_through_seq},
           {"lag_events", lag.lag_events},
           {"results", rows(search)}};
+}
+
+namespace {
+
+// A fact's time as its reader wants it: a date when it came from one (the exclusive end shown
+// as the last day), else an RFC 3339 instant.
+nlohmann::json fact_time(const SQLite::Column& column, bool whole_days, bool is_end) {
+  if (column.isNull()) return nullptr;
+  constexpr std::int64_t kDayUs = 86'400'000'000;
+  std::int64_t us = column.getInt64();
+  if (whole_days && us % kDayUs == 0) {
+    if (is_end) us -= kDayUs;
+    return format_rfc3339_us(us).substr(0, 10);
+  }
+  return format_rfc3339_us(us);
+}
+
+}  // namespace
+
+nlohmann::json read_facts(SQLite::Database& db, const nlohmann::json& request,
+                          const ReadScope& caller) {
+  const auto after = request.find("after_id");
+  if (after != request.end() && !after->is_number_integer()) {
+    return {{"ok", false}, {"error", "after_id: must be an integer (a fact id)"}};
+  }
+  const std::int64_t after_id = after != request.end() ? after->get<std::int64_t>() : 0;
+  std::string entity = text_param(request, "entity");
+  std::string entity_name;
+  if (!entity.empty() && entity.find(':') == std::string::npos) {
+    entity_name = std::move(entity);
+    entity.clear();
+  } else if (!entity.empty()) {
+    entity = jobs::canonical_key(entity).value_or(entity);
+  }
+  const auto current = request.find("current");
+  const bool only_current =
+      current != request.end() && current->is_boolean() && current->get<bool>();
+  SQLite::Statement query(db, R"sql(
+SELECT f.fact_id, f.namespace, f.entity_key, f.entity_name, f.attribute_key,
+       CASE WHEN f.r > ?20 THEN ?23 ELSE f.fact_text END, f.confidence, f.valid_from_us,
+       f.valid_to_us, f.whole_days, e.uid, f.supersedes_fact_id, f.is_stale, f.times_retrieved,
+       f.sensitivity, f.r > ?20,
+       CASE WHEN f.r > ?20 THEN NULL ELSE (SELECT json_group_array(json_object('key', l.entity_key,
+         'name', l.entity_name)) FROM fact_entity_links l
+         WHERE l.fact_id = f.fact_id AND l.is_primary = 0) END
+FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+                                  R"sql( AS r FROM facts
+      WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR entity_key = ?2)
+        AND (?3 = '' OR entity_name = ?3 COLLATE NOCASE) AND (?4 = '' OR attribute_key = ?4)
+        AND (?5 = 0 OR is_stale = 0) AND fact_id > ?6 AND )sql" +
+                                  scope_sql("namespace") + R"sql() f
+JOIN events e ON e.seq = f.source_seq
+WHERE f.r <= ?20 + 1
+ORDER BY f.fact_id
+LIMIT ?7)sql");
+  query.bind(1, text_param(request, "namespace"));
+  query.bind(2, entity);
+  query.bind(3, entity_name);
+  query.bind(4, text_param(request, "attribute"));
+  query.bind(5, only_current ? 1 : 0);
+  query.bind(6, after_id);
+  query.bind(7, limit_param(request, 50));
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
+  nlohmann::json facts = nlohmann::json::array();
+  while (query.executeStep()) {
+    const bool whole_days = query.getColumn(9).getInt() != 0;
+    facts.push_back({
+        {"id", query.getColumn(0).getInt64()},
+        {"namespace", query.getColumn(1).getString()},
+        {"entity", query.getColumn(2).getString()},
+        {"entity_name", query.getColumn(3).getString()},
+        {"attribute", column_value(query.getColumn(4))},
+        {"statement", query.getColumn(5).getString()},
+        {"confidence", query.getColumn(6).getDouble()},
+        {"valid_from", fact_time(query.getColumn(7), whole_days, false)},
+        {"valid_to", fact_time(query.getColumn(8), whole_days, true)},
+        {"evidence_ids", nlohmann::json::array({query.getColumn(10).getString()})},
+        {"supersedes_fact_id", column_value(query.getColumn(11))},
+        {"is_stale", query.getColumn(12).getInt() != 0},
+        {"times_retrieved", query.getColumn(13).getInt64()},
+        {"sensitivity", query.getColumn(14).getString()},
+        {"redacted", query.getColumn(15).getInt() != 0},
+        {"linked_entities", query.getColumn(16).isNull()
+                                ? nlohmann::json()
+                                : nlohmann::json::parse(query.getColumn(16).getString())},
+    });
+  }
+  return {{"ok", true}, {"facts", std::move(facts)}};
 }
 
 nlohmann::json read_events(SQLite::Database& db, const nlohmann::json& request,

@@ -43,6 +43,17 @@ nlohmann::json read_search(SQLite::Database& db, const nlohmann::json& request,
 /// a seq, with 200-character previews.
 nlohmann::json read_events(SQLite::Database& db, const nlohmann::json& request,
                            const ReadScope& caller);
+/// {"cmd":"facts","namespace","entity","attribute","current","limit","after_id"}: the fact
+/// ledger (seed 003 MemoryFact; jobs/facts.hpp) in fact_id order after `after_id`. `entity`
+/// is a canonical key ("person:caroline") or a name ("Caroline", matched case-insensitively);
+/// `current` true leaves out superseded facts. Each fact: id, entity, entity_name, attribute,
+/// statement, confidence, valid_from / valid_to (ISO 8601 dates when the fact came from a date,
+/// valid_to then the last day it held, inclusive; RFC 3339 date-times otherwise; valid_to null
+/// while it holds), evidence_ids (the events' ids as published), linked_entities,
+/// supersedes_fact_id, is_stale, times_retrieved, sensitivity, redacted. Errors: a reply
+/// {"ok":false,"error"} for an after_id that is not an integer.
+nlohmann::json read_facts(SQLite::Database& db, const nlohmann::json& request,
+                          const ReadScope& caller);
 /// {"cmd":"medallion","action":"get|query|history|list",...}: seed 001 medallions.
 nlohmann::json read_medallion(SQLite::Database& db, const nlohmann::json& request,
                               const ReadScope& caller);

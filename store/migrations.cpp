@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 25> kMigrations{
+constexpr std::array<const char*, 26> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -971,6 +971,44 @@ CREATE INDEX IF NOT EXISTS knowledge_source_event
     R"sql(
 ALTER TABLE events ADD COLUMN access_count INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE events ADD COLUMN last_accessed_us INTEGER;
+)sql",
+    // 26: the fact ledger (seed 003 MemoryFact, MemoryFactEntityLink; issue 34), written by the
+    //    `facts` job (jobs/facts.hpp) through store/fact_store.hpp. One fact per sentence of
+    //    an event (source_seq, sentence_index); a later fact on the same entity and attribute
+    //    supersedes an earlier one (supersedes_fact_id, the earlier one's valid_to_us).
+    R"sql(
+CREATE TABLE IF NOT EXISTS facts (
+  fact_id            INTEGER PRIMARY KEY,
+  namespace          TEXT    NOT NULL,
+  entity_key         TEXT    NOT NULL,
+  entity_name        TEXT    NOT NULL,
+  entity_type        TEXT    NOT NULL,
+  attribute_key      TEXT,
+  fact_text          TEXT    NOT NULL,
+  confidence         REAL    NOT NULL,
+  valid_from_us      INTEGER NOT NULL,
+  valid_to_us        INTEGER,
+  whole_days         INTEGER NOT NULL CHECK (whole_days IN (0, 1)),
+  source_seq         INTEGER NOT NULL REFERENCES events (seq),
+  sentence_index     INTEGER NOT NULL,
+  supersedes_fact_id INTEGER REFERENCES facts (fact_id),
+  is_stale           INTEGER NOT NULL DEFAULT 0 CHECK (is_stale IN (0, 1)),
+  sensitivity        TEXT    NOT NULL,
+  times_retrieved    INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (source_seq, sentence_index)
+);
+CREATE INDEX IF NOT EXISTS facts_entity ON facts (namespace, entity_key, fact_id);
+CREATE INDEX IF NOT EXISTS facts_namespace ON facts (namespace, fact_id);
+CREATE INDEX IF NOT EXISTS facts_current_attribute
+  ON facts (namespace, entity_key, attribute_key) WHERE attribute_key IS NOT NULL AND is_stale = 0;
+CREATE TABLE IF NOT EXISTS fact_entity_links (
+  fact_id     INTEGER NOT NULL REFERENCES facts (fact_id),
+  entity_key  TEXT    NOT NULL,
+  entity_name TEXT    NOT NULL,
+  is_primary  INTEGER NOT NULL CHECK (is_primary IN (0, 1)),
+  PRIMARY KEY (fact_id, entity_key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS fact_entity_links_entity ON fact_entity_links (entity_key, fact_id);
 )sql",
 };
 

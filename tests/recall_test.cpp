@@ -9,6 +9,7 @@
 
 #include "bus/event_decoder.hpp"
 #include "common/clock.hpp"
+#include "common/time_expressions.hpp"
 #include "common/timestamp.hpp"
 #include "config/config.hpp"
 #include "daemon/settings.hpp"
@@ -18,7 +19,6 @@
 #include "recall/porter_stemmer.hpp"
 #include "recall/query.hpp"
 #include "recall/recall.hpp"
-#include "recall/time_expressions.hpp"
 #include "store/database.hpp"
 #include "store/event_store.hpp"
 #include "store/fts_index.hpp"
@@ -36,7 +36,7 @@ using nlohmann::json;
 const std::int64_t kMonday = *parse_rfc3339_us("2023-05-08T13:57:00Z");
 
 std::string label_of(const std::string& text) {
-  const auto found = recall::find_time_expressions(text, kMonday);
+  const auto found = find_time_expressions(text, kMonday);
   REQUIRE(found.size() == 1);
   return found[0].range.label;
 }
@@ -69,20 +69,19 @@ TEST_CASE("time expressions resolve against the reference day") {
   CHECK(label_of("since January 2020") == "January 2020");
   CHECK(label_of("in May") == "May 2023");
   CHECK(label_of("in June, before the trip") == "June 2023");
-  CHECK(recall::find_time_expressions("May I help? We may go.", kMonday).empty());
-  CHECK(recall::find_time_expressions("2022 was the count", kMonday).empty());
+  CHECK(find_time_expressions("May I help? We may go.", kMonday).empty());
+  CHECK(find_time_expressions("2022 was the count", kMonday).empty());
 
-  const auto ranges = recall::find_time_expressions("yesterday", kMonday);
+  const auto ranges = find_time_expressions("yesterday", kMonday);
   CHECK(ranges[0].range.from_us == *parse_rfc3339_us("2023-05-07T00:00:00Z"));
   CHECK(ranges[0].range.to_us == *parse_rfc3339_us("2023-05-08T00:00:00Z"));
   CHECK(ranges[0].relative);
-  CHECK_FALSE(recall::find_time_expressions("in 2022", kMonday)[0].relative);
+  CHECK_FALSE(find_time_expressions("in 2022", kMonday)[0].relative);
 
-  CHECK(recall::with_absolute_dates("I went yesterday, and last week too.", kMonday) ==
+  CHECK(with_absolute_dates("I went yesterday, and last week too.", kMonday) ==
         "I went yesterday [7 May 2023], and last week [the week before 8 May 2023] too.");
-  CHECK(recall::with_absolute_dates("Born on 7 May 2023.", kMonday) == "Born on 7 May 2023.");
-  CHECK(recall::with_absolute_dates("We met in September 2022.", kMonday) ==
-        "We met in September 2022.");
+  CHECK(with_absolute_dates("Born on 7 May 2023.", kMonday) == "Born on 7 May 2023.");
+  CHECK(with_absolute_dates("We met in September 2022.", kMonday) == "We met in September 2022.");
 }
 
 TEST_CASE("the porter stemmer is FTS5's: the index's terms for query words") {
@@ -360,11 +359,7 @@ TEST_CASE("reads count accesses; the writer adds them in batches, at the latest 
   test::TempDir dir;
   auto config = test::loopback_config(dir);
   config.daemon.stats_interval_ms = 3'600'000;  // no tick during the test: only stop flushes
-  config.jobs.consolidate.enabled = false;
-  config.jobs.cluster.enabled = false;
-  config.jobs.medallion.enabled = false;
-  config.jobs.decay.enabled = false;
-  config.jobs.importance.enabled = false;
+  test::disable_background_jobs(config);
   {
     test::RunningDaemon running(config);
     zmq::context_t zmq_context;
@@ -409,11 +404,7 @@ TEST_CASE("reads count accesses; the writer adds them in batches, at the latest 
 TEST_CASE("recall returns the namespace's derived records beside the events") {
   test::TempDir dir;
   auto config = test::loopback_config(dir);
-  config.jobs.consolidate.enabled = false;
-  config.jobs.cluster.enabled = false;
-  config.jobs.medallion.enabled = false;
-  config.jobs.decay.enabled = false;
-  config.jobs.importance.enabled = false;
+  test::disable_background_jobs(config);
   test::RunningDaemon running(config);
   zmq::context_t zmq_context;
   auto ingest =

@@ -35,7 +35,8 @@ inline constexpr const char* kJobsOnDemandYaml =
     "  decay: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
     "  cluster: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
     "  importance: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
-    "  medallion: {interval_s: 604800, after_events: 0, idle_s: 0}\n";
+    "  medallion: {interval_s: 604800, after_events: 0, idle_s: 0}\n"
+    "  facts: {interval_s: 604800, after_events: 0, idle_s: 0}\n";
 
 /// What a child daemon's config holds besides its endpoints and database.
 struct ChildOptions {

@@ -38,8 +38,9 @@ inline config::Config loopback_config(const TempDir& dir) {
 /// Turns off every background job, for tests that only need the bus and the store (a job
 /// holding the write lock would make their timings and rejections depend on the machine).
 inline void disable_background_jobs(config::Config& config) {
-  for (config::JobConfig* job : {&config.jobs.consolidate, &config.jobs.decay, &config.jobs.cluster,
-                                 &config.jobs.importance, &config.jobs.medallion}) {
+  for (config::JobConfig* job :
+       {&config.jobs.consolidate, &config.jobs.decay, &config.jobs.cluster, &config.jobs.importance,
+        &config.jobs.medallion, &config.jobs.facts}) {
     job->enabled = false;
   }
 }

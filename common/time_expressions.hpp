@@ -1,8 +1,9 @@
 #pragma once
 // Time expressions in English text, resolved to absolute dates (issue 33, "Time"): a turn
-// "I went to a support group yesterday" sent on 8 May 2023 is about 7 May 2023. Used twice:
-// on a question (its temporal_range, resolved against the caller's clock) and on an event's
-// content (resolved against the event's own timestamp, so context shows absolute dates).
+// "I went to a support group yesterday" sent on 8 May 2023 is about 7 May 2023. Used on a
+// question (recall's temporal_range, resolved against the caller's clock), on an event's
+// content (resolved against the event's own timestamp, so context shows absolute dates) and by
+// the facts job (a fact's valid_from / valid_to, jobs/facts.hpp).
 //
 // Recognised (case-insensitive, whole words; docs/RECALL.md "Time" lists every rule):
 //   day         yesterday, today, tonight, tomorrow, last night, this morning/afternoon/evening
@@ -26,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-namespace reflectd::recall {
+namespace reflectd {
 
 /// A resolved span of time.
 struct TimeRange {
@@ -60,4 +61,4 @@ std::string format_day(std::int64_t us);
 /// The smallest range covering every mention (empty `label` and from=to=0 when none).
 TimeRange covering_range(const std::vector<TimeMention>& mentions);
 
-}  // namespace reflectd::recall
+}  // namespace reflectd

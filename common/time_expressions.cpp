@@ -1,4 +1,4 @@
-#include "recall/time_expressions.hpp"
+#include "common/time_expressions.hpp"
 
 #include <array>
 #include <chrono>
@@ -6,7 +6,7 @@
 
 #include "common/date.hpp"
 
-namespace reflectd::recall {
+namespace reflectd {
 namespace {
 
 using date::days;
@@ -383,4 +383,4 @@ TimeRange covering_range(const std::vector<TimeMention>& mentions) {
   return range;
 }
 
-}  // namespace reflectd::recall
+}  // namespace reflectd

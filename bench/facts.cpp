@@ -1,0 +1,216 @@
+// bench_facts: how much of what a conversation says the fact ledger keeps (issue 34 §1), on
+// LoCoMo (../shared/data/locomo-dev: 2,760 turns of five conversations; the evidence turns of
+// the 760 non-adversarial questions and their gold answers are the reference).
+//
+// It stores every turn as the daemon does, runs the `facts` job (jobs/facts.hpp) at a fixed
+// time, and prints:
+//   - the share of evidence turns that carry at least one fact (target >= 0.85),
+//   - the share of all turns that do (target <= 0.75: a greeting or a question is no fact;
+//     LoCoMo's annotators found evidence in 43% of the turns),
+//   - the share of facts whose turn is an evidence turn of some question (a precision proxy),
+//   - for temporal questions whose gold answer is a date ("7 May 2023", "May 2023", "2022",
+//     "The week before 9 June 2023"), the share whose gold date a fact from one of the
+//     question's evidence turns gives: the fact's validity (its [valid_from, valid_to), or
+//     the day of valid_from while it is open) and the gold span overlap with one inside the
+//     other (target >= 0.70),
+//   - facts per second of the job.
+// Thresholds given on the command line make it exit 1 when missed (the CTest run).
+// --dump FILE writes every fact with its turn as JSON Lines, for reading them.
+// The figures are deterministic: the same data give the same numbers.
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench/locomo.hpp"
+#include "common/clock.hpp"
+#include "common/guarded_main.hpp"
+#include "config/config.hpp"
+#include "daemon/settings.hpp"
+#include "jobs/facts.hpp"
+#include "jobs/job.hpp"
+#include "store/database.hpp"
+
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace reflectd;
+using nlohmann::json;
+
+#ifndef REFLECTD_DATA_DIR
+#define REFLECTD_DATA_DIR "."
+#endif
+
+constexpr std::int64_t kDayUs = 86'400'000'000;
+
+struct StoredFact {
+  std::string turn;  // the evidence event's id
+  std::string statement;
+  std::string attribute;
+  std::int64_t from_us = 0;
+  std::int64_t to_us = 0;  // exclusive; the day of from_us while the fact is open
+};
+
+int run(int argc, char** argv) {
+  CLI::App app{"bench_facts: the fact ledger on LoCoMo (evidence coverage, gold dates)"};
+  std::string data = std::string(REFLECTD_DATA_DIR) + "/locomo-dev";
+  double min_evidence = 0;
+  double max_turns = 1;
+  double min_temporal = 0;
+  std::string dump;
+  app.add_option("--data", data, "the locomo-dev folder (events.jsonl, questions.jsonl)")
+      ->capture_default_str();
+  app.add_option("--min-evidence-coverage", min_evidence,
+                 "exit 1 when fewer evidence turns carry a fact")
+      ->capture_default_str();
+  app.add_option("--max-turn-coverage", max_turns, "exit 1 when more of all turns carry a fact")
+      ->capture_default_str();
+  app.add_option("--min-temporal", min_temporal,
+                 "exit 1 when fewer dated temporal questions get their gold date from a fact")
+      ->capture_default_str();
+  app.add_option("--dump", dump, "write every fact with its turn as JSON Lines");
+  CLI11_PARSE(app, argc, argv);
+
+  const std::vector<json> turns = bench::read_lines(data + "/events.jsonl");
+  const std::vector<json> questions = bench::read_lines(data + "/questions.jsonl");
+  FakeClock clock(bench::day_after_last_turn_us(turns));
+
+  const fs::path dir = fs::temp_directory_path() / ("bench_facts." + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{dir};
+  const std::string path = (dir / "facts.db").string();
+  bench::store_turns(path, turns, clock);
+
+  const auto cfg = config::defaults();
+  auto db = store::open_database(daemon::jobs_database_options(cfg, path), store::Access::kWriter);
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
+  const auto start = std::chrono::steady_clock::now();
+  const json result = jobs::run_facts(ctx);
+  const double job_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::map<std::string, std::vector<StoredFact>> by_turn;
+  SQLite::Statement read(db,
+                         "SELECT e.uid, f.fact_text, coalesce(f.attribute_key, ''), "
+                         "f.valid_from_us, f.valid_to_us FROM facts f "
+                         "JOIN events e ON e.seq = f.source_seq ORDER BY f.fact_id");
+  std::size_t fact_count = 0;
+  while (read.executeStep()) {
+    StoredFact f{read.getColumn(0).getString(), read.getColumn(1).getString(),
+                 read.getColumn(2).getString(), read.getColumn(3).getInt64(), 0};
+    f.to_us =
+        read.isColumnNull(4) ? (f.from_us / kDayUs + 1) * kDayUs : read.getColumn(4).getInt64();
+    by_turn[f.turn].push_back(std::move(f));
+    ++fact_count;
+  }
+
+  std::set<std::string> evidence;
+  int temporal_dated = 0;
+  int temporal_found = 0;
+  for (const json& q : questions) {
+    if (q["category"] == "adversarial") continue;
+    const auto ids = q["evidence_ids"].get<std::vector<std::string>>();
+    evidence.insert(ids.begin(), ids.end());
+    if (q["category"] != "temporal") continue;
+    const std::string answer =
+        q["answer"].is_string() ? q["answer"].get<std::string>() : q["answer"].dump();
+    const auto gold = bench::gold_range(answer);
+    if (!gold) continue;
+    ++temporal_dated;
+    bool found = false;
+    for (const auto& id : ids) {
+      for (const StoredFact& f : by_turn[id]) {
+        const bool fact_in_gold = f.from_us >= gold->first && f.from_us < gold->second;
+        const bool gold_in_fact = gold->first >= f.from_us && gold->first < f.to_us;
+        found = found || fact_in_gold || gold_in_fact;
+      }
+    }
+    temporal_found += found ? 1 : 0;
+  }
+
+  std::size_t turns_with = 0;
+  std::size_t evidence_with = 0;
+  std::size_t facts_on_evidence = 0;
+  for (const json& t : turns) {
+    const std::string id = t["id"];
+    const auto it = by_turn.find(id);
+    const bool has = it != by_turn.end();
+    turns_with += has ? 1 : 0;
+    if (evidence.contains(id)) {
+      evidence_with += has ? 1 : 0;
+      if (has) facts_on_evidence += it->second.size();
+    }
+  }
+  if (!dump.empty()) {
+    std::ofstream out(dump);
+    std::map<std::string, std::string> content;
+    for (const json& t : turns) content[t["id"]] = t["content"];
+    for (const auto& [turn, facts] : by_turn) {
+      for (const StoredFact& f : facts) {
+        out << json{{"turn", turn},
+                    {"content", content[turn]},
+                    {"statement", f.statement},
+                    {"attribute", f.attribute},
+                    {"valid_from_us", f.from_us},
+                    {"evidence", evidence.contains(turn)}}
+                   .dump()
+            << "\n";
+      }
+    }
+  }
+
+  const double evidence_share = static_cast<double>(evidence_with) / evidence.size();
+  const double turn_share = static_cast<double>(turns_with) / turns.size();
+  const double temporal_share =
+      temporal_dated > 0 ? static_cast<double>(temporal_found) / temporal_dated : 0;
+  std::printf("bench_facts: %zu turns, %zu facts (job: %s)\n", turns.size(), fact_count,
+              result.dump().c_str());
+  std::printf("evidence turns with a fact: %zu of %zu (%.3f)\n", evidence_with, evidence.size(),
+              evidence_share);
+  std::printf("turns with a fact: %zu of %zu (%.3f)\n", turns_with, turns.size(), turn_share);
+  std::printf("facts on evidence turns (precision proxy): %zu of %zu (%.3f)\n", facts_on_evidence,
+              fact_count, fact_count > 0 ? static_cast<double>(facts_on_evidence) / fact_count : 0);
+  std::printf(
+      "temporal questions whose gold date a fact of their evidence gives: %d of %d (%.3f)\n",
+      temporal_found, temporal_dated, temporal_share);
+  std::printf("facts job: %.3f s, %.0f turns/s\n", job_s, turns.size() / job_s);
+  int status = 0;
+  if (evidence_share < min_evidence) {
+    std::printf("FAIL: evidence coverage %.3f < %.3f\n", evidence_share, min_evidence);
+    status = 1;
+  }
+  if (turn_share > max_turns) {
+    std::printf("FAIL: turn coverage %.3f > %.3f\n", turn_share, max_turns);
+    status = 1;
+  }
+  if (temporal_share < min_temporal) {
+    std::printf("FAIL: temporal %.3f < %.3f\n", temporal_share, min_temporal);
+    status = 1;
+  }
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return reflectd::guarded_main("bench_facts", run, argc, argv); }

@@ -1,0 +1,55 @@
+#include "cli/facts.hpp"
+
+#include "cli/table.hpp"
+
+namespace reflectd::cli {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kEntityWidth = 24;
+constexpr std::size_t kStatementWidth = 80;
+
+// "2023-05-07", "2023-05-07 .. 2023-05-13", "2023-05-08T13:57:00Z .." (still valid).
+std::string validity(const json& row) {
+  const std::string from = cell(row, "valid_from");
+  const json to = row.value("valid_to", json());
+  if (!to.is_string()) return from + " ..";
+  if (to.get<std::string>() == from) return from;
+  return from + " .. " + to.get<std::string>();
+}
+
+}  // namespace
+
+json facts_request(const FactsOptions& options) {
+  json request = {{"cmd", "facts"},
+                  {"namespace", options.ns},
+                  {"entity", options.entity},
+                  {"attribute", options.attribute},
+                  {"current", options.current},
+                  {"limit", options.limit}};
+  if (options.after_id > 0) request["after_id"] = options.after_id;
+  return request;
+}
+
+std::string format_facts_table(const json& reply) {
+  Table table({{"ID", Align::kRight},
+               {"ENTITY", Align::kLeft, kEntityWidth},
+               {"ATTRIBUTE"},
+               {"VALID"},
+               {"STATEMENT", Align::kLeft, kStatementWidth}});
+  for (const json& row : reply.value("facts", json::array())) {
+    std::string statement = cell(row, "statement");
+    if (row.value("is_stale", false)) statement = "(superseded) " + statement;
+    table.add(
+        {cell(row, "id"), cell(row, "entity"), cell(row, "attribute"), validity(row), statement});
+  }
+  return table.empty() ? "no facts match\n" : table.render();
+}
+
+int run_facts(const FactsOptions& options) {
+  return run_control_command({"facts", format_facts_table, {}}, options.control,
+                             facts_request(options));
+}
+
+}  // namespace reflectd::cli

@@ -1,0 +1,501 @@
+#include "jobs/fact_extraction.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <regex>
+#include <set>
+
+#include "common/time_expressions.hpp"
+#include "jobs/clustering.hpp"
+#include "jobs/entity_extraction.hpp"
+
+namespace reflectd::jobs {
+namespace {
+
+// Longer "sentences" are tool output or pasted text, not something a person says of
+// themselves; more facts per event than this is a document, not a turn.
+constexpr std::size_t kMaxSentenceBytes = 400;
+constexpr std::size_t kMaxFactsPerEvent = 16;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool word_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return std::isalnum(u) != 0 || c == '\'' || u >= 0x80;
+}
+
+// A word of the sentence with its byte span; the curly apostrophe (U+2019) is read as '.
+struct Word {
+  std::size_t begin;
+  std::size_t end;
+  std::string folded;  // lower case, ’ -> '
+};
+
+std::vector<Word> words_of(std::string_view s) {
+  std::vector<Word> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && !word_char(s[i])) ++i;
+    if (i >= s.size()) break;
+    const std::size_t b = i;
+    std::string folded;
+    while (i < s.size() && word_char(s[i])) {
+      if (s.compare(i, 3, "\xE2\x80\x99") == 0) {
+        folded.push_back('\'');
+        i += 3;
+        continue;
+      }
+      folded.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(s[i]))));
+      ++i;
+    }
+    while (!folded.empty() && folded.back() == '\'') folded.pop_back();
+    while (!folded.empty() && folded.front() == '\'') folded.erase(0, 1);
+    if (!folded.empty()) out.push_back({b, i, std::move(folded)});
+  }
+  return out;
+}
+
+const std::set<std::string, std::less<>>& first_person() {
+  static const std::set<std::string, std::less<>> words{
+      "i",      "i'm", "im",    "i've",  "ive",  "i'd",   "i'll", "my",   "mine", "me",
+      "myself", "we",  "we're", "we've", "we'd", "we'll", "our",  "ours", "us",   "ourselves"};
+  return words;
+}
+
+// Subject-less first-person openings of a turn ("Just got new shoes", "Went camping").
+const std::set<std::string, std::less<>>& subjectless_openers() {
+  static const std::set<std::string, std::less<>> words{
+      "just",    "got",    "went",   "started", "been",    "finished", "took",
+      "made",    "had",    "bought", "found",   "joined",  "tried",    "spent",
+      "visited", "saw",    "met",    "did",     "learned", "watched",  "played",
+      "won",     "lost",   "moved",  "signed",  "working", "thinking", "planning",
+      "hoping",  "trying", "loving", "getting", "going",   "finally",  "recently"};
+  return words;
+}
+
+// Words that carry no content in a turn besides the stop words (greetings, fillers).
+const std::set<std::string, std::less<>>& fillers() {
+  static const std::set<std::string, std::less<>> words{
+      "wow",  "hey",     "hi",         "hello",      "thanks", "thank", "okay",    "ok",    "yeah",
+      "yep",  "yes",     "oh",         "sure",       "really", "just",  "also",    "gonna", "lol",
+      "haha", "totally", "definitely", "absolutely", "glad",   "great", "awesome", "cool"};
+  return words;
+}
+
+// After "I": adverbs the verb comes after ("I really love").
+const std::set<std::string, std::less<>>& adverbs() {
+  static const std::set<std::string, std::less<>> words{
+      "really",     "just",       "also",       "never",      "always",   "still",   "recently",
+      "finally",    "actually",   "even",       "definitely", "totally",  "usually", "sometimes",
+      "often",      "already",    "absolutely", "truly",      "honestly", "mostly",  "only",
+      "personally", "especially", "certainly",  "now",        "then",     "first",   "once"};
+  return words;
+}
+
+// Verb forms that stay as they are after a third-person subject: modals, auxiliaries in the
+// past, and irregular past tenses (regular ones end in -ed).
+const std::set<std::string, std::less<>>& unchanged_verbs() {
+  static const std::set<std::string, std::less<>> words{
+      "can",        "could",    "will",     "would",     "shall",  "should", "may",    "might",
+      "must",       "did",      "had",      "was",       "were",   "used",   "ought",  "gotta",
+      "went",       "got",      "saw",      "made",      "took",   "came",   "felt",   "found",
+      "bought",     "thought",  "told",     "said",      "knew",   "gave",   "left",   "met",
+      "ran",        "read",     "won",      "lost",      "sent",   "spent",  "built",  "began",
+      "brought",    "caught",   "taught",   "drove",     "wrote",  "ate",    "drank",  "sang",
+      "swam",       "flew",     "fell",     "held",      "kept",   "slept",  "sold",   "stood",
+      "understood", "wore",     "chose",    "broke",     "forgot", "became", "heard",  "paid",
+      "put",        "let",      "set",      "cut",       "hit",    "hurt",   "quit",   "shut",
+      "led",        "rode",     "rose",     "shook",     "spoke",  "stole",  "threw",  "woke",
+      "fed",        "fought",   "hung",     "meant",     "sat",    "shot",   "stuck",  "tore",
+      "blew",       "grew",     "drew",     "showed",    "bent",   "dealt",  "learnt", "burnt",
+      "dreamt",     "lit",      "bet",      "cost",      "spun",   "won't",  "can't",  "didn't",
+      "wasn't",     "couldn't", "wouldn't", "shouldn't", "wanna",  "gonna",  "guess"};
+  return words;
+}
+
+// "love" -> "loves", "go" -> "goes", "try" -> "tries"; irregular and fixed forms first.
+std::string third_person_verb(const std::string& verb) {
+  static const std::array<std::pair<std::string_view, std::string_view>, 8> irregular{{
+      {"am", "is"},
+      {"have", "has"},
+      {"do", "does"},
+      {"don't", "doesn't"},
+      {"haven't", "hasn't"},
+      {"aren't", "isn't"},
+      {"are", "is"},
+      {"be", "is"},
+  }};
+  for (const auto& [from, to] : irregular) {
+    if (verb == from) return std::string(to);
+  }
+  if (unchanged_verbs().contains(verb) || verb.size() < 2) return verb;
+  if (verb.ends_with("ed") || verb.find('\'') != std::string::npos) return verb;
+  if (verb.ends_with("s") || verb.ends_with("sh") || verb.ends_with("ch") || verb.ends_with("x") ||
+      verb.ends_with("z") || verb.ends_with("o")) {
+    return verb + "es";
+  }
+  const char before = verb[verb.size() - 2];
+  if (verb.back() == 'y' && std::string_view("aeiou").find(before) == std::string_view::npos) {
+    return verb.substr(0, verb.size() - 1) + "ies";
+  }
+  return verb + "s";
+}
+
+bool preposition(std::string_view w) {
+  static const std::set<std::string, std::less<>> words{
+      "in",     "on",    "at",     "since", "from", "until", "till",   "by",
+      "before", "after", "during", "for",   "of",   "to",    "through"};
+  return words.contains(w);
+}
+
+// Relative expressions made absolute: "yesterday" -> "on 7 May 2023", "last week" -> "in the
+// week before 8 May 2023"; absolute ones are left as written.
+std::string absolute_times(std::string_view s, std::int64_t ts_us) {
+  std::string out;
+  std::size_t at = 0;
+  for (const TimeMention& m : find_time_expressions(s, ts_us)) {
+    out.append(s.substr(at, m.begin - at));
+    at = m.end;
+    if (!m.relative) {
+      out.append(s.substr(m.begin, m.end - m.begin));
+      continue;
+    }
+    // A preposition written just before keeps its place ("since yesterday" -> "since 7 May").
+    std::size_t back = out.size();
+    while (back > 0 && out[back - 1] == ' ') --back;
+    std::size_t word_start = back;
+    while (word_start > 0 && std::isalpha(static_cast<unsigned char>(out[word_start - 1])) != 0) {
+      --word_start;
+    }
+    const bool has_preposition = preposition(lower(out.substr(word_start, back - word_start)));
+    // A day or a weekend is "on" ("on 7 May 2023", "on the weekend of 6 May 2023"); a week,
+    // a month or a year is "in".
+    const std::string& label = m.range.label;
+    const bool day =
+        (!label.empty() && std::isdigit(static_cast<unsigned char>(label.front())) != 0 &&
+         label.size() > 4) ||
+        label.starts_with("the weekend");
+    if (!has_preposition) out.append(day ? "on " : "in ");
+    out.append(m.range.label);
+  }
+  out.append(s.substr(at));
+  return out;
+}
+
+struct Sentence {
+  std::string text;
+  bool question = false;
+};
+
+// Sentences end at '.', '!' or '?' followed by a space (or the end), and at line breaks.
+std::vector<Sentence> sentences_of(std::string_view text) {
+  std::vector<Sentence> out;
+  std::string current;
+  auto flush = [&](bool question) {
+    std::size_t b = current.find_first_not_of(" \t\r");
+    std::size_t e = current.find_last_not_of(" \t\r");
+    if (b != std::string::npos) out.push_back({current.substr(b, e - b + 1), question});
+    current.clear();
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      flush(false);
+      continue;
+    }
+    current.push_back(c);
+    if ((c == '.' || c == '!' || c == '?') && (i + 1 == text.size() || text[i + 1] == ' ')) {
+      flush(c == '?');
+    }
+  }
+  flush(false);
+  for (Sentence& s : out) {
+    if (!s.text.empty() && s.text.back() == '?') s.question = true;
+  }
+  return out;
+}
+
+int content_words(const std::vector<Word>& words) {
+  int n = 0;
+  for (const Word& w : words) {
+    if (w.folded.size() < 2 || first_person().contains(w.folded) || fillers().contains(w.folded) ||
+        Tokenizer::is_stop_word(w.folded)) {
+      continue;
+    }
+    if (std::none_of(w.folded.begin(), w.folded.end(),
+                     [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; })) {
+      continue;
+    }
+    ++n;
+  }
+  return n;
+}
+
+std::string recognised_attribute(const std::string& lowered) {
+  struct Rule {
+    const char* attribute;
+    std::regex pattern;
+  };
+  static const std::vector<Rule> rules = [] {
+    const auto o = std::regex::ECMAScript | std::regex::optimize;
+    std::vector<Rule> r;
+    r.push_back(
+        {"occupation", std::regex(R"(\bi(?:'m| am)? work(?:ing)? as\b|\bmy job (?:is|as)\b)", o)});
+    r.push_back({"employer", std::regex(R"(\bi(?:'m| am)? work(?:ing)? (?:at|for)\b)", o)});
+    r.push_back(
+        {"residence",
+         std::regex(R"(\bi (?:just )?(?:live|moved) (?:in|to)\b|\bi(?:'m| am) living in\b)", o)});
+    r.push_back(
+        {"origin", std::regex(R"(\bi(?:'m| am) (?:originally )?from\b|\bi grew up in\b)", o)});
+    r.push_back(
+        {"age", std::regex(R"(\bi(?:'m| am) \d+ years old\b|\bi (?:just )?turned \d+\b)", o)});
+    r.push_back(
+        {"relationship_status",
+         std::regex(
+             R"(\bi(?:'m| am| got| just got) (?:married|engaged|divorced|single)\b|\bi broke up\b)",
+             o)});
+    r.push_back(
+        {"education", std::regex(R"(\bi(?:'m| am) studying\b|\bi study\b|\bmy major is\b)", o)});
+    return r;
+  }();
+  for (const Rule& rule : rules) {
+    if (std::regex_search(lowered, rule.pattern)) return rule.attribute;
+  }
+  static const std::regex favorite(R"(\bmy fav(?:ou?rite) ([a-z]+) (?:is|are)\b)",
+                                   std::regex::ECMAScript | std::regex::optimize);
+  std::smatch m;
+  if (std::regex_search(lowered, m, favorite)) return "favorite_" + m[1].str();
+  return {};
+}
+
+std::string apostrophes_folded(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s.compare(i, 3, "\xE2\x80\x99") == 0) {
+      out.push_back('\'');
+      i += 2;
+    } else {
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(s[i]))));
+    }
+  }
+  return out;
+}
+
+bool conversational(std::string_view kind) {
+  return kind == "prompt" || kind == "conversation" || kind == "response";
+}
+
+bool statement_kind(std::string_view kind) {
+  return kind == "observation" || kind == "learning" || kind == "discovery" || kind == "pattern";
+}
+
+// A leading "Name:" (at most three capitalised words) and the text after it.
+std::pair<std::string, std::string_view> speaker_prefix(std::string_view content) {
+  const std::size_t colon = content.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > 40) return {{}, content};
+  const std::string_view head = content.substr(0, colon);
+  if (std::isupper(static_cast<unsigned char>(head.front())) == 0) return {{}, content};
+  int words = 1;
+  for (const char c : head) {
+    if (c == ' ') ++words;
+    if (std::isalpha(static_cast<unsigned char>(c)) == 0 && c != ' ' && c != '-' && c != '.' &&
+        c != '\'') {
+      return {{}, content};
+    }
+  }
+  if (words > 3 || colon + 1 >= content.size() || content[colon + 1] != ' ') return {{}, content};
+  return {std::string(head), content.substr(colon + 2)};
+}
+
+void set_time(ExtractedFact& fact, std::string_view sentence, std::int64_t ts_us) {
+  const auto mentions = find_time_expressions(sentence, ts_us);
+  if (mentions.empty()) {
+    fact.valid_from_us = ts_us;
+    return;
+  }
+  fact.valid_from_us = mentions.front().range.from_us;
+  fact.valid_to_us = mentions.front().range.to_us;
+  fact.whole_days = true;
+}
+
+void link_entities(ExtractedFact& fact, std::string_view sentence, std::string_view kind) {
+  EventView view;
+  view.kind = kind;
+  view.content = sentence;
+  for (const Mention& m : extract_entities(view).mentions) {
+    if (m.key == fact.entity_key || m.type == "agent") continue;
+    fact.linked.emplace_back(m.key, m.display);
+  }
+}
+
+}  // namespace
+
+std::string third_person(std::string_view sentence, std::string_view name, std::int64_t ts_us) {
+  const std::string s = absolute_times(sentence, ts_us);
+  const std::vector<Word> words = words_of(s);
+  std::string out;
+  std::size_t at = 0;
+  bool conjugate_next = false;
+  const std::string n(name);
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const Word& w = words[i];
+    out.append(s, at, w.begin - at);
+    at = w.end;
+    const std::string& f = w.folded;
+    std::string replacement;
+    bool replaced = true;
+    if (conjugate_next) {
+      if (adverbs().contains(f)) {
+        out.append(s, w.begin, w.end - w.begin);
+        continue;
+      }
+      conjugate_next = false;
+      replacement = third_person_verb(f);
+      // Keep the written form when nothing changed (its case, its apostrophe).
+      if (replacement == f) replaced = false;
+    } else if (f == "i") {
+      replacement = n;
+      conjugate_next = true;
+    } else if (f == "i'm" || f == "im") {
+      replacement = n + " is";
+    } else if (f == "i've" || f == "ive") {
+      replacement = n + " has";
+    } else if (f == "i'd") {
+      replacement = n + " would";
+    } else if (f == "i'll") {
+      replacement = n + " will";
+    } else if (f == "my" || f == "mine" || f == "our" || f == "ours") {
+      replacement = n + "'s";
+    } else if (f == "me" || f == "myself") {
+      replacement = n;
+    } else if (f == "we" || f == "us") {
+      replacement = n + " and others";
+    } else if (f == "we're") {
+      replacement = n + " and others are";
+    } else if (f == "we've") {
+      replacement = n + " and others have";
+    } else if (f == "we'd") {
+      replacement = n + " and others would";
+    } else if (f == "we'll") {
+      replacement = n + " and others will";
+    } else if (f == "ourselves") {
+      replacement = "themselves";
+    } else {
+      replaced = false;
+    }
+    if (replaced) {
+      out.append(replacement);
+    } else {
+      out.append(s, w.begin, w.end - w.begin);
+    }
+  }
+  out.append(s, at);
+  return out;
+}
+
+std::vector<ExtractedFact> extract_facts(const FactSource& event) {
+  std::vector<ExtractedFact> out;
+  // A "Name:" prefix names the speaker of a turn only: a commit's "Problem:" is no speaker.
+  const bool turn = conversational(event.kind);
+  auto [speaker, text] = turn ? speaker_prefix(event.content)
+                              : std::pair<std::string, std::string_view>{{}, event.content};
+  if (!turn && !statement_kind(event.kind)) return out;
+
+  std::string subject_name;
+  std::string subject_key;
+  if (turn) {
+    subject_name = speaker.empty() ? std::string(event.agent_id) : speaker;
+    if (subject_name.empty()) return out;
+    subject_key = canonical_key("person:" + subject_name).value_or("");
+  } else if (!event.primary_key.empty()) {
+    subject_key = std::string(event.primary_key);
+    subject_name = std::string(event.primary_name);
+  } else if (!event.agent_id.empty()) {
+    subject_key = canonical_key("agent:" + std::string(event.agent_id)).value_or("");
+    subject_name = std::string(event.agent_id);
+  }
+  if (subject_key.empty()) return out;
+  const std::string subject_type = subject_key.substr(0, subject_key.find(':'));
+
+  auto fact_for = [&](int index, std::string statement, std::string_view sentence) {
+    ExtractedFact f;
+    f.sentence_index = index;
+    f.entity_key = subject_key;
+    f.entity_name = subject_name;
+    f.entity_type = subject_type;
+    f.statement = std::move(statement);
+    set_time(f, sentence, event.ts_us);
+    link_entities(f, sentence, event.kind);
+    return f;
+  };
+
+  // Shared photos: "[shares a photo: a photo of a sunset]" (LoCoMo's and chat exports' form).
+  std::string body(text);
+  int index = 0;
+  if (turn) {
+    static const std::regex photo(
+        R"(\[(?:shares?|shared) (?:an? )?(photo|image|picture|video)[^:\]]*:\s*([^\]]+)\])",
+        std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+    std::string rest;
+    auto begin = std::sregex_iterator(body.begin(), body.end(), photo);
+    std::size_t at = 0;
+    for (auto it = begin; it != std::sregex_iterator(); ++it) {
+      const std::smatch& m = *it;
+      rest.append(body, at, static_cast<std::size_t>(m.position(0)) - at);
+      at = static_cast<std::size_t>(m.position(0) + m.length(0));
+      std::string caption = m[2].str();
+      while (!caption.empty() && caption.back() == ' ') caption.pop_back();
+      out.push_back(fact_for(
+          index++, subject_name + " shared a " + lower(m[1].str()) + ": " + caption, caption));
+    }
+    rest.append(body, at);
+    body = std::move(rest);
+  }
+
+  for (const Sentence& sentence : sentences_of(body)) {
+    if (out.size() >= kMaxFactsPerEvent) break;
+    const int this_index = index++;
+    if (sentence.question || sentence.text.size() > kMaxSentenceBytes) continue;
+    const std::vector<Word> words = words_of(sentence.text);
+    if (words.empty() || content_words(words) < 2) continue;
+    std::string statement;
+    if (turn) {
+      const bool first = std::any_of(words.begin(), words.end(), [](const Word& w) {
+        return first_person().contains(w.folded);
+      });
+      if (first) {
+        statement = third_person(sentence.text, subject_name, event.ts_us);
+      } else if (subjectless_openers().contains(words.front().folded)) {
+        // "Just got new shoes" is a report; "Just make sure you rest" is advice: after an
+        // adverb opener only a past form ("got", "finished") or "been" reads as one.
+        const std::string& opener = words.front().folded;
+        const std::string next = words.size() > 1 ? words[1].folded : std::string();
+        const bool adverb = opener == "just" || opener == "finally" || opener == "recently";
+        const bool past = next.ends_with("ed") || unchanged_verbs().contains(next);
+        if (adverb && next != "been" && !past) continue;
+        std::string rest = sentence.text;
+        rest[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(rest[0])));
+        const char* subject = opener.ends_with("ing")                          ? "I'm "
+                              : opener == "been" || (adverb && next == "been") ? "I've "
+                                                                               : "I ";
+        statement = third_person(subject + rest, subject_name, event.ts_us);
+      } else {
+        continue;
+      }
+    } else {
+      statement = absolute_times(sentence.text, event.ts_us);
+    }
+    ExtractedFact f = fact_for(this_index, std::move(statement), sentence.text);
+    if (turn) f.attribute = recognised_attribute(apostrophes_folded(sentence.text));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace reflectd::jobs

@@ -1,0 +1,131 @@
+#include "jobs/facts.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <string>
+
+#include "jobs/entity_extraction.hpp"
+#include "jobs/fact_extraction.hpp"
+#include "jobs/job_state.hpp"
+#include "store/fact_store.hpp"
+
+namespace reflectd::jobs {
+namespace {
+
+// The seed's default confidence of a fact (MemoryFact.confidence, seed 003): every rule here
+// reads what a speaker said of themselves or a statement as published, nothing inferred.
+constexpr double kStatedFactConfidence = 0.8;
+
+// The kinds extract_facts() reads; the rest are skipped in SQL.
+constexpr const char* kFactKinds =
+    "'prompt', 'conversation', 'response', 'observation', 'learning', 'discovery', 'pattern'";
+
+}  // namespace
+
+nlohmann::json run_facts(JobContext& ctx) {
+  JobState state(ctx.db, "facts");
+  store::FactStore facts(ctx.db);
+  SQLite::Statement newest(ctx.db, "SELECT coalesce(max(seq), 0) FROM events");
+  SQLite::Statement read(
+      ctx.db, std::string("SELECT seq, namespace, kind, coalesce(agent_id, ''), ts_us, content, "
+                          "sensitivity, entities FROM events WHERE seq > ?1 AND seq <= ?2 "
+                          "AND status = 'active' AND kind IN (") +
+                  kFactKinds + ") ORDER BY seq");
+  SQLite::Statement superseded(ctx.db,
+                               "SELECT count(*) FROM facts WHERE fact_id > ?1 "
+                               "AND supersedes_fact_id IS NOT NULL");
+  SQLite::Statement links(ctx.db, "SELECT count(*) FROM fact_entity_links WHERE fact_id > ?1");
+  SQLite::Statement last_fact(ctx.db, "SELECT coalesce(max(fact_id), 0) FROM facts");
+
+  std::int64_t watermark = std::stoll(state.get("", "seq").value_or("0"));
+  newest.executeStep();
+  const std::int64_t hi = newest.getColumn(0).getInt64();
+  newest.reset();
+  last_fact.executeStep();
+  const std::int64_t first_fact = last_fact.getColumn(0).getInt64();
+  last_fact.reset();
+
+  std::int64_t events_read = 0;
+  std::int64_t added = 0;
+  while (watermark < hi) {
+    ctx.cancel.check();
+    const std::int64_t end = std::min(hi, watermark + kFactsChunkEvents);
+    WriteTransaction transaction(ctx);
+    read.reset();
+    read.bind(1, watermark);
+    read.bind(2, end);
+    std::vector<store::FactRow> rows;
+    while (read.executeStep()) {
+      ++events_read;
+      const std::string kind = read.getColumn(2).getString();
+      const std::string agent = read.getColumn(3).getString();
+      const std::string content = read.getColumn(5).getString();
+      FactSource source;
+      source.kind = kind;
+      source.content = content;
+      source.agent_id = agent;
+      source.ts_us = read.getColumn(4).getInt64();
+      // SHODH statements are about the event's primary entity (its structured entities).
+      std::string primary_key;
+      std::string primary_name;
+      if (kind != "prompt" && kind != "conversation" && kind != "response" &&
+          !read.isColumnNull(7)) {
+        const auto entities = nlohmann::json::parse(read.getColumn(7).getString(), nullptr, false);
+        EventView view;
+        view.kind = kind;
+        view.content = content;
+        view.agent_id = agent;
+        view.entities = entities.is_discarded() ? nullptr : &entities;
+        for (const Mention& m : extract_entities(view).mentions) {
+          if (m.source == Source::kExplicit) {
+            primary_key = m.key;
+            primary_name = m.display;
+            break;
+          }
+        }
+      }
+      source.primary_key = primary_key;
+      source.primary_name = primary_name;
+      for (ExtractedFact& f : extract_facts(source)) {
+        store::FactRow row;
+        row.ns = read.getColumn(1).getString();
+        row.entity_key = std::move(f.entity_key);
+        row.entity_name = std::move(f.entity_name);
+        row.entity_type = std::move(f.entity_type);
+        row.attribute = std::move(f.attribute);
+        row.text = std::move(f.statement);
+        row.confidence = kStatedFactConfidence;
+        row.valid_from_us = f.valid_from_us;
+        row.valid_to_us = f.valid_to_us;
+        row.whole_days = f.whole_days;
+        row.source_seq = read.getColumn(0).getInt64();
+        row.sentence_index = f.sentence_index;
+        row.sensitivity = read.getColumn(6).getString();
+        row.linked = std::move(f.linked);
+        rows.push_back(std::move(row));
+      }
+    }
+    read.reset();
+    for (const store::FactRow& row : rows) facts.add(row);
+    added += static_cast<std::int64_t>(rows.size());
+    watermark = end;
+    state.set("", "seq", std::to_string(watermark));
+    transaction.commit();
+  }
+
+  superseded.bind(1, first_fact);
+  superseded.executeStep();
+  const std::int64_t superseded_count = superseded.getColumn(0).getInt64();
+  superseded.reset();
+  links.bind(1, first_fact);
+  links.executeStep();
+  const std::int64_t link_count = links.getColumn(0).getInt64();
+  links.reset();
+  return {{"events_read", events_read},
+          {"facts_added", added},
+          {"facts_superseded", superseded_count},
+          {"entity_links", link_count},
+          {"watermark_seq", watermark}};
+}
+
+}  // namespace reflectd::jobs

@@ -1,0 +1,234 @@
+// The fact ledger (issue 34 §1): the extraction rules on single sentences against a fixed
+// timestamp, and the `facts` job with its read on a real SQLite file (supersession, reruns,
+// dates, clearance).
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <limits>
+
+#include "bus/event_decoder.hpp"
+#include "common/clock.hpp"
+#include "common/timestamp.hpp"
+#include "jobs/fact_extraction.hpp"
+#include "jobs/facts.hpp"
+#include "recall/record_reads.hpp"
+#include "store/database.hpp"
+#include "store/event_store.hpp"
+#include "store/lifecycle.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+using namespace reflectd;
+using nlohmann::json;
+
+// Monday 8 May 2023, 13:57 UTC (LoCoMo's first session).
+const std::int64_t kMonday = *parse_rfc3339_us("2023-05-08T13:57:00Z");
+constexpr std::int64_t kDayUs = 86'400'000'000;
+
+std::vector<jobs::ExtractedFact> facts_of(std::string_view content,
+                                          std::string_view kind = "prompt",
+                                          std::string_view agent = "") {
+  jobs::FactSource source;
+  source.kind = kind;
+  source.content = content;
+  source.agent_id = agent;
+  source.ts_us = kMonday;
+  return jobs::extract_facts(source);
+}
+
+}  // namespace
+
+TEST_CASE("facts: first person becomes the speaker, relative times become dates") {
+  CHECK(jobs::third_person("I went to a LGBTQ support group yesterday and it was so powerful.",
+                           "Caroline", kMonday) ==
+        "Caroline went to a LGBTQ support group on 7 May 2023 and it was so powerful.");
+  CHECK(jobs::third_person("I'm swamped with the kids & work.", "Melanie", kMonday) ==
+        "Melanie is swamped with the kids & work.");
+  CHECK(jobs::third_person("I love painting with my kids", "Melanie", kMonday) ==
+        "Melanie loves painting with Melanie's kids");
+  CHECK(jobs::third_person("I really try to go and I watch it", "Jon", kMonday) ==
+        "Jon really tries to go and Jon watches it");
+  CHECK(jobs::third_person("We went camping last week.", "Mel", kMonday) ==
+        "Mel and others went camping in the week before 8 May 2023.");
+  CHECK(jobs::third_person("I’ve been painting since last year", "Mel", kMonday) ==
+        "Mel has been painting since 2022");
+  CHECK(jobs::third_person("I have two kids and I am happy", "Mel", kMonday) ==
+        "Mel has two kids and Mel is happy");
+}
+
+TEST_CASE("facts: which sentences of a turn are facts") {
+  // Greetings, questions and reactions are no facts.
+  CHECK(facts_of("Caroline: Hey Mel! Good to see you! How have you been?").empty());
+  CHECK(facts_of("Melanie: Wow, that's cool, Caroline! What happened?").empty());
+  CHECK(facts_of("Melanie: I'm good. I agree!").empty());
+
+  const auto support = facts_of(
+      "Caroline: I went to a LGBTQ support group yesterday and it was "
+      "so powerful. What about you?");
+  REQUIRE(support.size() == 1);
+  CHECK(support[0].entity_key == "person:caroline");
+  CHECK(support[0].entity_name == "Caroline");
+  CHECK(support[0].entity_type == "person");
+  CHECK(support[0].sentence_index == 0);
+  CHECK(support[0].statement ==
+        "Caroline went to a LGBTQ support group on 7 May 2023 and it was so powerful.");
+  CHECK(support[0].valid_from_us == *parse_rfc3339_us("2023-05-07T00:00:00Z"));
+  CHECK(support[0].valid_to_us == *parse_rfc3339_us("2023-05-08T00:00:00Z"));
+  CHECK(support[0].whole_days);
+  CHECK(support[0].linked.empty());  // "LGBTQ" has no lower-case letter: no capitalised name
+
+  // Without a time expression the fact holds from when it was said.
+  const auto kids = facts_of("Melanie: Thanks! My kids love the beach.");
+  REQUIRE(kids.size() == 1);
+  CHECK(kids[0].statement == "Melanie's kids love the beach.");
+  CHECK(kids[0].sentence_index == 1);
+  CHECK(kids[0].valid_from_us == kMonday);
+  CHECK_FALSE(kids[0].valid_to_us);
+  CHECK_FALSE(kids[0].whole_days);
+
+  // Subject-less openings and shared photos.
+  const auto shoes = facts_of(
+      "Melanie: Just got some new running shoes! [shares a photo: a pair of blue sneakers]");
+  REQUIRE(shoes.size() == 2);
+  CHECK(shoes[0].statement == "Melanie shared a photo: a pair of blue sneakers");
+  CHECK(shoes[1].statement == "Melanie just got some new running shoes!");
+  CHECK(facts_of("Nate: Just been helping friends at the tournament.")[0].statement ==
+        "Nate has just been helping friends at the tournament.");
+  CHECK(facts_of("Nate: Went camping with the kids.")[0].statement ==
+        "Nate went camping with the kids.");
+  CHECK(facts_of("Nate: Just make sure you don't quit - the path will show up.").empty());
+
+  // The speaker is the agent when the turn has no "Name:" prefix.
+  const auto agent = facts_of("I adopted a puppy last Saturday.", "conversation", "Ana");
+  REQUIRE(agent.size() == 1);
+  CHECK(agent[0].statement == "Ana adopted a puppy on 6 May 2023.");
+  CHECK(agent[0].valid_from_us == *parse_rfc3339_us("2023-05-06T00:00:00Z"));
+
+  // Commits and tool output are no conversation: their reflections are decisions.
+  CHECK(facts_of("Problem: I saw a leak in the socket code\n\nSolution: free it", "commit_change",
+                 "dev")
+            .empty());
+  CHECK(facts_of("I ran the tests and they passed", "result", "agent").empty());
+}
+
+TEST_CASE("facts: attributes of single-valued properties") {
+  auto attribute = [](std::string_view turn) {
+    const auto f = facts_of(turn);
+    REQUIRE(f.size() == 1);
+    return f[0].attribute;
+  };
+  CHECK(attribute("Ana: I work as a nurse at the clinic.") == "occupation");
+  CHECK(attribute("Ana: I work at the city hospital now.") == "employer");
+  CHECK(attribute("Ana: I moved to Denver last month.") == "residence");
+  CHECK(attribute("Ana: I live in Boston with my partner.") == "residence");
+  CHECK(attribute("Ana: I'm originally from Sweden, near Lund.") == "origin");
+  CHECK(attribute("Ana: I just turned 30 and threw a party.") == "age");
+  CHECK(attribute("Ana: I got married to Sam in June.") == "relationship_status");
+  CHECK(attribute("Ana: My favorite book is Dune by Herbert.") == "favorite_book");
+  CHECK(attribute("Ana: I painted a lake sunrise.") == "");
+}
+
+namespace {
+
+json turn(const std::string& id, const std::string& speaker, const std::string& text,
+          const std::string& ts, const std::string& sensitivity = "low") {
+  return {{"kind", "prompt"},
+          {"id", id},
+          {"namespace", "talk"},
+          {"agent_id", speaker},
+          {"content", speaker + ": " + text},
+          {"timestamp", ts},
+          {"sensitivity", sensitivity}};
+}
+
+void store_events(const std::string& path, const std::vector<json>& events, const Clock& clock) {
+  auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
+  store::EventStore store(db);
+  bus::EventDecoder decoder(clock);
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  for (const json& e : events) {
+    auto decoded = decoder.decode(e.dump(), 1 << 20);
+    REQUIRE(decoded.events.size() == 1);
+    REQUIRE(decoded.events[0].event);
+    store::EventRecord row = std::move(*decoded.events[0].event);
+    store.insert(row, store::resolve_lifecycle(row, store::DecayProfiles{}));
+  }
+  transaction.commit();
+}
+
+json run_job(const std::string& path, const Clock& clock) {
+  auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
+  return jobs::run_facts(ctx);
+}
+
+}  // namespace
+
+TEST_CASE("facts job: supersession by entity and attribute, reruns, dates and clearance") {
+  test::TempDir dir;
+  const std::string path = dir.file("f.db");
+  FakeClock clock(kMonday + 60 * kDayUs);
+  store_events(
+      path,
+      {turn("a1", "Ana", "I live in Boston with two cats.", "2023-01-10T09:00:00.000000Z"),
+       turn("a2", "Ana", "I moved to Denver last month.", "2023-05-08T09:00:00Z"),
+       turn("a3", "Ana", "Hi! How are you?", "2023-05-08T09:01:00Z"),
+       turn("a4", "Ana", "I keep a secret diary about my dreams.", "2023-05-08T09:02:00Z", "high")},
+      clock);
+  const json first = run_job(path, clock);
+  CHECK(first["events_read"] == 4);
+  CHECK(first["facts_added"] == 3);
+  CHECK(first["facts_superseded"] == 1);
+  CHECK(first["watermark_seq"] == 4);
+  // A rerun adds nothing; new events continue from the watermark.
+  CHECK(run_job(path, clock)["facts_added"] == 0);
+
+  auto db = store::open_database({path, "normal", 5000}, store::Access::kReader);
+  const recall::ReadScope hyper;
+  const json all = recall::read_facts(db, {{"entity", "Ana"}}, hyper);
+  REQUIRE(all["ok"] == true);
+  REQUIRE(all["facts"].size() == 3);
+  const json& boston = all["facts"][0];
+  const json& denver = all["facts"][1];
+  CHECK(boston["statement"] == "Ana lives in Boston with two cats.");
+  CHECK(boston["attribute"] == "residence");
+  CHECK(boston["valid_from"] == "2023-01-10T09:00:00.000000Z");
+  // Superseded by the move: valid until the first day of "last month" (April 2023).
+  CHECK(boston["valid_to"] == "2023-04-01T00:00:00.000000Z");
+  CHECK(boston["is_stale"] == true);
+  CHECK(boston["evidence_ids"] == json::array({"a1"}));
+  CHECK(denver["statement"] == "Ana moved to Denver in April 2023.");
+  CHECK(denver["valid_from"] == "2023-04-01");
+  CHECK(denver["valid_to"] == "2023-04-30");
+  CHECK(denver["supersedes_fact_id"] == boston["id"]);
+  CHECK(denver["is_stale"] == false);
+  CHECK(denver["linked_entities"] == json::array({{{"key", "name:denver"}, {"name", "Denver"}}}));
+
+  const json current = recall::read_facts(db, {{"entity", "person:Ana"}, {"current", true}}, hyper);
+  CHECK(current["facts"].size() == 2);
+  const json paged = recall::read_facts(db, {{"after_id", denver["id"]}}, hyper);
+  REQUIRE(paged["facts"].size() == 1);
+  CHECK(paged["facts"][0]["sensitivity"] == "high");
+
+  // Clearance: "high" is never read at low, redacted at medium.
+  recall::ReadScope low;
+  low.clearance = 1;
+  CHECK(recall::read_facts(db, json::object(), low)["facts"].size() == 2);
+  recall::ReadScope medium;
+  medium.clearance = 2;
+  const json redacted = recall::read_facts(db, json::object(), medium)["facts"];
+  REQUIRE(redacted.size() == 3);
+  CHECK(redacted[2]["redacted"] == true);
+  CHECK(redacted[2]["statement"] == recall::kRedacted);
+  CHECK(redacted[2]["linked_entities"].is_null());
+  // Namespaces outside the caller's scope are never read.
+  recall::ReadScope elsewhere;
+  elsewhere.all_namespaces = false;
+  elsewhere.namespaces = {"other"};
+  CHECK(recall::read_facts(db, json::object(), elsewhere)["facts"].empty());
+  CHECK(recall::read_facts(db, {{"after_id", "x"}}, hyper)["ok"] == false);
+}
