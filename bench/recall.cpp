@@ -51,6 +51,7 @@
 #include "jobs/clustering.hpp"
 #include "jobs/consolidation.hpp"
 #include "jobs/decay.hpp"
+#include "jobs/facts.hpp"
 #include "jobs/importance.hpp"
 #include "jobs/medallion.hpp"
 #include "jobs/sql_functions.hpp"
@@ -86,6 +87,10 @@ void run_jobs(const std::string& path, const Clock& clock) {
   {
     auto c = ctx();
     jobs::run_consolidation(c, daemon::consolidation_params(cfg));
+  }
+  {
+    auto c = ctx();
+    jobs::run_facts(c);
   }
   {
     auto c = ctx();

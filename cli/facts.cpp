@@ -10,13 +10,23 @@ using json = nlohmann::json;
 constexpr std::size_t kEntityWidth = 24;
 constexpr std::size_t kStatementWidth = 80;
 
-// "2023-05-07", "2023-05-07 .. 2023-05-13", "2023-05-08T13:57:00Z .." (still valid).
+// A date as given; a date-time to the minute ("2023-05-08T13:57:00.000000Z" -> "2023-05-08
+// 13:57"): the table is read by people, --json keeps the microseconds.
+std::string short_time(std::string text) {
+  if (text.size() > 16 && text[10] == 'T') {
+    text[10] = ' ';
+    text.resize(16);
+  }
+  return text;
+}
+
+// "2023-05-07", "2023-05-07 .. 2023-05-13", "2023-05-08 13:57 .." (still valid).
 std::string validity(const json& row) {
-  const std::string from = cell(row, "valid_from");
+  const std::string from = short_time(cell(row, "valid_from"));
   const json to = row.value("valid_to", json());
   if (!to.is_string()) return from + " ..";
-  if (to.get<std::string>() == from) return from;
-  return from + " .. " + to.get<std::string>();
+  const std::string end = short_time(to.get<std::string>());
+  return end == from ? from : from + " .. " + end;
 }
 
 }  // namespace

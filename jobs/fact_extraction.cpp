@@ -336,6 +336,25 @@ void link_entities(ExtractedFact& fact, std::string_view sentence, std::string_v
 
 }  // namespace
 
+std::string attribute_keywords(std::string_view attribute) {
+  static const std::array<std::pair<std::string_view, std::string_view>, 7> words{{
+      {"occupation", "work works job career profession"},
+      {"employer", "work works job employer company"},
+      {"residence", "live lives living home moved reside where"},
+      {"origin", "from origin grew born hometown country"},
+      {"age", "age old years birthday"},
+      {"relationship_status", "married single engaged divorced relationship partner dating"},
+      {"education", "study studies studying school university college major education degree"},
+  }};
+  for (const auto& [name, keywords] : words) {
+    if (attribute == name) return std::string(keywords);
+  }
+  if (attribute.starts_with("favorite_")) {
+    return "favorite favourite " + std::string(attribute.substr(9));
+  }
+  return {};
+}
+
 std::string third_person(std::string_view sentence, std::string_view name, std::int64_t ts_us) {
   const std::string s = absolute_times(sentence, ts_us);
   const std::vector<Word> words = words_of(s);

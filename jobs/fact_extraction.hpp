@@ -80,6 +80,10 @@ struct ExtractedFact {
 /// Applies the rules above to one event. Facts come in sentence order.
 std::vector<ExtractedFact> extract_facts(const FactSource& event);
 
+/// Words a question about `attribute` uses ("residence" -> "live lives living home ..."), so
+/// that recall finds "Ana moved to Denver" for "Where does Ana live?". Empty for no attribute.
+std::string attribute_keywords(std::string_view attribute);
+
 /// "Caroline went to a support group on 7 May 2023": `sentence` in the third person about
 /// `name`, relative times made absolute against `ts_us`. Exposed for tests.
 std::string third_person(std::string_view sentence, std::string_view name, std::int64_t ts_us);

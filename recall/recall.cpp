@@ -177,7 +177,11 @@ std::variant<RecallRequest, RecallError> recall_request_from_json(const json& re
 }
 
 Recaller::Recaller(SQLite::Database& db, RecallParams params)
-    : db_(db), params_(params), rows_(db), derived_(db, derived_texts_sql()) {}
+    : db_(db),
+      params_(params),
+      rows_(db),
+      derived_(db, derived_texts_sql()),
+      facts_(db, entity_facts_sql()) {}
 
 std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& request,
                                                            const ReadScope& scope,
@@ -414,7 +418,13 @@ std::vector<DerivedHit> Recaller::recall_derived(const std::string& ns,
                                                  const std::vector<std::string>& terms,
                                                  const std::set<std::string>& named,
                                                  const ReadScope& scope) {
-  const std::vector<DerivedText> texts = derived_texts(derived_, ns, scope, kDerivedPerKind);
+  std::vector<DerivedText> texts = derived_texts(derived_, ns, scope, kDerivedPerKind);
+  // The facts about the entities the question names (a person's dated statements) compete
+  // with the other records on their words.
+  for (DerivedText& fact :
+       entity_facts(facts_, ns, {named.begin(), named.end()}, scope, kDerivedPerKind)) {
+    texts.push_back(std::move(fact));
+  }
   std::vector<std::string> stems;
   for (const std::string& t : terms) stems.push_back(stemmer_.stem(t));
   std::vector<std::vector<std::string>> docs;
@@ -429,7 +439,7 @@ std::vector<DerivedHit> Recaller::recall_derived(const std::string& ns,
     const DerivedText& d = texts[i];
     std::vector<std::string> doc;
     if (!d.redacted && (d.kind != "entity_summary" || named_entity[i])) {
-      for (const std::string& w : query_words(d.title + " " + d.text)) {
+      for (const std::string& w : query_words(d.title + " " + d.text + " " + d.keywords)) {
         if (w.size() >= 2 && !jobs::Tokenizer::is_stop_word(w)) doc.push_back(stemmer_.stem(w));
       }
     }

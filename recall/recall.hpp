@@ -121,7 +121,9 @@ struct RecallHit {
 /// summaries are recallable too), scored by BM25 (k1 1.2, b 0.75) over the namespace's
 /// derived records with the same terms and porter stems as the events.
 struct DerivedHit {
-  std::string kind;  ///< "knowledge", "observation", "entity_summary" or "medallion".
+  /// "knowledge", "observation", "entity_summary", "medallion" or "fact" (a fact about an
+  /// entity the question names; id its fact_id).
+  std::string kind;
   std::string id, ns, title, text, sensitivity;
   double score = 0;
   std::vector<std::string> why_terms;
@@ -173,6 +175,7 @@ class Recaller {
   RecallParams params_;
   EventRows rows_;
   SQLite::Statement derived_;  // recall/record_reads.hpp derived_texts_sql()
+  SQLite::Statement facts_;    // recall/record_reads.hpp entity_facts_sql()
   PorterStemmer stemmer_;
 };
 

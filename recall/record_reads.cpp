@@ -5,6 +5,7 @@
 #include "bus/control_request.hpp"
 #include "common/timestamp.hpp"
 #include "jobs/entity_extraction.hpp"
+#include "jobs/fact_extraction.hpp"
 #include "store/fts_index.hpp"
 
 namespace reflectd::recall {
@@ -594,6 +595,47 @@ std::vector<DerivedText> derived_texts(SQLite::Statement& query, const std::stri
     d.text = query.getColumn(4).getString();
     d.sensitivity = query.getColumn(5).getString();
     d.redacted = query.getColumn(6).getInt() != 0;
+    out.push_back(std::move(d));
+  }
+  query.reset();
+  return out;
+}
+
+std::string entity_facts_sql() {
+  return R"sql(
+SELECT fact_id, namespace, entity_name || ', ' || strftime('%Y-%m-%d', valid_from_us / 1000000,
+       'unixepoch'), )sql" +
+         redacted_text("fact_text") + R"sql(, sensitivity, r > ?20, coalesce(attribute_key, '')
+FROM (SELECT *, )sql" +
+         rank_sql("sensitivity") + R"sql( AS r FROM facts INDEXED BY facts_entity
+      WHERE namespace = ?1 AND entity_key IN (SELECT value FROM json_each(?2)) AND is_stale = 0)
+WHERE r <= ?20 + 1 AND )sql" +
+         scope_sql("namespace") + R"sql(
+ORDER BY fact_id DESC
+LIMIT ?3)sql";
+}
+
+std::vector<DerivedText> entity_facts(SQLite::Statement& query, const std::string& ns,
+                                      const std::vector<std::string>& keys, const ReadScope& caller,
+                                      std::int64_t limit) {
+  std::vector<DerivedText> out;
+  if (keys.empty()) return out;
+  query.reset();
+  query.bind(1, ns);
+  query.bind(2, nlohmann::json(keys).dump());
+  query.bind(3, limit);
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
+  while (query.executeStep()) {
+    DerivedText d;
+    d.kind = "fact";
+    d.id = std::to_string(query.getColumn(0).getInt64());
+    d.ns = query.getColumn(1).getString();
+    d.title = query.getColumn(2).getString();
+    d.text = query.getColumn(3).getString();
+    d.sensitivity = query.getColumn(4).getString();
+    d.redacted = query.getColumn(5).getInt() != 0;
+    if (!d.redacted) d.keywords = jobs::attribute_keywords(query.getColumn(6).getString());
     out.push_back(std::move(d));
   }
   query.reset();

@@ -60,13 +60,15 @@ nlohmann::json read_medallion(SQLite::Database& db, const nlohmann::json& reques
 
 /// A record the jobs derived, as recall scores it (RecallResponse::derived).
 struct DerivedText {
-  std::string kind;  ///< "knowledge", "observation", "entity_summary" or "medallion".
+  std::string kind;  ///< "knowledge", "observation", "entity_summary", "medallion" or "fact".
   std::string id;    ///< decision_id, observation_id, the entity's canonical key, medallion id.
   std::string ns;
   std::string title;  ///< knowledge title, observation title, entity display name.
   std::string text;   ///< rationale, observation text, entity summary.
   std::string sensitivity;
   bool redacted = false;  ///< One level above the clearance: title and text are kRedacted.
+  /// Words it matches besides its title and text (a fact's attribute_keywords()); not shown.
+  std::string keywords;
 };
 
 /// The derived records of namespace `ns` recall searches: active knowledge (title, rationale),
@@ -79,5 +81,16 @@ std::vector<DerivedText> derived_texts(SQLite::Statement& query, const std::stri
 
 /// The statement derived_texts() runs: ?1 namespace, ?2 per kind, the scope ?20-?23.
 std::string derived_texts_sql();
+
+/// The current facts (jobs/facts.hpp) of namespace `ns` about the entities `keys` (canonical
+/// keys), newest first, at most `limit`, within the caller's scope, as derived records of
+/// kind "fact": id the fact_id, title "<entity name>, <valid_from as YYYY-MM-DD>", text the
+/// statement. `query` must be prepared from entity_facts_sql() (once per connection).
+std::vector<DerivedText> entity_facts(SQLite::Statement& query, const std::string& ns,
+                                      const std::vector<std::string>& keys, const ReadScope& caller,
+                                      std::int64_t limit);
+
+/// The statement entity_facts() runs: ?1 namespace, ?2 keys (JSON array), ?3 limit, the scope.
+std::string entity_facts_sql();
 
 }  // namespace reflectd::recall

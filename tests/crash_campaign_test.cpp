@@ -353,8 +353,8 @@ TEST_CASE("crash campaign: SIGKILL during each job, then a rerun, equals an undi
   std::filesystem::copy_file(seed_db, crash_db);
   // The daemon's job order; each runs only on demand, and the wall clock is pinned so both
   // runs see the same now.
-  const std::vector<std::string> jobs{"consolidate", "cluster", "importance", "decay", "medallion",
-                                      "facts"};
+  const std::vector<std::string> jobs{"consolidate", "cluster",   "importance",
+                                      "decay",       "medallion", "facts"};
   const std::string jobs_yaml = test::kJobsOnDemandYaml;
   ::setenv("REFLECTD_TEST_HOOKS", "1", 1);
   ::setenv("REFLECTD_TEST_NOW_US", std::to_string(kNowUs).c_str(), 1);

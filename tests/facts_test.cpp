@@ -10,11 +10,17 @@
 #include "bus/event_decoder.hpp"
 #include "common/clock.hpp"
 #include "common/timestamp.hpp"
+#include "config/config.hpp"
+#include "daemon/settings.hpp"
+#include "jobs/clustering.hpp"
 #include "jobs/fact_extraction.hpp"
 #include "jobs/facts.hpp"
+#include "jobs/sql_functions.hpp"
+#include "recall/recall.hpp"
 #include "recall/record_reads.hpp"
 #include "store/database.hpp"
 #include "store/event_store.hpp"
+#include "store/fts_index.hpp"
 #include "store/lifecycle.hpp"
 #include "support/temp_dir.hpp"
 
@@ -231,4 +237,38 @@ TEST_CASE("facts job: supersession by entity and attribute, reruns, dates and cl
   elsewhere.namespaces = {"other"};
   CHECK(recall::read_facts(db, json::object(), elsewhere)["facts"].empty());
   CHECK(recall::read_facts(db, {{"after_id", "x"}}, hyper)["ok"] == false);
+}
+
+TEST_CASE("recall returns the current facts about the entities a question names") {
+  test::TempDir dir;
+  const std::string path = dir.file("f.db");
+  FakeClock clock(kMonday + 60 * kDayUs);
+  store_events(path,
+               {turn("a1", "Ana", "I live in Boston with two cats.", "2023-01-10T09:00:00Z"),
+                turn("a2", "Ana", "I moved to Denver last month.", "2023-05-08T09:00:00Z"),
+                turn("b1", "Ben", "I live in Oslo near the fjord.", "2023-05-08T09:05:00Z")},
+               clock);
+  run_job(path, clock);
+  {
+    auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
+    store::index_all_pending(db);
+    std::atomic<bool> stopping{false};
+    jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+    jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
+    jobs::run_clustering(ctx, daemon::cluster_params(config::defaults()));
+  }
+  auto db = store::open_database({path, "normal", 5000}, store::Access::kReader);
+  jobs::register_sql_functions(db, daemon::vitality_params(config::defaults().decay));
+  recall::Recaller recaller(db, daemon::recall_params(config::defaults()));
+  recall::RecallRequest request;
+  request.text = "Where does Ana live now?";
+  request.ns = "talk";
+  auto answer = recaller.recall(request, recall::ReadScope{}, clock.now_us());
+  REQUIRE(std::holds_alternative<recall::RecallResponse>(answer));
+  std::vector<std::string> facts;
+  for (const auto& d : std::get<recall::RecallResponse>(answer).derived) {
+    if (d.kind == "fact") facts.push_back(d.title + ": " + d.text);
+  }
+  // Ana's superseded Boston fact and Ben's facts are not candidates.
+  CHECK(facts == std::vector<std::string>{"Ana, 2023-04-01: Ana moved to Denver in April 2023."});
 }
