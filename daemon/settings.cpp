@@ -50,7 +50,7 @@ store::DatabaseOptions jobs_database_options(const config::Config& config,
 
 jobs::VitalityParams vitality_params(const config::DecayConfig& decay) {
   return {decay.decaying_after_days, decay.dormant_after_days, decay.decaying_loss_per_week,
-          decay.dormant_loss_per_week};
+          decay.dormant_loss_per_week, decay.min_confidence_share};
 }
 
 jobs::ConsolidationParams consolidation_params(const config::Config& config) {

@@ -150,7 +150,7 @@ double decayed_confidence(double base, std::int64_t last_activity_us, std::int64
   if (days > p.dormant_after_days) {
     loss += p.dormant_loss_per_week * (days - p.dormant_after_days) / 7.0;
   }
-  return clamp01(base - loss);
+  return clamp01(std::max(base - loss, base * p.min_confidence_share));
 }
 
 void EvidenceSums::add(std::int64_t t, std::optional<std::int64_t> before,

@@ -84,6 +84,10 @@ struct VitalityParams {
   double dormant_after_days = 30;
   double decaying_loss_per_week = 0.05;
   double dormant_loss_per_week = 0.2;
+  /// The share of its confidence at the last evidence that knowledge keeps however long it
+  /// goes unused (ours, issue 34 §3: time alone, with nothing superseding or contradicting a
+  /// decision, does not take it to nothing). 0 is the seed's unbounded loss.
+  double min_confidence_share = 0.0;
 };
 
 /// ACTIVE below 7 days since the last evidence or use, DECAYING up to 30, DORMANT beyond.
@@ -91,8 +95,8 @@ Vitality vitality_at(std::int64_t last_activity_us, std::int64_t now_us, const V
 
 /// Confidence after decay, from the confidence at the last evidence (`base`): no loss while
 /// ACTIVE; 0.05 per week of DECAYING time (counted from day 7); 0.2 per week of DORMANT time
-/// (from day 30) on top of the 23 DECAYING days; clamped to [0, 1]. Closed form: never
-/// compounds.
+/// (from day 30) on top of the 23 DECAYING days; never below base x min_confidence_share;
+/// clamped to [0, 1]. Closed form: never compounds.
 double decayed_confidence(double base, std::int64_t last_activity_us, std::int64_t now_us,
                           const VitalityParams& p);
 

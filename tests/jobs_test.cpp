@@ -810,6 +810,14 @@ TEST_CASE("decay sweeps are closed-form: many sweeps equal one") {
       db_a.execAndGet("SELECT last_seen_us FROM knowledge ORDER BY decision_id LIMIT 1").getInt64();
   CHECK(db_a.execAndGet("SELECT confidence FROM knowledge ORDER BY decision_id LIMIT 1")
             .getDouble() == jobs::decayed_confidence(base, last, kNow + 45 * kDay, vitality));
+  // Read long after the history ended, nothing superseded them: every decision keeps its
+  // confidence at the floor, decay.min_confidence_share (0.8) of its confidence at the last
+  // evidence, not the seed's 0 (issue 34 §3).
+  CHECK(vitality.min_confidence_share == 0.8);
+  CHECK(db_a.execAndGet("SELECT count(*) FROM knowledge WHERE confidence_base > 0").getInt() > 0);
+  CHECK(db_a.execAndGet("SELECT count(*) FROM knowledge WHERE confidence_base > 0 AND "
+                        "abs(confidence - 0.8 * confidence_base) > 1e-12")
+            .getInt() == 0);
   // Episodic events (max age 30 days, auto_prune) are archived once, each with an audit row.
   CHECK(once["events_archived"] == 448);
   CHECK(db_a.execAndGet("SELECT count(*) FROM audit_log WHERE action = 'archive'").getInt() == 448);
