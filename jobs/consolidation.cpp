@@ -391,7 +391,8 @@ INSERT INTO observations (observation_id, namespace, observation_type, signature
   times_reinforced, first_detected_us, last_reinforced_us)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, min(0.95, 0.5 + 0.05 * ?9),
   min(1.0, log10(1 + ?9) / 2.0), ?12, ?13, ?14)
-ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excluded.text,
+ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = excluded.title,
+  text = excluded.text,
   supporting_event_ids = excluded.supporting_event_ids, support_count = excluded.support_count,
   trajectory_count = excluded.trajectory_count, success_count = excluded.success_count,
   confidence = excluded.confidence, importance = excluded.importance,
@@ -1427,12 +1428,19 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, text = excl
         best_target < 0 ? std::string() : strings_[static_cast<std::size_t>(best_target)];
     const std::span<const std::int64_t> ids =
         std::span(s.newest).last(std::min(s.newest.size(), kMaxSupportIdsListed));
+    // Readers see the problem in the words of its newest occurrence, never the signature's
+    // placeholders ("<n> <n> <n> is out need new version"; issue 34 §4).
+    const std::string newest = event_content(s.max_seq);
+    std::string problem = labelled_line(newest, "Problem:");
+    if (problem.empty()) problem = newest;
+    problem = first_line(problem, 200);
+    if (problem.empty()) problem = signature.substr(0, 200);
     const std::string text = "Seen " + std::to_string(s.count) + " times in " +
                              std::to_string(s.trajectory_count) + " trajectories" +
-                             (target.empty() ? "" : ", mostly around " + target) + ": " + signature;
-    upsert_observation(s.id, ns, "pattern", signature, target,
-                       "Recurring problem: " + signature.substr(0, 200), text, ids, s.count,
-                       s.trajectory_count, 0, s.qualified_at, s.last_ts);
+                             (target.empty() ? "" : ", mostly around " + target) +
+                             "; latest: " + problem;
+    upsert_observation(s.id, ns, "pattern", signature, target, "Recurring problem: " + problem,
+                       text, ids, s.count, s.trajectory_count, 0, s.qualified_at, s.last_ts);
   }
 
   // Creates or reinforces an observation (seed 003 MemoryMetaObservation). Confidence
