@@ -339,14 +339,16 @@ class Refresher {
                          knowledge.getColumn(10).getInt64(), knowledge.getColumn(11).getString()});
     }
     struct Pattern {
-      std::string id, target, signature;
+      std::string id, target;
+      std::string problem;  // as its newest occurrence writes it (the observation's title)
       std::int64_t support, last;
       std::string ids;  // JSON array of event ids, parsed by last_ids when listed
     };
     std::vector<Pattern> patterns;
     SQLite::Statement observations(
         db_,
-        "SELECT observation_id, coalesce(target, ''), signature, support_count, "
+        "SELECT observation_id, coalesce(target, ''), CASE WHEN title LIKE 'Recurring problem: %' "
+        "THEN substr(title, 20) ELSE signature END, support_count, "
         "last_reinforced_us, supporting_event_ids FROM observations WHERE "
         "observation_type = 'pattern' AND is_active = 1 AND (?1 = '' OR namespace = ?1) "
         "ORDER BY support_count DESC, observation_id");
@@ -422,7 +424,7 @@ class Refresher {
     }
     for (const auto& pattern : patterns) {
       questions.push_back({pattern.id,
-                           "How can the recurring problem \"" + clip(pattern.signature, 160) +
+                           "How can the recurring problem \"" + clip(pattern.problem, 160) +
                                "\" (seen " + std::to_string(pattern.support) +
                                " times) be prevented?",
                            question_priority(pattern.support, days_since(pattern.last)),
@@ -497,7 +499,7 @@ class Refresher {
     for (const auto& e : entities) entry_points.push_back("Start from " + e);
     json avoid = json::array();
     for (std::size_t i = 0; i < patterns.size() && i < 5; ++i) {
-      avoid.push_back("Avoid repeating: " + clip(patterns[i].signature, 160) + " (seen " +
+      avoid.push_back("Avoid repeating: " + clip(patterns[i].problem, 160) + " (seen " +
                       std::to_string(patterns[i].support) + " times)");
     }
     json invariants = json::array();
