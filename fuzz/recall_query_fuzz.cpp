@@ -17,6 +17,7 @@
 #include "recall/query.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace reflectd;
   using namespace reflectd::recall;
   if (size < 4) return 0;
   // The first 4 bytes pick a reference day between 1970 and about 2106.
