@@ -25,7 +25,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -42,11 +41,8 @@
 #include "jobs/job.hpp"
 #include "store/database.hpp"
 
-#include <unistd.h>
-
 namespace {
 
-namespace fs = std::filesystem;
 using namespace reflectd;
 using nlohmann::json;
 
@@ -88,16 +84,8 @@ int run(int argc, char** argv) {
   const std::vector<json> questions = bench::read_lines(data + "/questions.jsonl");
   FakeClock clock(bench::day_after_last_turn_us(turns));
 
-  const fs::path dir = fs::temp_directory_path() / ("bench_facts." + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ignored;
-      fs::remove_all(dir, ignored);
-    }
-  } cleanup{dir};
-  const std::string path = (dir / "facts.db").string();
+  const bench::ScratchDir dir("bench_facts");
+  const std::string path = dir.file("facts.db");
   bench::store_turns(path, turns, clock);
 
   const auto cfg = config::defaults();

@@ -9,6 +9,8 @@
 #include <regex>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "bus/event_decoder.hpp"
 #include "common/timestamp.hpp"
 #include "config/config.hpp"
@@ -21,6 +23,16 @@
 namespace reflectd::bench {
 
 using nlohmann::json;
+
+ScratchDir::ScratchDir(const std::string& name)
+    : path_(std::filesystem::temp_directory_path() / (name + "." + std::to_string(::getpid()))) {
+  std::filesystem::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
 
 std::vector<json> read_lines(const std::string& path) {
   std::ifstream in(path);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,21 @@
 #include "common/clock.hpp"
 
 namespace reflectd::bench {
+
+/// A fresh directory under the system's temporary directory ("<name>.<pid>"), removed with
+/// everything in it on destruction.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  /// `file` inside the directory.
+  std::string file(const std::string& file) const { return (path_ / file).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
 
 /// Every JSON line of `path`.
 std::vector<nlohmann::json> read_lines(const std::string& path);

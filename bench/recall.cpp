@@ -202,16 +202,8 @@ int run(int argc, char** argv) {
   // are the same on every run.
   FakeClock clock(bench::day_after_last_turn_us(turns));
 
-  const fs::path dir = fs::temp_directory_path() / ("bench_recall." + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ignored;
-      fs::remove_all(dir, ignored);
-    }
-  } cleanup{dir};
-  const std::string path = (dir / "recall.db").string();
+  const bench::ScratchDir dir("bench_recall");
+  const std::string path = dir.file("recall.db");
   std::vector<json> corpus;
   if (extra_events > 0) {
     corpus = bench::read_corpus(fs::path(data).parent_path().string());

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <limits>
 
-#include "bus/event_decoder.hpp"
 #include "common/clock.hpp"
 #include "common/timestamp.hpp"
 #include "config/config.hpp"
@@ -19,9 +18,8 @@
 #include "recall/recall.hpp"
 #include "recall/record_reads.hpp"
 #include "store/database.hpp"
-#include "store/event_store.hpp"
 #include "store/fts_index.hpp"
-#include "store/lifecycle.hpp"
+#include "support/corpus.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -150,18 +148,9 @@ json turn(const std::string& id, const std::string& speaker, const std::string& 
 }
 
 void store_events(const std::string& path, const std::vector<json>& events, const Clock& clock) {
-  auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
-  store::EventStore store(db);
-  bus::EventDecoder decoder(clock);
-  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-  for (const json& e : events) {
-    auto decoded = decoder.decode(e.dump(), 1 << 20);
-    REQUIRE(decoded.events.size() == 1);
-    REQUIRE(decoded.events[0].event);
-    store::EventRecord row = std::move(*decoded.events[0].event);
-    store.insert(row, store::resolve_lifecycle(row, store::DecayProfiles{}));
-  }
-  transaction.commit();
+  std::vector<std::string> lines;
+  for (const json& e : events) lines.push_back(e.dump());
+  REQUIRE(test::load_lines(path, lines, clock) == lines.size());
 }
 
 json run_job(const std::string& path, const Clock& clock) {
