@@ -17,9 +17,11 @@
 #include <vector>
 
 #include "common/sha256.hpp"
+#include "jobs/decision_extraction.hpp"
 #include "jobs/event_json.hpp"
 #include "jobs/job_state.hpp"
 #include "store/audit_log.hpp"
+#include "store/extracted_decisions.hpp"
 
 namespace reflectd::jobs {
 namespace {
@@ -109,6 +111,7 @@ struct EventFields {
   std::vector<std::string> files;  // context.files' strings, then the entities' "file:" paths
   bool success = false;            // truthy(context, "success")
   bool ends_trajectory = false;    // context has "exit_status" or "submission"
+  bool merge = false;              // context.merge is true (a merge commit)
 };
 
 // Reads EventFields (see jobs/event_json.hpp for why simdjson, and the meaning it keeps).
@@ -130,6 +133,7 @@ class EventFieldReader {
       f.target = string_field(j, "target");
       f.success = truthy(j, "success");
       f.ends_trajectory = j.is_object() && (j.contains("exit_status") || j.contains("submission"));
+      f.merge = j.is_object() && j.value("merge", false) == true;
       if (j.is_object()) {
         if (const auto files = j.find("files"); files != j.end() && files->is_array()) {
           for (const auto& file : *files) {
@@ -156,6 +160,10 @@ class EventFieldReader {
       }
     }
     f.ends_trajectory = last_field(object, "exit_status") || last_field(object, "submission");
+    if (const auto merge = last_field(object, "merge")) {
+      bool flag = false;
+      f.merge = merge->get_bool().get(flag) == simdjson::SUCCESS && flag;
+    }
     simdjson::dom::array list;
     if (const auto files = last_field(object, "files");
         files && files->get_array().get(list) == simdjson::SUCCESS) {
@@ -227,6 +235,8 @@ struct Totals {
   std::int64_t proposals_accepted = 0;
   std::int64_t procedures_distilled = 0;
   std::int64_t competences = 0;
+  std::int64_t decisions_extracted = 0;
+  std::int64_t decisions_falsified = 0;
 };
 
 struct OpenTrajectory {
@@ -243,8 +253,9 @@ class Consolidator {
         db_(ctx.db),
         state_(db_, kJob),
         audit_(db_),
+        decisions_(db_),
         read_events_(db_,
-                     "SELECT seq, kind, ts_us, content, context, entities, episode_id "
+                     "SELECT seq, kind, ts_us, content, context, entities, episode_id, uid "
                      "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
                      "ORDER BY seq LIMIT ?3"),
         // A plain INSERT: each event is consolidated once (its row commits with the
@@ -332,10 +343,11 @@ UPDATE knowledge SET rationale = ?2, status = ?3, phase = ?4, vitality = ?5, evi
   first_seen_us = ?19, last_seen_us = ?20, updated_us = ?21
 WHERE decision_id = ?1)sql"),
         event_content_(db_, "SELECT content FROM events WHERE seq = ?1"),
-        trajectory_steps_(db_,
-                          "SELECT e.seq, e.kind, e.content, e.context FROM event_targets t "
-                          "JOIN events e ON e.seq = t.seq WHERE t.namespace = ?1 AND "
-                          "t.trajectory_id = ?2 AND t.seq <= ?3 ORDER BY t.seq"),
+        trajectory_steps_(
+            db_,
+            "SELECT e.seq, e.kind, e.content, e.context, e.ts_us FROM event_targets t "
+            "JOIN events e ON e.seq = t.seq WHERE t.namespace = ?1 AND "
+            "t.trajectory_id = ?2 AND t.seq <= ?3 ORDER BY t.seq"),
         outcome_previous_(db_,
                           "SELECT success, tool_sequence, final_seq FROM trajectory_outcomes "
                           "WHERE namespace = ?1 AND trajectory_id = ?2"),
@@ -421,7 +433,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
                    {"streams_promoted", totals_.streams_promoted},
                    {"proposals_accepted", totals_.proposals_accepted},
                    {"procedures_distilled", totals_.procedures_distilled},
-                   {"competences", totals_.competences}};
+                   {"competences", totals_.competences},
+                   {"decisions_extracted", totals_.decisions_extracted},
+                   {"decisions_falsified", totals_.decisions_falsified}};
     return result;
   }
 
@@ -543,7 +557,35 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
           if (!first) touched->second = std::min(touched->second, ts);
         }
       }
-      // 5. End of a trajectory.
+      // 5. Decisions stated in the message, and reverts of them.
+      if (!fields.merge && (content.find("Solution:") != std::string::npos ||
+                            content.find("Fix:") != std::string::npos)) {
+        if (auto d = decision_from_message(kind, content, fields.files)) {
+          const std::string problem_line = labelled_line(content, "Problem:");
+          store::DecisionRecord record{
+              .decision_id = "decision:" + read_events_.getColumn(7).getString(),
+              .ns = ns,
+              .target = target,
+              .statement = std::move(d->statement),
+              .rationale = std::move(d->rationale),
+              .source = "problem_solution",
+              .problem_signature = problem_signature(
+                  problem_line.empty() ? labelled_line(content, "Issue:") : problem_line),
+              .subject = kind == "commit_change" ? first_line(content, 300) : "",
+              .confidence = d->confidence,
+              .source_seq = seq,
+              .ts_us = ts,
+              .evidence = {{seq, ts}}};
+          if (decisions_.record(record, now_, kActor)) ++totals_.decisions_extracted;
+        }
+      }
+      if (kind == "commit_change") {
+        if (const std::string reverted = reverted_subject(content); !reverted.empty()) {
+          totals_.decisions_falsified +=
+              decisions_.falsify_reverted(ns, reverted, seq, now_, kActor);
+        }
+      }
+      // 6. End of a trajectory.
       if (kind == "result" && fields.ends_trajectory) {
         outcomes.push_back({trajectory, target, fields.success, seq, ts});
       }
@@ -616,6 +658,11 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     json procedure_steps = json::array();
     std::vector<std::string> tools;
     std::string task;
+    std::string task_text;
+    std::int64_t task_seq = 0;
+    std::int64_t task_ts = 0;
+    std::vector<TrajectoryCall> calls;
+    std::vector<std::pair<std::int64_t, std::int64_t>> call_events;  // (seq, ts) of each call
     bool awaiting_outcome = false;
     while (steps.executeStep()) {
       const std::string kind = steps.getColumn(1).getString();
@@ -623,8 +670,19 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
       const json context = steps.getColumn(3).isNull()
                                ? json()
                                : json::parse(steps.getColumn(3).getString(), nullptr, false);
-      if (kind == "task" && task.empty()) task = first_line(content, 200);
+      if (kind == "task" && task.empty()) {
+        task = first_line(content, 200);
+        task_text = content;
+        task_seq = steps.getColumn(0).getInt64();
+        task_ts = steps.getColumn(4).getInt64();
+      }
+      if ((kind == "result" || kind == "error") && awaiting_outcome && !calls.empty()) {
+        calls.back().succeeded = kind == "result" && truthy(context, "success");
+      }
       if (kind == "call") {
+        calls.push_back(
+            {string_field(context, "tool"), content, string_field(context, "thought"), false});
+        call_events.emplace_back(steps.getColumn(0).getInt64(), steps.getColumn(4).getInt64());
         const std::string tool = string_field(context, "tool");
         if (!tool.empty() && (tools.empty() || tools.back() != tool)) tools.push_back(tool);
         procedure_steps.push_back({{"action", first_line(content, 200)},
@@ -680,6 +738,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     upsert.bind(8, outcome.final_ts_us);
     upsert.exec();
     upsert.reset();
+    if (outcome.success)
+      record_trajectory_decision(ns, outcome, task_text, task_seq, task_ts, calls, call_events);
     if (outcome.success && !sequence.empty()) {
       // A sequence not known to the run yet is read whole (with this row) by update_competence.
       if (const auto it = competences_.find(ns + '\n' + sequence); it != competences_.end()) {
@@ -689,6 +749,35 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
       }
       update_competence(ns, sequence);
     }
+  }
+
+  // The decision a successful trajectory made (jobs/decision_extraction.hpp), superseding the
+  // namespace's earlier answer to the same task.
+  void record_trajectory_decision(const std::string& ns, const Outcome& outcome,
+                                  const std::string& task, std::int64_t task_seq,
+                                  std::int64_t task_ts, std::span<const TrajectoryCall> calls,
+                                  std::span<const std::pair<std::int64_t, std::int64_t>> events) {
+    auto d = decision_from_trajectory(task, calls);
+    if (!d) return;
+    // The task's own words, not problem_signature(): it folds quoted names, and tasks differ
+    // by them ('problem named "Katy"').
+    std::string signature = "task: " + d->rationale;
+    store::DecisionRecord record{.decision_id = "decision:" + ns + ":" + outcome.trajectory_id,
+                                 .ns = ns,
+                                 .target = outcome.target,
+                                 .statement = std::move(d->statement),
+                                 .rationale = std::move(d->rationale),
+                                 .source = "trajectory",
+                                 .problem_signature = std::move(signature),
+                                 .subject = "",
+                                 .confidence = d->confidence,
+                                 .source_seq = outcome.final_seq,
+                                 .ts_us = outcome.final_ts_us,
+                                 .evidence = {}};
+    if (task_seq > 0) record.evidence.emplace_back(task_seq, task_ts);
+    record.evidence.push_back(events[d->call_index]);
+    record.evidence.emplace_back(outcome.final_seq, outcome.final_ts_us);
+    if (decisions_.record(record, now_, kActor)) ++totals_.decisions_extracted;
   }
 
   // A successful run of a tool sequence, in the competence's (event time, seq) order.
@@ -1511,6 +1600,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   SQLite::Database& db_;
   JobState state_;
   store::AuditLog audit_;
+  store::ExtractedDecisionStore decisions_;
   SQLite::Statement read_events_;
   SQLite::Statement insert_target_;
   SQLite::Statement trajectory_target_;

@@ -9,6 +9,7 @@
 
 #include "common/sha256.hpp"
 #include "common/timestamp.hpp"
+#include "jobs/decision_extraction.hpp"
 #include "jobs/entity_summaries.hpp"
 #include "jobs/job_state.hpp"
 #include "store/audit_log.hpp"
@@ -38,7 +39,8 @@ std::size_t utf8_chars(const std::string& text) {
   }));
 }
 
-// Cuts at a word boundary to at most `max_chars` code points, adding "..." when cut.
+// Cuts to at most `max_chars` code points: at the end of a sentence in the second half, else at
+// a word boundary adding "...".
 std::string clip(const std::string& text, std::size_t max_chars) {
   if (utf8_chars(text) <= max_chars) return text;
   std::string out;
@@ -46,6 +48,11 @@ std::string clip(const std::string& text, std::size_t max_chars) {
   for (const char c : text) {
     if ((static_cast<unsigned char>(c) & 0xC0) != 0x80 && ++chars > max_chars - 3) break;
     out.push_back(c);
+  }
+  // A whole sentence when one ends in the second half, else a word boundary.
+  if (const auto stop = out.rfind(". "); stop != std::string::npos && stop > out.size() / 2) {
+    out.resize(stop + 1);
+    return out;
   }
   if (const auto space = out.find_last_of(' ');
       space != std::string::npos && space > out.size() / 2) {
@@ -55,6 +62,26 @@ std::string clip(const std::string& text, std::size_t max_chars) {
 }
 
 std::string day(std::int64_t us) { return format_rfc3339_us(us).substr(0, 10); }
+
+// The first non-blank line of a text, trimmed (an error's message).
+std::string first_text_line(const std::string& text) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto end = std::min(text.find('\n', start), text.size());
+    const auto line = std::string_view(text).substr(start, end - start);
+    if (const auto a = line.find_first_not_of(" \t\r"); a != std::string_view::npos) {
+      return std::string(line.substr(a, line.find_last_not_of(" \t\r") - a + 1));
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
+// The problem a message states ("Problem:" or "Issue:" paragraph).
+std::string problem_line(const std::string& text) {
+  constexpr std::array<std::string_view, 2> kLabels{"Problem:", "Issue:"};
+  return labelled_paragraph(text, kLabels);
+}
 
 // The newest n ids of a stored JSON array of event ids; empty when the text is not an array
 // (NULL reads as ""). Parsed only for the items a medallion lists: a scope has thousands of
@@ -298,13 +325,102 @@ class Refresher {
     }
     if (out.empty()) {
       SQLite::Statement query(
-          db_, "SELECT target FROM knowledge WHERE " + knowledge_filter(scope) +
-                   " AND provenance = 'internal' ORDER BY frequency DESC, target LIMIT ?2");
+          db_,
+          "SELECT target FROM knowledge WHERE " + knowledge_filter(scope) +
+              " AND kind = 'proposal' AND provenance = 'internal' ORDER BY frequency DESC, target "
+              "LIMIT ?2");
       query.bind(1, scope.ns);
       query.bind(2, static_cast<std::int64_t>(limit));
       while (query.executeStep()) out.push_back("module:" + query.getColumn(0).getString());
     }
     return out;
+  }
+
+  // A problem raised and not solved since (issue 34 §4): an error event or a "Problem:" line of
+  // an event that is not itself a change (not a commit, no "Solution:"), with no later
+  // successful outcome of its trajectory or on its target and no later active decision on its
+  // target; and a trajectory that ended without success, with no later success on its target.
+  // One per problem signature (its newest occurrence), newest first.
+  struct OpenProblem {
+    std::string source;  // the problem pattern's or trajectory's id
+    std::string text, target, ids;
+    std::int64_t ts_us = 0;
+    std::int64_t occurrences = 0;
+  };
+  std::vector<OpenProblem> unsolved_problems(const MedallionScope& scope) {
+    constexpr const char* kNoLaterSuccess = R"sql(
+  NOT EXISTS (SELECT 1 FROM trajectory_outcomes t WHERE t.namespace = o.namespace
+              AND t.trajectory_id = o.trajectory_id AND t.success = 1 AND t.final_seq > o.seq)
+  AND (o.target IS NULL OR (
+    NOT EXISTS (SELECT 1 FROM trajectory_outcomes t WHERE t.namespace = o.namespace
+                AND t.target = o.target AND t.success = 1 AND t.final_seq > o.seq)
+    AND NOT EXISTS (SELECT 1 FROM knowledge k WHERE k.namespace = o.namespace
+                    AND k.target = o.target AND k.kind = 'decision' AND k.status = 'active'
+                    AND k.source_event_seq > o.seq))))sql";
+    std::vector<OpenProblem> out;
+    std::map<std::string, std::size_t> by_signature;
+    SQLite::Statement problems(db_, std::string(R"sql(
+SELECT o.namespace, o.signature, o.seq, coalesce(o.target, ''), o.ts_us, e.kind, e.content
+FROM problem_occurrences o JOIN events e ON e.seq = o.seq
+WHERE (?1 = '' OR o.namespace = ?1) AND e.status = 'active' AND e.kind != 'commit_change'
+  AND e.content NOT LIKE '%Solution:%' AND )sql") +
+                                        kNoLaterSuccess + " ORDER BY o.seq DESC LIMIT 500");
+    problems.bind(1, scope.ns);
+    while (problems.executeStep()) {
+      const std::string target = problems.getColumn(3).getString();
+      if (!in_scope_target(scope, target)) continue;
+      const std::string key =
+          problems.getColumn(0).getString() + '\n' + problems.getColumn(1).getString();
+      if (const auto it = by_signature.find(key); it != by_signature.end()) {
+        ++out[it->second].occurrences;
+        continue;
+      }
+      const std::string kind = problems.getColumn(5).getString();
+      const std::string content = problems.getColumn(6).getString();
+      std::string text = kind == "error" ? first_text_line(content) : problem_line(content);
+      if (text.empty()) continue;
+      by_signature.emplace(key, out.size());
+      out.push_back({"problem:" + problems.getColumn(0).getString() + ":" +
+                         std::to_string(problems.getColumn(2).getInt64()),
+                     std::move(text), target,
+                     json::array({problems.getColumn(2).getInt64()}).dump(),
+                     problems.getColumn(4).getInt64(), 1});
+    }
+    SQLite::Statement failed(db_, R"sql(
+SELECT o.namespace, o.trajectory_id, coalesce(o.target, ''), o.final_seq, o.final_ts_us,
+  (SELECT e.content FROM event_targets x JOIN events e ON e.seq = x.seq
+   WHERE x.namespace = o.namespace AND x.trajectory_id = o.trajectory_id AND e.kind = 'task'
+   ORDER BY x.seq LIMIT 1)
+FROM trajectory_outcomes o
+WHERE (?1 = '' OR o.namespace = ?1) AND o.success = 0
+  AND (o.target IS NULL OR NOT EXISTS (SELECT 1 FROM trajectory_outcomes t
+       WHERE t.namespace = o.namespace AND t.target = o.target AND t.success = 1
+       AND t.final_seq > o.final_seq))
+ORDER BY o.final_seq DESC LIMIT 100)sql");
+    failed.bind(1, scope.ns);
+    while (failed.executeStep()) {
+      const std::string target = failed.getColumn(2).getString();
+      if (!in_scope_target(scope, target) || failed.getColumn(5).isNull()) continue;
+      std::string text = task_problem(failed.getColumn(5).getString());
+      if (text.empty()) continue;
+      out.push_back(
+          {"trajectory:" + failed.getColumn(0).getString() + ":" + failed.getColumn(1).getString(),
+           std::move(text), target, json::array({failed.getColumn(3).getInt64()}).dump(),
+           failed.getColumn(4).getInt64(), 1});
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const OpenProblem& a, const OpenProblem& b) { return a.ts_us > b.ts_us; });
+    return out;
+  }
+
+  // Whether a record with this target belongs to the scope (a scope with graph nodes keeps
+  // the targets its nodes name: module:src names src).
+  static bool in_scope_target(const MedallionScope& scope, const std::string& target) {
+    return scope.graph_nodes.empty() ||
+           std::any_of(scope.graph_nodes.begin(), scope.graph_nodes.end(),
+                       [&](const std::string& n) {
+                         return n.size() > target.size() && n.ends_with(":" + target);
+                       });
   }
 
   bool refresh(const MedallionScope& scope) {
@@ -321,13 +437,15 @@ class Refresher {
       double confidence;
       std::int64_t frequency, last_seen;
       std::string evidence;  // JSON array of event ids, parsed by last_ids when listed
+      std::string provenance;
+      std::int64_t updated;
     };
     std::vector<Stream> streams;
     SQLite::Statement knowledge(
         db_,
         "SELECT decision_id, target, title, rationale, kind, status, phase, "
-        "vitality, confidence, frequency, last_seen_us, evidence_event_ids "
-        "FROM knowledge WHERE " +
+        "vitality, confidence, frequency, last_seen_us, evidence_event_ids, provenance, "
+        "updated_us FROM knowledge WHERE " +
             filter + " ORDER BY decision_id");
     knowledge.bind(1, scope.ns);
     while (knowledge.executeStep()) {
@@ -336,7 +454,8 @@ class Refresher {
                          knowledge.getColumn(4).getString(), knowledge.getColumn(5).getString(),
                          knowledge.getColumn(6).getString(), knowledge.getColumn(7).getString(),
                          knowledge.getColumn(8).getDouble(), knowledge.getColumn(9).getInt64(),
-                         knowledge.getColumn(10).getInt64(), knowledge.getColumn(11).getString()});
+                         knowledge.getColumn(10).getInt64(), knowledge.getColumn(11).getString(),
+                         knowledge.getColumn(12).getString(), knowledge.getColumn(13).getInt64()});
     }
     struct Pattern {
       std::string id, target;
@@ -370,26 +489,23 @@ class Refresher {
       return static_cast<double>(now - us) / static_cast<double>(kUsPerDay);
     };
 
-    // decisions: agents' active decisions, and accepted proposals (EMERGENT/CANONICAL streams).
+    // decisions: the active decisions, agents' and those found in the events (problem and
+    // solution messages, successful trajectories), most confident first, then newest. The
+    // consolidation streams are areas of work (subsystems), not decisions.
     std::vector<const Stream*> chosen;
     for (const auto& st : streams) {
-      const bool decision = st.kind == "decision" && st.status == "active";
-      const bool accepted =
-          st.kind == "proposal" && st.status == "accepted" && st.phase != "pattern";
-      if (decision || accepted) chosen.push_back(&st);
+      if (st.kind == "decision" && st.status == "active") chosen.push_back(&st);
     }
     std::stable_sort(chosen.begin(), chosen.end(), [](const Stream* a, const Stream* b) {
-      return a->confidence != b->confidence ? a->confidence > b->confidence : a->id < b->id;
+      if (a->confidence != b->confidence) return a->confidence > b->confidence;
+      if (a->last_seen != b->last_seen) return a->last_seen > b->last_seen;
+      return a->id < b->id;
     });
     if (chosen.size() > p_.max_items) chosen.resize(p_.max_items);
     json decisions = json::array();
     for (const Stream* st : chosen) {
-      const std::string statement =
-          st->kind == "proposal"
-              ? st->target + " is an established area of work (" + st->phase + ")"
-              : st->title;
       decisions.push_back({{"id", item_id(id, "D", st->id)},
-                           {"statement", clip(statement, 200)},
+                           {"statement", clip(st->title, 200)},
                            {"rationale", clip(st->rationale, 300)},
                            {"confidence", std::clamp(st->confidence, 0.0, 1.0)},
                            {"x_reflectd",
@@ -398,7 +514,9 @@ class Refresher {
                              {"evidence_event_ids", last_ids(st->evidence, 10)}}}});
     }
 
-    // open_questions: draft proposals, assumptions, unresolved recurring problems.
+    // open_questions: problems raised and not solved since, proposals awaiting a verdict,
+    // assumptions. Recurring problems that were solved each time are things to avoid
+    // repeating (affordances), not questions.
     // nlohmann::json's destructor may allocate (it flattens nested values to avoid deep
     // recursion); a bad_alloc there ends the process, as it would anywhere else.
     struct Question {  // NOLINT(bugprone-exception-escape)
@@ -409,27 +527,29 @@ class Refresher {
     };
     std::vector<Question> questions;
     for (const auto& st : streams) {
-      if (st.kind == "proposal" && st.status == "draft") {
-        questions.push_back({st.id,
-                             "Should the hypothesis for " + st.target +
-                                 " become a decision? (confidence " +
-                                 std::to_string(st.confidence).substr(0, 4) + ")",
+      if (st.kind == "proposal" && st.status == "draft" && st.provenance == "external") {
+        questions.push_back({st.id, "Accept or reject the proposal: " + clip(st.title, 200) + "?",
                              question_priority(st.frequency, days_since(st.last_seen)),
-                             json::array({st.target}), &st.evidence, st.frequency});
+                             st.target.empty() ? json::array() : json::array({st.target}),
+                             &st.evidence, st.frequency});
       } else if (st.kind == "assumption" && st.status == "active") {
         questions.push_back({st.id, "Does the assumption hold: " + clip(st.title, 200) + "?",
                              question_priority(st.frequency, days_since(st.last_seen)),
                              json::array({st.target}), &st.evidence, st.frequency});
       }
     }
-    for (const auto& pattern : patterns) {
-      questions.push_back({pattern.id,
-                           "How can the recurring problem \"" + clip(pattern.problem, 160) +
-                               "\" (seen " + std::to_string(pattern.support) +
-                               " times) be prevented?",
-                           question_priority(pattern.support, days_since(pattern.last)),
-                           pattern.target.empty() ? json::array() : json::array({pattern.target}),
-                           &pattern.ids, pattern.support});
+    const std::vector<OpenProblem> open_problems = unsolved_problems(scope);
+    for (const auto& problem : open_problems) {
+      questions.push_back(
+          {problem.source,
+           "How to solve \"" + clip(problem.text, 160) + "\"? Raised " + day(problem.ts_us) +
+               (problem.occurrences > 1 ? " (" + std::to_string(problem.occurrences) + " times)"
+                                        : std::string()) +
+               ", no success " + (problem.target.empty() ? "" : "on " + problem.target + " ") +
+               "since.",
+           question_priority(problem.occurrences, days_since(problem.ts_us)),
+           problem.target.empty() ? json::array() : json::array({problem.target}), &problem.ids,
+           problem.occurrences});
     }
     auto rank = [](const std::string& priority) {
       return priority == "high" ? 0 : priority == "medium" ? 1 : 2;
@@ -498,7 +618,20 @@ class Refresher {
     json entry_points = json::array();
     for (const auto& e : entities) entry_points.push_back("Start from " + e);
     json avoid = json::array();
-    for (std::size_t i = 0; i < patterns.size() && i < 5; ++i) {
+    std::vector<const Stream*> failed;  // decisions later reverted: failed approaches
+    for (const auto& st : streams) {
+      if (st.kind == "decision" && (st.status == "falsified" || st.status == "rejected")) {
+        failed.push_back(&st);
+      }
+    }
+    std::stable_sort(failed.begin(), failed.end(), [](const Stream* a, const Stream* b) {
+      return a->updated != b->updated ? a->updated > b->updated : a->id < b->id;
+    });
+    for (std::size_t i = 0; i < failed.size() && i < 3; ++i) {
+      avoid.push_back("Avoid repeating: " + clip(failed[i]->title, 160) + " (decided " +
+                      day(failed[i]->last_seen) + ", then " + failed[i]->status + ")");
+    }
+    for (std::size_t i = 0; i < patterns.size() && avoid.size() < 5; ++i) {
       avoid.push_back("Avoid repeating: " + clip(patterns[i].problem, 160) + " (seen " +
                       std::to_string(patterns[i].support) + " times)");
     }
@@ -513,21 +646,27 @@ class Refresher {
                        std::to_string(s.count) + " events";
     if (s.count > 0) high += " from " + day(s.min_ts) + " to " + day(s.max_ts);
     high += ".";
-    if (!entities.empty()) {
-      high += " Key:";
-      for (std::size_t i = 0; i < entities.size() && i < 3; ++i)
-        high += (i ? ", " : " ") + entities[i];
-      high += ".";
-    }
     if (!areas.empty()) {
       high += " Most active:";
       for (std::size_t i = 0; i < areas.size() && i < 3; ++i) {
-        high += (i ? ", " : " ") + areas[i]->target + " (" + areas[i]->phase + ")";
+        high += (i ? ", " : " ") + areas[i]->target;
       }
       high += ".";
     }
-    high += " " + std::to_string(decisions.size()) + " decisions, " +
-            std::to_string(open_questions.size()) + " open questions.";
+    // What changed last: the newest active decision (by the time of its event).
+    const Stream* newest = nullptr;
+    for (const auto& st : streams) {
+      if (st.kind == "decision" && st.status == "active" &&
+          (newest == nullptr || st.last_seen > newest->last_seen)) {
+        newest = &st;
+      }
+    }
+    if (newest != nullptr) {
+      high += " Last decided (" + day(newest->last_seen) + "): " + clip(newest->title, 90);
+      if (!high.ends_with('.')) high += '.';
+    }
+    high += " Open: " +
+            (questions.empty() ? std::string("nothing.") : clip(questions.front().text, 70));
 
     // meta: id stable, created_at kept, updated_at strictly increasing.
     std::int64_t created_us = now;

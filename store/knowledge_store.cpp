@@ -9,7 +9,7 @@ namespace {
 
 constexpr const char* kActiveDecisions =
     "SELECT decision_id FROM knowledge WHERE namespace = ?1 AND target = ?2 AND kind = 'decision' "
-    "AND status = 'active' ORDER BY decision_id";
+    "AND status = 'active' AND provenance = 'external' ORDER BY decision_id";
 
 constexpr const char* kInsert = R"sql(
 INSERT INTO knowledge (decision_id, namespace, kind, target, title, rationale, scope, status,

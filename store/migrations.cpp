@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 26> kMigrations{
+constexpr std::array<const char*, 27> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1009,6 +1009,23 @@ CREATE TABLE IF NOT EXISTS fact_entity_links (
   PRIMARY KEY (fact_id, entity_key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS fact_entity_links_entity ON fact_entity_links (entity_key, fact_id);
+)sql",
+    // 27: where the consolidation job's decisions come from (issue 34 §2,
+    //    store/extracted_decisions.hpp): the problem they answer (a later decision on the same
+    //    problem supersedes them) and the subject of their commit (a revert falsifies them).
+    R"sql(
+CREATE TABLE IF NOT EXISTS extracted_decisions (
+  decision_id       TEXT    PRIMARY KEY REFERENCES knowledge (decision_id),
+  namespace         TEXT    NOT NULL,
+  source            TEXT    NOT NULL CHECK (source IN ('problem_solution', 'trajectory')),
+  problem_signature TEXT,
+  subject           TEXT,
+  source_seq        INTEGER NOT NULL REFERENCES events (seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS extracted_decisions_problem
+  ON extracted_decisions (namespace, problem_signature) WHERE problem_signature IS NOT NULL;
+CREATE INDEX IF NOT EXISTS extracted_decisions_subject
+  ON extracted_decisions (namespace, subject) WHERE subject IS NOT NULL;
 )sql",
 };
 

@@ -1,0 +1,180 @@
+#include "store/extracted_decisions.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace reflectd::store {
+namespace {
+
+constexpr const char* kExists = "SELECT 1 FROM knowledge WHERE decision_id = ?1";
+
+// frequency = the evidence events; salience_ref_us, first_seen_us and last_seen_us = the
+// stating event's time, so vitality and confidence decay from it (jobs/decay.hpp).
+constexpr const char* kUpsertKnowledge = R"sql(
+INSERT INTO knowledge (decision_id, namespace, kind, target, title, rationale, status, provenance,
+                       evidence_event_ids, frequency, unique_contexts, confidence, confidence_base,
+                       salience_ref_us, first_seen_us, last_seen_us, updated_us, source_event_seq)
+VALUES (?1, ?2, 'decision', ?3, ?4, ?5, 'active', 'internal', ?6, ?7, 1, ?8, ?8, ?9, ?9, ?9, ?10,
+        ?11)
+ON CONFLICT (decision_id) DO UPDATE SET target = excluded.target, title = excluded.title,
+  rationale = excluded.rationale, evidence_event_ids = excluded.evidence_event_ids,
+  frequency = excluded.frequency, confidence_base = excluded.confidence_base,
+  confidence = excluded.confidence, last_seen_us = excluded.last_seen_us,
+  updated_us = excluded.updated_us, source_event_seq = excluded.source_event_seq)sql";
+
+constexpr const char* kUpsertSource =
+    "INSERT OR REPLACE INTO extracted_decisions (decision_id, namespace, source, "
+    "problem_signature, subject, source_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+constexpr const char* kInsertEvidence =
+    "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, ts_us, weight) "
+    "VALUES (?1, ?2, ?3, 1.0)";
+
+constexpr const char* kSameProblem =
+    "SELECT x.decision_id FROM extracted_decisions x JOIN knowledge k ON k.decision_id = "
+    "x.decision_id WHERE x.namespace = ?1 AND x.problem_signature = ?2 AND x.source_seq < ?3 "
+    "AND k.status = 'active' ORDER BY x.source_seq";
+
+constexpr const char* kSameSubject =
+    "SELECT x.decision_id FROM extracted_decisions x JOIN knowledge k ON k.decision_id = "
+    "x.decision_id WHERE x.namespace = ?1 AND x.subject = ?2 AND x.source_seq < ?3 "
+    "AND k.status = 'active' ORDER BY x.source_seq";
+
+constexpr const char* kPreviousState =
+    "SELECT json_object('status', status, 'confidence', confidence, 'superseded_by', "
+    "superseded_by) FROM knowledge WHERE decision_id = ?1";
+
+constexpr const char* kSetStatus =
+    "UPDATE knowledge SET status = ?2, superseded_by = ?3, updated_us = ?4 WHERE decision_id = ?1";
+
+}  // namespace
+
+ExtractedDecisionStore::ExtractedDecisionStore(SQLite::Database& db)
+    : audit_(db),
+      exists_(db, kExists),
+      upsert_knowledge_(db, kUpsertKnowledge),
+      upsert_source_(db, kUpsertSource),
+      insert_evidence_(db, kInsertEvidence),
+      same_problem_(db, kSameProblem),
+      same_subject_(db, kSameSubject),
+      previous_state_(db, kPreviousState),
+      set_status_(db, kSetStatus),
+      set_supersedes_(db, "UPDATE knowledge SET supersedes = ?2 WHERE decision_id = ?1") {}
+
+bool ExtractedDecisionStore::record(const DecisionRecord& d, std::int64_t now_us,
+                                    std::string_view actor) {
+  exists_.reset();
+  exists_.bind(1, d.decision_id);
+  const bool fresh = !exists_.executeStep();
+  exists_.reset();
+
+  nlohmann::json evidence = nlohmann::json::array();
+  for (const auto& [seq, ts] : d.evidence) evidence.push_back(seq);
+  upsert_knowledge_.reset();
+  upsert_knowledge_.bind(1, d.decision_id);
+  upsert_knowledge_.bind(2, d.ns);
+  upsert_knowledge_.bind(3, d.target);
+  upsert_knowledge_.bind(4, d.statement);
+  upsert_knowledge_.bind(5, d.rationale);
+  upsert_knowledge_.bind(6, evidence.dump());
+  upsert_knowledge_.bind(7, static_cast<std::int64_t>(d.evidence.size()));
+  upsert_knowledge_.bind(8, d.confidence);
+  upsert_knowledge_.bind(9, static_cast<std::int64_t>(d.ts_us));
+  upsert_knowledge_.bind(10, static_cast<std::int64_t>(now_us));
+  upsert_knowledge_.bind(11, static_cast<std::int64_t>(d.source_seq));
+  upsert_knowledge_.exec();
+  upsert_knowledge_.reset();
+
+  upsert_source_.reset();
+  upsert_source_.bind(1, d.decision_id);
+  upsert_source_.bind(2, d.ns);
+  upsert_source_.bind(3, d.source);
+  if (d.problem_signature.empty()) {
+    upsert_source_.bind(4);
+  } else {
+    upsert_source_.bind(4, d.problem_signature);
+  }
+  if (d.subject.empty()) {
+    upsert_source_.bind(5);
+  } else {
+    upsert_source_.bind(5, d.subject);
+  }
+  upsert_source_.bind(6, static_cast<std::int64_t>(d.source_seq));
+  upsert_source_.exec();
+  upsert_source_.reset();
+
+  for (const auto& [seq, ts] : d.evidence) {
+    insert_evidence_.reset();
+    insert_evidence_.bind(1, d.decision_id);
+    insert_evidence_.bind(2, static_cast<std::int64_t>(seq));
+    insert_evidence_.bind(3, static_cast<std::int64_t>(ts));
+    insert_evidence_.exec();
+  }
+  insert_evidence_.reset();
+  if (fresh) {
+    audit_.append("knowledge", d.decision_id, "create", actor, now_us,
+                  "decision from " + d.source + " (seq " + std::to_string(d.source_seq) + ")");
+  }
+
+  if (d.problem_signature.empty()) return fresh;
+  std::vector<std::string> earlier;
+  same_problem_.reset();
+  same_problem_.bind(1, d.ns);
+  same_problem_.bind(2, d.problem_signature);
+  same_problem_.bind(3, static_cast<std::int64_t>(d.source_seq));
+  while (same_problem_.executeStep()) earlier.push_back(same_problem_.getColumn(0).getString());
+  same_problem_.reset();
+  if (earlier.empty()) return fresh;
+  for (const std::string& old : earlier) {
+    previous_state_.reset();
+    previous_state_.bind(1, old);
+    const std::string previous =
+        previous_state_.executeStep() ? previous_state_.getColumn(0).getString() : "";
+    previous_state_.reset();
+    set_status_.reset();
+    set_status_.bind(1, old);
+    set_status_.bind(2, "superseded");
+    set_status_.bind(3, d.decision_id);
+    set_status_.bind(4, static_cast<std::int64_t>(now_us));
+    set_status_.exec();
+    set_status_.reset();
+    audit_.append("knowledge", old, "supersede", actor, now_us,
+                  "the same problem answered again by " + d.decision_id, previous);
+  }
+  set_supersedes_.reset();
+  set_supersedes_.bind(1, d.decision_id);
+  set_supersedes_.bind(2, nlohmann::json(earlier).dump());
+  set_supersedes_.exec();
+  set_supersedes_.reset();
+  return fresh;
+}
+
+int ExtractedDecisionStore::falsify_reverted(const std::string& ns, const std::string& subject,
+                                             std::int64_t revert_seq, std::int64_t now_us,
+                                             std::string_view actor) {
+  std::vector<std::string> ids;
+  same_subject_.reset();
+  same_subject_.bind(1, ns);
+  same_subject_.bind(2, subject);
+  same_subject_.bind(3, static_cast<std::int64_t>(revert_seq));
+  while (same_subject_.executeStep()) ids.push_back(same_subject_.getColumn(0).getString());
+  same_subject_.reset();
+  for (const std::string& id : ids) {
+    previous_state_.reset();
+    previous_state_.bind(1, id);
+    const std::string previous =
+        previous_state_.executeStep() ? previous_state_.getColumn(0).getString() : "";
+    previous_state_.reset();
+    set_status_.reset();
+    set_status_.bind(1, id);
+    set_status_.bind(2, "falsified");
+    set_status_.bind(3);
+    set_status_.bind(4, static_cast<std::int64_t>(now_us));
+    set_status_.exec();
+    set_status_.reset();
+    audit_.append("knowledge", id, "deprecate", actor, now_us,
+                  "reverted by the event of seq " + std::to_string(revert_seq), previous);
+  }
+  return static_cast<int>(ids.size());
+}
+
+}  // namespace reflectd::store
