@@ -207,20 +207,29 @@ EXIT STATUS
   3  no reply within --timeout-ms)";
 
 inline constexpr const char* kKnowledgeDescription =
-    "List reflectd's knowledge: decisions, constraints, assumptions and proposal streams.\n";
+    "List reflectd's knowledge: decisions (agents' and those found in the events), constraints,\n"
+    "assumptions and proposal streams.\n";
 
 inline constexpr const char* kKnowledgeFooter = R"(
 DESCRIPTION
-  Sends {"cmd":"knowledge","namespace":NS,"phase":P,"status":S,"limit":N} and prints the
-  rows, canonical first, then emergent, then pattern, most frequent first: DECISION_ID,
+  Sends {"cmd":"knowledge","namespace":NS,"kind":K,"phase":P,"status":S,"limit":N} and
+  prints the rows, canonical first, then emergent, then pattern, most frequent first, then
+  newest (by their latest evidence): DECISION_ID,
   PHASE (pattern, emergent, canonical), STATUS, VITALITY (active, decaying, dormant),
   CONFIDENCE (3 decimals), FREQUENCY (evidence events), TARGET and TITLE (long ids, targets
   and titles are cut with "…"). --json prints every column of every row: rationale,
   evidence event ids, procedural steps, metrics, timestamps.
 
+  Kinds: decision (an agent's, decision_id = its event id; or found by the consolidation job
+  in a Problem:/Solution: message, decision:<event id>, or in a successful trajectory,
+  decision:<namespace>:<trajectory>: title = what was decided, rationale = the problem),
+  constraint, assumption, intervention, proposal (agents' proposals, and the consolidation
+  streams proposal:<namespace>:<target>, one per area of work).
+
 EXAMPLES
   reflectctl knowledge --namespace libzmq
   reflectctl knowledge --phase canonical --status active --limit 10
+  reflectctl knowledge --namespace libzmq --kind decision --status active
   reflectctl knowledge --json | jq '.knowledge[] | {target, phase, confidence}'
 
 EXIT STATUS

@@ -14,11 +14,8 @@ constexpr std::size_t kTitleWidth = 48;
 }  // namespace
 
 json knowledge_request(const KnowledgeOptions& options) {
-  return {{"cmd", "knowledge"},
-          {"namespace", options.ns},
-          {"phase", options.phase},
-          {"status", options.status},
-          {"limit", options.limit}};
+  return {{"cmd", "knowledge"},       {"namespace", options.ns}, {"phase", options.phase},
+          {"status", options.status}, {"kind", options.kind},    {"limit", options.limit}};
 }
 
 std::string format_knowledge_table(const json& reply) {

@@ -21,10 +21,11 @@ struct KnowledgeOptions {
   std::string ns;      ///< Empty: every namespace.
   std::string phase;   ///< pattern|emergent|canonical; empty: every phase.
   std::string status;  ///< active|deprecated|superseded|draft|accepted|rejected|falsified.
+  std::string kind;    ///< decision|constraint|assumption|intervention|proposal; empty: all.
   int limit = 50;
 };
 
-/// {"cmd":"knowledge","namespace":…,"phase":…,"status":…,"limit":…}.
+/// {"cmd":"knowledge","namespace":…,"kind":…,"phase":…,"status":…,"limit":…}.
 nlohmann::json knowledge_request(const KnowledgeOptions& options);
 
 /// The reply's "knowledge" rows as a table.

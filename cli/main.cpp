@@ -225,6 +225,10 @@ void add_knowledge(CLI::App& app, Commands& c) {
           {"active", "deprecated", "superseded", "draft", "accepted", "rejected", "falsified"}))
       ->type_name("STATUS")
       ->default_str("");
+  cmd->add_option("-k,--kind", o.kind, "rows of this kind only")
+      ->check(CLI::IsMember({"decision", "constraint", "assumption", "intervention", "proposal"}))
+      ->type_name("KIND")
+      ->default_str("");
   add_limit(*cmd, o.limit);
   add_control_options(*cmd, c.knowledge_timeout_ms, o.control.json);
   c.knowledge = cmd;

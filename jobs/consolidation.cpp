@@ -18,6 +18,7 @@
 
 #include "common/sha256.hpp"
 #include "jobs/decision_extraction.hpp"
+#include "jobs/entity_summaries.hpp"
 #include "jobs/event_json.hpp"
 #include "jobs/job_state.hpp"
 #include "store/audit_log.hpp"
@@ -254,6 +255,7 @@ class Consolidator {
         state_(db_, kJob),
         audit_(db_),
         decisions_(db_),
+        summary_marks_(db_),
         read_events_(db_,
                      "SELECT seq, kind, ts_us, content, context, entities, episode_id, uid "
                      "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
@@ -577,12 +579,14 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
               .ts_us = ts,
               .evidence = {{seq, ts}}};
           if (decisions_.record(record, now_, kActor)) ++totals_.decisions_extracted;
+          mark_decision_targets(ns);
         }
       }
       if (kind == "commit_change") {
         if (const std::string reverted = reverted_subject(content); !reverted.empty()) {
           totals_.decisions_falsified +=
               decisions_.falsify_reverted(ns, reverted, seq, now_, kActor);
+          mark_decision_targets(ns);
         }
       }
       // 6. End of a trajectory.
@@ -778,6 +782,14 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     record.evidence.push_back(events[d->call_index]);
     record.evidence.emplace_back(outcome.final_seq, outcome.final_ts_us);
     if (decisions_.record(record, now_, kActor)) ++totals_.decisions_extracted;
+    mark_decision_targets(ns);
+  }
+
+  // The module entities whose decisions changed show them in their next summary.
+  void mark_decision_targets(const std::string& ns) {
+    for (const std::string& target : decisions_.take_changed_targets()) {
+      summary_marks_.mark(ns, "module:" + target);
+    }
   }
 
   // A successful run of a tool sequence, in the competence's (event time, seq) order.
@@ -1601,6 +1613,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   JobState state_;
   store::AuditLog audit_;
   store::ExtractedDecisionStore decisions_;
+  SummaryMarks summary_marks_;
   SQLite::Statement read_events_;
   SQLite::Statement insert_target_;
   SQLite::Statement trajectory_target_;

@@ -168,7 +168,14 @@ struct DirtyEntity {
   std::optional<std::int64_t> top1, top2;
   std::int64_t state_mentions;  // mentions the kept two were chosen from
   std::int64_t through_seq;
+  std::string key;       // canonical_key
+  int sensitivity_rank;  // public 0, low 1, medium 2, high 3, hyper 4
 };
+
+// A record's sensitivity as a rank (public 0 ... hyper 4), in SQL.
+constexpr const char* kRank =
+    "(CASE sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' "
+    "THEN 3 ELSE 4 END)";
 
 bool has_table(SQLite::Database& db, const char* name) {
   SQLite::Statement exists(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
@@ -223,7 +230,21 @@ class SummaryComputer {
         links_(db,
                "SELECT r.target_id, r.strength_base, r.strength_ref_us FROM entity_relationships "
                "r WHERE r.namespace = ?1 AND r.source_id = ?2"),
-        target_key_(db, "SELECT canonical_key FROM entities WHERE entity_id = ?1") {}
+        target_key_(db, "SELECT canonical_key FROM entities WHERE entity_id = ?1"),
+        // What is known of the entity (seed 003 facts, jobs/facts.hpp): its current facts,
+        // single-valued attributes first, then dated ones, newest first. Never one more
+        // sensitive than the entity (?3, its rank): the summary is read at the entity's.
+        facts_(db,
+               std::string("SELECT fact_text, valid_from_us FROM facts WHERE namespace = ?1 AND "
+                           "entity_key = ?2 AND is_stale = 0 AND ") +
+                   kRank +
+                   " <= ?3 ORDER BY attribute_key IS NULL, whole_days DESC, "
+                   "valid_from_us DESC, fact_id DESC LIMIT 3"),
+        // What was decided on a module, and what was undone (consolidation step 9).
+        decisions_(db, std::string("SELECT title, last_seen_us FROM knowledge WHERE namespace = "
+                                   "?1 AND target = ?2 AND kind = 'decision' AND status = ?3 "
+                                   "AND ") +
+                           kRank + " <= ?5 ORDER BY last_seen_us DESC, decision_id LIMIT ?4") {}
 
   // The summary inputs' version changed: the event inputs read so far no longer hold.
   void forget_inputs() { inputs_read_.clear(); }
@@ -232,8 +253,8 @@ class SummaryComputer {
   // (WAL), and the next BEGIN IMMEDIATE would fail with SQLITE_BUSY_SNAPSHOT once another
   // connection has committed in between.
   void end_reads() {
-    for (SQLite::Statement* q :
-         {&all_mentions_, &new_mentions_, &event_row_, &event_inputs_, &links_, &target_key_})
+    for (SQLite::Statement* q : {&all_mentions_, &new_mentions_, &event_row_, &event_inputs_,
+                                 &links_, &target_key_, &facts_, &decisions_})
       q->reset();
   }
 
@@ -309,6 +330,7 @@ class SummaryComputer {
       if (!line.empty()) quotes += (quotes.empty() ? " Most salient: \"" : "; \"") + line + "\"";
     }
     event_row_.reset();
+    r.summary += known(e);
     r.summary += quotes.empty() ? "" : quotes + ".";
     r.summary += strongest_links(e);
     r.changed = r.summary != e.summary_before;
@@ -376,6 +398,56 @@ class SummaryComputer {
     return key;
   }
 
+  // " Known: <fact> (<valid from>); ..." from the entity's current facts, and for a module
+  // " Decided: <decision> (<date>); ... Reverted: <decision> (<date>)." (each empty without).
+  std::string known(const DirtyEntity& e) {
+    std::string out;
+    facts_.reset();
+    facts_.bind(1, e.ns);
+    facts_.bind(2, e.key);
+    facts_.bind(3, e.sensitivity_rank);
+    while (facts_.executeStep()) {
+      std::string statement = clipped(facts_.getColumn(0).getString(), 160);
+      if (statement.ends_with('.') && !statement.ends_with("...")) statement.pop_back();
+      out += (out.empty() ? " Known: " : "; ") + statement + " (" +
+             format_rfc3339_us(facts_.getColumn(1).getInt64()).substr(0, 10) + ")";
+    }
+    facts_.reset();
+    if (!out.empty()) out += ".";
+    constexpr std::string_view kModule = "module:";
+    if (!e.key.starts_with(kModule)) return out;
+    // The newest three active decisions, then the newest reverted one.
+    for (const auto& [status, label, limit] :
+         {std::tuple{"active", " Decided: ", 3}, std::tuple{"falsified", " Reverted: ", 1}}) {
+      decisions_.reset();
+      decisions_.bind(1, e.ns);
+      decisions_.bind(2, e.key.substr(kModule.size()));
+      decisions_.bind(3, status);
+      decisions_.bind(4, limit);
+      decisions_.bind(5, e.sensitivity_rank);
+      std::string list;
+      while (decisions_.executeStep()) {
+        list += (list.empty() ? label : "; ") + clipped(decisions_.getColumn(0).getString(), 120) +
+                " (" + format_rfc3339_us(decisions_.getColumn(1).getInt64()).substr(0, 10) + ")";
+      }
+      decisions_.reset();
+      if (!list.empty()) out += list + ".";
+    }
+    return out;
+  }
+
+  // Cut at a word to at most max_bytes, with "..." (never inside a UTF-8 sequence).
+  static std::string clipped(std::string text, std::size_t max_bytes) {
+    if (text.size() <= max_bytes) return text;
+    std::size_t cut = text.rfind(' ', max_bytes - 3);
+    if (cut == std::string::npos || cut < max_bytes / 2) {
+      cut = max_bytes - 3;
+      while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    }
+    text.resize(cut);
+    return text + "...";
+  }
+
   // " Strongest links: a, b, c." (empty without links).
   std::string strongest_links(const DirtyEntity& e) {
     links_.reset();
@@ -434,12 +506,28 @@ class SummaryComputer {
   SQLite::Statement event_inputs_;
   SQLite::Statement links_;
   SQLite::Statement target_key_;
+  SQLite::Statement facts_;
+  SQLite::Statement decisions_;
   std::unordered_map<std::int64_t, std::optional<EventInputs>> inputs_read_;
   Searched searched_now_;
   std::vector<std::int64_t> mention_seqs_;
 };
 
 }  // namespace
+
+SummaryMarks::SummaryMarks(SQLite::Database& db)
+    : mark_(db,
+            "INSERT INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 0 FROM entities "
+            "WHERE namespace = ?1 AND canonical_key = ?2 AND is_active = 1 "
+            "ON CONFLICT (entity_id) DO NOTHING") {}
+
+void SummaryMarks::mark(const std::string& ns, const std::string& canonical_key) {
+  mark_.reset();
+  mark_.bind(1, ns);
+  mark_.bind(2, canonical_key);
+  mark_.exec();
+  mark_.reset();
+}
 
 nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_life_s) {
   SQLite::Database& db = ctx.db;
@@ -566,7 +654,10 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
       "SELECT e.entity_id, d.full, e.namespace, e.display_name, e.entity_type, e.mention_count, "
       "e.first_seen_us, e.last_seen_us, e.importance_score, coalesce(e.summary_text, ''), "
       "s.entity_id IS NOT NULL, s.top1_seq, s.top2_seq, coalesce(s.mentions, 0), "
-      "coalesce(s.through_seq, 0) FROM entity_summary_dirty d JOIN entities e ON e.entity_id = "
+      "coalesce(s.through_seq, 0), e.canonical_key, (CASE e.sensitivity WHEN 'public' THEN 0 "
+      "WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) FROM "
+      "entity_summary_dirty d JOIN entities e "
+      "ON e.entity_id = "
       "d.entity_id LEFT JOIN entity_summary_state s ON s.entity_id = e.entity_id WHERE "
       "d.entity_id > ?2 AND e.is_active = 1 AND (?1 = '' OR e.namespace = ?1) "
       "ORDER BY d.entity_id LIMIT ?3");
@@ -655,7 +746,8 @@ nlohmann::json refresh_entity_summaries(JobContext& ctx, std::int64_t edge_half_
            q.getColumn(3).getString(), q.getColumn(4).getString(), q.getColumn(5).getInt64(),
            q.getColumn(6).getInt64(), q.getColumn(7).getInt64(), q.getColumn(8).getDouble(),
            q.getColumn(9).getString(), q.getColumn(10).getInt() != 0, optional_int(q.getColumn(11)),
-           optional_int(q.getColumn(12)), q.getColumn(13).getInt64(), q.getColumn(14).getInt64()});
+           optional_int(q.getColumn(12)), q.getColumn(13).getInt64(), q.getColumn(14).getInt64(),
+           q.getColumn(15).getString(), q.getColumn(16).getInt()});
     }
     next_batch.reset();
     done = static_cast<std::int64_t>(batch.size()) < kBatch;

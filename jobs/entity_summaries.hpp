@@ -2,7 +2,15 @@
 // Entity summary refresh (seed 003 SummaryRefreshResult; Arandu's "sleep-time compute" without
 // an LLM): an extractive summary_text for every active entity:
 //   "<display name> (<type>): <mentions> mentions from <first day> to <last day>, importance
-//   <importance_score %.2f>. Most salient: "<line>"; "<line>". Strongest links: a, b, c."
+//   <importance_score %.2f>. Known: <fact> (<valid from>); ... Decided: <decision> (<day>); ...
+//   Reverted: <decision> (<day>). Most salient: "<line>"; "<line>". Strongest links: a, b, c."
+// Known: the entity's current facts (seed 003 MemoryFact, jobs/facts.hpp; is_stale = 0), at
+// most three: single-valued attributes first, then dated ones (a time expression gave their
+// valid_from), each newest first by valid_from. Decided and
+// Reverted, for a module entity (module:<target>): the newest three active decisions on its
+// target and the newest falsified one (jobs/consolidation.hpp step 9). The facts job and the
+// consolidation job mark the entities whose facts or decisions they change (SummaryMarks), so
+// a refresh sees them as it sees new mentions.
 // The two most salient events are the entity's active mentioned events with the highest
 // salience_base, then most hits, then newest (seq). The strongest links are the entity's
 // outgoing relationships with the highest strength at a common instant, compared as
@@ -40,11 +48,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include <cstdint>
+#include <string>
 
 #include "jobs/job.hpp"
 
 namespace reflectd::jobs {
+
+/// Marks an entity for the next summary refresh because what is known of it changed outside
+/// its mentions: a fact about it (the facts job), a decision on its module (consolidation).
+/// In the caller's transaction. An entity that does not exist yet is not marked: its first
+/// refresh reads them. Thread-safety: one instance per connection and thread. Errors:
+/// SQLite::Exception.
+class SummaryMarks {
+ public:
+  explicit SummaryMarks(SQLite::Database& db);
+  /// Marks the active entity `canonical_key` ("person:caroline", "module:src") of `ns`.
+  void mark(const std::string& ns, const std::string& canonical_key);
+
+ private:
+  SQLite::Statement mark_;
+};
 
 /// Refreshes the summaries of ctx.ns's dirty active entities (every namespace when empty) in
 /// its own transactions (call it outside any): it reads the new mentions in a snapshot, marks

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "jobs/entity_extraction.hpp"
+#include "jobs/entity_summaries.hpp"
 #include "jobs/fact_extraction.hpp"
 #include "jobs/job_state.hpp"
 #include "store/fact_store.hpp"
@@ -25,6 +26,7 @@ constexpr const char* kFactKinds =
 nlohmann::json run_facts(JobContext& ctx) {
   JobState state(ctx.db, "facts");
   store::FactStore facts(ctx.db);
+  SummaryMarks marks(ctx.db);
   SQLite::Statement newest(ctx.db, "SELECT coalesce(max(seq), 0) FROM events");
   SQLite::Statement read(
       ctx.db, std::string("SELECT seq, namespace, kind, coalesce(agent_id, ''), ts_us, content, "
@@ -106,7 +108,10 @@ nlohmann::json run_facts(JobContext& ctx) {
       }
     }
     read.reset();
-    for (const store::FactRow& row : rows) facts.add(row);
+    for (const store::FactRow& row : rows) {
+      facts.add(row);
+      marks.mark(row.ns, row.entity_key);  // its summary lists what is known of it
+    }
     added += static_cast<std::int64_t>(rows.size());
     watermark = end;
     state.set("", "seq", std::to_string(watermark));

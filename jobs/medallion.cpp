@@ -641,17 +641,19 @@ ORDER BY o.final_seq DESC LIMIT 100)sql");
         invariants.push_back(clip(st.title + ": " + st.rationale, 300));
     }
 
-    // summary.high_level.
-    std::string high = (scope.automatic ? "Namespace " : "Scope ") + scope.name + ": " +
-                       std::to_string(s.count) + " events";
-    if (s.count > 0) high += " from " + day(s.min_ts) + " to " + day(s.max_ts);
-    high += ".";
+    // summary.high_level: what the scope is about, what changed last, what is open. Within
+    // the 300 characters, the areas of work give way first (their names can be long paths).
+    std::string about = (scope.automatic ? "Namespace " : "Scope ") + scope.name + ": " +
+                        std::to_string(s.count) + " events";
+    if (s.count > 0) about += " from " + day(s.min_ts) + " to " + day(s.max_ts);
+    about += ".";
+    std::string active;
     if (!areas.empty()) {
-      high += " Most active:";
+      active = " Most active:";
       for (std::size_t i = 0; i < areas.size() && i < 3; ++i) {
-        high += (i ? ", " : " ") + areas[i]->target;
+        active += (i ? ", " : " ") + areas[i]->target;
       }
-      high += ".";
+      active += ".";
     }
     // What changed last: the newest active decision (by the time of its event).
     const Stream* newest = nullptr;
@@ -661,13 +663,15 @@ ORDER BY o.final_seq DESC LIMIT 100)sql");
         newest = &st;
       }
     }
+    std::string last;
     if (newest != nullptr) {
-      high += " Last decided (" + day(newest->last_seen) + "): " + clip(newest->title, 90);
-      if (!high.ends_with('.')) high += '.';
+      last = " Last decided (" + day(newest->last_seen) + "): " + clip(newest->title, 90);
+      if (!last.ends_with('.')) last += '.';
     }
-    high += " Open: " +
-            (questions.empty() ? std::string("nothing.") : clip(questions.front().text, 70));
-
+    const std::string open = " Open: " + (questions.empty() ? std::string("nothing.")
+                                                            : clip(questions.front().text, 70));
+    std::string high = about + active + last + open;
+    if (utf8_chars(high) > kHighLevelMaxChars) high = about + last + open;
     // meta: id stable, created_at kept, updated_at strictly increasing.
     std::int64_t created_us = now;
     std::int64_t previous_updated = 0;

@@ -136,16 +136,18 @@ SELECT decision_id, namespace, kind, )sql" +
 FROM (SELECT *, )sql" + rank_sql("sensitivity") +
                               R"sql( AS r FROM knowledge
       WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR phase = ?2) AND (?3 = '' OR status = ?3)
-        AND )sql" + scope_sql("namespace") +
+        AND (?5 = '' OR kind = ?5) AND )sql" +
+                              scope_sql("namespace") +
                               R"sql()
 WHERE r <= ?20 + 1
 ORDER BY CASE phase WHEN 'canonical' THEN 0 WHEN 'emergent' THEN 1 ELSE 2 END, frequency DESC,
-         decision_id
+         last_seen_us DESC, decision_id
 LIMIT ?4)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, text_param(request, "phase"));
   query.bind(3, text_param(request, "status"));
   query.bind(4, limit_param(request, 50));
+  query.bind(5, text_param(request, "kind"));
   bind_scope(query, caller, true);
   query.bind(23, kRedacted);
   return {{"ok", true}, {"knowledge", rows(query)}};

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <utility>
+
 namespace reflectd::store {
 namespace {
 
@@ -30,13 +32,15 @@ constexpr const char* kInsertEvidence =
     "VALUES (?1, ?2, ?3, 1.0)";
 
 constexpr const char* kSameProblem =
-    "SELECT x.decision_id FROM extracted_decisions x JOIN knowledge k ON k.decision_id = "
-    "x.decision_id WHERE x.namespace = ?1 AND x.problem_signature = ?2 AND x.source_seq < ?3 "
+    "SELECT x.decision_id, k.target FROM extracted_decisions x JOIN knowledge k ON "
+    "k.decision_id = x.decision_id WHERE x.namespace = ?1 AND x.problem_signature = ?2 AND "
+    "x.source_seq < ?3 "
     "AND k.status = 'active' ORDER BY x.source_seq";
 
 constexpr const char* kSameSubject =
-    "SELECT x.decision_id FROM extracted_decisions x JOIN knowledge k ON k.decision_id = "
-    "x.decision_id WHERE x.namespace = ?1 AND x.subject = ?2 AND x.source_seq < ?3 "
+    "SELECT x.decision_id, k.target FROM extracted_decisions x JOIN knowledge k ON "
+    "k.decision_id = x.decision_id WHERE x.namespace = ?1 AND x.subject = ?2 AND "
+    "x.source_seq < ?3 "
     "AND k.status = 'active' ORDER BY x.source_seq";
 
 constexpr const char* kPreviousState =
@@ -110,6 +114,7 @@ bool ExtractedDecisionStore::record(const DecisionRecord& d, std::int64_t now_us
     insert_evidence_.exec();
   }
   insert_evidence_.reset();
+  if (!d.target.empty()) changed_targets_.push_back(d.target);
   if (fresh) {
     audit_.append("knowledge", d.decision_id, "create", actor, now_us,
                   "decision from " + d.source + " (seq " + std::to_string(d.source_seq) + ")");
@@ -121,7 +126,12 @@ bool ExtractedDecisionStore::record(const DecisionRecord& d, std::int64_t now_us
   same_problem_.bind(1, d.ns);
   same_problem_.bind(2, d.problem_signature);
   same_problem_.bind(3, static_cast<std::int64_t>(d.source_seq));
-  while (same_problem_.executeStep()) earlier.push_back(same_problem_.getColumn(0).getString());
+  while (same_problem_.executeStep()) {
+    earlier.push_back(same_problem_.getColumn(0).getString());
+    if (std::string target = same_problem_.getColumn(1).getString(); !target.empty()) {
+      changed_targets_.push_back(std::move(target));
+    }
+  }
   same_problem_.reset();
   if (earlier.empty()) return fresh;
   for (const std::string& old : earlier) {
@@ -156,7 +166,12 @@ int ExtractedDecisionStore::falsify_reverted(const std::string& ns, const std::s
   same_subject_.bind(1, ns);
   same_subject_.bind(2, subject);
   same_subject_.bind(3, static_cast<std::int64_t>(revert_seq));
-  while (same_subject_.executeStep()) ids.push_back(same_subject_.getColumn(0).getString());
+  while (same_subject_.executeStep()) {
+    ids.push_back(same_subject_.getColumn(0).getString());
+    if (std::string target = same_subject_.getColumn(1).getString(); !target.empty()) {
+      changed_targets_.push_back(std::move(target));
+    }
+  }
   same_subject_.reset();
   for (const std::string& id : ids) {
     previous_state_.reset();
@@ -175,6 +190,10 @@ int ExtractedDecisionStore::falsify_reverted(const std::string& ns, const std::s
                   "reverted by the event of seq " + std::to_string(revert_seq), previous);
   }
   return static_cast<int>(ids.size());
+}
+
+std::vector<std::string> ExtractedDecisionStore::take_changed_targets() {
+  return std::exchange(changed_targets_, {});
 }
 
 }  // namespace reflectd::store

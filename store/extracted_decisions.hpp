@@ -59,6 +59,11 @@ class ExtractedDecisionStore {
   int falsify_reverted(const std::string& ns, const std::string& subject, std::int64_t revert_seq,
                        std::int64_t now_us, std::string_view actor);
 
+  /// The targets of the decisions created or changed since the last call (non-empty ones, in
+  /// the order they changed, possibly repeated), and forgets them: what a caller keeping
+  /// per-target summaries must look at again.
+  std::vector<std::string> take_changed_targets();
+
  private:
   AuditLog audit_;
   SQLite::Statement exists_;
@@ -70,6 +75,7 @@ class ExtractedDecisionStore {
   SQLite::Statement previous_state_;
   SQLite::Statement set_status_;
   SQLite::Statement set_supersedes_;
+  std::vector<std::string> changed_targets_;
 };
 
 }  // namespace reflectd::store

@@ -12,6 +12,7 @@
 #include "config/config.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/clustering.hpp"
+#include "jobs/entity_summaries.hpp"
 #include "jobs/fact_extraction.hpp"
 #include "jobs/facts.hpp"
 #include "jobs/sql_functions.hpp"
@@ -226,6 +227,43 @@ TEST_CASE("facts job: supersession by entity and attribute, reruns, dates and cl
   elsewhere.namespaces = {"other"};
   CHECK(recall::read_facts(db, json::object(), elsewhere)["facts"].empty());
   CHECK(recall::read_facts(db, {{"after_id", "x"}}, hyper)["ok"] == false);
+}
+
+TEST_CASE("entity summaries list what is known of a person, whichever job ran first") {
+  const std::vector<json> turns{
+      turn("a1", "Ana", "I live in Boston with two cats.", "2023-01-10T09:00:00Z"),
+      turn("a2", "Ana", "I moved to Denver last month.", "2023-05-08T09:00:00Z"),
+      turn("a3", "Ana", "I went to a pottery class yesterday.", "2023-05-20T09:00:00Z"),
+      turn("a4", "Ana", "I really enjoy long walks with my dog.", "2023-05-21T09:00:00Z")};
+  // Runs the named jobs in order, then the entity summaries; returns Ana's summary.
+  auto summary_after = [&](const std::string& path, const std::vector<std::string>& order) {
+    FakeClock clock(kMonday + 60 * kDayUs);
+    store_events(path, turns, clock);
+    auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
+    std::atomic<bool> stopping{false};
+    jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+    const config::Config cfg = config::defaults();
+    for (const std::string& name : order) {
+      for (auto& job : daemon::build_jobs(cfg)) {
+        if (job.name != name) continue;
+        jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
+        job.run(ctx);
+        jobs::refresh_entity_summaries(ctx, daemon::medallion_params(cfg).edge_half_life_s);
+      }
+    }
+    return db.execAndGet("SELECT summary_text FROM entities WHERE canonical_key = 'person:ana'")
+        .getString();
+  };
+  test::TempDir dir;
+  const std::string facts_first = summary_after(dir.file("a.db"), {"facts", "cluster"});
+  const std::string cluster_first = summary_after(dir.file("b.db"), {"cluster", "facts"});
+  CHECK(facts_first == cluster_first);
+  // The current residence first (an attribute), then the dated facts, newest first; the
+  // superseded Boston fact is not listed.
+  CHECK_THAT(facts_first,
+             Catch::Contains(" Known: Ana moved to Denver in April 2023 (2023-04-01); Ana went to "
+                             "a pottery class on 19 May 2023 (2023-05-19); "));
+  CHECK_THAT(facts_first, !Catch::Contains("Boston"));
 }
 
 TEST_CASE("recall returns the current facts about the entities a question names") {

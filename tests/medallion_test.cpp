@@ -277,6 +277,10 @@ TEST_CASE("medallion refresh on the real streams") {
             .getString();
     CHECK_THAT(src, Catch::StartsWith("src (module): ") && Catch::Contains("Most salient: \"") &&
                         Catch::Contains("Strongest links: "));
+    // What was decided on the module, newest first, and what was reverted.
+    CHECK_THAT(src, Catch::Contains(". Decided: On Windows platform, implement custom WSA error "
+                                    "to errno translation in the poll() function.") &&
+                        Catch::Contains(" Reverted: Add -lm to Libs.private of libzmq.pc"));
     const json second = run_job(db, clock, params);
     CHECK(second["summaries_refreshed"] == 0);
     CHECK(second["summaries_skipped"] ==
