@@ -123,7 +123,7 @@ bool is_command_repair(std::string_view thought) {
 std::string decisive_part(std::string_view thought) {
   constexpr std::array<std::string_view, 8> kMarkers{"to fix", "should", "need to", "instead",
                                                      "let's",  "we can", "i will",  "we will"};
-  const std::string text = one_line(thought);
+  std::string text = one_line(thought);
   const std::string folded = lower(text);
   std::size_t sentence = 0;
   while (sentence < text.size()) {
