@@ -37,8 +37,9 @@ inline std::string consolidation_tables(SQLite::Database& db) {
              "vitality, provenance, keywords, evidence_event_ids, consequences, procedural, "
              "frequency, unique_contexts, confidence, confidence_base, stability_score, "
              "reinforcement_density, coverage, lifetime_days, estimated_removal_cost, "
-             "estimated_utility, acceptance_score, first_seen_us, last_seen_us FROM knowledge "
-             "ORDER BY decision_id") +
+             "estimated_utility, acceptance_score, first_seen_us, last_seen_us, supersedes, "
+             "superseded_by FROM knowledge ORDER BY decision_id") +
+         dump(db, "SELECT * FROM extracted_decisions ORDER BY decision_id") +
          dump(db, "SELECT * FROM knowledge_evidence ORDER BY decision_id, event_seq") +
          dump(db,
               "SELECT observation_id, namespace, observation_type, signature, target, title, text, "
