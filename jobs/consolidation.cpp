@@ -256,8 +256,18 @@ class Consolidator {
         audit_(db_),
         decisions_(db_),
         summary_marks_(db_),
+        question_load_(db_,
+                       "SELECT seq, agent_id FROM unanswered_questions WHERE namespace = ?1 AND "
+                       "trajectory_id = ?2"),
+        question_save_(db_,
+                       "INSERT OR REPLACE INTO unanswered_questions (namespace, trajectory_id, "
+                       "seq, agent_id) VALUES (?1, ?2, ?3, ?4)"),
+        question_clear_(db_,
+                        "DELETE FROM unanswered_questions WHERE namespace = ?1 AND "
+                        "trajectory_id = ?2"),
         read_events_(db_,
-                     "SELECT seq, kind, ts_us, content, context, entities, episode_id, uid "
+                     "SELECT seq, kind, ts_us, content, context, entities, episode_id, uid, "
+                     "coalesce(agent_id, '') "
                      "FROM events WHERE namespace = ?1 AND seq > ?2 AND status = 'active' "
                      "ORDER BY seq LIMIT ?3"),
         // A plain INSERT: each event is consolidated once (its row commits with the
@@ -459,6 +469,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     WriteTransaction transaction(ctx_);
     chunk_totals_.clear();
     chunk_streams_.clear();
+    chunk_questions_.clear();
     const std::int64_t watermark = std::stoll(state_.get(ns, "watermark").value_or("0"));
     OpenTrajectory open;
     if (auto text = state_.get(ns, "open_trajectory")) {
@@ -589,7 +600,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
           mark_decision_targets(ns);
         }
       }
-      // 6. End of a trajectory.
+      // 6. A question asked, or the one pending in the trajectory answered.
+      track_question(ns, trajectory, seq, kind, content, read_events_.getColumn(8).getString());
+      // 7. End of a trajectory.
       if (kind == "result" && fields.ends_trajectory) {
         outcomes.push_back({trajectory, target, fields.success, seq, ts});
       }
@@ -610,6 +623,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     for (auto& [target, totals] : chunk_totals_) {
       if (totals.dirty) store_totals(ns, target, totals);
     }
+    store_questions(ns);
     for (auto& [target, stream] : chunk_streams_) {
       if (stream.active && stream.dirty) write_stream(ns, target, stream);
     }
@@ -783,6 +797,54 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     record.evidence.emplace_back(outcome.final_seq, outcome.final_ts_us);
     if (decisions_.record(record, now_, kActor)) ++totals_.decisions_extracted;
     mark_decision_targets(ns);
+  }
+
+  // Questions asked and not answered (issue 34 §4): a prompt, task or conversation turn whose
+  // text ends in "?" is pending in its trajectory until a later event of the trajectory comes
+  // from another agent or is a result or a decision. The newest pending question of
+  // each trajectory is kept in unanswered_questions (written once per chunk).
+  struct PendingQuestion {
+    std::int64_t seq = 0;  // 0: none
+    std::string agent;
+    bool dirty = false;
+  };
+  void track_question(const std::string& ns, const std::string& trajectory, std::int64_t seq,
+                      const std::string& kind, const std::string& content,
+                      const std::string& agent) {
+    auto [it, fresh] = chunk_questions_.try_emplace(trajectory);
+    PendingQuestion& pending = it->second;
+    if (fresh) {
+      question_load_.reset();
+      question_load_.bind(1, ns);
+      question_load_.bind(2, trajectory);
+      if (question_load_.executeStep()) {
+        pending.seq = question_load_.getColumn(0).getInt64();
+        pending.agent = question_load_.getColumn(1).getString();
+      }
+      question_load_.reset();
+    }
+    if (pending.seq != 0 && (agent != pending.agent || kind == "result" || kind == "decision")) {
+      pending = {0, "", true};
+    }
+    const auto end = content.find_last_not_of(" \t\r\n");
+    const bool asks = (kind == "prompt" || kind == "task" || kind == "conversation") &&
+                      end != std::string::npos && content[end] == '?';
+    if (asks) pending = {seq, agent, true};
+  }
+  void store_questions(const std::string& ns) {
+    for (const auto& [trajectory, pending] : chunk_questions_) {
+      if (!pending.dirty) continue;
+      SQLite::Statement& q = pending.seq != 0 ? question_save_ : question_clear_;
+      q.reset();
+      q.bind(1, ns);
+      q.bind(2, trajectory);
+      if (pending.seq != 0) {
+        q.bind(3, static_cast<std::int64_t>(pending.seq));
+        q.bind(4, pending.agent);
+      }
+      q.exec();
+      q.reset();
+    }
   }
 
   // The module entities whose decisions changed show them in their next summary.
@@ -1614,6 +1676,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   store::AuditLog audit_;
   store::ExtractedDecisionStore decisions_;
   SummaryMarks summary_marks_;
+  SQLite::Statement question_load_;
+  SQLite::Statement question_save_;
+  SQLite::Statement question_clear_;
   SQLite::Statement read_events_;
   SQLite::Statement insert_target_;
   SQLite::Statement trajectory_target_;
@@ -1652,6 +1717,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   SQLite::Statement observation_upsert_;
   std::map<std::string, TargetTotals> chunk_totals_;        // by target, this chunk only
   std::map<std::string, Stream> chunk_streams_;             // by target, this chunk only
+  std::map<std::string, PendingQuestion> chunk_questions_;  // by trajectory, this chunk only
   std::unordered_map<std::string, PatternState> patterns_;  // ns + '\n' + signature, this run
   // ns + '\n' + tool sequence -> its successful runs in (ts, seq) order, this run
   std::unordered_map<std::string, std::vector<SuccessfulRun>> competences_;

@@ -27,6 +27,13 @@
 //    thought as rationale, the next observation as expected outcome), attached to its
 //    target's stream; the same tool sequence succeeding competence_min_successes times is a
 //    `competence` observation (seed 002) with its success count.
+// 6. Decisions: a "Problem:"/"Solution:" message (not a merge) and a successful trajectory
+//    become knowledge rows of kind decision (jobs/decision_extraction.hpp for the rules,
+//    store/extracted_decisions.hpp for supersession by the same problem and falsification by
+//    a revert); the module entities whose decisions change are marked for a new summary.
+// 7. Questions: a prompt, task or conversation turn ending in "?" stays in
+//    unanswered_questions (the newest per trajectory) until a later event of its trajectory
+//    comes from another agent or is a result or a decision.
 //
 // Every derived row is a function of the events and the clock, independent of how the events
 // were split into runs or chunks, so a rerun after a crash yields the same tables.

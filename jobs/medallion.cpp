@@ -77,6 +77,22 @@ std::string first_text_line(const std::string& text) {
   return {};
 }
 
+// The last non-blank line of a text, trimmed (a question at the end of a turn).
+std::string last_text_line(const std::string& text) {
+  std::size_t end = text.size();
+  while (end > 0) {
+    const auto start = text.rfind('\n', end - 1);
+    const std::size_t from = start == std::string::npos ? 0 : start + 1;
+    const auto line = std::string_view(text).substr(from, end - from);
+    if (const auto a = line.find_first_not_of(" \t\r"); a != std::string_view::npos) {
+      return std::string(line.substr(a, line.find_last_not_of(" \t\r") - a + 1));
+    }
+    if (start == std::string::npos) break;
+    end = start;
+  }
+  return {};
+}
+
 // The problem a message states ("Problem:" or "Issue:" paragraph).
 std::string problem_line(const std::string& text) {
   constexpr std::array<std::string_view, 2> kLabels{"Problem:", "Issue:"};
@@ -346,6 +362,7 @@ class Refresher {
     std::string text, target, ids;
     std::int64_t ts_us = 0;
     std::int64_t occurrences = 0;
+    std::string question;  // as listed, when not "How to solve <text>?"
   };
   std::vector<OpenProblem> unsolved_problems(const MedallionScope& scope) {
     constexpr const char* kNoLaterSuccess = R"sql(
@@ -384,7 +401,7 @@ WHERE (?1 = '' OR o.namespace = ?1) AND e.status = 'active' AND e.kind != 'commi
                          std::to_string(problems.getColumn(2).getInt64()),
                      std::move(text), target,
                      json::array({problems.getColumn(2).getInt64()}).dump(),
-                     problems.getColumn(4).getInt64(), 1});
+                     problems.getColumn(4).getInt64(), 1, ""});
     }
     SQLite::Statement failed(db_, R"sql(
 SELECT o.namespace, o.trajectory_id, coalesce(o.target, ''), o.final_seq, o.final_ts_us,
@@ -406,7 +423,27 @@ ORDER BY o.final_seq DESC LIMIT 100)sql");
       out.push_back(
           {"trajectory:" + failed.getColumn(0).getString() + ":" + failed.getColumn(1).getString(),
            std::move(text), target, json::array({failed.getColumn(3).getInt64()}).dump(),
-           failed.getColumn(4).getInt64(), 1});
+           failed.getColumn(4).getInt64(), 1, ""});
+    }
+    // Questions asked and not answered (consolidation keeps the newest per trajectory).
+    SQLite::Statement asked(db_, R"sql(
+SELECT q.namespace, q.seq, q.agent_id, e.ts_us, e.content, coalesce(t.target, '')
+FROM unanswered_questions q JOIN events e ON e.seq = q.seq LEFT JOIN event_targets t ON t.seq = q.seq
+WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC LIMIT 100)sql");
+    asked.bind(1, scope.ns);
+    while (asked.executeStep()) {
+      const std::string target = asked.getColumn(5).getString();
+      if (!in_scope_target(scope, target)) continue;
+      std::string text = last_text_line(asked.getColumn(4).getString());
+      if (text.empty()) continue;
+      const std::int64_t ts = asked.getColumn(3).getInt64();
+      const std::string agent = asked.getColumn(2).getString();
+      out.push_back({"question:" + asked.getColumn(0).getString() + ":" +
+                         std::to_string(asked.getColumn(1).getInt64()),
+                     "", target, json::array({asked.getColumn(1).getInt64()}).dump(), ts, 1,
+                     "Unanswered: \"" + clip(text, 160) + "\" (asked" +
+                         (agent.empty() ? std::string() : " by " + agent) + " on " + day(ts) +
+                         ")"});
     }
     std::stable_sort(out.begin(), out.end(),
                      [](const OpenProblem& a, const OpenProblem& b) { return a.ts_us > b.ts_us; });
@@ -542,11 +579,14 @@ ORDER BY o.final_seq DESC LIMIT 100)sql");
     for (const auto& problem : open_problems) {
       questions.push_back(
           {problem.source,
-           "How to solve \"" + clip(problem.text, 160) + "\"? Raised " + day(problem.ts_us) +
-               (problem.occurrences > 1 ? " (" + std::to_string(problem.occurrences) + " times)"
-                                        : std::string()) +
-               ", no success " + (problem.target.empty() ? "" : "on " + problem.target + " ") +
-               "since.",
+           !problem.question.empty()
+               ? problem.question
+               : "How to solve \"" + clip(problem.text, 160) + "\"? Raised " + day(problem.ts_us) +
+                     (problem.occurrences > 1
+                          ? " (" + std::to_string(problem.occurrences) + " times)"
+                          : std::string()) +
+                     ", no success " +
+                     (problem.target.empty() ? "" : "on " + problem.target + " ") + "since.",
            question_priority(problem.occurrences, days_since(problem.ts_us)),
            problem.target.empty() ? json::array() : json::array({problem.target}), &problem.ids,
            problem.occurrences});

@@ -1012,7 +1012,8 @@ CREATE INDEX IF NOT EXISTS fact_entity_links_entity ON fact_entity_links (entity
 )sql",
     // 27: where the consolidation job's decisions come from (issue 34 §2,
     //    store/extracted_decisions.hpp): the problem they answer (a later decision on the same
-    //    problem supersedes them) and the subject of their commit (a revert falsifies them).
+    //    problem supersedes them) and the subject of their commit (a revert falsifies them);
+    //    and the questions asked and not answered yet, the newest per trajectory (§4).
     R"sql(
 CREATE TABLE IF NOT EXISTS extracted_decisions (
   decision_id       TEXT    PRIMARY KEY REFERENCES knowledge (decision_id),
@@ -1026,6 +1027,13 @@ CREATE INDEX IF NOT EXISTS extracted_decisions_problem
   ON extracted_decisions (namespace, problem_signature) WHERE problem_signature IS NOT NULL;
 CREATE INDEX IF NOT EXISTS extracted_decisions_subject
   ON extracted_decisions (namespace, subject) WHERE subject IS NOT NULL;
+CREATE TABLE IF NOT EXISTS unanswered_questions (
+  namespace     TEXT    NOT NULL,
+  trajectory_id TEXT    NOT NULL,
+  seq           INTEGER NOT NULL REFERENCES events (seq),
+  agent_id      TEXT    NOT NULL,
+  PRIMARY KEY (namespace, trajectory_id)
+) WITHOUT ROWID;
 )sql",
 };
 

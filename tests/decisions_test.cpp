@@ -14,6 +14,7 @@
 #include "jobs/consolidation.hpp"
 #include "jobs/decay.hpp"
 #include "jobs/decision_extraction.hpp"
+#include "jobs/medallion.hpp"
 #include "jobs/sql_functions.hpp"
 #include "store/database.hpp"
 #include "support/corpus.hpp"
@@ -225,4 +226,50 @@ TEST_CASE("decisions job: supersession by problem, revert, rerun, decay keeps co
           .dump();
   CHECK(test::load_lines(path, {agent_decision}, clock) == 1);
   CHECK(row(db, "d1").status == "active");
+}
+
+TEST_CASE("open questions: a question asked and not answered, across chunks and runs") {
+  test::TempDir dir;
+  const std::string path = dir.file("q.db");
+  FakeClock clock(kNow);
+  auto said = [](const std::string& id, const std::string& agent, const std::string& kind,
+                 const std::string& episode, const std::string& ts, const std::string& text) {
+    return json{{"id", id},          {"kind", kind},    {"namespace", "talk"},
+                {"agent_id", agent}, {"timestamp", ts}, {"episode_id", episode},
+                {"content", text}}
+        .dump();
+  };
+  REQUIRE(test::load_lines(
+              path,
+              {said("q1", "ana", "prompt", "e1", "2024-06-01T10:00:00Z",
+                    "The deploy failed twice.\nCan the release go out on Friday?"),
+               said("q2", "ana", "prompt", "e2", "2024-06-02T10:00:00Z", "Is the build green?"),
+               said("a2", "bot", "prompt", "e2", "2024-06-02T10:01:00Z", "Yes, since 09:40.")},
+              clock) == 3);
+  auto db = store::open_database({path, "normal", 5000}, store::Access::kWriter);
+  const jobs::VitalityParams vitality = daemon::vitality_params(config::defaults().decay);
+  jobs::register_sql_functions(db, vitality);
+  run(db, clock);
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}};
+  jobs::MedallionParams params;
+  jobs::run_medallion_refresh(ctx, params);
+  auto questions = [&] {
+    const json m = json::parse(
+        db.execAndGet("SELECT content_json FROM medallions WHERE id = 'med:talk'").getString());
+    return m["open_questions"];
+  };
+  REQUIRE(questions().size() == 1);
+  CHECK(questions()[0]["question"] ==
+        "Unanswered: \"Can the release go out on Friday?\" (asked by ana on 2024-06-01)");
+  // Answered in a later run (its own chunk): the question is no longer open.
+  REQUIRE(test::load_lines(path,
+                           {said("a1", "lee", "conversation", "e1", "2024-06-03T09:00:00Z",
+                                 "Yes, Friday works.")},
+                           clock) == 1);
+  run(db, clock);
+  jobs::run_medallion_refresh(ctx, params);
+  CHECK(questions().empty());
+  CHECK(db.execAndGet("SELECT count(*) FROM unanswered_questions").getInt() == 0);
 }

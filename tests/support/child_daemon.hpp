@@ -25,7 +25,8 @@ inline std::string ipc_endpoint(const TempDir& dir, const std::string& name) {
 inline constexpr const char* kNoJobsYaml =
     "jobs:\n  consolidate:\n    enabled: false\n  decay:\n    enabled: false\n  cluster:\n    "
     "enabled: false\n"
-    "  importance:\n    enabled: false\n  medallion:\n    enabled: false\n";
+    "  importance:\n    enabled: false\n  medallion:\n    enabled: false\n  facts:\n    "
+    "enabled: false\n";
 
 /// YAML keeping every background job enabled but never due by itself (a week's interval, no
 /// event or idle trigger): jobs run when a test asks with {"cmd":"run"}.

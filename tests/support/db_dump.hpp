@@ -40,6 +40,8 @@ inline std::string consolidation_tables(SQLite::Database& db) {
              "estimated_utility, acceptance_score, first_seen_us, last_seen_us, supersedes, "
              "superseded_by FROM knowledge ORDER BY decision_id") +
          dump(db, "SELECT * FROM extracted_decisions ORDER BY decision_id") +
+         dump(db, "SELECT * FROM unanswered_questions ORDER BY namespace, trajectory_id") +
+         dump(db, "SELECT * FROM unanswered_questions ORDER BY namespace, trajectory_id") +
          dump(db, "SELECT * FROM knowledge_evidence ORDER BY decision_id, event_seq") +
          dump(db,
               "SELECT observation_id, namespace, observation_type, signature, target, title, text, "
