@@ -234,10 +234,12 @@ std::optional<ExtractedDecision> decision_from_trajectory(std::string_view task,
     }
   }
   if (!chosen) return std::nullopt;
+  std::string problem = task_problem(task);
+  if (problem.empty()) return std::nullopt;  // a decision answers a stated problem
   ExtractedDecision d;
   d.statement = capitalised(clip_words(decisive_part(calls[*chosen].thought), 300));
   d.call_index = *chosen;
-  d.rationale = capitalised(task_problem(task));
+  d.rationale = capitalised(std::move(problem));
   for (std::size_t i = *chosen + 1; i < n; ++i) {
     if (is_check(calls[i]) && calls[i].succeeded) d.verified = true;
   }

@@ -75,7 +75,7 @@ struct TrajectoryCall {
 
 /// A decision from a trajectory that ended in success (second source above): `task` is the
 /// content of its task event (empty when none), `calls` its calls in order. nullopt when no
-/// call before the submission carries a thought.
+/// call before the submission carries a thought, or the task states no problem (no task).
 std::optional<ExtractedDecision> decision_from_trajectory(std::string_view task,
                                                           std::span<const TrajectoryCall> calls);
 
