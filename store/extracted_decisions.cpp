@@ -135,20 +135,8 @@ bool ExtractedDecisionStore::record(const DecisionRecord& d, std::int64_t now_us
   same_problem_.reset();
   if (earlier.empty()) return fresh;
   for (const std::string& old : earlier) {
-    previous_state_.reset();
-    previous_state_.bind(1, old);
-    const std::string previous =
-        previous_state_.executeStep() ? previous_state_.getColumn(0).getString() : "";
-    previous_state_.reset();
-    set_status_.reset();
-    set_status_.bind(1, old);
-    set_status_.bind(2, "superseded");
-    set_status_.bind(3, d.decision_id);
-    set_status_.bind(4, static_cast<std::int64_t>(now_us));
-    set_status_.exec();
-    set_status_.reset();
-    audit_.append("knowledge", old, "supersede", actor, now_us,
-                  "the same problem answered again by " + d.decision_id, previous);
+    change_status(old, "superseded", d.decision_id, "supersede",
+                  "the same problem answered again by " + d.decision_id, now_us, actor);
   }
   set_supersedes_.reset();
   set_supersedes_.bind(1, d.decision_id);
@@ -174,22 +162,33 @@ int ExtractedDecisionStore::falsify_reverted(const std::string& ns, const std::s
   }
   same_subject_.reset();
   for (const std::string& id : ids) {
-    previous_state_.reset();
-    previous_state_.bind(1, id);
-    const std::string previous =
-        previous_state_.executeStep() ? previous_state_.getColumn(0).getString() : "";
-    previous_state_.reset();
-    set_status_.reset();
-    set_status_.bind(1, id);
-    set_status_.bind(2, "falsified");
-    set_status_.bind(3);
-    set_status_.bind(4, static_cast<std::int64_t>(now_us));
-    set_status_.exec();
-    set_status_.reset();
-    audit_.append("knowledge", id, "deprecate", actor, now_us,
-                  "reverted by the event of seq " + std::to_string(revert_seq), previous);
+    change_status(id, "falsified", "", "deprecate",
+                  "reverted by the event of seq " + std::to_string(revert_seq), now_us, actor);
   }
   return static_cast<int>(ids.size());
+}
+
+void ExtractedDecisionStore::change_status(const std::string& id, const char* status,
+                                           const std::string& superseded_by, const char* action,
+                                           const std::string& rationale, std::int64_t now_us,
+                                           std::string_view actor) {
+  previous_state_.reset();
+  previous_state_.bind(1, id);
+  const std::string previous =
+      previous_state_.executeStep() ? previous_state_.getColumn(0).getString() : "";
+  previous_state_.reset();
+  set_status_.reset();
+  set_status_.bind(1, id);
+  set_status_.bind(2, status);
+  if (superseded_by.empty()) {
+    set_status_.bind(3);
+  } else {
+    set_status_.bind(3, superseded_by);
+  }
+  set_status_.bind(4, static_cast<std::int64_t>(now_us));
+  set_status_.exec();
+  set_status_.reset();
+  audit_.append("knowledge", id, action, actor, now_us, rationale, previous);
 }
 
 std::vector<std::string> ExtractedDecisionStore::take_changed_targets() {

@@ -66,6 +66,12 @@ class ExtractedDecisionStore {
   std::vector<std::string> take_changed_targets();
 
  private:
+  // Sets `status` (and superseded_by, NULL when empty) with an audit row holding the previous
+  // state.
+  void change_status(const std::string& id, const char* status, const std::string& superseded_by,
+                     const char* action, const std::string& rationale, std::int64_t now_us,
+                     std::string_view actor);
+
   AuditLog audit_;
   SQLite::Statement exists_;
   SQLite::Statement upsert_knowledge_;
