@@ -402,6 +402,88 @@ EXIT STATUS
   2  invalid command line, configuration file or endpoint
   3  no reply within --timeout-ms)";
 
+inline constexpr const char* kForgetDescription =
+    "Forget events: archive them (restorable) or delete them and what was derived from them.\n";
+
+inline constexpr const char* kForgetFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"forget","ids":[...]} or {"cmd":"forget","filter":{namespace, agent_id, kind,
+  before, after, text}} with "mode" archive (the default) or delete (--delete).
+
+  archive: the events leave recall, search and the jobs' input; `reflectctl restore` brings
+  them back. delete: the events, their full-text postings, their facts and the agents'
+  decisions they carried are deleted, and everything the jobs derived for their namespaces
+  (entities, clusters, knowledge, patterns, summaries, medallions and their history) is
+  cleared and rebuilt by the jobs from the events left. Freed pages are zeroed
+  (secure_delete) and the WAL is truncated, so no copy of the text stays in the files. One
+  audit row per event (`reflectctl audit`), without the content.
+
+  Events with deletion_policy never, and pinned ones, are not forgotten: listed by id they
+  fail the request; matched by a filter they are left out and listed as kept. A filter
+  without --namespace spans namespaces and needs an admin key; one matching nothing is an
+  error. At most 100,000 events per request. --dry-run lists the events and changes nothing.
+
+  A delete runs between two job runs; without --wait the reply comes when the delete is
+  committed, with --wait when the jobs have rebuilt the namespaces. It prints the counts:
+  events_deleted, facts_deleted, agent_decisions_deleted, audit_rows_redacted,
+  derived_rows_cleared, rebuild_runs, wal_truncated, namespaces.
+
+EXAMPLES
+  reflectctl forget 7f3c9a --dry-run
+  reflectctl forget --namespace muse --agent-id planner --before 2024-06-01T00:00:00Z
+  reflectctl forget --namespace muse --text "api key" --delete --wait
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error (unknown id, policy, filter matching nothing)
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms (default 600000 for forget))";
+
+inline constexpr const char* kRestoreDescription =
+    "Bring archived events back: active again, with the salience of a new event.\n";
+inline constexpr const char* kPinDescription =
+    "Pin events: their salience stops decaying and they are never archived or forgotten.\n";
+inline constexpr const char* kUnpinDescription =
+    "Unpin events: their salience decays again from now.\n";
+
+inline constexpr const char* kEventStateFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"restore"|"pin"|"unpin","ids":[...]} and prints the ids changed and those
+  already in that state (unchanged). Each change writes an audit row (action revise) with
+  the previous status, pinned flag and salience. Ids must be events of namespaces the key
+  may write.
+
+EXAMPLES
+  reflectctl pin 7f3c9a 81d2e0
+  reflectctl restore 7f3c9a
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
+inline constexpr const char* kAuditDescription =
+    "Read the audit log: who changed which record, when and why, newest first.\n";
+
+inline constexpr const char* kAuditFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"audit","record_id","namespace","since","limit"} and prints AT, ACTION,
+  ACTOR, RECORD_TYPE, RECORD_ID, NAMESPACE and RATIONALE. Entries are scoped by the
+  record's namespace and sensitivity like every read; a deleted event's entries keep its
+  namespace. Actions: create, revise, promote, supersede, deprecate, reinforce, decay,
+  archive, delete, accept.
+
+EXAMPLES
+  reflectctl audit --record-id 7f3c9a
+  reflectctl audit --namespace muse --since 2026-11-01T00:00:00Z -n 100
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
 inline constexpr const char* kEventsDescription = "Print the latest events, or follow new ones.\n";
 
 inline constexpr const char* kEventsFooter = R"(

@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <map>
+#include <optional>
+#include <string>
 
 #include "cli/endpoints.hpp"
 #include "cli/entities.hpp"
@@ -18,6 +21,7 @@
 #include "cli/jobs.hpp"
 #include "cli/knowledge.hpp"
 #include "cli/medallion.hpp"
+#include "cli/memory_commands.hpp"
 #include "cli/observations.hpp"
 #include "cli/publish.hpp"
 #include "cli/recall.hpp"
@@ -70,6 +74,13 @@ struct Commands {
   ReinforceOptions reinforce_options;
   bool misleading = false;
   bool useful_flag = false;
+  CLI::App* forget = nullptr;
+  ForgetOptions forget_options;
+  int forget_timeout_ms = 600000;
+  std::map<std::string, CLI::App*> state_changes;  // restore, pin, unpin
+  std::map<std::string, EventStateOptions> state_options;
+  CLI::App* audit = nullptr;
+  AuditOptions audit_options;
   CLI::App* events = nullptr;
   EventsOptions events_options;
   CLI::App* medallion = nullptr;
@@ -357,6 +368,63 @@ void add_reinforce(CLI::App& app, Commands& c) {
   c.reinforce = cmd;
 }
 
+void add_memory_commands(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("forget", kForgetDescription);
+  cmd->footer(kForgetFooter);
+  cmd->option_defaults()->always_capture_default();
+  ForgetOptions& f = c.forget_options;
+  CLI::Option* ids = cmd->add_option("ID", f.ids, "event ids to forget (or a filter below)");
+  auto filter = [&](const char* name, std::string& value, const char* what, const char* type) {
+    cmd->add_option(name, value, what)->type_name(type)->default_str("")->excludes(ids);
+  };
+  filter("-N,--namespace", f.ns, "events of this namespace (a filter without one needs admin)",
+         "NS");
+  filter("--agent-id", f.agent_id, "events published by this agent", "AGENT");
+  filter("-k,--kind", f.kind, "events of this kind", "K");
+  filter("--before", f.before, "events whose timestamp is before this RFC 3339 date-time", "T");
+  filter("--after", f.after, "events whose timestamp is after this RFC 3339 date-time", "T");
+  filter("--text", f.text, "events whose content contains this text (ASCII case-insensitive)",
+         "TEXT");
+  cmd->add_flag("--delete", f.hard_delete,
+                "delete the events and everything derived from them (default: archive)");
+  cmd->add_flag("--dry-run", f.dry_run, "list what would be forgotten; change nothing");
+  cmd->add_flag("--wait", f.wait, "with --delete: answer once the jobs rebuilt what they derive");
+  cmd->add_option("--rationale", f.rationale, "why, for the audit log")
+      ->type_name("TEXT")
+      ->default_str("");
+  add_control_options(*cmd, c.forget_timeout_ms, f.control.json);
+  c.forget = cmd;
+
+  for (const auto& [name, description] :
+       {std::pair{"restore", kRestoreDescription}, std::pair{"pin", kPinDescription},
+        std::pair{"unpin", kUnpinDescription}}) {
+    cmd = app.add_subcommand(name, description);
+    cmd->footer(kEventStateFooter);
+    EventStateOptions& o = c.state_options[name];
+    o.cmd = name;
+    cmd->add_option("ID", o.ids, "event ids")->required();
+    add_control_options(*cmd, c.other_timeout_ms, o.control.json);
+    c.state_changes[name] = cmd;
+  }
+
+  cmd = app.add_subcommand("audit", kAuditDescription);
+  cmd->footer(kAuditFooter);
+  cmd->option_defaults()->always_capture_default();
+  AuditOptions& a = c.audit_options;
+  cmd->add_option("--record-id", a.record_id,
+                  "entries about this record (event, knowledge, "
+                  "medallion id) only")
+      ->type_name("ID")
+      ->default_str("");
+  add_namespace(*cmd, a.ns);
+  cmd->add_option("--since", a.since, "entries at or after this RFC 3339 date-time")
+      ->type_name("T")
+      ->default_str("");
+  add_limit(*cmd, a.limit);
+  add_control_options(*cmd, c.other_timeout_ms, a.control.json);
+  c.audit = cmd;
+}
+
 void add_events(CLI::App& app, Commands& c) {
   CLI::App* cmd = app.add_subcommand("events", kEventsDescription);
   cmd->footer(kEventsFooter);
@@ -460,6 +528,14 @@ void resolve_control(ControlOptions& options, const Commands& c,
 }
 
 // Resolves endpoints and limits; throws std::runtime_error (or config::ConfigError).
+// The restore / pin / unpin subcommand given, if any.
+std::optional<std::string> chosen_state_change(const Commands& c) {
+  for (const auto& [name, cmd] : c.state_changes) {
+    if (*cmd) return name;
+  }
+  return std::nullopt;
+}
+
 void resolve(Commands& c) {
   const reflectd::config::Config config = load_client_config(c.endpoints);
   if (*c.publish) {
@@ -499,6 +575,12 @@ void resolve(Commands& c) {
   } else if (*c.reinforce) {
     c.reinforce_options.useful = !c.misleading;
     resolve_control(c.reinforce_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.forget) {
+    resolve_control(c.forget_options.control, c, config, c.forget_timeout_ms);
+  } else if (*c.audit) {
+    resolve_control(c.audit_options.control, c, config, c.other_timeout_ms);
+  } else if (const auto change = chosen_state_change(c)) {
+    resolve_control(c.state_options[*change].control, c, config, c.other_timeout_ms);
   } else if (*c.events) {
     resolve_control(c.events_options.control, c, config, c.other_timeout_ms);
   } else if (*c.medallion) {
@@ -527,6 +609,11 @@ int dispatch(const Commands& c) {
   if (*c.get) return run_get(c.get_options);
   if (*c.episode) return run_episode(c.episode_options);
   if (*c.reinforce) return run_reinforce(c.reinforce_options);
+  if (*c.forget) return run_forget(c.forget_options);
+  if (*c.audit) return run_audit(c.audit_options);
+  if (const auto change = chosen_state_change(c)) {
+    return run_event_state(c.state_options.at(*change));
+  }
   if (*c.events) return run_events_tail(c.events_options);
   if (*c.medallion) return run_medallion(c.medallion_options);
   if (*c.entities) return run_entities(c.entities_options);
@@ -550,6 +637,7 @@ int run(int argc, char** argv) {
   add_search(app, commands);
   add_recall(app, commands);
   add_reinforce(app, commands);
+  add_memory_commands(app, commands);
   add_events(app, commands);
   add_medallion(app, commands);
   add_entities(app, commands);

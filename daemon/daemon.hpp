@@ -87,6 +87,9 @@ class Daemon {
   nlohmann::json control_jobs(const nlohmann::json& request);
   void control_reinforce(const nlohmann::json& request, const bus::Principal& caller,
                          const bus::ControlReply& reply);
+  // forget, restore, pin, unpin (memory_ops/; daemon/memory_commands.cpp).
+  void control_memory_op(const std::string& cmd, const nlohmann::json& request,
+                         const bus::Principal& caller, const bus::ControlReply& reply);
   // Every read of the read library (recall/): on the read thread.
   void control_read(const std::string& cmd, const nlohmann::json& request,
                     const bus::Principal& caller, const bus::ControlReply& reply);

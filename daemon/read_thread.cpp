@@ -25,7 +25,8 @@ ReadThread::~ReadThread() { stop(); }
 bool ReadThread::answers(const std::string& cmd) {
   return cmd == "recall" || cmd == "context" || cmd == "get" || cmd == "episode" ||
          cmd == "search" || cmd == "events" || cmd == "knowledge" || cmd == "observations" ||
-         cmd == "entities" || cmd == "clusters" || cmd == "medallion" || cmd == "facts";
+         cmd == "entities" || cmd == "clusters" || cmd == "medallion" || cmd == "facts" ||
+         cmd == "audit";
 }
 
 void ReadThread::stop() {
@@ -83,6 +84,7 @@ nlohmann::json ReadThread::answer(const std::string& cmd, const nlohmann::json& 
   if (cmd == "clusters") return recall::read_clusters(db_, request, scope);
   if (cmd == "medallion") return recall::read_medallion(db_, request, scope);
   if (cmd == "facts") return recall::read_facts(db_, request, scope);
+  if (cmd == "audit") return recall::read_audit(db_, request, scope);
   std::vector<std::int64_t> accessed;
   nlohmann::json reply;
   if (cmd == "recall") {

@@ -154,10 +154,19 @@ std::optional<std::string> Scheduler::request(const std::string& job, const std:
       return "unknown job '" + job + "'; known: " + known;
     }
     demands_.push_back(
-        {static_cast<std::size_t>(it - jobs_.begin()), ns, "demand", std::move(done)});
+        {static_cast<std::size_t>(it - jobs_.begin()), ns, "demand", std::move(done), {}});
   }
   wake_.notify_all();
   return std::nullopt;
+}
+
+void Scheduler::request_task(Job task, const std::string& ns, RunDone done) {
+  {
+    std::lock_guard lock(mutex_);
+    demands_.push_back(
+        {0, ns, "demand", std::move(done), std::make_shared<const Job>(std::move(task))});
+  }
+  wake_.notify_all();
 }
 
 std::optional<Scheduler::Due> Scheduler::take_due() {
@@ -174,13 +183,14 @@ std::optional<Scheduler::Due> Scheduler::take_due() {
     if (!s.enabled) continue;
     if (s.after_events > 0) {
       for (const auto& [ns, count] : state.new_events) {
-        if (count >= static_cast<std::uint64_t>(s.after_events)) return Due{i, ns, "events", {}};
+        if (count >= static_cast<std::uint64_t>(s.after_events))
+          return Due{i, ns, "events", {}, {}};
       }
     }
     if (s.idle_s > 0 && state.unprocessed > 0 && now - last_activity_us_ >= s.idle_s * kUsPerS) {
-      return Due{i, "", "idle", {}};
+      return Due{i, "", "idle", {}, {}};
     }
-    if (now >= state.next_interval_us) return Due{i, "", "interval", {}};
+    if (now >= state.next_interval_us) return Due{i, "", "interval", {}, {}};
   }
   return std::nullopt;
 }
@@ -213,7 +223,9 @@ int Scheduler::run_due() {
 
 void Scheduler::execute(const Due& due) {
   Job job;
-  {
+  if (due.task) {
+    job = *due.task;
+  } else {
     std::lock_guard lock(mutex_);
     JobState& state = jobs_[due.index];
     job = state.job;
@@ -285,7 +297,7 @@ void Scheduler::execute(const Due& due) {
     spdlog::info("job {} run {} {} in {} ms", job.name, run.run_id, run.status,
                  (run.finished_us - run.started_us) / 1000);
   }
-  {
+  if (!due.task) {
     std::lock_guard lock(mutex_);
     // Rescheduled when the run ends: runs never overlap, and a slow run delays the next.
     JobState& state = jobs_[due.index];
@@ -334,7 +346,7 @@ void Scheduler::stop() {
   for (auto& due : left) {
     if (!due.done) continue;
     RunRecord run;
-    run.job = jobs_[due.index].job.name;
+    run.job = due.task ? due.task->name : jobs_[due.index].job.name;
     run.ns = due.ns;
     run.trigger = due.trigger;
     run.status = "interrupted";

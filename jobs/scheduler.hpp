@@ -22,6 +22,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -80,6 +81,11 @@ class Scheduler {
   /// Queues an on-demand run of `job` for namespace `ns` ("" = all). `done` (may be empty) is
   /// called when it ends, on the scheduler thread. Returns an error text for an unknown job.
   std::optional<std::string> request(const std::string& job, const std::string& ns, RunDone done);
+  /// Queues a one-off run of `task`, a job that is not on the schedule (a forget, which must
+  /// not overlap any job's run), behind the on-demand runs queued before it. It is recorded in
+  /// job_runs under task.name with trigger "demand", times out after task.schedule.timeout_s,
+  /// and `done` (may be empty) is called when it ends, on the scheduler thread.
+  void request_task(Job task, const std::string& ns, RunDone done);
 
   /// Runs every run due now, one after another; returns how many ran.
   int run_due();
@@ -108,6 +114,7 @@ class Scheduler {
     std::string ns;
     std::string trigger;
     RunDone done;
+    std::shared_ptr<const Job> task;  ///< A one-off run (request_task); index unused.
   };
 
   std::optional<Due> take_due();

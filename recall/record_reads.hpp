@@ -54,6 +54,12 @@ nlohmann::json read_events(SQLite::Database& db, const nlohmann::json& request,
 /// {"ok":false,"error"} for an after_id that is not an integer.
 nlohmann::json read_facts(SQLite::Database& db, const nlohmann::json& request,
                           const ReadScope& caller);
+/// {"cmd":"audit","record_id","namespace","since" (RFC 3339),"limit"}: audit_log rows, newest
+/// first: audit_id, record_type, record_id, namespace (of the record; null when it is gone and
+/// did not say), action, actor, at_us, at (RFC 3339), rationale, previous, redacted. Scoped by
+/// the record's namespace and level. Errors: a reply {"ok":false,"error"} for a bad since.
+nlohmann::json read_audit(SQLite::Database& db, const nlohmann::json& request,
+                          const ReadScope& caller);
 /// {"cmd":"medallion","action":"get|query|history|list",...}: seed 001 medallions.
 nlohmann::json read_medallion(SQLite::Database& db, const nlohmann::json& request,
                               const ReadScope& caller);

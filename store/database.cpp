@@ -75,6 +75,10 @@ SQLite::Database open_database(const DatabaseOptions& options, Access access) {
     // events in the kernel (item 40 in docs/PERFORMANCE.md). What they hold is bounded by the
     // pages one statement changes; the jobs' temporary B-trees are over a chunk's rows.
     db.exec("PRAGMA temp_store = MEMORY");
+    // Deleted content is overwritten with zeros, in cells and in freed pages, so that a
+    // forgotten event (memory_ops/forget.hpp) leaves no trace in the file. Debian builds SQLite
+    // with this default; set here so that no build's default decides.
+    db.exec("PRAGMA secure_delete = ON");
     migrate(db);
     return db;
   } catch (const SQLite::Exception& error) {

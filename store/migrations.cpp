@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 27> kMigrations{
+constexpr std::array<const char*, 28> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1034,6 +1034,30 @@ CREATE TABLE IF NOT EXISTS unanswered_questions (
   agent_id      TEXT    NOT NULL,
   PRIMARY KEY (namespace, trajectory_id)
 ) WITHOUT ROWID;
+)sql",
+    // 28: the audit log stays append-only outside a hard forget (memory_ops/forget.hpp,
+    //    issue 35 §1). Inside one, marked by the forget's own row in forget_in_progress (written
+    //    and removed in its transaction, so no other connection ever sees it), a rationale that
+    //    quoted a deleted event may become '[forgotten]' without its previous state, and the
+    //    jobs' rows about a namespace's derived records, which are cleared and rebuilt with
+    //    them, may go.
+    R"sql(
+CREATE TABLE IF NOT EXISTS forget_in_progress (id INTEGER PRIMARY KEY CHECK (id = 1));
+DROP TRIGGER IF EXISTS audit_log_no_update;
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+WHEN NOT EXISTS (SELECT 1 FROM forget_in_progress)
+  OR NOT (new.rationale = '[forgotten]' AND new.previous IS NULL
+          AND new.audit_id = old.audit_id AND new.record_type = old.record_type
+          AND new.record_id = old.record_id AND new.action = old.action
+          AND new.actor = old.actor AND new.at_us = old.at_us) BEGIN
+  SELECT RAISE(ABORT, 'audit_log is append-only');
+END;
+DROP TRIGGER IF EXISTS audit_log_no_delete;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+WHEN NOT EXISTS (SELECT 1 FROM forget_in_progress) OR old.actor NOT LIKE 'job:%'
+  OR old.record_type = 'event' BEGIN
+  SELECT RAISE(ABORT, 'audit_log is append-only');
+END;
 )sql",
 };
 

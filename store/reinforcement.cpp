@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "store/audit_log.hpp"
+#include "store/event_lifecycle.hpp"
 
 namespace reflectd::store {
 namespace {
@@ -68,30 +69,16 @@ std::string reinforce_knowledge(SQLite::Database& db, const std::string& id, boo
 
 std::string reinforce_event(SQLite::Database& db, const std::string& id, bool useful,
                             const std::string& actor, std::int64_t now) {
-  SQLite::Statement row(
-      db,
-      "SELECT hit_count, salience_base, salience_ref_us, received_us, "
-      "decay_curve, half_life_s, min_salience, max_age_s, reinforcement_gain, "
-      "pinned, deletion_policy, json_object('hit_count', hit_count, "
-      "'salience_base', salience_base, 'status', status) FROM events WHERE uid = ?1");
-  row.bind(1, id);
-  if (!row.executeStep()) return {};
-  jobs::DecayProfile profile;
-  profile.curve =
-      jobs::parse_curve(row.getColumn(4).getString()).value_or(jobs::Curve::kExponential);
-  profile.half_life_s = row.getColumn(5).getInt64();
-  profile.min_salience = row.getColumn(6).getDouble();
-  profile.max_age_s = row.getColumn(7).getInt64();
-  profile.reinforcement_gain = row.getColumn(8).getDouble();
-  profile.pinned = row.getColumn(9).getInt() != 0;
-  profile.deletion_policy = jobs::parse_deletion_policy(row.getColumn(10).getString())
-                                .value_or(jobs::DeletionPolicy::kManualOnly);
-  const std::int64_t hits = row.getColumn(0).getInt64();
-  const std::int64_t received = row.getColumn(3).getInt64();
-  const double current = jobs::salience_at(row.getColumn(1).getDouble(),
-                                           row.getColumn(2).getInt64(), received, profile, now)
-                             .value_or(profile.min_salience);
-  const std::string previous = row.getColumn(11).getString();
+  const auto event = read_event_lifecycle(db, id);
+  if (!event) return {};
+  const jobs::DecayProfile& profile = event->profile;
+  const std::int64_t hits = event->hit_count;
+  const std::int64_t received = event->received_us;
+  const double current = event->salience_at(now);
+  const std::string previous = nlohmann::json{
+      {"hit_count", hits},
+      {"salience_base", event->salience_base},
+      {"status", event->status}}.dump();
   const double salience =
       useful ? jobs::reinforce(current, profile.reinforcement_gain)
              : *jobs::penalize(current, profile.reinforcement_gain, profile.min_salience);

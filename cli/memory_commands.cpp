@@ -1,0 +1,126 @@
+#include "cli/memory_commands.hpp"
+
+#include <algorithm>
+
+#include "cli/table.hpp"
+
+namespace reflectd::cli {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kIdWidth = 40;
+constexpr std::size_t kRationaleWidth = 60;
+
+std::string joined(const json& list) {
+  std::string out;
+  for (const auto& item : list) {
+    if (!out.empty()) out += ", ";
+    out += item.is_string() ? item.get<std::string>() : item.dump();
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string kept_lines(const json& result) {
+  std::string out;
+  for (const auto& k : result.value("kept", json::array())) {
+    out += "kept " + cell(k, "id") + ": " + cell(k, "reason") + '\n';
+  }
+  return out;
+}
+
+}  // namespace
+
+json forget_request(const ForgetOptions& o) {
+  json request = {{"cmd", "forget"},
+                  {"mode", o.hard_delete ? "delete" : "archive"},
+                  {"dry_run", o.dry_run},
+                  {"wait", o.wait}};
+  if (!o.rationale.empty()) request["rationale"] = o.rationale;
+  if (!o.ids.empty()) {
+    request["ids"] = o.ids;
+    return request;
+  }
+  json filter = json::object();
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"namespace", &o.ns},  {"agent_id", &o.agent_id}, {"kind", &o.kind},
+      {"before", &o.before}, {"after", &o.after},       {"text", &o.text}};
+  for (const auto& [key, value] : fields) {
+    if (!value->empty()) filter[key] = *value;
+  }
+  request["filter"] = std::move(filter);
+  return request;
+}
+
+std::string format_forgotten(const json& reply) {
+  const json result = reply.value("forgotten", json::object());
+  if (result.value("dry_run", false)) {
+    Table table({{"ID", Align::kLeft, kIdWidth}, {"NAMESPACE"}, {"KIND"}, {"STATUS"}});
+    const json events = result.value("events", json::array());
+    for (const auto& e : events) {
+      table.add({cell(e, "id"), cell(e, "namespace"), cell(e, "kind"), cell(e, "status")});
+    }
+    return table.render() + std::to_string(events.size()) + " events would be forgotten (" +
+           cell(result, "mode") + "); nothing changed\n" + kept_lines(result);
+  }
+  if (cell(result, "mode") == "archive") {
+    return "archived " + cell(result, "events_archived") + " events\n" + kept_lines(result);
+  }
+  std::string out;
+  for (const char* key :
+       {"events_deleted", "facts_deleted", "agent_decisions_deleted", "audit_rows_redacted",
+        "derived_rows_cleared", "rebuild_runs", "wal_truncated"}) {
+    out += std::string(key) + ":" + std::string(24 - std::string(key).size(), ' ') +
+           cell(result, key) + '\n';
+  }
+  out += "namespaces:              " + joined(result.value("namespaces", json::array())) + '\n';
+  return out + kept_lines(result);
+}
+
+int run_forget(const ForgetOptions& options) {
+  return run_control_command({"forget", format_forgotten, {}}, options.control,
+                             forget_request(options));
+}
+
+json event_state_request(const EventStateOptions& o) { return {{"cmd", o.cmd}, {"ids", o.ids}}; }
+
+std::string format_event_state(const json& reply) {
+  const json result = reply.value("result", json::object());
+  return "changed:   " + joined(result.value("changed", json::array())) +
+         "\nunchanged: " + joined(result.value("unchanged", json::array())) + '\n';
+}
+
+int run_event_state(const EventStateOptions& options) {
+  return run_control_command({options.cmd, format_event_state, {}}, options.control,
+                             event_state_request(options));
+}
+
+json audit_request(const AuditOptions& o) {
+  json request = {{"cmd", "audit"}, {"limit", o.limit}};
+  if (!o.record_id.empty()) request["record_id"] = o.record_id;
+  if (!o.ns.empty()) request["namespace"] = o.ns;
+  if (!o.since.empty()) request["since"] = o.since;
+  return request;
+}
+
+std::string format_audit_table(const json& reply) {
+  Table table({{"AT"},
+               {"ACTION"},
+               {"ACTOR"},
+               {"RECORD_TYPE"},
+               {"RECORD_ID", Align::kLeft, kIdWidth},
+               {"NAMESPACE"},
+               {"RATIONALE", Align::kLeft, kRationaleWidth}});
+  for (const auto& row : reply.value("audit", json::array())) {
+    table.add({cell(row, "at"), cell(row, "action"), cell(row, "actor"), cell(row, "record_type"),
+               cell(row, "record_id"), cell(row, "namespace"), cell(row, "rationale")});
+  }
+  return table.empty() ? "no audit entries match\n" : table.render();
+}
+
+int run_audit(const AuditOptions& options) {
+  return run_control_command({"audit", format_audit_table, {}}, options.control,
+                             audit_request(options));
+}
+
+}  // namespace reflectd::cli

@@ -1,0 +1,166 @@
+// Wiring of the memory operations (memory_ops/, issue 35): forget, restore, pin, unpin.
+// State changes and dry runs go to the writer thread; a hard delete runs on the jobs' thread
+// (Scheduler::request_task), never beside a job, and then asks the jobs to rebuild the
+// namespaces it touched.
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "bus/control_request.hpp"
+#include "daemon/daemon.hpp"
+#include "memory_ops/derived_state.hpp"
+#include "memory_ops/event_state.hpp"
+#include "memory_ops/forget.hpp"
+#include "store/writer.hpp"
+
+namespace reflectd::daemon {
+namespace {
+
+using json = nlohmann::json;
+using bus::text_param;
+
+/// A forget's timeout (one delete transaction plus the index optimization), seconds.
+constexpr std::int64_t kForgetTimeoutS = 3600;
+
+memory_ops::WriteScope write_scope(const json& request, const bus::Principal& caller) {
+  // An authenticated caller is its key's agent_id in the audit rows, whatever the request says.
+  std::string actor = !caller.is_local_operator()               ? caller.agent_id
+                      : text_param(request, "agent_id").empty() ? "control"
+                                                                : text_param(request, "agent_id");
+  return {std::move(actor), caller.all_namespaces, caller.namespaces, caller.admin};
+}
+
+// Resolves and applies the policies; throws std::invalid_argument with the precise error.
+std::vector<memory_ops::SelectedEvent> select(SQLite::Database& db,
+                                              const memory_ops::EventSelection& selection,
+                                              const memory_ops::WriteScope& scope,
+                                              const std::string& cmd, bool forgetting, json& kept) {
+  std::string error;
+  auto events = memory_ops::resolve_event_selection(db, selection, scope, cmd, error);
+  if (!events) throw std::invalid_argument(error);
+  if (!forgetting) return std::move(*events);
+  auto allowed = memory_ops::forgettable(std::move(*events), !selection.filter, cmd, kept, error);
+  if (!allowed) throw std::invalid_argument(error);
+  if (allowed->empty()) {
+    throw std::invalid_argument(cmd + ": every matching event is kept by its policy (see kept)");
+  }
+  return std::move(*allowed);
+}
+
+}  // namespace
+
+void Daemon::control_memory_op(const std::string& cmd, const json& request,
+                               const bus::Principal& caller, const bus::ControlReply& reply) {
+  std::string error;
+  auto selection = memory_ops::parse_event_selection(request, cmd, error);
+  if (!selection) return reply({{"ok", false}, {"error", error}});
+  const memory_ops::WriteScope scope = write_scope(request, caller);
+  const bool forgetting = cmd == "forget";
+  const std::string mode = forgetting ? request.value("mode", std::string("archive")) : "";
+  if (forgetting && mode != "archive" && mode != "delete") {
+    return reply({{"ok", false}, {"error", "forget: mode: must be \"archive\" or \"delete\""}});
+  }
+  const bool dry_run = request.value("dry_run", false);
+  const std::string rationale =
+      text_param(request, "rationale").empty()
+          ? (forgetting ? "forgotten (" + mode + ") by " + scope.actor : cmd + " by " + scope.actor)
+          : text_param(request, "rationale");
+  const std::int64_t now = clock_.now_us();
+
+  if (forgetting && mode == "delete" && !dry_run) {
+    jobs::Job task;
+    task.name = "forget";
+    task.schedule.timeout_s = kForgetTimeoutS;
+    auto* scheduler = scheduler_.get();
+    const bool wait = request.value("wait", false);
+    task.run = [selection = *selection, scope, rationale, scheduler, wait,
+                reply](jobs::JobContext& ctx) {
+      json kept = json::array();
+      const auto events = select(ctx.db, selection, scope, "forget", true, kept);
+      memory_ops::DeleteOutcome outcome;
+      {
+        jobs::WriteTransaction transaction(ctx);
+        outcome =
+            memory_ops::delete_events(ctx.db, events, scope.actor, ctx.clock.now_us(), rationale);
+        transaction.commit();
+      }
+      ctx.cancel.check();
+      {
+        jobs::WriteTransaction transaction(ctx);
+        memory_ops::optimize_full_text_index(ctx.db);
+        transaction.commit();
+      }
+      const bool wal_truncated = memory_ops::truncate_wal(ctx.db);
+      json result = outcome.to_json();
+      result["mode"] = "delete";
+      result["kept"] = std::move(kept);
+      result["wal_truncated"] = wal_truncated;
+      // The jobs rebuild each namespace from its first event; with "wait", the answer comes
+      // when the last of those runs ended.
+      const auto names = scheduler->job_names();
+      std::vector<std::pair<std::string, std::string>> runs;
+      for (const auto& ns : outcome.namespaces) {
+        for (const auto job : memory_ops::kRebuildJobs) {
+          if (std::find(names.begin(), names.end(), job) != names.end()) {
+            runs.emplace_back(std::string(job), ns);
+          }
+        }
+      }
+      result["rebuild_runs"] = runs.size();
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        jobs::Scheduler::RunDone done;
+        if (wait && i + 1 == runs.size()) {
+          done = [reply, result](const jobs::RunRecord&) {
+            reply({{"ok", true}, {"forgotten", result}});
+          };
+        }
+        scheduler->request(runs[i].first, runs[i].second, std::move(done));
+      }
+      if (wait && runs.empty()) reply({{"ok", true}, {"forgotten", result}});
+      return result;
+    };
+    scheduler_->request_task(std::move(task), "", [reply, wait](const jobs::RunRecord& run) {
+      if (run.status != "ok") {
+        return reply({{"ok", false}, {"error", run.error.empty() ? run.status : run.error}});
+      }
+      if (!wait) reply({{"ok", true}, {"forgotten", run.result}});
+    });
+    return;
+  }
+
+  store::WriteRequest write;
+  write.apply = [cmd, selection = *selection, scope, mode, dry_run, rationale, now,
+                 forgetting](SQLite::Database& db) {
+    json kept = json::array();
+    const auto events = select(db, selection, scope, cmd, forgetting, kept);
+    json result;
+    if (dry_run) {
+      result = {{"dry_run", true}, {"events", memory_ops::to_json(events)}};
+      if (forgetting) result["mode"] = mode;
+    } else if (forgetting) {
+      result = {
+          {"mode", "archive"},
+          {"events_archived", memory_ops::archive_events(db, events, scope.actor, now, rationale)}};
+    } else {
+      const auto change = cmd == "restore" ? memory_ops::StateChange::kRestore
+                          : cmd == "pin"   ? memory_ops::StateChange::kPin
+                                           : memory_ops::StateChange::kUnpin;
+      result = memory_ops::change_event_state(db, events, change, scope.actor, now);
+    }
+    if (forgetting) result["kept"] = std::move(kept);
+    return result.dump();
+  };
+  write.on_done = [reply, forgetting](store::WriteResult&& result) {
+    if (!result.storage_error.empty())
+      return reply({{"ok", false}, {"error", result.storage_error}});
+    if (!result.apply_error.empty()) return reply({{"ok", false}, {"error", result.apply_error}});
+    reply({{"ok", true}, {forgetting ? "forgotten" : "result", json::parse(result.apply_result)}});
+  };
+  if (!writer_->submit(std::move(write))) {
+    reply({{"ok", false}, {"error", "writer busy or stopping: retry"}});
+  }
+}
+
+}  // namespace reflectd::daemon

@@ -1,0 +1,81 @@
+#pragma once
+// forget (issue 35 §1): archive or delete events.
+//
+//  - archive: status 'archived' (seed 002's auto_prune does the same on schedule). The row,
+//    its index entries and what the jobs derived stay; reads and jobs skip it; `restore`
+//    brings it back. Runs on the writer thread.
+//  - delete: the event's content leaves every place it reached. The events row and its
+//    full-text postings go (then the index is optimized so that no segment keeps its terms);
+//    its facts go and the facts they superseded are current again; an agent's decision it
+//    carried goes, the decisions that one superseded are active again, and the audit rows
+//    that quoted its rationale are redacted; everything the jobs derived for its namespace is
+//    cleared (memory_ops/derived_state.hpp) and rebuilt by the jobs from the events left.
+//    With SQLite's secure_delete on (store/database.cpp sets it on every connection) freed
+//    cells and pages are zeroed, and a TRUNCATE checkpoint then empties the WAL, so that no
+//    free page and no log frame keeps the text. Runs on the jobs' thread (Scheduler::
+//    request_task), never beside a job. One audit row per event, action 'delete', without the
+//    content: previous = {"namespace","kind","seq","status"}.
+//
+// Deletion policies (seed 002): `never` refuses every forget; a pinned event must be unpinned
+// first; `manual_only` and `auto_prune` events may be forgotten. Listed by id, such an event
+// fails the whole request; matched by a filter, it is left out and listed in "kept".
+//
+// Error policy: result values for input; SQLite::Exception on storage errors (the caller's
+// transaction rolls back, so nothing is half deleted). Thread-safety: one connection's thread.
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "memory_ops/event_selection.hpp"
+
+namespace reflectd::memory_ops {
+
+/// Text that replaces a rationale in the audit log when the event it quoted is deleted.
+inline constexpr const char* kForgottenRationale = "[forgotten]";
+
+/// Applies the deletion policies above. Returns the events that may be forgotten and appends
+/// the others to `kept` ({"id","reason"}); when `by_ids`, returns nullopt and sets `error`
+/// instead.
+std::optional<std::vector<SelectedEvent>> forgettable(std::vector<SelectedEvent> events,
+                                                      bool by_ids, const std::string& cmd,
+                                                      nlohmann::json& kept, std::string& error);
+
+/// Archives the active ones of `events` with one audit row each ('archive', `rationale`).
+/// Returns how many changed. Must run inside a write transaction.
+std::int64_t archive_events(SQLite::Database& db, const std::vector<SelectedEvent>& events,
+                            const std::string& actor, std::int64_t now_us,
+                            const std::string& rationale);
+
+/// What delete_events() did.
+struct DeleteOutcome {
+  std::int64_t events_deleted = 0;
+  std::int64_t facts_deleted = 0;
+  std::int64_t agent_decisions_deleted = 0;
+  std::int64_t audit_rows_redacted = 0;
+  std::int64_t derived_rows_cleared = 0;
+  std::set<std::string> namespaces;  ///< Whose derived state the jobs must rebuild.
+  nlohmann::json to_json() const;
+};
+
+/// Deletes `events` as described above, except the index optimization and the checkpoint
+/// (optimize_full_text_index(), truncate_wal(), after the commit). Must run inside a write
+/// transaction on a connection whose secure_delete is on.
+DeleteOutcome delete_events(SQLite::Database& db, const std::vector<SelectedEvent>& events,
+                            const std::string& actor, std::int64_t now_us,
+                            const std::string& rationale);
+
+/// FTS5 'optimize' of events_fts: merges the index into one segment, which drops the postings
+/// of deleted events (O(index size)). Must run inside a write transaction.
+void optimize_full_text_index(SQLite::Database& db);
+
+/// PRAGMA wal_checkpoint(TRUNCATE) outside any transaction. Returns whether the WAL was
+/// emptied (false when a reader kept it busy: a later checkpoint empties it).
+bool truncate_wal(SQLite::Database& db);
+
+}  // namespace reflectd::memory_ops
