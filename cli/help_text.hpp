@@ -484,6 +484,37 @@ EXIT STATUS
   2  invalid command line, configuration file or endpoint
   3  no reply within --timeout-ms)";
 
+inline constexpr const char* kMcpDescription =
+    "Serve reflectd to an AI agent over the Model Context Protocol (stdio).\n";
+
+inline constexpr const char* kMcpFooter = R"(
+DESCRIPTION
+  Speaks the Model Context Protocol (specification 2025-11-25; also 2025-06-18, 2025-03-26
+  and 2024-11-05 when a client asks for them) as JSON-RPC 2.0 lines on stdin and stdout,
+  until stdin ends. An MCP client (an agent, an IDE) starts it as a subprocess. Every call
+  goes to the running daemon through the endpoints, configuration file and CURVE keys given
+  to reflectctl, as with every other command; nothing but protocol messages is written to
+  stdout.
+
+  Tools: remember (store one event; answers after the durable acknowledgement), recall (a
+  question in plain words: the events that answer it), context (prompt-ready memory within
+  a token budget), get (events in full by id), forget (archive or delete), medallion (list,
+  get, query, history). A failed call is a tool result with isError and the daemon's
+  reason. Resources: every medallion, as reflectd://medallion/<id> (application/json).
+
+  Add it to a client's configuration (Claude Desktop, VS Code and others use this shape):
+    {"mcpServers": {"reflectd": {"command": "reflectctl",
+       "args": ["--config", "/etc/reflectd/reflectd.yaml", "mcp", "--namespace", "myproject"]}}}
+
+EXAMPLES
+  reflectctl --config /etc/reflectd/reflectd.yaml mcp --namespace myproject
+  reflectctl --curve-key agent.key --server-key server.pub --control tcp://10.0.0.5:7704 \
+      --ingest tcp://10.0.0.5:7701 mcp
+
+EXIT STATUS
+  0  stdin ended
+  2  invalid command line, configuration file or endpoint)";
+
 inline constexpr const char* kEventsDescription = "Print the latest events, or follow new ones.\n";
 
 inline constexpr const char* kEventsFooter = R"(

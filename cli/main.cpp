@@ -20,6 +20,7 @@
 #include "cli/help_text.hpp"
 #include "cli/jobs.hpp"
 #include "cli/knowledge.hpp"
+#include "cli/mcp/reflectd_tools.hpp"
 #include "cli/medallion.hpp"
 #include "cli/memory_commands.hpp"
 #include "cli/observations.hpp"
@@ -81,6 +82,9 @@ struct Commands {
   std::map<std::string, EventStateOptions> state_options;
   CLI::App* audit = nullptr;
   AuditOptions audit_options;
+  CLI::App* mcp = nullptr;
+  mcp::McpOptions mcp_options;
+  int mcp_timeout_ms = 30000;
   CLI::App* events = nullptr;
   EventsOptions events_options;
   CLI::App* medallion = nullptr;
@@ -425,6 +429,22 @@ void add_memory_commands(CLI::App& app, Commands& c) {
   c.audit = cmd;
 }
 
+void add_mcp(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("mcp", kMcpDescription);
+  cmd->footer(kMcpFooter);
+  cmd->option_defaults()->always_capture_default();
+  cmd->add_option("-N,--namespace", c.mcp_options.ns,
+                  "namespace of the tools' calls that name none (default: none: remember "
+                  "then needs one, reads span every namespace the key may read)")
+      ->type_name("NS")
+      ->default_str("");
+  cmd->add_option("-t,--timeout-ms", c.mcp_timeout_ms,
+                  "wait this long for the daemon's reply to each tool call")
+      ->check(CLI::Range(1, 86400000))
+      ->type_name("MS");
+  c.mcp = cmd;
+}
+
 void add_events(CLI::App& app, Commands& c) {
   CLI::App* cmd = app.add_subcommand("events", kEventsDescription);
   cmd->footer(kEventsFooter);
@@ -575,6 +595,9 @@ void resolve(Commands& c) {
   } else if (*c.reinforce) {
     c.reinforce_options.useful = !c.misleading;
     resolve_control(c.reinforce_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.mcp) {
+    resolve_control(c.mcp_options.control, c, config, c.mcp_timeout_ms);
+    c.mcp_options.ingest_endpoint = resolve_endpoint(c.endpoints, config, Role::kIngest);
   } else if (*c.forget) {
     resolve_control(c.forget_options.control, c, config, c.forget_timeout_ms);
   } else if (*c.audit) {
@@ -609,6 +632,7 @@ int dispatch(const Commands& c) {
   if (*c.get) return run_get(c.get_options);
   if (*c.episode) return run_episode(c.episode_options);
   if (*c.reinforce) return run_reinforce(c.reinforce_options);
+  if (*c.mcp) return mcp::run_mcp(c.mcp_options, std::cin, std::cout);
   if (*c.forget) return run_forget(c.forget_options);
   if (*c.audit) return run_audit(c.audit_options);
   if (const auto change = chosen_state_change(c)) {
@@ -638,6 +662,7 @@ int run(int argc, char** argv) {
   add_recall(app, commands);
   add_reinforce(app, commands);
   add_memory_commands(app, commands);
+  add_mcp(app, commands);
   add_events(app, commands);
   add_medallion(app, commands);
   add_entities(app, commands);

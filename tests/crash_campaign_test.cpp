@@ -461,9 +461,8 @@ TEST_CASE("crash campaign: SIGKILL during a forget, then a rerun, equals an undi
                               {"", "", dir.file(name + ".log")});
   };
   const auto run_to_end = [&](const std::string& job, const std::string& ns) {
-    const json reply = control_request(context, control,
-                                       {{"cmd", "run"}, {"job", job}, {"namespace", ns},
-                                        {"wait", true}});
+    const json reply = control_request(
+        context, control, {{"cmd", "run"}, {"job", job}, {"namespace", ns}, {"wait", true}});
     INFO(job << ": " << reply.dump());
     REQUIRE(reply.value("ok", false));
   };
@@ -545,8 +544,7 @@ TEST_CASE("crash campaign: SIGKILL during a forget, then a rerun, equals an undi
   CHECK(crashed == expected);
   std::cout << "forget crash campaign: seed " << seed << ", " << forgotten
             << " events forgotten in " << undisturbed.count() << " ms undisturbed, killed after "
-            << kill_ms << " ms (the delete had " << (rows == static_cast<std::int64_t>(events)
-                                                         ? "not committed"
-                                                         : "committed")
+            << kill_ms << " ms (the delete had "
+            << (rows == static_cast<std::int64_t>(events) ? "not committed" : "committed")
             << "); derived tables equal: " << (crashed == expected ? "yes" : "NO") << std::endl;
 }

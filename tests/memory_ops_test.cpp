@@ -199,9 +199,9 @@ TEST_CASE("forget delete: the text is in no table, no index and no byte of the f
   INFO("before: " << json(before).dump());
   // It reached the events, the index, the entities, the clusters, the knowledge (the agent's
   // decision and the decision found in the commit) and the audit log.
-  for (const char* place : {"events.content", "events_fts_vocab", "entities.canonical_key",
-                            "cluster_terms.term", "knowledge.title", "knowledge.rationale",
-                            "event_targets.target", "audit_log.rationale"}) {
+  for (const char* place :
+       {"events.content", "events_fts_vocab", "entities.canonical_key", "cluster_terms.term",
+        "knowledge.title", "knowledge.rationale", "event_targets.target", "audit_log.rationale"}) {
     CHECK(before.count(place) == 1);
   }
 
@@ -266,8 +266,8 @@ TEST_CASE("forget delete: a forgotten fact hands its place back in the supersess
   const std::string path = dir.file("reflectd.db");
   FakeClock clock(kNow);
   auto said = [](const std::string& id, const std::string& ts, const std::string& text) {
-    return json{{"id", id},           {"kind", "prompt"},   {"namespace", "talk"},
-                {"agent_id", "Ana"},  {"timestamp", ts},    {"content", "Ana: " + text}}
+    return json{{"id", id},          {"kind", "prompt"}, {"namespace", "talk"},
+                {"agent_id", "Ana"}, {"timestamp", ts},  {"content", "Ana: " + text}}
         .dump();
   };
   REQUIRE(test::load_lines(path,
