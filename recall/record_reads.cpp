@@ -660,8 +660,8 @@ nlohmann::json read_audit(SQLite::Database& db, const nlohmann::json& request,
     }
     since_us = *parsed;
   }
-  // A record's namespace and level come from the record; a deleted event keeps its namespace
-  // in the delete row's previous state (memory_ops/forget.hpp) and reads as public.
+  // A record's namespace and level come from the record; a deleted event's namespace from its
+  // delete row's previous state (memory_ops/forget.hpp), and it reads as public.
   SQLite::Statement query(db, R"sql(
 SELECT audit_id, record_type, record_id, namespace, action, actor, at_us, )sql" +
                                   redacted_text("rationale") + ", " +
@@ -669,7 +669,9 @@ SELECT audit_id, record_type, record_id, namespace, action, actor, at_us, )sql" 
 FROM (SELECT a.*,
         CASE a.record_type
           WHEN 'event' THEN coalesce((SELECT namespace FROM events WHERE uid = a.record_id),
-                                     json_extract(a.previous, '$.namespace'))
+                                     (SELECT json_extract(d.previous, '$.namespace')
+                                      FROM audit_log d WHERE d.record_type = 'event'
+                                        AND d.record_id = a.record_id AND d.action = 'delete'))
           WHEN 'knowledge' THEN (SELECT namespace FROM knowledge WHERE decision_id = a.record_id)
           WHEN 'medallion' THEN (SELECT namespace FROM medallion_scopes
                                  WHERE medallion_id = a.record_id)

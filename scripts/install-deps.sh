@@ -11,16 +11,24 @@ packages=(
   systemd
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14
 )
+# Node.js and npm run the MCP end-to-end test (tests/mcp: the official MCP TypeScript SDK as
+# the client); a machine that already has a node keeps it.
+command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The MCP SDK at the version tests/mcp/package-lock.json pins, from the npm registry.
+mcp_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/mcp"
+if [ ! -d "$mcp_dir/node_modules/@modelcontextprotocol/sdk" ]; then
+  npm ci --prefix "$mcp_dir" --no-audit --no-fund --loglevel=error
+fi

@@ -410,3 +410,89 @@ TEST_CASE("derived state: every table of the schema is cleared, edited or kept")
     CHECK(listed.count(name) == 1);
   }
 }
+
+TEST_CASE("forget, restore, pin, unpin and audit on a running daemon") {
+  test::TempDir dir;
+  config::Config config = test::loopback_config(dir);
+  for (config::JobConfig* job :
+       {&config.jobs.consolidate, &config.jobs.decay, &config.jobs.cluster, &config.jobs.importance,
+        &config.jobs.medallion, &config.jobs.facts}) {
+    job->interval_s = 604800;  // on demand only
+    job->after_events = 0;
+    job->idle_s = 0;
+  }
+  test::RunningDaemon running(config);
+  zmq::context_t context;
+  auto ingest = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest[0]);
+  auto control = test::make_client(context, zmq::socket_type::dealer,
+                                   running.endpoints().control[0]);
+  auto event = [](const std::string& id, const json& lifecycle) {
+    json e = {{"id", id},         {"kind", "observation"}, {"namespace", "ops"},
+              {"agent_id", "a"},  {"timestamp", "2024-01-01T10:00:00Z"},
+              {"content", "content of " + id}};
+    if (!lifecycle.is_null()) e["lifecycle"] = lifecycle;
+    return e;
+  };
+  REQUIRE(test::ingest(ingest, json::array({event("a", nullptr), event("b", nullptr),
+                                            event("c", {{"deletion_policy", "never"}})})
+                                   .dump())["ok"] == true);
+  auto ask = [&](const json& request) { return test::control(control, request); };
+  auto status_of = [&](const std::string& id) {
+    return ask({{"cmd", "get"}, {"ids", {id}}})["events"][0]["status"];
+  };
+
+  json reply = ask({{"cmd", "forget"}, {"ids", {"a"}}});
+  INFO(reply.dump());
+  CHECK(reply["forgotten"] ==
+        json::parse(R"({"mode":"archive","events_archived":1,"kept":[]})"));
+  CHECK(status_of("a") == "archived");
+  CHECK(ask({{"cmd", "restore"}, {"ids", {"a", "b"}}})["result"] ==
+        json::parse(R"({"changed":["a"],"unchanged":["b"]})"));
+  CHECK(status_of("a") == "active");
+
+  CHECK(ask({{"cmd", "pin"}, {"ids", {"b"}}})["result"]["changed"] == json::array({"b"}));
+  CHECK(ask({{"cmd", "forget"}, {"ids", {"b"}}})["error"] ==
+        "forget: event 'b': pinned: unpin it first");
+  CHECK(ask({{"cmd", "unpin"}, {"ids", {"b"}}})["result"]["changed"] == json::array({"b"}));
+  CHECK(ask({{"cmd", "forget"}, {"ids", {"c"}}})["error"] ==
+        "forget: event 'c': deletion_policy never: it cannot be forgotten");
+  CHECK(ask({{"cmd", "forget"}, {"ids", {"nope"}}})["error"] ==
+        "forget: ids: no event 'nope' in the namespaces you may write (*)");
+  CHECK(ask({{"cmd", "forget"}, {"ids", {"a"}}, {"mode", "purge"}})["error"] ==
+        "forget: mode: must be \"archive\" or \"delete\"");
+  reply = ask({{"cmd", "forget"},
+               {"filter", {{"namespace", "ops"}, {"text", "OF B"}}},
+               {"mode", "delete"},
+               {"dry_run", true}});
+  CHECK(reply["forgotten"]["events"].size() == 1);
+  CHECK(reply["forgotten"]["events"][0]["id"] == "b");
+  CHECK(status_of("b") == "active");
+
+  reply = ask({{"cmd", "forget"}, {"ids", {"b"}}, {"mode", "delete"}, {"wait", true}});
+  INFO(reply.dump());
+  REQUIRE(reply["ok"] == true);
+  CHECK(reply["forgotten"]["events_deleted"] == 1);
+  CHECK(reply["forgotten"]["rebuild_runs"] == 5);
+  CHECK(reply["forgotten"]["namespaces"] == json::array({"ops"}));
+  CHECK(ask({{"cmd", "get"}, {"ids", {"b"}}})["missing"] == json::array({"b"}));
+  // The rebuild ran: the namespace's medallion is back.
+  CHECK(ask({{"cmd", "medallion"}, {"action", "get"}, {"id", "med:ops"}})["ok"] == true);
+
+  const json audit = ask({{"cmd", "audit"}, {"namespace", "ops"}, {"limit", 100}});
+  std::vector<std::string> actions;
+  for (const auto& row : audit["audit"]) {
+    if (row["record_type"] == "event") {
+      actions.push_back(row["record_id"].get<std::string>() + " " +
+                        row["action"].get<std::string>() + " " +
+                        row["rationale"].get<std::string>());
+    }
+  }
+  CHECK(actions == std::vector<std::string>{
+                       "b delete forgotten (delete) by control",
+                       "b revise unpinned: salience decays again from now",
+                       "b revise pinned: salience no longer decays",
+                       "a revise restored from the archive",
+                       "a archive forgotten (archive) by control"});
+  CHECK(ask({{"cmd", "audit"}, {"since", "yesterday"}})["error"] ==
+        "audit: since: must be an RFC 3339 date-time with an offset");
+}
