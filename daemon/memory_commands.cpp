@@ -29,7 +29,8 @@ memory_ops::WriteScope write_scope(const json& request, const bus::Principal& ca
   std::string actor = !caller.is_local_operator()               ? caller.agent_id
                       : text_param(request, "agent_id").empty() ? "control"
                                                                 : text_param(request, "agent_id");
-  return {std::move(actor), caller.all_namespaces, caller.namespaces, caller.admin};
+  return {std::move(actor), caller.all_namespaces, caller.namespaces, caller.admin,
+          caller.clearance};
 }
 
 // Resolves and applies the policies; throws std::invalid_argument with the precise error.

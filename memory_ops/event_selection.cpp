@@ -11,7 +11,9 @@ namespace {
 using json = nlohmann::json;
 
 constexpr const char* kColumns =
-    "SELECT seq, uid, namespace, kind, status, deletion_policy, pinned FROM events ";
+    "SELECT seq, uid, namespace, kind, status, deletion_policy, pinned, CASE sensitivity WHEN "
+    "'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END "
+    "FROM events ";
 
 SelectedEvent read_row(SQLite::Statement& row) {
   SelectedEvent e;
@@ -122,7 +124,8 @@ std::optional<std::vector<SelectedEvent>> resolve_event_selection(SQLite::Databa
     for (const auto& id : selection.ids) {
       row.reset();
       row.bind(1, id);
-      if (!row.executeStep() || !scope.may_use(row.getColumn(2).getString())) {
+      if (!row.executeStep() || !scope.may_use(row.getColumn(2).getString()) ||
+          row.getColumn(7).getInt() > scope.clearance) {
         error = cmd + ": ids: no event '" + id + "' in the namespaces you may write (" +
                 (scope.all_namespaces ? std::string("*") : json(scope.namespaces).dump()) + ")";
         return std::nullopt;
@@ -164,8 +167,12 @@ std::optional<std::vector<SelectedEvent>> resolve_event_selection(SQLite::Databa
   }
   query.bind(":limit", static_cast<std::int64_t>(kMaxSelectedEvents + 1));
   while (query.executeStep()) {
-    // Without a namespace (admin), the caller's namespaces still bound what it may change.
-    if (scope.may_use(query.getColumn(2).getString())) out.push_back(read_row(query));
+    // Without a namespace (admin), the caller's namespaces and clearance still bound what it
+    // may change.
+    if (scope.may_use(query.getColumn(2).getString()) &&
+        query.getColumn(7).getInt() <= scope.clearance) {
+      out.push_back(read_row(query));
+    }
   }
   if (out.size() > kMaxSelectedEvents) {
     error = cmd + ": filter: matches more than " + std::to_string(kMaxSelectedEvents) +

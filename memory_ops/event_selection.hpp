@@ -3,9 +3,10 @@
 // caller may: explicit ids, or a filter over namespace, agent, kind, time and text.
 //
 // Rules (README "Memory operations"):
-//  - Every id must exist and lie in a namespace the caller may write; otherwise the whole
-//    request is refused with the id and the reason (an unknown id and an id in another
-//    namespace read the same, so that ids of other namespaces are not disclosed).
+//  - Every id must exist, lie in a namespace the caller may write and be at or below its
+//    clearance (max_sensitivity); otherwise the whole request is refused with the id and the
+//    reason (an unknown id, an id in another namespace and one above the clearance read the
+//    same, so that they are not disclosed). A filter matches only such events.
 //  - A filter needs at least one field; one without "namespace" spans namespaces and needs
 //    admin; a non-admin caller's filter must name one of its namespaces. A filter matching
 //    nothing is an error.
@@ -35,6 +36,7 @@ struct WriteScope {
   bool all_namespaces = true;
   std::vector<std::string> namespaces;  ///< When !all_namespaces.
   bool admin = true;
+  int clearance = 4;  ///< Seed 002 sensitivity rank: 0 public .. 4 hyper.
   bool may_use(const std::string& ns) const;
 };
 

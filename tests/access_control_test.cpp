@@ -1108,3 +1108,53 @@ TEST_CASE("recall, context, get and episode apply clearance and namespace scope"
       d.control_as(&d.ops, {{"cmd", "recall"}, {"text", "harbour lighthouse"}, {"limit", 100}});
   CHECK(all["results"].size() == 6);
 }
+
+TEST_CASE("forget, pin and audit obey namespaces and clearance; the actor is the key's agent") {
+  SecureDaemon d;
+  const auto event = [](const std::string& id, const std::string& ns,
+                        const std::string& sensitivity) {
+    return json{{"kind", "task"},
+                {"content", "work " + id},
+                {"namespace", ns},
+                {"sensitivity", sensitivity},
+                {"id", id}};
+  };
+  REQUIRE(d.ingest_as(d.ops, json::array({event("a1", "alpha", "low"), event("b1", "beta", "low"),
+                                          event("a2", "alpha", "hyper")}))["ok"] == true);
+
+  // Another namespace's event and one two levels above the clearance read as unknown.
+  for (const char* id : {"b1", "a2"}) {
+    CHECK(d.control_as(&d.planner, {{"cmd", "forget"}, {"ids", {id}}})["error"] ==
+          std::string("forget: ids: no event '") + id +
+              "' in the namespaces you may write ([\"alpha\"])");
+  }
+  CHECK(d.control_as(&d.planner, {{"cmd", "forget"}, {"filter", {{"kind", "task"}}}})["error"] ==
+        "forget: filter.namespace: required (a filter across namespaces needs admin)");
+  // A filter matches only what the key may see: a1, not a2.
+  const json dry = d.control_as(
+      &d.planner, {{"cmd", "forget"}, {"filter", {{"namespace", "alpha"}}}, {"dry_run", true}});
+  REQUIRE(dry["ok"] == true);
+  CHECK(dry["forgotten"]["events"].size() == 1);
+  CHECK(dry["forgotten"]["events"][0]["id"] == "a1");
+
+  // The audit row names the key's agent, whatever the request claims.
+  CHECK(d.control_as(&d.planner, {{"cmd", "forget"},
+                                  {"ids", {"a1"}},
+                                  {"agent_id", "ops"}})["forgotten"]["events_archived"] == 1);
+  CHECK(d.control_as(&d.ops, {{"cmd", "pin"}, {"ids", {"b1", "a2"}}})["result"]["changed"] ==
+        json::array({"b1", "a2"}));
+
+  const auto audited = [&](const CurveCert& as) {
+    std::vector<std::string> rows;
+    const json reply = d.control_as(&as, {{"cmd", "audit"}});
+    INFO(reply.dump());
+    for (const auto& row : reply["audit"]) {
+      rows.push_back(row["record_id"].get<std::string>() + " " + row["action"].get<std::string>() +
+                     " " + row["actor"].get<std::string>());
+    }
+    return rows;
+  };
+  CHECK(audited(d.planner) == std::vector<std::string>{"a1 archive planner"});
+  CHECK(audited(d.ops) ==
+        std::vector<std::string>{"a2 revise ops", "b1 revise ops", "a1 archive planner"});
+}

@@ -424,11 +424,14 @@ TEST_CASE("forget, restore, pin, unpin and audit on a running daemon") {
   test::RunningDaemon running(config);
   zmq::context_t context;
   auto ingest = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest[0]);
-  auto control = test::make_client(context, zmq::socket_type::dealer,
-                                   running.endpoints().control[0]);
+  auto control =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control[0]);
   auto event = [](const std::string& id, const json& lifecycle) {
-    json e = {{"id", id},         {"kind", "observation"}, {"namespace", "ops"},
-              {"agent_id", "a"},  {"timestamp", "2024-01-01T10:00:00Z"},
+    json e = {{"id", id},
+              {"kind", "observation"},
+              {"namespace", "ops"},
+              {"agent_id", "a"},
+              {"timestamp", "2024-01-01T10:00:00Z"},
               {"content", "content of " + id}};
     if (!lifecycle.is_null()) e["lifecycle"] = lifecycle;
     return e;
@@ -443,8 +446,7 @@ TEST_CASE("forget, restore, pin, unpin and audit on a running daemon") {
 
   json reply = ask({{"cmd", "forget"}, {"ids", {"a"}}});
   INFO(reply.dump());
-  CHECK(reply["forgotten"] ==
-        json::parse(R"({"mode":"archive","events_archived":1,"kept":[]})"));
+  CHECK(reply["forgotten"] == json::parse(R"({"mode":"archive","events_archived":1,"kept":[]})"));
   CHECK(status_of("a") == "archived");
   CHECK(ask({{"cmd", "restore"}, {"ids", {"a", "b"}}})["result"] ==
         json::parse(R"({"changed":["a"],"unchanged":["b"]})"));
@@ -487,12 +489,11 @@ TEST_CASE("forget, restore, pin, unpin and audit on a running daemon") {
                         row["rationale"].get<std::string>());
     }
   }
-  CHECK(actions == std::vector<std::string>{
-                       "b delete forgotten (delete) by control",
-                       "b revise unpinned: salience decays again from now",
-                       "b revise pinned: salience no longer decays",
-                       "a revise restored from the archive",
-                       "a archive forgotten (archive) by control"});
+  CHECK(actions == std::vector<std::string>{"b delete forgotten (delete) by control",
+                                            "b revise unpinned: salience decays again from now",
+                                            "b revise pinned: salience no longer decays",
+                                            "a revise restored from the archive",
+                                            "a archive forgotten (archive) by control"});
   CHECK(ask({{"cmd", "audit"}, {"since", "yesterday"}})["error"] ==
         "audit: since: must be an RFC 3339 date-time with an offset");
 }
