@@ -1,6 +1,7 @@
 #include "cli/memory_commands.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "cli/table.hpp"
 
@@ -42,9 +43,12 @@ json forget_request(const ForgetOptions& o) {
     return request;
   }
   json filter = json::object();
-  const std::pair<const char*, const std::string*> fields[] = {
-      {"namespace", &o.ns},  {"agent_id", &o.agent_id}, {"kind", &o.kind},
-      {"before", &o.before}, {"after", &o.after},       {"text", &o.text}};
+  const std::array<std::pair<const char*, const std::string*>, 6> fields{{{"namespace", &o.ns},
+                                                                          {"agent_id", &o.agent_id},
+                                                                          {"kind", &o.kind},
+                                                                          {"before", &o.before},
+                                                                          {"after", &o.after},
+                                                                          {"text", &o.text}}};
   for (const auto& [key, value] : fields) {
     if (!value->empty()) filter[key] = *value;
   }

@@ -69,7 +69,8 @@ struct JobsConfig {
   JobConfig cluster;     ///< Entities pass, clustering and communities (issue 4).
   JobConfig importance;  ///< Entity importance (issue 4).
   JobConfig medallion;
-  JobConfig facts;  ///< The fact ledger (issue 34, jobs/facts.hpp).
+  JobConfig facts;      ///< The fact ledger (issue 34, jobs/facts.hpp).
+  JobConfig retention;  ///< Deletes events past their retention rule (memory_ops/retention.hpp).
   /// Writer priority over jobs' write transactions (store/write_gate.hpp).
   std::int64_t write_wait_ms = 0;   ///< Longest a job waits for the write lock under ingest.
   std::int64_t write_slice_ms = 0;  ///< Least a job keeps the lock once in; writer quiet time.
@@ -83,6 +84,12 @@ struct MedallionConfig {
   /// Configured scopes, "name=<id>;namespace=<ns>;nodes=<a>,<b>;tags=<t>" each (every
   /// namespace also gets one automatically).
   std::vector<std::string> scopes;
+};
+
+/// Retention (memory_ops/retention.hpp).
+struct RetentionConfig {
+  /// "max_age_days=<N>;namespace=<ns>;kind=<kind>" each (namespace and kind optional).
+  std::vector<std::string> rules;
 };
 
 /// Entity extraction and the entity graph (jobs/entities.hpp).
@@ -185,6 +192,7 @@ struct Config {
   ImportanceConfig importance;
   RecallConfig recall;
   MedallionConfig medallion;
+  RetentionConfig retention;
   SecurityConfig security;
 };
 

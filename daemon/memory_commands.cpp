@@ -61,7 +61,7 @@ void Daemon::control_memory_op(const std::string& cmd, const json& request,
   const bool forgetting = cmd == "forget";
   const std::string mode = forgetting ? request.value("mode", std::string("archive")) : "";
   if (forgetting && mode != "archive" && mode != "delete") {
-    return reply({{"ok", false}, {"error", "forget: mode: must be \"archive\" or \"delete\""}});
+    return reply({{"ok", false}, {"error", R"(forget: mode: must be "archive" or "delete")"}});
   }
   const bool dry_run = request.value("dry_run", false);
   const std::string rationale =

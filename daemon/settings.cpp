@@ -1,5 +1,7 @@
 #include "daemon/settings.hpp"
 
+#include "memory_ops/retention.hpp"
+
 #include "jobs/decay.hpp"
 #include "jobs/facts.hpp"
 #include "jobs/medallion.hpp"
@@ -151,6 +153,18 @@ jobs::JobSchedule schedule(const config::JobConfig& c) {
 
 }  // namespace
 
+std::vector<memory_ops::RetentionRule> retention_rules(const config::Config& config) {
+  std::vector<memory_ops::RetentionRule> rules;
+  for (const auto& text : config.retention.rules) {
+    try {
+      rules.push_back(memory_ops::parse_retention_rule(text));
+    } catch (const std::invalid_argument& error) {
+      throw config::ConfigError("retention.rules: '" + text + "': " + error.what());
+    }
+  }
+  return rules;
+}
+
 std::vector<jobs::Job> build_jobs(const config::Config& config) {
   std::vector<jobs::Job> out;
   out.push_back({"consolidate", schedule(config.jobs.consolidate),
@@ -170,6 +184,10 @@ std::vector<jobs::Job> build_jobs(const config::Config& config) {
   out.push_back({"importance", schedule(config.jobs.importance),
                  [params = importance_params(config)](jobs::JobContext& ctx) {
                    return jobs::run_importance(ctx, params);
+                 }});
+  out.push_back({"retention", schedule(config.jobs.retention),
+                 [rules = retention_rules(config)](jobs::JobContext& ctx) {
+                   return memory_ops::run_retention(ctx, rules);
                  }});
   out.push_back({"decay", schedule(config.jobs.decay),
                  [params = vitality_params(config.decay)](jobs::JobContext& ctx) {

@@ -10,6 +10,7 @@
 #include "jobs/importance.hpp"
 #include "jobs/job.hpp"
 #include "jobs/medallion.hpp"
+#include "memory_ops/retention.hpp"
 #include "recall/recall.hpp"
 #include "store/lifecycle.hpp"
 #include "store/writer.hpp"
@@ -47,6 +48,10 @@ recall::RecallParams recall_params(const config::Config& config);
 jobs::ImportanceParams importance_params(const config::Config& config);
 
 /// The scheduled jobs with their schedules (`jobs.<name>.*`) and run functions.
+/// The retention rules of `retention.rules` (memory_ops/retention.hpp). Throws
+/// config::ConfigError "retention.rules: '<rule>': <problem>" for a malformed rule.
+std::vector<reflectd::memory_ops::RetentionRule> retention_rules(const config::Config& config);
+
 std::vector<jobs::Job> build_jobs(const config::Config& config);
 
 }  // namespace reflectd::daemon

@@ -1,11 +1,13 @@
 #include "memory_ops/derived_state.hpp"
 
+#include <array>
+
 namespace reflectd::memory_ops {
 namespace {
 
 // Children before parents (the foreign keys), and entity_relationships before
 // entity_summary_dirty (its delete trigger marks the source entity dirty). ?1 = namespace.
-constexpr const char* kClear[] = {
+constexpr std::array kClear{
     // The jobs' audit rows about the namespace's derived records: their rationales and ids
     // quote targets, titles and entity names (a forget marks itself in forget_in_progress,
     // which migration 28's trigger requires).

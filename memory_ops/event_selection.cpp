@@ -62,7 +62,7 @@ std::optional<EventSelection> parse_event_selection(const json& request, const s
   const bool has_ids = request.contains("ids");
   const bool has_filter = request.contains("filter");
   if (has_ids == has_filter) {
-    error = cmd + ": give either \"ids\" (an array of event ids) or \"filter\" (an object)";
+    error = cmd + R"(: give either "ids" (an array of event ids) or "filter" (an object))";
     return std::nullopt;
   }
   EventSelection selection;

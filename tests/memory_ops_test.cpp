@@ -497,3 +497,52 @@ TEST_CASE("forget, restore, pin, unpin and audit on a running daemon") {
   CHECK(ask({{"cmd", "audit"}, {"since", "yesterday"}})["error"] ==
         "audit: since: must be an RFC 3339 date-time with an offset");
 }
+
+TEST_CASE("retention: events past their rule's age are deleted on schedule, policies hold") {
+  CHECK(memory_ops::parse_retention_rule("max_age_days=30;namespace=talk;kind=prompt").ns ==
+        "talk");
+  CHECK_THROWS_WITH(memory_ops::parse_retention_rule("namespace=talk"),
+                    "max_age_days: is required");
+  CHECK_THROWS_WITH(memory_ops::parse_retention_rule("max_age_days=-1"),
+                    "max_age_days: must be a number of days above 0");
+  CHECK_THROWS_WITH(memory_ops::parse_retention_rule("max_age_days=3;size=9"),
+                    "'size': unknown key; known: max_age_days, namespace, kind");
+
+  test::TempDir dir;
+  const std::string path = dir.file("reflectd.db");
+  FakeClock clock(kNow);
+  auto event = [](const std::string& id, const std::string& ns, const std::string& ts,
+                  const json& lifecycle) {
+    json e = {{"id", id},          {"kind", "prompt"}, {"namespace", ns},
+              {"agent_id", "Ana"}, {"timestamp", ts},  {"content", "Ana: note " + id}};
+    if (!lifecycle.is_null()) e["lifecycle"] = lifecycle;
+    return e.dump();
+  };
+  REQUIRE(test::load_lines(
+              path,
+              {event("old", "talk", "2020-01-01T10:00:00Z", nullptr),
+               event("kept", "talk", "2020-01-01T11:00:00Z", {{"deletion_policy", "never"}}),
+               event("pinned", "talk", "2020-01-01T12:00:00Z", {{"pinned", true}}),
+               event("recent", "talk", "2025-12-01T10:00:00Z", nullptr),
+               event("elsewhere", "other", "2020-01-01T10:00:00Z", nullptr)},
+              clock) == 5);
+  auto db = test::open_writer(path);
+  run_every_job(db, kNow);
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  jobs::JobContext ctx{db, clock, cancel, "", "interval", 0, {}};
+  const json result = memory_ops::run_retention(
+      ctx, {memory_ops::parse_retention_rule("namespace=talk;max_age_days=365")});
+  INFO(result.dump());
+  CHECK(result["events_deleted"] == 1);
+  CHECK(result["namespaces"] == json::array({"talk"}));
+  CHECK(test::dump(db, "SELECT uid FROM events ORDER BY seq") ==
+        "kept|\npinned|\nrecent|\nelsewhere|\n");
+  CHECK(test::dump(db, "SELECT record_id, action, actor FROM audit_log WHERE action = 'delete'") ==
+        "old|delete|job:retention|\n");
+  CHECK(places_of(db, "note old").empty());
+  // Nothing more is due: the next run deletes nothing.
+  CHECK(memory_ops::run_retention(ctx, {memory_ops::parse_retention_rule(
+                                           "namespace=talk;max_age_days=365")})["events_deleted"] ==
+        0);
+}
