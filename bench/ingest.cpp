@@ -44,6 +44,12 @@
 //                 `recall` --recall-qps times a second (each a libzmq commit subject, in order,
 //                 in namespace libzmq: questions as broad as an agent's). ratio_to_idle compares
 //                 the two ingest rates; the recalls' latency under load is reported too.
+//   under-forget  --preload events pushed plus --forget-events more (namespace libzmq, agent
+//                 bench-forget), every job run once (so that there is derived state to clear),
+//                 --under-job-events ingested idle, then a hard forget of the --forget-events
+//                 ({"mode":"delete","wait":true}: the delete, the index optimization and the
+//                 rebuild of namespace libzmq) and as many ingested while it runs; reports the
+//                 forget's time to its reply and ratio_to_idle.
 // The daemon runs in a child process forked before this one starts any thread, so its peak
 // RSS is its own; it stops with SIGTERM like reflectd and must exit 0.
 //
@@ -136,6 +142,7 @@ struct Options {
   std::uint64_t under_job_events = 100'000;
   std::string job = "cluster";
   std::uint64_t recall_qps = 100;
+  std::uint64_t forget_events = 10'000;
   std::vector<std::string> modes{"baseline", "baseline-fts", "push",        "ingest",
                                  "latency",  "under-job",    "under-recall"};
   std::string data_dir = REFLECTD_DATA_DIR;
@@ -767,6 +774,135 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
   return result;
 }
 
+// Windowed ingest during a hard forget (memory_ops/forget.hpp), against idle windowed ingest in
+// the same daemon (the under-job mode's protocol with a forget instead of a job).
+ModeResult run_under_forget(const Corpus& corpus, const Options& options, const fs::path& dir) {
+  config::Config cfg = daemon_config(options, dir, "underforget");
+  for (config::JobConfig* job : {&cfg.jobs.consolidate, &cfg.jobs.decay, &cfg.jobs.cluster,
+                                 &cfg.jobs.importance, &cfg.jobs.medallion, &cfg.jobs.facts}) {
+    job->enabled = true;  // on demand only: no interval, event or idle trigger
+    job->after_events = 0;
+    job->idle_s = 0;
+    job->interval_s = 604800;
+    job->timeout_s = 86400;
+  }
+  const std::uint64_t chunk = std::min(options.events, options.under_job_events);
+  ModeResult result{"under-forget", 0, 0.0};
+  std::uint64_t acknowledged = 0;
+  {
+    ForkedDaemon daemon(cfg);
+    zmq::context_t context(1);
+    ControlClient control(context, cfg.bus.control.front());
+    control.wait_ready();
+    zmq::socket_t push(context, zmq::socket_type::push);
+    push.set(zmq::sockopt::linger, 0);
+    push.connect(cfg.bus.push.front());
+    push_events(push, corpus, 0, options.preload, options.batch);
+    // The events to forget: one namespace's, told apart by their agent.
+    for (std::uint64_t n = 0; n < options.forget_events; n += options.batch) {
+      nlohmann::json batch = nlohmann::json::array();
+      for (std::uint64_t i = n; i < std::min(options.forget_events, n + options.batch); ++i) {
+        batch.push_back({{"id", "forget:" + std::to_string(i)},
+                         {"kind", "observation"},
+                         {"namespace", "libzmq"},
+                         {"agent_id", "bench-forget"},
+                         {"content", "reconnect " + std::to_string(i) +
+                                         " dropped frames in src/session_base.cpp"}});
+      }
+      push.send(zmq::buffer(batch.dump()), zmq::send_flags::none);
+    }
+    await_finished(control, options.preload + options.forget_events, nullptr,
+                   "under-forget preload");
+    const auto cycle_start = std::chrono::steady_clock::now();
+    {
+      // Job runs at a million events outlast ControlClient's 60 s reply wait.
+      zmq::socket_t runs(context, zmq::socket_type::dealer);
+      runs.set(zmq::sockopt::linger, 0);
+      runs.connect(cfg.bus.control.front());
+      for (const char* job :
+           {"consolidate", "cluster", "importance", "facts", "medallion", "decay"}) {
+        runs.send(zmq::buffer(nlohmann::json{{"cmd", "run"}, {"job", job}, {"wait", true}}.dump()),
+                  zmq::send_flags::none);
+        zmq::message_t reply;
+        if (!runs.recv(reply) ||
+            !nlohmann::json::parse(reply.to_string_view()).value("ok", false)) {
+          throw std::runtime_error(std::string("under-forget: job ") + job + " failed");
+        }
+      }
+    }
+    result.extra["job_cycle_seconds"] =
+        Seconds(std::chrono::steady_clock::now() - cycle_start).count();
+    zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
+    std::uint64_t next = options.preload;
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
+    auto start = std::chrono::steady_clock::now();
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
+    const double idle_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    next += chunk;
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
+
+    nlohmann::json forgotten;
+    double forget_s = 0;
+    std::atomic<bool> forget_done{false};
+    std::thread forgetter([&] {
+      zmq::socket_t socket(context, zmq::socket_type::dealer);
+      socket.set(zmq::sockopt::linger, 0);
+      socket.connect(cfg.bus.control.front());
+      const auto begin = std::chrono::steady_clock::now();
+      socket.send(zmq::buffer(nlohmann::json{
+                      {"cmd", "forget"},
+                      {"mode", "delete"},
+                      {"wait", true},
+                      {"filter", {{"namespace", "libzmq"}, {"agent_id", "bench-forget"}}}}
+                                  .dump()),
+                  zmq::send_flags::none);
+      zmq::message_t reply;
+      if (socket.recv(reply)) forgotten = nlohmann::json::parse(reply.to_string_view());
+      forget_s = Seconds(std::chrono::steady_clock::now() - begin).count();
+      forget_done = true;
+    });
+    for (;;) {
+      const auto runs = control.request({{"cmd", "jobs"}, {"job", "forget"}, {"limit", 1}});
+      const auto& rows = runs.at("runs");
+      if (!rows.empty() && rows.at(0).at("status") == "running") break;
+      std::this_thread::sleep_for(kPollInterval);
+    }
+    start = std::chrono::steady_clock::now();
+    std::uint64_t resent = 0;
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options, &resent);
+    const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    const bool overlapped = !forget_done;
+    forgetter.join();
+    if (!forgotten.value("ok", false)) {
+      throw std::runtime_error("under-forget: the forget failed: " + forgotten.dump());
+    }
+    const double idle_rate = static_cast<double>(chunk) / idle_s;
+    const double busy_rate = static_cast<double>(chunk) / busy_s;
+    result.seconds = busy_s;
+    result.extra["preloaded_events"] = options.preload;
+    result.extra["forgotten_events"] = forgotten["forgotten"]["events_deleted"];
+    result.extra["forget_seconds"] = forget_s;
+    result.extra["idle_events_per_s"] = idle_rate;
+    result.extra["under_forget_events_per_s"] = busy_rate;
+    result.extra["ratio_to_idle"] = busy_rate / idle_rate;
+    result.extra["forget_ran_throughout"] = overlapped;
+    result.extra["messages_resent_storage_unavailable"] = resent;
+    if (!daemon.stop()) throw std::runtime_error("under-forget: the daemon did not exit cleanly");
+  }
+  result.stored = count_rows(cfg.store.path, cfg) - options.preload;
+  result.expected = 2 * chunk;
+  if (acknowledged != result.stored) {
+    std::cerr << "under-forget: " << acknowledged << " acknowledged but " << result.stored
+              << " stored\n";
+    result.stored = std::min(acknowledged, result.stored);
+  }
+  result.stored_for_rate = chunk;
+  remove_database(cfg.store.path);
+  return result;
+}
+
 // Windowed ingest while `recall` is asked at --recall-qps, against idle windowed ingest in the
 // same daemon (the under-job mode's protocol with reads instead of a job).
 ModeResult run_under_recall(const Corpus& corpus, const Options& options, const fs::path& dir) {
@@ -949,8 +1085,8 @@ int run(int argc, char** argv) {
   app.add_option("--modes", options.modes,
                  "Modes to run, the first being the baseline of the ratios")
       ->delimiter(',')
-      ->check(CLI::IsMember(
-          {"baseline", "baseline-fts", "push", "ingest", "latency", "under-job", "under-recall"}));
+      ->check(CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency", "under-job",
+                             "under-recall", "under-forget"}));
   app.add_option("--latency-events", options.latency_events, "latency: events (at most --events)")
       ->check(CLI::Range(1, 10'000'000));
   app.add_option("--rate", options.rate, "latency: events per second")
@@ -963,6 +1099,9 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(1, 100'000'000));
   app.add_option("--recall-qps", options.recall_qps, "under-recall: recall requests per second")
       ->check(CLI::Range(1, 10'000));
+  app.add_option("--forget-events", options.forget_events,
+                 "under-forget: events stored to be forgotten (namespace libzmq)")
+      ->check(CLI::Range(1ULL, 100'000ULL));
   app.add_option("--job", options.job, "under-job: the job to run")
       ->check(CLI::IsMember({"cluster", "consolidate", "importance", "medallion", "decay"}));
   app.add_option("--data", options.data_dir, "Directory holding the .jsonl event streams")
@@ -1015,6 +1154,9 @@ int run(int argc, char** argv) {
         results.back().paced = true;
       }
       if (mode == "under-job") results.push_back(run_under_job(corpus, options, dir.path()));
+      if (mode == "under-forget") {
+        results.push_back(run_under_forget(corpus, options, dir.path()));
+      }
       if (mode == "under-recall") {
         results.push_back(run_under_recall(corpus, options, dir.path()));
       }

@@ -80,24 +80,11 @@ void Daemon::control_memory_op(const std::string& cmd, const json& request,
                 reply](jobs::JobContext& ctx) {
       json kept = json::array();
       const auto events = select(ctx.db, selection, scope, "forget", true, kept);
-      memory_ops::DeleteOutcome outcome;
-      {
-        jobs::WriteTransaction transaction(ctx);
-        outcome =
-            memory_ops::delete_events(ctx.db, events, scope.actor, ctx.clock.now_us(), rationale);
-        transaction.commit();
-      }
-      ctx.cancel.check();
-      {
-        jobs::WriteTransaction transaction(ctx);
-        memory_ops::optimize_full_text_index(ctx.db);
-        transaction.commit();
-      }
-      const bool wal_truncated = memory_ops::truncate_wal(ctx.db);
+      const memory_ops::DeleteOutcome outcome =
+          memory_ops::forget_events(ctx, events, scope.actor, rationale);
       json result = outcome.to_json();
       result["mode"] = "delete";
       result["kept"] = std::move(kept);
-      result["wal_truncated"] = wal_truncated;
       // The jobs rebuild each namespace from its first event; with "wait", the answer comes
       // when the last of those runs ended.
       const auto names = scheduler->job_names();

@@ -1,5 +1,7 @@
 #include "memory_ops/forget.hpp"
 
+#include <stdexcept>
+
 #include "memory_ops/derived_state.hpp"
 #include "store/audit_log.hpp"
 
@@ -227,6 +229,37 @@ DeleteOutcome delete_events(SQLite::Database& db, const std::vector<SelectedEven
   return out;
 }
 
+DeleteOutcome forget_events(jobs::JobContext& ctx, const std::vector<SelectedEvent>& events,
+                            const std::string& actor, const std::string& rationale) {
+  DeleteOutcome outcome;
+  // Only outside a transaction does the pragma take effect; every exit turns it back on.
+  ctx.db.exec("PRAGMA foreign_keys = OFF");
+  try {
+    jobs::WriteTransaction transaction(ctx);
+    outcome = delete_events(ctx.db, events, actor, ctx.clock.now_us(), rationale);
+    SQLite::Statement check(ctx.db, "PRAGMA foreign_key_check");
+    if (check.executeStep()) {
+      throw std::logic_error("forget would leave a row of " + check.getColumn(0).getString() +
+                             " (rowid " + check.getColumn(1).getString() + ") referring to a " +
+                             check.getColumn(2).getString() + " row that is gone");
+    }
+    check.reset();
+    transaction.commit();
+  } catch (...) {
+    ctx.db.exec("PRAGMA foreign_keys = ON");
+    throw;
+  }
+  ctx.db.exec("PRAGMA foreign_keys = ON");
+  ctx.cancel.check();
+  {
+    jobs::WriteTransaction transaction(ctx);
+    optimize_full_text_index(ctx.db);
+    transaction.commit();
+  }
+  outcome.wal_truncated = truncate_wal(ctx.db);
+  return outcome;
+}
+
 void optimize_full_text_index(SQLite::Database& db) {
   db.exec("INSERT INTO events_fts (events_fts) VALUES ('optimize')");
 }
@@ -243,7 +276,8 @@ json DeleteOutcome::to_json() const {
           {"agent_decisions_deleted", agent_decisions_deleted},
           {"audit_rows_redacted", audit_rows_redacted},
           {"derived_rows_cleared", derived_rows_cleared},
-          {"namespaces", namespaces}};
+          {"namespaces", namespaces},
+          {"wal_truncated", wal_truncated}};
 }
 
 }  // namespace reflectd::memory_ops

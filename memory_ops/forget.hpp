@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "jobs/job.hpp"
 #include "memory_ops/event_selection.hpp"
 
 namespace reflectd::memory_ops {
@@ -60,6 +61,7 @@ struct DeleteOutcome {
   std::int64_t audit_rows_redacted = 0;
   std::int64_t derived_rows_cleared = 0;
   std::set<std::string> namespaces;  ///< Whose derived state the jobs must rebuild.
+  bool wal_truncated = false;        ///< Set by forget_events().
   nlohmann::json to_json() const;
 };
 
@@ -69,6 +71,16 @@ struct DeleteOutcome {
 DeleteOutcome delete_events(SQLite::Database& db, const std::vector<SelectedEvent>& events,
                             const std::string& actor, std::int64_t now_us,
                             const std::string& rationale);
+
+/// The whole hard delete on the jobs' connection (a forget's or the retention job's run):
+/// delete_events() in one write transaction, then the index optimization in another, then
+/// truncate_wal(). The delete runs with foreign keys off on that connection: with them on,
+/// SQLite scans every child table that has no index on its reference to events once per
+/// deleted event (10,000 events: seconds even on a small store); instead PRAGMA
+/// foreign_key_check runs once before the commit, and a violation (a bug) rolls everything
+/// back with std::logic_error naming the table. Errors: SQLite::Exception, JobCancelled.
+DeleteOutcome forget_events(jobs::JobContext& ctx, const std::vector<SelectedEvent>& events,
+                            const std::string& actor, const std::string& rationale);
 
 /// FTS5 'optimize' of events_fts: merges the index into one segment, which drops the postings
 /// of deleted events (O(index size)). Must run inside a write transaction.

@@ -41,7 +41,8 @@ RetentionRule parse_retention_rule(const std::string& text) {
       }
       has_age = true;
     } else {
-      throw std::invalid_argument("'" + key + "': unknown key; known: max_age_days, namespace, kind");
+      throw std::invalid_argument("'" + key +
+                                  "': unknown key; known: max_age_days, namespace, kind");
     }
   }
   if (!has_age) throw std::invalid_argument("max_age_days: is required");
@@ -79,22 +80,10 @@ json run_retention(jobs::JobContext& ctx, const std::vector<RetentionRule>& rule
   }
   ctx.cancel.check();
   if (due.empty()) return result;
-  DeleteOutcome outcome;
-  {
-    jobs::WriteTransaction transaction(ctx);
-    outcome = delete_events(ctx.db, due, "job:retention", now,
-                            "older than its retention rule (retention.rules)");
-    transaction.commit();
-  }
-  ctx.cancel.check();
-  {
-    jobs::WriteTransaction transaction(ctx);
-    optimize_full_text_index(ctx.db);
-    transaction.commit();
-  }
+  const DeleteOutcome outcome =
+      forget_events(ctx, due, "job:retention", "older than its retention rule (retention.rules)");
   result.update(outcome.to_json());
   result["rules"] = rules.size();
-  result["wal_truncated"] = truncate_wal(ctx.db);
   return result;
 }
 

@@ -1040,9 +1040,11 @@ CREATE TABLE IF NOT EXISTS unanswered_questions (
     //    and removed in its transaction, so no other connection ever sees it), a rationale that
     //    quoted a deleted event may become '[forgotten]' without its previous state, and the
     //    jobs' rows about a namespace's derived records, which are cleared and rebuilt with
-    //    them, may go.
+    //    them, may go. facts_superseding finds the fact that superseded a forgotten one.
     R"sql(
 CREATE TABLE IF NOT EXISTS forget_in_progress (id INTEGER PRIMARY KEY CHECK (id = 1));
+CREATE INDEX IF NOT EXISTS facts_superseding ON facts (supersedes_fact_id)
+  WHERE supersedes_fact_id IS NOT NULL;
 DROP TRIGGER IF EXISTS audit_log_no_update;
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
 WHEN NOT EXISTS (SELECT 1 FROM forget_in_progress)

@@ -141,18 +141,13 @@ std::vector<memory_ops::SelectedEvent> select_marked(SQLite::Database& db) {
 
 memory_ops::DeleteOutcome hard_delete(SQLite::Database& db,
                                       const std::vector<memory_ops::SelectedEvent>& events) {
-  memory_ops::DeleteOutcome outcome;
-  {
-    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-    outcome = memory_ops::delete_events(db, events, "test", kNow, "test forget");
-    transaction.commit();
-  }
-  {
-    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-    memory_ops::optimize_full_text_index(db);
-    transaction.commit();
-  }
-  CHECK(memory_ops::truncate_wal(db));
+  FakeClock clock(kNow);
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}};
+  const auto outcome = memory_ops::forget_events(ctx, events, "test", "test forget");
+  CHECK(outcome.wal_truncated);
+  CHECK(db.execAndGet("PRAGMA foreign_keys").getInt() == 1);
   return outcome;
 }
 
