@@ -143,8 +143,8 @@ struct Options {
   std::string job = "cluster";
   std::uint64_t recall_qps = 100;
   std::uint64_t forget_events = 10'000;
-  std::vector<std::string> modes{"baseline", "baseline-fts", "push",        "ingest",
-                                 "latency",  "under-job",    "under-recall"};
+  std::vector<std::string> modes{"baseline", "baseline-fts", "push",         "ingest",
+                                 "latency",  "under-job",    "under-recall", "under-forget"};
   std::string data_dir = REFLECTD_DATA_DIR;
   std::string dir;
   std::string daemon_config;  ///< YAML applied over the defaults (daemon modes and baselines).

@@ -46,7 +46,7 @@ step_done "tsan: ctest -L threaded"
 prune_tree build-tsan
 
 bash scripts/fuzz.sh "$fuzz_seconds"
-step_done "fuzz: 6 targets x ${fuzz_seconds}s"
+step_done "fuzz: 7 targets x ${fuzz_seconds}s"
 
 printf '\nci-extra timings\n'
 printf '%s\n' "${timings[@]}"

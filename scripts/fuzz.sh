@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(event_decoder_fuzz batch_decoder_fuzz control_request_fuzz config_loader_fuzz recall_query_fuzz decision_text_fuzz)
+[ ${#targets[@]} -gt 0 ] || targets=(event_decoder_fuzz batch_decoder_fuzz control_request_fuzz config_loader_fuzz recall_query_fuzz decision_text_fuzz mcp_server_fuzz)
 data_dir=${REFLECTD_DATA_DIR:-../shared/data}
 build_dir=build-fuzz
 max_seeds=2000
@@ -28,7 +28,7 @@ fi
 seeds=$build_dir/fuzz-seeds
 out=$build_dir/fuzz-out
 rm -rf "$seeds" "$out"
-mkdir -p "$seeds"/{event_decoder_fuzz,batch_decoder_fuzz,control_request_fuzz,config_loader_fuzz,recall_query_fuzz,decision_text_fuzz}
+mkdir -p "$seeds"/{event_decoder_fuzz,batch_decoder_fuzz,control_request_fuzz,config_loader_fuzz,recall_query_fuzz,decision_text_fuzz,mcp_server_fuzz}
 shopt -s nullglob
 data_files=("$data_dir"/*.jsonl)
 if [ ${#data_files[@]} -eq 0 ]; then
@@ -52,7 +52,8 @@ cp config/reflectd.yaml "$seeds/config_loader_fuzz/reflectd.yaml"
 
 declare -A dict=([event_decoder_fuzz]=event [batch_decoder_fuzz]=event
                  [control_request_fuzz]=control [config_loader_fuzz]=config
-                 [recall_query_fuzz]=recall [decision_text_fuzz]=decision)
+                 [recall_query_fuzz]=recall [decision_text_fuzz]=decision
+                 [mcp_server_fuzz]=mcp)
 rows=()
 findings_total=0
 for target in "${targets[@]}"; do

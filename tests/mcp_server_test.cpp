@@ -63,6 +63,20 @@ TEST_CASE("mcp: JSON-RPC errors and notifications") {
   Server server = echo_server();
   CHECK(answer(server, "not json")["error"]["code"] == -32700);
   CHECK(answer(server, R"({"id":1,"method":"ping"})")["error"]["code"] == -32600);
+  // Members of the wrong type are errors, not exceptions (found by fuzz/mcp_server_fuzz.cpp).
+  CHECK(answer(server,
+               R"([{"jsonrpc":2,"method":"resources/read","params":{"uri":"r://1"}}])")[0]["error"]
+                                                                                       ["code"] ==
+        -32600);
+  CHECK(answer(server,
+               R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}})")["error"]
+                                                                                       ["code"] ==
+        -32602);
+  CHECK(
+      answer(server,
+             R"({"jsonrpc":"2.0","id":6,"method":"initialize","params":[1]})")["result"]
+                                                                              ["protocolVersion"] ==
+      "2025-11-25");
   CHECK(answer(server, R"({"jsonrpc":"2.0","id":2,"method":"sampling/createMessage"})") ==
         json::parse(R"({"jsonrpc":"2.0","id":2,"error":{"code":-32601,
                         "message":"Method not found: sampling/createMessage"}})"));

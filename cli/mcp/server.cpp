@@ -23,6 +23,14 @@ json result_response(const json& id, json result) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
 }
 
+// A string member of a message the client sent; "" when absent or of another type (a wrong
+// type must be an error reply, never an exception).
+std::string string_member(const json& object, const char* key) {
+  if (!object.is_object()) return {};
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 bool has_type(const json& value, const std::string& type) {
   if (type == "string") return value.is_string();
   if (type == "integer") return value.is_number_integer();
@@ -85,7 +93,7 @@ std::optional<std::string> Server::handle_line(std::string_view line) {
 }
 
 json Server::handle(const json& message) {
-  if (!message.is_object() || message.value("jsonrpc", "") != "2.0" ||
+  if (!message.is_object() || string_member(message, "jsonrpc") != "2.0" ||
       !message.contains("method") || !message["method"].is_string()) {
     // A response from the client (to a request this server never sends) is not answered.
     if (message.is_object() && (message.contains("result") || message.contains("error"))) {
@@ -109,7 +117,7 @@ json Server::handle(const json& message) {
 
 json Server::dispatch(const std::string& method, const json& params, const json& id) {
   if (method == "initialize") {
-    const std::string asked = params.value("protocolVersion", "");
+    const std::string asked = string_member(params, "protocolVersion");
     protocol_version_ = std::find(kProtocolVersions.begin(), kProtocolVersions.end(), asked) !=
                                 kProtocolVersions.end()
                             ? asked
@@ -163,11 +171,11 @@ json Server::dispatch(const std::string& method, const json& params, const json&
 }
 
 json Server::call_tool(const json& params, const json& id) {
-  const std::string name = params.is_object() ? params.value("name", "") : "";
+  const std::string name = string_member(params, "name");
   const auto tool =
       std::find_if(tools_.begin(), tools_.end(), [&](const Tool& t) { return t.name == name; });
   if (tool == tools_.end()) return error_response(id, kInvalidParams, "Unknown tool: " + name);
-  const json arguments = params.value("arguments", json::object());
+  const json arguments = params.contains("arguments") ? params["arguments"] : json::object();
   ToolResult result;
   if (std::string problem = check_arguments(tool->input_schema, arguments); !problem.empty()) {
     result = ToolResult::error(name + ": " + problem);
