@@ -410,8 +410,8 @@ DESCRIPTION
   Sends {"cmd":"forget","ids":[...]} or {"cmd":"forget","filter":{namespace, agent_id, kind,
   before, after, text}} with "mode" archive (the default) or delete (--delete).
 
-  archive: the events leave recall, search and the jobs' input; `reflectctl restore` brings
-  them back. delete: the events, their full-text postings, their facts and the agents'
+  archive: the events leave the jobs' input (reads still return them, marked archived);
+  `reflectctl restore` brings them back. delete: the events, their full-text postings, their facts and the agents'
   decisions they carried are deleted, and everything the jobs derived for their namespaces
   (entities, clusters, knowledge, patterns, summaries, medallions and their history) is
   cleared and rebuilt by the jobs from the events left. Freed pages are zeroed

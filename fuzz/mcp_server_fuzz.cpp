@@ -46,8 +46,7 @@ void check_response(const json& r) {
   FUZZ_CHECK(r.is_object(), "an answer that is not an object: %s", r.dump().c_str());
   FUZZ_CHECK(r.value("jsonrpc", "") == "2.0", "no jsonrpc 2.0: %s", r.dump().c_str());
   FUZZ_CHECK(r.contains("id"), "an answer without id: %s", r.dump().c_str());
-  FUZZ_CHECK(r.contains("result") != r.contains("error"), "result and error: %s",
-             r.dump().c_str());
+  FUZZ_CHECK(r.contains("result") != r.contains("error"), "result and error: %s", r.dump().c_str());
   if (r.contains("error")) {
     const int code = r["error"].value("code", 0);
     FUZZ_CHECK(code == -32700 || code == -32600 || code == -32601 || code == -32602 ||

@@ -97,8 +97,9 @@ ToolResult recall(const McpOptions& o, const json& args) {
   int n = 0;
   for (const json& hit : structured.value("results", json::array())) {
     text += std::to_string(++n) + ". [" + hit.value("id", "") + "] " + hit.value("ts", "") + " " +
-            (hit["agent_id"].is_string() ? hit["agent_id"].get<std::string>() + " " : "") + "(" +
-            hit.value("kind", "") + ", " + hit.value("namespace", "") +
+            (hit.value("agent_id", json()).is_string() ? hit["agent_id"].get<std::string>() + " "
+                                                       : "") +
+            "(" + hit.value("kind", "") + ", " + hit.value("namespace", "") +
             "): " + hit.value("content", "") + "\n";
   }
   if (text.empty()) text = "No stored memory matches the query.";
@@ -237,8 +238,9 @@ std::vector<Tool> reflectd_tools(const McpOptions& o) {
   tools.push_back(
       {"forget",
        "Forget",
-       "Forget events by ids or by a filter: archive them (default; restorable) or delete them "
-       "and everything derived from them (mode delete). dry_run lists what would go.",
+       "Forget events by ids or by a filter: archive them (default; restorable; reads still "
+       "show them, marked archived) or delete them and everything derived from them (mode "
+       "delete). dry_run lists what would go.",
        {{"type", "object"},
         {"properties",
          {{"ids", string_array()},
@@ -280,9 +282,10 @@ Resources reflectd_resources(const McpOptions& o) {
     if (auto* list = std::get_if<json>(&reply)) {
       for (const json& m : list->value("medallions", json::array())) {
         const std::string id = m.value("id", "");
-        out.push_back({medallion_uri(id), id, "Medallion " + id,
-                       m["high_level"].is_string() ? m["high_level"].get<std::string>() : "",
-                       "application/json"});
+        out.push_back(
+            {medallion_uri(id), id, "Medallion " + id,
+             m.value("high_level", json()).is_string() ? m["high_level"].get<std::string>() : "",
+             "application/json"});
       }
     }
     return out;
