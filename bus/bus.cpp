@@ -71,6 +71,7 @@ std::string reply_body(const store::WriteResult& result, bool batch) {
     } else {
       item["seq"] = r.seq;
     }
+    if (!r.duplicate_of.empty()) item["duplicate_of"] = r.duplicate_of;
     if (r.semantic || r.status == store::EventStatus::kRejected) {
       item["decision"] = memory_decision(r);
     }

@@ -224,6 +224,34 @@ void check_decision_content(Checker& check, object context) {
   }
 }
 
+// A SHODH Decision carries no DecisionContent (seed 000 requires title, target, rationale);
+// it gets one derived from its content: the first line (at most kShodhTitleChars bytes, cut
+// at a UTF-8 boundary) as title, "shodh:" and 16 hex digits of the content's SHA-256 as
+// target (its own target, so it never conflicts with or supersedes another memory), and the
+// content as rationale. Returns the context as JSON text, or "" after a check failure.
+constexpr std::size_t kShodhTitleChars = 120;
+
+std::string shodh_decision_context(Checker& check, const std::string& content,
+                                   const std::string& content_hash) {
+  constexpr std::size_t kMinRationaleChars = 10;  // DecisionContent.rationale
+  if (content.size() < kMinRationaleChars) {
+    check.fail("content", "a SHODH Decision needs at least 10 characters: it is the decision's "
+                          "rationale (or send context with title, target and rationale)");
+    return {};
+  }
+  std::string title = content.substr(0, content.find('\n'));
+  if (title.size() > kShodhTitleChars) {
+    std::size_t cut = kShodhTitleChars;
+    while (cut > 0 && (static_cast<unsigned char>(title[cut]) & 0xC0U) == 0x80U) --cut;
+    title.resize(cut);
+  }
+  if (title.find_first_not_of(" \t\r") == std::string::npos) title = "Decision";
+  return nlohmann::json{{"title", title},
+                        {"target", "shodh:" + content_hash.substr(0, 16)},
+                        {"rationale", content}}
+      .dump();
+}
+
 // seed 000 ProposalContent: like DecisionContent, status draft|accepted|rejected|falsified and
 // confidence in [0, 1].
 void check_proposal_content(Checker& check, object context) {
@@ -372,6 +400,41 @@ bool valid_namespace(std::string_view ns) {
   });
 }
 
+// Seed 004 (SHODH) memory objects are accepted as they are: an object without `kind` that
+// uses one of SHODH's own field names is read as one, with `type` as its kind (default
+// Observation, seed 004), `source_type` as its source and `created_at` as its timestamp.
+// A wire-format field of the same meaning wins over the alias, and when the object has a
+// `kind`, the SHODH names are ordinary unknown fields kept in metadata._unknown_fields, as
+// before (README "SHODH memory objects").
+constexpr std::string_view kShodhDefaultType = "Observation";
+
+struct NativeShape {
+  bool shodh = false;
+  bool alias_source = false;     // source_type stands for source
+  bool alias_timestamp = false;  // created_at stands for timestamp
+
+  // The wire-format key a sent key stands for.
+  std::string_view canonical_key(std::string_view sent) const {
+    if (!shodh) return sent;
+    if (sent == "type") return "kind";
+    if (sent == "source_type" && alias_source) return "source";
+    if (sent == "created_at" && alias_timestamp) return "timestamp";
+    return sent;
+  }
+};
+
+NativeShape native_shape(object fields) {
+  const auto has = [&](std::string_view key) {
+    return fields.at_key(key).error() == simdjson::SUCCESS;
+  };
+  NativeShape shape;
+  shape.shodh = !has("kind") && (has("type") || has("created_at") || has("source_type") ||
+                                 has("content_hash"));
+  shape.alias_source = shape.shodh && !has("source");
+  shape.alias_timestamp = shape.shodh && !has("timestamp");
+  return shape;
+}
+
 }  // namespace
 
 EventDecoder::EventDecoder(const Clock& clock) : clock_(clock) {}
@@ -436,34 +499,37 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
   bool have_timestamp = false;
   element context_value;
   bool have_context = false;
+  std::string derived_context;  // a SHODH Decision's DecisionContent, derived from its content
   nlohmann::json unknown = nlohmann::json::object();
   element metadata_value;
   bool have_metadata = false;
   std::unordered_set<std::string_view> seen;  // linear even for 100k fields
+  const NativeShape shape = native_shape(fields);
 
   for (auto field : fields) {
     if (check.failed()) break;
-    const std::string_view key = field.key;
-    if (!seen.insert(key).second) {
-      check.fail(key, "duplicate key");
+    const std::string_view sent = field.key;  // errors name the field as the client sent it
+    const std::string_view key = shape.canonical_key(sent);
+    if (!seen.insert(sent).second) {
+      check.fail(sent, "duplicate key");
       break;
     }
     const element value = field.value;
     if (auto duplicate = nested_duplicate_key(value)) {
-      check.fail(key, "duplicate key '" + *duplicate + "'");
+      check.fail(sent, "duplicate key '" + *duplicate + "'");
       break;
     }
     std::string text;
     if (key == "kind") {
       std::string_view s;
       if (value.get_string().get(s) != simdjson::SUCCESS) {
-        check.fail("kind", "must be a string, one of " + std::string(kind_list()));
+        check.fail(sent, "must be a string, one of " + std::string(kind_list()));
       } else if (auto kind = find_kind(s)) {
         event.kind = kind->name;
         event.storage_class = kind->storage_class;
         have_kind = true;
       } else {
-        check.fail("kind", "unknown kind '" + std::string(s).substr(0, 64) + "'; expected one of " +
+        check.fail(sent, "unknown kind '" + std::string(s).substr(0, 64) + "'; expected one of " +
                                std::string(kind_list()));
       }
     } else if (key == "content") {
@@ -488,7 +554,7 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
       std::optional<std::string_view> source;
       if (value.get_string().get(s) == simdjson::SUCCESS) source = find_source(s);
       if (!source) {
-        check.fail("source", "must be one of " + std::string(source_list()));
+        check.fail(sent, "must be one of " + std::string(source_list()));
       } else {
         event.source = *source;
       }
@@ -509,16 +575,16 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
         if (auto us = parse_rfc3339_us(s)) {
           event.timestamp_us = *us;
         } else {
-          check.fail("timestamp", "must be RFC 3339 with an offset (2024-12-01T09:00:00+00:00)");
+          check.fail(sent, "must be RFC 3339 with an offset (2024-12-01T09:00:00+00:00)");
         }
       } else if (value.get_int64().get(ms) == simdjson::SUCCESS) {
         if (ms < 0 || ms > kMaxEpochMs) {
-          check.fail("timestamp", "epoch milliseconds must be between 0 and 253402300799999");
+          check.fail(sent, "epoch milliseconds must be between 0 and 253402300799999");
         } else {
           event.timestamp_us = ms * 1000;
         }
       } else {
-        check.fail("timestamp", "must be an RFC 3339 string or integer epoch milliseconds");
+        check.fail(sent, "must be an RFC 3339 string or integer epoch milliseconds");
       }
     } else if (key == "context") {
       object ignored;
@@ -582,14 +648,24 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
     }
   }
 
-  if (!check.failed() && !have_kind) check.fail("kind", "is required");
+  if (!check.failed() && !have_kind) {
+    if (shape.shodh) {
+      const auto observation = find_kind(kShodhDefaultType);
+      event.kind = observation->name;
+      event.storage_class = observation->storage_class;
+    } else {
+      check.fail("kind", "is required (or, in a SHODH memory object, type)");
+    }
+  }
   if (!check.failed() && !have_content) check.fail("content", "is required");
   if (!check.failed()) {
     const bool decision_like = event.kind == "decision" || event.kind == "constraint" ||
                                event.kind == "assumption" || event.kind == "intervention";
     if (decision_like || event.kind == "proposal") {
       const char* model = decision_like ? "DecisionContent" : "ProposalContent";
-      if (!have_context) {
+      if (!have_context && shape.shodh) {
+        derived_context = shodh_decision_context(check, event.content, sha256_.hex(event.content));
+      } else if (!have_context) {
         check.fail("context", "is required for kind " + event.kind + " (" + model + ")");
       } else if (decision_like) {
         check_decision_content(check, context_value.get_object().value_unsafe());
@@ -625,6 +701,7 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
   }
 
   if (have_context) event.context_json = json_of(context_value);
+  if (!derived_context.empty()) event.context_json = std::move(derived_context);
   if (!unknown.empty()) {
     nlohmann::json metadata =
         have_metadata ? nlohmann::json::parse(json_of(metadata_value)) : nlohmann::json::object();

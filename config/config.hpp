@@ -48,6 +48,7 @@ struct StoreConfig {
   std::int64_t fts_batch_events = 0;     ///< Most events full-text indexed per transaction.
   std::int64_t checkpoint_pages = 0;     ///< WAL pages that wake the checkpointer; 0 = inline.
   std::int64_t cache_mib = 0;            ///< Writer page cache, MiB.
+  std::string dedup;                     ///< Content-hash deduplication: off|namespace|agent.
   bool commit_pipelining = true;         ///< With synchronous full: fsync the WAL on a sync stage.
 };
 

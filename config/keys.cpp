@@ -139,6 +139,14 @@ const std::array kKeys{
           "Page cache of the writer connection (PRAGMA cache_size). The uid and namespace "
           "indexes of a large events table must stay cached for inserts to run at speed.",
           +[](Config& c) -> std::int64_t& { return c.store.cache_mib; }},
+  KeySpec{"store.dedup", KT::kEnum, "off", 0, 0, "off|namespace|agent", false, "",
+          "Content-hash deduplication (seed 004 content_hash): namespace answers an event "
+          "whose content equals an earlier event's in the same namespace \"duplicate\" with "
+          "\"duplicate_of\" the first copy's id, and stores nothing; agent does so only for "
+          "the same agent_id. off: only an equal id is a duplicate (every copy of a repeated "
+          "message is kept, as conversations need). Turning it on creates the index "
+          "events_content_hash at startup (seconds on a 1M-event store).",
+          +[](Config& c) -> std::string& { return c.store.dedup; }},
   KeySpec{"store.checkpoint_pages", KT::kInteger, "1000", 0, 1000000, "", false, "pages",
           "WAL size that wakes the background checkpointer, which copies the WAL back into the "
           "database on its own thread and connection so the writer never does it between two "

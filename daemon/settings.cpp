@@ -39,6 +39,8 @@ store::WriterOptions writer_options(const config::Config& config, const std::str
   options.fts_batch_events = config.store.fts_batch_events;
   options.checkpoint_pages = config.store.checkpoint_pages;
   options.cache_mib = config.store.cache_mib;
+  options.content_dedup =
+      store::parse_content_dedup(config.store.dedup).value_or(store::ContentDedup::kOff);
   options.commit_pipelining = config.store.commit_pipelining;
   return options;
 }

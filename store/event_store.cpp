@@ -65,6 +65,40 @@ void EventStore::mark_medallions_stale(const std::string& ns) {
   mark_stale_.exec();
 }
 
+std::optional<ContentDedup> parse_content_dedup(std::string_view text) {
+  if (text == "off") return ContentDedup::kOff;
+  if (text == "namespace") return ContentDedup::kNamespace;
+  if (text == "agent") return ContentDedup::kAgent;
+  return std::nullopt;
+}
+
+void EventStore::enable_content_dedup(ContentDedup mode) {
+  dedup_ = mode;
+  if (mode == ContentDedup::kOff) {
+    find_content_.reset();
+    return;
+  }
+  db_.exec("CREATE INDEX IF NOT EXISTS events_content_hash ON events (namespace, content_hash)");
+  find_content_.emplace(db_, R"sql(
+SELECT seq, uid FROM events
+WHERE namespace = ?1 AND content_hash = ?2 AND (?3 = 0 OR agent_id IS ?4)
+ORDER BY seq LIMIT 1)sql");
+}
+
+std::optional<StoredCopy> EventStore::find_same_content(const EventRecord& event) {
+  if (!find_content_) return std::nullopt;
+  auto& s = *find_content_;
+  s.reset();
+  s.bindNoCopy(1, event.ns);
+  s.bindNoCopy(2, event.content_hash);
+  s.bind(3, dedup_ == ContentDedup::kAgent ? 1 : 0);
+  bind_text_or_null(s, 4, event.agent_id);
+  std::optional<StoredCopy> copy;
+  if (s.executeStep()) copy = StoredCopy{s.getColumn(0).getInt64(), s.getColumn(1).getString()};
+  s.reset();
+  return copy;
+}
+
 std::optional<std::int64_t> EventStore::find(const std::string& uid) {
   find_uid_.reset();
   find_uid_.bindNoCopy(1, uid);

@@ -23,6 +23,21 @@ struct InsertOutcome {
   bool duplicate = false;  ///< An event with the same uid was already stored.
 };
 
+/// Content-hash deduplication (seed 004 content_hash; config store.dedup): an event whose
+/// content's SHA-256 equals that of an event already stored in the same namespace (kNamespace)
+/// or by the same agent in the same namespace (kAgent; no agent_id matches no agent_id) is a
+/// duplicate of that first copy. kOff: only an equal uid makes a duplicate.
+enum class ContentDedup { kOff, kNamespace, kAgent };
+
+/// "off" | "namespace" | "agent" -> ContentDedup; nullopt for anything else. Pure.
+std::optional<ContentDedup> parse_content_dedup(std::string_view text);
+
+/// The first stored copy of an event's content.
+struct StoredCopy {
+  std::int64_t seq = 0;
+  std::string uid;
+};
+
 /// When insert() raises a namespace's newest event time (table event_namespaces, which the
 /// importance job reads; migration 11 kept it by an AFTER INSERT trigger, migration 21 moved it
 /// here: that trigger gave every event insert a sub-program and a statement journal, about a
@@ -49,6 +64,13 @@ class EventStore {
   /// kPerTransaction: forgets the times not written yet (their transaction rolled back).
   void discard_namespace_times() { pending_times_.clear(); }
 
+  /// Turns content-hash deduplication on (any mode but kOff): creates the index
+  /// events_content_hash (namespace, content_hash) if it is missing, which on a large store
+  /// takes seconds once, and prepares the lookup. Throws SQLite::Exception.
+  void enable_content_dedup(ContentDedup mode);
+  /// Under content dedup, the earliest stored event with `event`'s content in its namespace
+  /// (and of its agent under kAgent); nullopt when none or when dedup is off.
+  std::optional<StoredCopy> find_same_content(const EventRecord& event);
   /// Row id of the event with this uid, if stored.
   std::optional<std::int64_t> find(const std::string& uid);
 
@@ -71,6 +93,8 @@ class EventStore {
   // times also works on a schema before migration 11 (the migration tests' old databases).
   std::optional<SQLite::Statement> raise_time_;
   SQLite::Statement find_uid_;
+  ContentDedup dedup_ = ContentDedup::kOff;
+  std::optional<SQLite::Statement> find_content_;  // prepared by enable_content_dedup
   SQLite::Statement insert_dead_letter_;
   SQLite::Statement mark_stale_;
 };

@@ -119,6 +119,7 @@ Writer::Writer(WriterOptions options, const Clock& clock, std::function<void()> 
   unlimited_pages_ = db_.execAndGet("PRAGMA max_page_count").getInt64();
   db_.exec("PRAGMA cache_size = " + std::to_string(-options_.cache_mib * 1024));
   last_seq_ = db_.execAndGet("SELECT coalesce(max(seq), 0) FROM events").getInt64();
+  event_store_.enable_content_dedup(options_.content_dedup);
   fts_indexed_seq_ = fts_.indexed_seq();
   stats_.last_seq = last_seq_;
   stats_.fts_indexed_seq = fts_indexed_seq_;
@@ -200,6 +201,14 @@ EventResult Writer::write_entry(const EventEntry& entry, const WriteRequest& req
   }
   const EventRecord& event = *entry.event;
   r.ns = event.ns;
+  if (options_.content_dedup != ContentDedup::kOff && !event_store_.find(event.uid)) {
+    if (auto copy = event_store_.find_same_content(event)) {
+      r.status = EventStatus::kDuplicate;
+      r.seq = copy->seq;
+      r.duplicate_of = std::move(copy->uid);
+      return r;
+    }
+  }
   if (event.storage_class == StorageClass::kEpisodic) {
     const InsertOutcome outcome = event_store_.insert(event, resolve_lifecycle(event, profiles));
     r.status = outcome.duplicate ? EventStatus::kDuplicate : EventStatus::kStored;

@@ -71,6 +71,8 @@ struct EventResult {
   EventStatus status = EventStatus::kRejected;
   std::int64_t seq = 0;  ///< events.seq when stored or duplicate.
   std::string error;     ///< Why it was rejected.
+  /// kDuplicate by content (WriterOptions::content_dedup): the first copy's id.
+  std::string duplicate_of;
   std::string ns;        ///< The event's namespace (empty when it could not be decoded).
   // Routing (seed 000 MemoryDecision): set for semantic events and write-time refusals.
   bool semantic = false;
@@ -161,6 +163,8 @@ struct WriterOptions {
   /// on the writer thread, 1000 pages).
   std::int64_t checkpoint_pages = 1000;
   std::int64_t cache_mib = 64;  ///< PRAGMA cache_size of the writer connection, MiB.
+  /// Content-hash deduplication (store.dedup); see store::ContentDedup.
+  ContentDedup content_dedup = ContentDedup::kOff;
   /// Shared with the jobs' connection (not owned; must outlive the writer); nullptr = none.
   /// Every write transaction takes the writer's turn first, waiting at most
   /// database.busy_timeout_ms for a job inside; past that the group fails with kJobBusyError.

@@ -117,7 +117,14 @@ TEST_CASE("rule violations name the field and the rule") {
   const std::string long_content(256 * 1024 + 1, 'a');
   const std::string long_id(129, 'i');
   const std::vector<Case> cases{
-      {R"({"content":"x"})", "kind: is required"},
+      {R"({"content":"x"})", "kind: is required (or, in a SHODH memory object, type)"},
+      {R"({"type":"Nope","content":"x"})", "type: unknown kind 'Nope'; expected one of "},
+      {R"({"type":"Task","content":"x","created_at":"yesterday"})",
+       "created_at: must be RFC 3339 with an offset (2024-12-01T09:00:00+00:00)"},
+      {R"({"type":"Task","content":"x","source_type":"robot"})", "source_type: must be one of "},
+      {R"({"type":"Decision","content":"use JWT"})",
+       "content: a SHODH Decision needs at least 10 characters: it is the decision's rationale "
+       "(or send context with title, target and rationale)"},
       {R"({"kind":"task"})", "content: is required"},
       {R"({"kind":"task","content":"   \n\t "})", "content: must not be empty"},
       {R"({"kind":"task","content":""})", "content: must not be empty"},
@@ -312,6 +319,76 @@ TEST_CASE("optional fields are kept; unknown fields go to metadata, never droppe
   CHECK(metadata["project"] == "x");
   CHECK(metadata["_unknown_fields"]["quality_score"] == 0.8);
   CHECK(metadata["_unknown_fields"]["type"] == "Decision");
+}
+
+TEST_CASE("a SHODH memory object (seed 004) is accepted as it is") {
+  // seed 004's complete example, verbatim.
+  const auto message = decode(R"({
+  "id": "550e8400-e29b-41d4-a716-446655440000",
+  "content": "Use JWT tokens with 24h expiry and refresh tokens for mobile apps",
+  "content_hash": "a1b2c3d4e5f6...",
+  "type": "Decision",
+  "tags": ["auth", "security", "mobile"],
+  "source_type": "user",
+  "credibility": 0.95,
+  "emotion": "satisfaction",
+  "emotional_valence": 0.7,
+  "emotional_arousal": 0.4,
+  "episode_id": "auth-implementation-2024",
+  "sequence_number": 3,
+  "created_at": "2024-12-30T10:00:00Z",
+  "updated_at": "2024-12-30T14:30:00Z",
+  "last_accessed_at": "2024-12-30T16:00:00Z",
+  "quality_score": 0.85,
+  "access_count": 5,
+  "metadata": {"project": "mobile-app", "reviewer": "security-team"}
+})");
+  REQUIRE(message.events.at(0).error.empty());
+  const auto& e = *message.events[0].event;
+  CHECK(e.uid == "550e8400-e29b-41d4-a716-446655440000");
+  CHECK(e.kind == "decision");
+  CHECK(e.storage_class == reflectd::store::StorageClass::kSemantic);
+  CHECK(e.source == "user");
+  CHECK(e.timestamp_us == 1735552800000000);  // 2024-12-30T10:00:00Z
+  CHECK(*e.credibility == 0.95);
+  CHECK(e.episode_id == "auth-implementation-2024");
+  // The DecisionContent seed 000 requires, derived from the content (its own target).
+  const auto context = nlohmann::json::parse(e.context_json);
+  CHECK(context["title"] == "Use JWT tokens with 24h expiry and refresh tokens for mobile apps");
+  CHECK(context["target"] == "shodh:" + e.content_hash.substr(0, 16));
+  CHECK(context["rationale"] == e.content);
+  // What has no wire-format field is kept, never dropped; content_hash is recomputed.
+  const auto metadata = nlohmann::json::parse(e.metadata_json);
+  CHECK(metadata["project"] == "mobile-app");
+  CHECK(metadata["_unknown_fields"] ==
+        nlohmann::json::parse(R"({"content_hash":"a1b2c3d4e5f6...","updated_at":
+          "2024-12-30T14:30:00Z","last_accessed_at":"2024-12-30T16:00:00Z",
+          "quality_score":0.85,"access_count":5})"));
+  CHECK(e.content_hash.size() == 64);
+
+  // type defaults to Observation; created_at alone makes an object SHODH's.
+  auto plain = decode(R"({"content":"the build is green","created_at":"2024-12-30T10:00:00Z"})");
+  REQUIRE(plain.events.at(0).event);
+  CHECK(plain.events[0].event->kind == "observation");
+  CHECK(plain.events[0].event->source == "agent");
+  // A wire-format field wins over its SHODH alias, which is then kept as an unknown field.
+  auto both = decode(
+      R"({"type":"Learning","content":"x","timestamp":1000,"created_at":"2024-12-30T10:00:00Z"})");
+  REQUIRE(both.events.at(0).event);
+  CHECK(both.events[0].event->kind == "learning");
+  CHECK(both.events[0].event->timestamp_us == 1000000);
+  CHECK(nlohmann::json::parse(both.events[0].event->metadata_json)["_unknown_fields"]
+                             ["created_at"] == "2024-12-30T10:00:00Z");
+  // With kind present, type is an ordinary unknown field (the wire format as before).
+  auto wire = decode(R"({"kind":"task","type":"Decision","content":"x"})");
+  REQUIRE(wire.events.at(0).event);
+  CHECK(wire.events[0].event->kind == "task");
+  // A SHODH Decision's title is its first line, cut at 120 bytes on a UTF-8 boundary.
+  const std::string line = std::string(119, 'a') + "\u00e9 more";
+  auto long_title = decode(R"({"type":"Decision","content":")" + line + R"(\nsecond line"})");
+  REQUIRE(long_title.events.at(0).event);
+  CHECK(nlohmann::json::parse(long_title.events[0].event->context_json)["title"] ==
+        std::string(119, 'a'));
 }
 
 TEST_CASE("unknown fields merge into a client's own metadata._unknown_fields, never replace it") {

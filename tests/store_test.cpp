@@ -530,6 +530,64 @@ TEST_CASE("the writer keeps each namespace's newest event time, once per group")
   writer.stop();
 }
 
+TEST_CASE("content-hash deduplication: off, per namespace, per agent (store.dedup)") {
+  test::TempDir dir;
+  FakeClock clock;
+  bus::EventDecoder decoder(clock);
+  auto make = [&](const std::string& id, const std::string& ns, const std::string& agent,
+                  const std::string& content) {
+    auto message = decoder.decode(R"({"kind":"observation","id":")" + id + R"(","namespace":")" +
+                                      ns + R"(","agent_id":")" + agent + R"(","content":")" +
+                                      content + R"("})",
+                                  1 << 20);
+    store::EventEntry e;
+    e.id = id;
+    e.event = std::move(*message.events.at(0).event);
+    return e;
+  };
+  auto statuses = [](const store::WriteResult& result) {
+    std::vector<std::string> out;
+    for (const auto& r : result.results) {
+      out.push_back(std::string(store::to_string(r.status)) +
+                    (r.duplicate_of.empty() ? "" : " of " + r.duplicate_of));
+    }
+    return out;
+  };
+  auto run = [&](store::ContentDedup mode, const std::string& file) {
+    store::WriterOptions options;
+    options.database = {dir.file(file), "full", 1000};
+    options.content_dedup = mode;
+    store::Writer writer(options, clock);
+    std::vector<store::EventEntry> entries;
+    entries.push_back(make("e1", "a", "ann", "same words"));
+    entries.push_back(make("e2", "a", "bob", "same words"));  // another agent
+    entries.push_back(make("e3", "b", "ann", "same words"));  // another namespace
+    entries.push_back(make("e4", "a", "ann", "same words"));  // same agent and namespace
+    entries.push_back(make("e1", "a", "ann", "same words"));  // same id: a duplicate always
+    for (std::size_t i = 0; i < entries.size(); ++i) entries[i].index = i;
+    auto result = statuses(submit_and_wait(writer, std::move(entries)));
+    writer.stop();
+    return result;
+  };
+  using V = std::vector<std::string>;
+  CHECK(run(store::ContentDedup::kOff, "off.db") ==
+        V{"stored", "stored", "stored", "stored", "duplicate"});
+  CHECK(run(store::ContentDedup::kNamespace, "ns.db") ==
+        V{"stored", "duplicate of e1", "stored", "duplicate of e1", "duplicate"});
+  CHECK(run(store::ContentDedup::kAgent, "agent.db") ==
+        V{"stored", "stored", "stored", "duplicate of e1", "duplicate"});
+  // Only a store with dedup on carries the index it needs.
+  auto index_count = [&](const std::string& file) {
+    auto db = store::open_database({dir.file(file), "full", 1000}, store::Access::kReader);
+    return db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'events_content_hash'")
+        .getInt();
+  };
+  CHECK(index_count("off.db") == 0);
+  CHECK(index_count("ns.db") == 1);
+  CHECK(store::parse_content_dedup("agent") == store::ContentDedup::kAgent);
+  CHECK_FALSE(store::parse_content_dedup("on"));
+}
+
 TEST_CASE("a full writer queue refuses, then announces space; stop drains everything") {
   test::TempDir dir;
   FakeClock clock;
