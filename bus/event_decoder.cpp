@@ -235,8 +235,9 @@ std::string shodh_decision_context(Checker& check, const std::string& content,
                                    const std::string& content_hash) {
   constexpr std::size_t kMinRationaleChars = 10;  // DecisionContent.rationale
   if (content.size() < kMinRationaleChars) {
-    check.fail("content", "a SHODH Decision needs at least 10 characters: it is the decision's "
-                          "rationale (or send context with title, target and rationale)");
+    check.fail("content",
+               "a SHODH Decision needs at least 10 characters: it is the decision's "
+               "rationale (or send context with title, target and rationale)");
     return {};
   }
   std::string title = content.substr(0, content.find('\n'));
@@ -246,9 +247,8 @@ std::string shodh_decision_context(Checker& check, const std::string& content,
     title.resize(cut);
   }
   if (title.find_first_not_of(" \t\r") == std::string::npos) title = "Decision";
-  return nlohmann::json{{"title", title},
-                        {"target", "shodh:" + content_hash.substr(0, 16)},
-                        {"rationale", content}}
+  return nlohmann::json{
+      {"title", title}, {"target", "shodh:" + content_hash.substr(0, 16)}, {"rationale", content}}
       .dump();
 }
 
@@ -428,8 +428,8 @@ NativeShape native_shape(object fields) {
     return fields.at_key(key).error() == simdjson::SUCCESS;
   };
   NativeShape shape;
-  shape.shodh = !has("kind") && (has("type") || has("created_at") || has("source_type") ||
-                                 has("content_hash"));
+  shape.shodh = !has("kind") &&
+                (has("type") || has("created_at") || has("source_type") || has("content_hash"));
   shape.alias_source = shape.shodh && !has("source");
   shape.alias_timestamp = shape.shodh && !has("timestamp");
   return shape;
@@ -530,7 +530,7 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
         have_kind = true;
       } else {
         check.fail(sent, "unknown kind '" + std::string(s).substr(0, 64) + "'; expected one of " +
-                               std::string(kind_list()));
+                             std::string(kind_list()));
       }
     } else if (key == "content") {
       std::string_view s;

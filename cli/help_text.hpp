@@ -463,6 +463,32 @@ EXIT STATUS
   2  invalid command line, configuration file or endpoint
   3  no reply within --timeout-ms)";
 
+inline constexpr const char* kReviseDescription =
+    "Write a new revision of an event that supersedes it (seed 002 revise).\n";
+
+inline constexpr const char* kReviseFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"revise","id","content","rationale","context","new_id"} and prints the
+  revision's id and seq. The revision is a new event with the old one's namespace, kind,
+  agent, episode, tags, entities and sensitivity, the new content (and context, when given),
+  the time of the revision as its timestamp, and the relation supersedes -> the old id. The
+  old event keeps its content, turns status superseded with superseded_by set, and gets an
+  audit row (action revise, the rationale, its previous status and content hash). get shows
+  both; recall returns only the newest revision. Only episodic events are revised: a
+  decision, constraint, assumption, intervention or proposal is superseded by publishing a
+  new one with a resolution (seed 000 ResolutionIntent). Deleting a revision (forget
+  --delete) makes the event it superseded current again.
+
+EXAMPLES
+  reflectctl revise 7f3c9a --content "Caroline moved to Boston in June 2023" \
+      --rationale "she corrected the city"
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error (unknown id, a semantic kind, already superseded)
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
 inline constexpr const char* kAuditDescription =
     "Read the audit log: who changed which record, when and why, newest first.\n";
 

@@ -82,6 +82,8 @@ struct Commands {
   std::map<std::string, EventStateOptions> state_options;
   CLI::App* audit = nullptr;
   AuditOptions audit_options;
+  CLI::App* revise = nullptr;
+  ReviseOptions revise_options;
   CLI::App* mcp = nullptr;
   mcp::McpOptions mcp_options;
   int mcp_timeout_ms = 30000;
@@ -411,6 +413,26 @@ void add_memory_commands(CLI::App& app, Commands& c) {
     c.state_changes[name] = cmd;
   }
 
+  cmd = app.add_subcommand("revise", kReviseDescription);
+  cmd->footer(kReviseFooter);
+  cmd->option_defaults()->always_capture_default();
+  ReviseOptions& r = c.revise_options;
+  cmd->add_option("ID", r.id, "the event to revise")->required();
+  cmd->add_option("--content", r.content, "the revision's content")->type_name("TEXT")->required();
+  cmd->add_option("--rationale", r.rationale, "why, for the audit log (seed 002: required)")
+      ->type_name("TEXT")
+      ->required();
+  cmd->add_option("--context", r.context_json,
+                  "the revision's context, a JSON object (default: the old event's)")
+      ->type_name("JSON")
+      ->default_str("");
+  cmd->add_option("--new-id", r.new_id,
+                  "the revision's id (default: derived from the content, old id and time)")
+      ->type_name("ID")
+      ->default_str("");
+  add_control_options(*cmd, c.other_timeout_ms, r.control.json);
+  c.revise = cmd;
+
   cmd = app.add_subcommand("audit", kAuditDescription);
   cmd->footer(kAuditFooter);
   cmd->option_defaults()->always_capture_default();
@@ -602,6 +624,8 @@ void resolve(Commands& c) {
     resolve_control(c.forget_options.control, c, config, c.forget_timeout_ms);
   } else if (*c.audit) {
     resolve_control(c.audit_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.revise) {
+    resolve_control(c.revise_options.control, c, config, c.other_timeout_ms);
   } else if (const auto change = chosen_state_change(c)) {
     resolve_control(c.state_options[*change].control, c, config, c.other_timeout_ms);
   } else if (*c.events) {
@@ -635,6 +659,7 @@ int dispatch(const Commands& c) {
   if (*c.mcp) return mcp::run_mcp(c.mcp_options, std::cin, std::cout);
   if (*c.forget) return run_forget(c.forget_options);
   if (*c.audit) return run_audit(c.audit_options);
+  if (*c.revise) return run_revise(c.revise_options);
   if (const auto change = chosen_state_change(c)) {
     return run_event_state(c.state_options.at(*change));
   }

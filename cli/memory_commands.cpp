@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <iostream>
+#include <stdexcept>
 
 #include "cli/table.hpp"
 
@@ -97,6 +99,36 @@ std::string format_event_state(const json& reply) {
 int run_event_state(const EventStateOptions& options) {
   return run_control_command({options.cmd, format_event_state, {}}, options.control,
                              event_state_request(options));
+}
+
+json revise_request(const ReviseOptions& o) {
+  json request = {
+      {"cmd", "revise"}, {"id", o.id}, {"content", o.content}, {"rationale", o.rationale}};
+  if (!o.context_json.empty()) {
+    json context = json::parse(o.context_json, nullptr, false);
+    if (!context.is_object()) throw std::invalid_argument("--context: must be a JSON object");
+    request["context"] = std::move(context);
+  }
+  if (!o.new_id.empty()) request["new_id"] = o.new_id;
+  return request;
+}
+
+std::string format_revised(const json& reply) {
+  const json result = reply.value("revised", json::object());
+  const json revision = result.value("revision", json::object());
+  return "revised " + cell(result, "id") + "\nrevision " + cell(revision, "id") + " (seq " +
+         cell(revision, "seq") + ")\n";
+}
+
+int run_revise(const ReviseOptions& options) {
+  json request;
+  try {
+    request = revise_request(options);
+  } catch (const std::invalid_argument& error) {
+    std::cerr << "reflectctl revise: " << error.what() << '\n';
+    return 2;
+  }
+  return run_control_command({"revise", format_revised, {}}, options.control, request);
 }
 
 json audit_request(const AuditOptions& o) {

@@ -1,5 +1,5 @@
 #pragma once
-// `reflectctl forget`, `restore`, `pin`, `unpin` and `audit` (issue 35): the memory
+// `reflectctl forget`, `restore`, `pin`, `unpin`, `revise` and `audit` (issue 35): the memory
 // operations of memory_ops/ and the audit log's read.
 //
 // Error policy: the run_*() functions print every problem to stderr and return an exit
@@ -38,6 +38,18 @@ struct EventStateOptions {
 nlohmann::json event_state_request(const EventStateOptions& options);
 std::string format_event_state(const nlohmann::json& reply);
 int run_event_state(const EventStateOptions& options);
+
+struct ReviseOptions {
+  ControlOptions control;
+  std::string id, content, rationale;
+  std::string context_json;  ///< --context: a JSON object, or empty to keep the old context.
+  std::string new_id;
+};
+
+/// {"cmd":"revise",...}; throws std::invalid_argument when --context is not a JSON object.
+nlohmann::json revise_request(const ReviseOptions& options);
+std::string format_revised(const nlohmann::json& reply);
+int run_revise(const ReviseOptions& options);
 
 struct AuditOptions {
   ControlOptions control;

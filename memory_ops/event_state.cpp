@@ -27,7 +27,7 @@ json change_event_state(SQLite::Database& db, const std::vector<SelectedEvent>& 
   for (const auto& selected : events) {
     auto event = store::read_event_lifecycle(db, selected.id);
     if (!event) continue;
-    const bool already = (change == StateChange::kRestore && event->status == "active") ||
+    const bool already = (change == StateChange::kRestore && event->status != "archived") ||
                          (change == StateChange::kPin && event->profile.pinned) ||
                          (change == StateChange::kUnpin && !event->profile.pinned);
     if (already) {

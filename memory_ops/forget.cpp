@@ -222,6 +222,10 @@ DeleteOutcome delete_events(SQLite::Database& db, const std::vector<SelectedEven
         "event", e.id, "delete", actor, now_us, rationale,
         json{{"namespace", e.ns}, {"kind", e.kind}, {"seq", e.seq}, {"status", e.status}}.dump());
   }
+  // An event revised by a forgotten revision is the newest again (memory_ops/revise.hpp).
+  db.exec(std::string("UPDATE events SET status = 'active', superseded_by = NULL "
+                      "WHERE superseded_by IN (SELECT uid FROM events WHERE seq IN ") +
+          kForgotten + ") AND seq NOT IN " + kForgotten);
   SQLite::Statement remove(db, std::string("DELETE FROM events WHERE seq IN ") + kForgotten);
   out.events_deleted = remove.exec();
   db.exec("DELETE FROM temp.forget_seqs");

@@ -25,10 +25,10 @@ rd_salience(e.salience_base, e.salience_ref_us, e.received_us, e.decay_curve, e.
             e.min_salience, e.max_age_s, e.pinned, ?24),
 CASE (SELECT k.vitality FROM knowledge k WHERE k.source_event_seq = e.seq LIMIT 1)
   WHEN 'decaying' THEN 0.75 WHEN 'dormant' THEN 0.5 ELSE 1.0 END,
-CASE WHEN {0} > ?20 THEN ?23 ELSE e.content END)sql",
+CASE WHEN {0} > ?20 THEN ?23 ELSE e.content END, e.superseded_by IS NOT NULL)sql",
                      kRank);
 }
-constexpr int kColumns = 14;
+constexpr int kColumns = 15;
 // Seed 002 hyper: a caller one level below it reads every row (hyper ones redacted).
 constexpr int kHighestRank = 4;
 
@@ -203,6 +203,7 @@ EventRow row_of(SQLite::Statement& s) {
   r.salience = s.getColumn(11).getDouble();
   r.vitality_factor = s.getColumn(12).getDouble();
   r.content = s.getColumn(13).getString();
+  r.revised = s.getColumn(14).getInt() != 0;
   return r;
 }
 }  // namespace

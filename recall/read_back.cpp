@@ -21,7 +21,7 @@ std::string full_columns() {
 e.uid AS id, e.seq, e.namespace, e.kind, e.source, e.agent_id, e.ts_us, e.received_us,
 e.episode_id, e.sequence_number, e.sensitivity, e.storage_class,
 coalesce((SELECT k.status FROM knowledge k WHERE k.source_event_seq = e.seq LIMIT 1), e.status)
-  AS status,
+  AS status, e.superseded_by,
 CASE WHEN {0} > ?20 THEN ?23 ELSE e.content END AS content,
 CASE WHEN {0} > ?20 THEN NULL ELSE e.context END AS context_json,
 CASE WHEN {0} > ?20 THEN NULL ELSE e.tags END AS tags_json,

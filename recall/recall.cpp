@@ -372,7 +372,9 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
 
   std::vector<Scored*> ranked;
   ranked.reserve(pool.size());
-  for (auto& [seq, s] : pool) ranked.push_back(&s);
+  for (auto& [seq, s] : pool) {
+    if (!s.row.revised) ranked.push_back(&s);  // only the newest revision is recalled
+  }
   std::sort(ranked.begin(), ranked.end(), [](const Scored* a, const Scored* b) {
     return a->score != b->score ? a->score > b->score : a->row.seq > b->row.seq;
   });

@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 28> kMigrations{
+constexpr std::array<const char*, 30> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1061,6 +1061,23 @@ WHEN NOT EXISTS (SELECT 1 FROM forget_in_progress) OR old.actor NOT LIKE 'job:%'
   SELECT RAISE(ABORT, 'audit_log is append-only');
 END;
 )sql",
+    // 29: an event revised (memory_ops/revise.hpp, issue 35 §2) is `superseded` by its
+    //    revision. The status clause is edited in sqlite_schema like migration 20's (the
+    //    stored rows stay valid: the old values are still allowed); running it again changes
+    //    nothing.
+    R"sql(
+UPDATE sqlite_master SET sql = replace(sql,
+  'CHECK (status IN (''active'', ''archived''))',
+  'CHECK (status = ''active'' OR status = ''archived'' OR status = ''superseded'')')
+WHERE type = 'table' AND name = 'events';
+)sql",
+    // 30: the id of the revision that superseded an event (NULL for all others), indexed for
+    //    a forget of the revision, which reinstates the event it superseded.
+    R"sql(
+ALTER TABLE events ADD COLUMN superseded_by TEXT;
+CREATE INDEX IF NOT EXISTS events_superseded_by ON events (superseded_by)
+  WHERE superseded_by IS NOT NULL;
+)sql",
 };
 
 // A migration that adds a column whose values are computed from other tables. Its fill runs
@@ -1097,12 +1114,14 @@ const AddedColumn* added_column(int migration) {
 }
 
 // The migrations that edit table definitions in sqlite_schema (constraint clauses only).
-constexpr std::array<int, 2> kSchemaEditMigrations{16, 20};
+constexpr std::array<int, 3> kSchemaEditMigrations{16, 20, 29};
 // The migration that drops entity_relationships.unswept: a database whose user_version was
 // set back below it (a downgrade test, an operator's repair) has nothing left to drop.
 constexpr int kDropUnsweptMigration = 17;
 // The migration that adds the events' access counts (no fill: they start at zero).
 constexpr int kAccessCountMigration = 25;
+// The migration that adds events.superseded_by (no fill: nothing was revised before it).
+constexpr int kSupersededByMigration = 30;
 
 bool has_column(SQLite::Database& db, const char* table, const char* column) {
   SQLite::Statement query(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
@@ -1117,6 +1136,7 @@ bool applied_already(SQLite::Database& db, int migration) {
   // The watermarks it created are the decay job's since.
   if (migration == kDropUnsweptMigration) return !has_column(db, "entity_relationships", "unswept");
   if (migration == kAccessCountMigration) return has_column(db, "events", "access_count");
+  if (migration == kSupersededByMigration) return has_column(db, "events", "superseded_by");
   // Only its values are computed again (kAddedColumns).
   if (const AddedColumn* added = added_column(migration)) {
     return has_column(db, added->table, added->column);

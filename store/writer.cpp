@@ -374,6 +374,9 @@ void Writer::commit_group() {
         try {
           result.apply_result = current.apply(db_);
           db_.exec("RELEASE apply");
+          // An apply may store events (a revision): the index must learn they are pending.
+          last_seq_ = std::max(
+              last_seq_, db_.execAndGet("SELECT coalesce(max(seq), 0) FROM events").getInt64());
         } catch (const SQLite::Exception& error) {
           // Storage failures fail the whole group like any other write.
           const int code = error.getErrorCode();

@@ -73,7 +73,7 @@ struct EventResult {
   std::string error;     ///< Why it was rejected.
   /// kDuplicate by content (WriterOptions::content_dedup): the first copy's id.
   std::string duplicate_of;
-  std::string ns;        ///< The event's namespace (empty when it could not be decoded).
+  std::string ns;  ///< The event's namespace (empty when it could not be decoded).
   // Routing (seed 000 MemoryDecision): set for semantic events and write-time refusals.
   bool semantic = false;
   std::string decision_id;                   ///< knowledge.decision_id of a semantic event.

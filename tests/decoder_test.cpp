@@ -377,8 +377,9 @@ TEST_CASE("a SHODH memory object (seed 004) is accepted as it is") {
   REQUIRE(both.events.at(0).event);
   CHECK(both.events[0].event->kind == "learning");
   CHECK(both.events[0].event->timestamp_us == 1000000);
-  CHECK(nlohmann::json::parse(both.events[0].event->metadata_json)["_unknown_fields"]
-                             ["created_at"] == "2024-12-30T10:00:00Z");
+  CHECK(
+      nlohmann::json::parse(both.events[0].event->metadata_json)["_unknown_fields"]["created_at"] ==
+      "2024-12-30T10:00:00Z");
   // With kind present, type is an ordinary unknown field (the wire format as before).
   auto wire = decode(R"({"kind":"task","type":"Decision","content":"x"})");
   REQUIRE(wire.events.at(0).event);

@@ -493,6 +493,110 @@ TEST_CASE("forget, restore, pin, unpin and audit on a running daemon") {
         "audit: since: must be an RFC 3339 date-time with an offset");
 }
 
+TEST_CASE("revise on a running daemon; SHODH objects and content dedup through ingest") {
+  test::TempDir dir;
+  config::Config config = test::loopback_config(dir);
+  config.store.dedup = "namespace";
+  for (config::JobConfig* job :
+       {&config.jobs.consolidate, &config.jobs.decay, &config.jobs.cluster, &config.jobs.importance,
+        &config.jobs.medallion, &config.jobs.facts}) {
+    job->interval_s = 604800;  // on demand only
+    job->after_events = 0;
+    job->idle_s = 0;
+  }
+  test::RunningDaemon running(config);
+  zmq::context_t context;
+  auto ingest = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest[0]);
+  auto control =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control[0]);
+  auto ask = [&](const json& request) { return test::control(control, request); };
+  const json stored =
+      test::ingest(ingest, json::array({
+                                           {{"id", "home"},
+                                            {"kind", "conversation"},
+                                            {"namespace", "ops"},
+                                            {"agent_id", "caroline"},
+                                            {"tags", {"home"}},
+                                            {"timestamp", "2023-05-08T13:56:00Z"},
+                                            {"content", "Caroline lives in Denver"}},
+                                           {{"id", "copy"},
+                                            {"kind", "conversation"},
+                                            {"namespace", "ops"},
+                                            {"content", "Caroline lives in Denver"}},
+                                           // seed 004's shape, no kind
+                                           {{"id", "550e8400-e29b-41d4-a716-446655440000"},
+                                            {"type", "Decision"},
+                                            {"namespace", "ops"},
+                                            {"source_type", "ai_generated"},
+                                            {"created_at", "2024-12-30T10:00:00Z"},
+                                            {"content", "Use JWT tokens with 24h expiry"}},
+                                       })
+                               .dump());
+  INFO(stored.dump());
+  CHECK(stored["results"][1]["status"] == "duplicate");
+  CHECK(stored["results"][1]["duplicate_of"] == "home");
+  CHECK(stored["results"][2]["status"] == "stored");
+  CHECK(stored["results"][2]["decision"]["metadata"]["decision_id"] ==
+        "550e8400-e29b-41d4-a716-446655440000");
+
+  const json revised = ask({{"cmd", "revise"},
+                            {"id", "home"},
+                            {"content", "Caroline lives in Boston since June 2023"},
+                            {"rationale", "she moved"},
+                            {"new_id", "home-2"}});
+  INFO(revised.dump());
+  REQUIRE(revised["ok"] == true);
+  CHECK(revised["revised"]["id"] == "home");
+  CHECK(revised["revised"]["revision"]["id"] == "home-2");
+  const json both = ask({{"cmd", "get"}, {"ids", {"home", "home-2"}}});
+  const json& old = both["events"][0];
+  const json& fresh = both["events"][1];
+  CHECK(old["status"] == "superseded");
+  CHECK(old["superseded_by"] == "home-2");
+  CHECK(old["content"] == "Caroline lives in Denver");
+  CHECK(fresh["status"] == "active");
+  CHECK(fresh["superseded_by"].is_null());
+  CHECK(fresh["kind"] == "conversation");
+  CHECK(fresh["agent_id"] == "caroline");
+  CHECK(fresh["tags"] == json::array({"home"}));
+  CHECK(fresh["relations"] == json::parse(R"([{"predicate":"supersedes","target_id":"home"}])"));
+  // recall finds the revision, never the text it replaced.
+  auto recalled = [&](const std::string& text) {
+    std::vector<std::string> ids;
+    const json reply = ask({{"cmd", "recall"}, {"text", text}, {"namespace", "ops"}});
+    for (const auto& hit : reply["results"]) ids.push_back(hit["id"].get<std::string>());
+    return ids;
+  };
+  CHECK(recalled("Where does Caroline live?") == std::vector<std::string>{"home-2"});
+  CHECK(recalled("Denver") == std::vector<std::string>{});
+
+  CHECK(ask({{"cmd", "revise"}, {"id", "home"}, {"content", "x"}, {"rationale", "r"}})["error"] ==
+        "revise: id: home is superseded by home-2; revise that revision");
+  CHECK(ask({{"cmd", "revise"}, {"id", "home-2"}, {"content", "x"}})["error"] ==
+        "revise: rationale: is required");
+  CHECK(ask({{"cmd", "revise"}, {"id", "nope"}, {"content", "x"}, {"rationale", "r"}})["error"] ==
+        "revise: ids: no event 'nope' in the namespaces you may write (*)");
+  CHECK(ask({{"cmd", "revise"},
+             {"id", "550e8400-e29b-41d4-a716-446655440000"},
+             {"content", "x"},
+             {"rationale", "r"}})["error"] ==
+        "revise: id: 550e8400-e29b-41d4-a716-446655440000 is a decision; a decision, "
+        "constraint, assumption, intervention or proposal is revised by a new one with "
+        "resolution supersede (seed 000 ResolutionIntent)");
+  const json audit = ask({{"cmd", "audit"}, {"record_id", "home"}});
+  REQUIRE(audit["audit"].size() == 1);
+  CHECK(audit["audit"][0]["action"] == "revise");
+  CHECK(audit["audit"][0]["rationale"] == "she moved");
+
+  // Deleting the revision makes the old event current again.
+  REQUIRE(ask({{"cmd", "forget"}, {"ids", {"home-2"}}, {"mode", "delete"}, {"wait", true}})["ok"] ==
+          true);
+  const json back = ask({{"cmd", "get"}, {"ids", {"home"}}})["events"][0];
+  CHECK(back["status"] == "active");
+  CHECK(back["superseded_by"].is_null());
+  CHECK(recalled("Denver") == std::vector<std::string>{"home"});
+}
+
 TEST_CASE("retention: events past their rule's age are deleted on schedule, policies hold") {
   CHECK(memory_ops::parse_retention_rule("max_age_days=30;namespace=talk;kind=prompt").ns ==
         "talk");

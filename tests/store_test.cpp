@@ -536,10 +536,10 @@ TEST_CASE("content-hash deduplication: off, per namespace, per agent (store.dedu
   bus::EventDecoder decoder(clock);
   auto make = [&](const std::string& id, const std::string& ns, const std::string& agent,
                   const std::string& content) {
-    auto message = decoder.decode(R"({"kind":"observation","id":")" + id + R"(","namespace":")" +
-                                      ns + R"(","agent_id":")" + agent + R"(","content":")" +
-                                      content + R"("})",
-                                  1 << 20);
+    auto message =
+        decoder.decode(R"({"kind":"observation","id":")" + id + R"(","namespace":")" + ns +
+                           R"(","agent_id":")" + agent + R"(","content":")" + content + R"("})",
+                       1 << 20);
     store::EventEntry e;
     e.id = id;
     e.event = std::move(*message.events.at(0).event);

@@ -1,0 +1,170 @@
+#include "memory_ops/revise.hpp"
+
+#include <stdexcept>
+
+#include "common/sha256.hpp"
+#include "store/audit_log.hpp"
+#include "store/event_lifecycle.hpp"
+
+namespace reflectd::memory_ops {
+namespace {
+
+using json = nlohmann::json;
+
+// The wire format's limits (README "Wire format v1"): a revision is held to what a publisher
+// could have sent.
+constexpr std::size_t kMaxContentBytes = std::size_t{256} * 1024;
+constexpr std::size_t kMaxIdChars = 128;
+constexpr std::size_t kMaxRationaleBytes = 4096;
+
+// The new row: the old one's columns but for those a revision sets (?2..?8). The lifecycle
+// profile is the old event's; the salience restarts at 1.0 from now, as for a new event.
+constexpr const char* kInsertRevision = R"sql(
+INSERT INTO events (uid, uid_derived, namespace, kind, storage_class, source, agent_id, ts_us,
+                    received_us, content, content_hash, context, tags, entities, relations,
+                    episode_id, sequence_number, sensitivity, confidence, credibility,
+                    importance, salience, emotion, emotional_valence, emotional_arousal,
+                    lifecycle, resolution, metadata, schema_version, salience_base,
+                    salience_ref_us, decay_curve, half_life_s, min_salience, max_age_s,
+                    reinforcement_gain, pinned, deletion_policy, archive_at_us)
+SELECT ?2, ?3, namespace, kind, storage_class, source, agent_id, ?4, ?4, ?5, ?6,
+       coalesce(?7, context), tags, entities, ?8, episode_id, sequence_number, sensitivity,
+       confidence, credibility, importance, salience, emotion, emotional_valence,
+       emotional_arousal, lifecycle, resolution, metadata, schema_version, 1.0, ?4, decay_curve,
+       half_life_s, min_salience, max_age_s, reinforcement_gain, pinned, deletion_policy, ?9
+FROM events WHERE seq = ?1)sql";
+
+bool has_nul(const std::string& text) { return text.find('\0') != std::string::npos; }
+
+std::string required_text(const json& request, const char* field, std::size_t max_bytes,
+                          std::string& error) {
+  const auto it = request.find(field);
+  if (it == request.end()) {
+    error = std::string("revise: ") + field + ": is required";
+    return {};
+  }
+  if (!it->is_string()) {
+    error = std::string("revise: ") + field + ": must be a string";
+    return {};
+  }
+  const std::string text = it->get<std::string>();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    error = std::string("revise: ") + field + ": must not be empty";
+  } else if (text.size() > max_bytes) {
+    error = std::string("revise: ") + field + ": must be at most " + std::to_string(max_bytes) +
+            " bytes";
+  } else if (has_nul(text)) {
+    error = std::string("revise: ") + field + ": must not contain NUL";
+  }
+  return error.empty() ? text : std::string();
+}
+
+}  // namespace
+
+std::optional<Revision> parse_revision(const json& request, std::string& error) {
+  Revision r;
+  r.id = required_text(request, "id", kMaxIdChars, error);
+  if (error.empty()) r.content = required_text(request, "content", kMaxContentBytes, error);
+  if (error.empty()) r.rationale = required_text(request, "rationale", kMaxRationaleBytes, error);
+  if (!error.empty()) return std::nullopt;
+  if (const auto it = request.find("context"); it != request.end()) {
+    if (!it->is_object()) {
+      error = "revise: context: must be an object";
+      return std::nullopt;
+    }
+    r.context_json = it->dump();
+  }
+  if (request.contains("new_id")) {
+    r.new_id = required_text(request, "new_id", kMaxIdChars, error);
+    if (!error.empty()) return std::nullopt;
+  }
+  return r;
+}
+
+json revise_event(SQLite::Database& db, const Revision& revision, const WriteScope& scope,
+                  std::int64_t now_us) {
+  std::string error;
+  const auto selected = resolve_event_selection(db, EventSelection{{revision.id}, std::nullopt},
+                                                scope, "revise", error);
+  if (!selected) throw std::invalid_argument(error);
+  const SelectedEvent& old = selected->front();
+  SQLite::Statement read(db,
+                         "SELECT storage_class, coalesce(relations, '[]'), superseded_by, "
+                         "content_hash FROM events WHERE seq = ?1");
+  read.bind(1, old.seq);
+  read.executeStep();
+  if (read.getColumn(0).getString() != "episodic") {
+    throw std::invalid_argument(
+        "revise: id: " + old.id + " is a " + old.kind +
+        "; a decision, constraint, assumption, intervention or proposal is revised by a new one "
+        "with resolution supersede (seed 000 ResolutionIntent)");
+  }
+  if (!read.getColumn(2).isNull()) {
+    throw std::invalid_argument("revise: id: " + old.id + " is superseded by " +
+                                read.getColumn(2).getString() + "; revise that revision");
+  }
+  json relations = json::parse(read.getColumn(1).getString(), nullptr, false);
+  if (!relations.is_array()) relations = json::array();
+  relations.push_back({{"predicate", "supersedes"}, {"target_id", old.id}});
+  const std::string previous_hash = read.getColumn(3).getString();
+
+  Sha256 sha256;
+  std::string new_id = revision.new_id;
+  const bool derived = new_id.empty();
+  if (derived) {
+    // Canonical JSON (keys sorted, no white space), as the wire format derives ids.
+    new_id = sha256.hex(
+        json{{"content", revision.content}, {"revises", old.id}, {"timestamp", now_us}}.dump());
+  }
+  SQLite::Statement taken(db, "SELECT 1 FROM events WHERE uid = ?1");
+  taken.bind(1, new_id);
+  if (taken.executeStep()) {
+    throw std::invalid_argument("revise: new_id: " + new_id + " is already an event's id");
+  }
+
+  const auto lifecycle = store::read_event_lifecycle(db, old.id);
+  const auto archive_at = jobs::archive_at_us(1.0, now_us, now_us, lifecycle->profile);
+  SQLite::Statement insert(db, kInsertRevision);
+  insert.bind(1, old.seq);
+  insert.bind(2, new_id);
+  insert.bind(3, derived ? 1 : 0);
+  insert.bind(4, static_cast<std::int64_t>(now_us));
+  insert.bind(5, revision.content);
+  insert.bind(6, sha256.hex(revision.content));
+  if (revision.context_json.empty()) {
+    insert.bind(7);
+  } else {
+    insert.bind(7, revision.context_json);
+  }
+  insert.bind(8, relations.dump());
+  if (archive_at) {
+    insert.bind(9, static_cast<std::int64_t>(*archive_at));
+  } else {
+    insert.bind(9);
+  }
+  insert.exec();
+  const std::int64_t new_seq = db.getLastInsertRowid();
+  // The namespace's newest event time (event_namespaces, store/event_store.hpp).
+  SQLite::Statement raise(db, R"sql(
+INSERT INTO event_namespaces (namespace, max_ts_us) VALUES (?1, ?2)
+ON CONFLICT (namespace) DO UPDATE SET max_ts_us = excluded.max_ts_us
+WHERE excluded.max_ts_us > event_namespaces.max_ts_us)sql");
+  raise.bind(1, old.ns);
+  raise.bind(2, static_cast<std::int64_t>(now_us));
+  raise.exec();
+
+  SQLite::Statement supersede(
+      db, "UPDATE events SET status = 'superseded', superseded_by = ?2 WHERE seq = ?1");
+  supersede.bind(1, old.seq);
+  supersede.bind(2, new_id);
+  supersede.exec();
+  store::AuditLog audit(db);
+  audit.append("event", old.id, "revise", scope.actor, now_us, revision.rationale,
+               json{{"status", old.status}, {"content_hash", previous_hash}}.dump());
+  audit.append("event", new_id, "create", scope.actor, now_us,
+               "revision of " + old.id + ": " + revision.rationale);
+  return {
+      {"id", old.id}, {"superseded", old.seq}, {"revision", {{"id", new_id}, {"seq", new_seq}}}};
+}
+
+}  // namespace reflectd::memory_ops
