@@ -489,6 +489,29 @@ EXIT STATUS
   2  invalid command line, configuration file or endpoint
   3  no reply within --timeout-ms)";
 
+inline constexpr const char* kProposalDescription =
+    "Accept, reject or falsify a proposal (seed 000 AcceptProposalRequest).\n";
+
+inline constexpr const char* kProposalFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"proposal","action":"accept"|"reject"|"falsify","proposal_id","rationale"}
+  and prints the proposal's new and previous status. A proposal is an agent's proposal event
+  or a hypothesis of the consolidation job (proposal:<namespace>:<target>; list them with
+  `reflectctl knowledge --status draft`). Transitions: accept and reject take a draft;
+  falsify takes a draft or an accepted proposal. Each verdict writes an audit row and marks
+  the namespace's medallions stale (their open questions list drafts awaiting a verdict).
+  The consolidation job never overrides a verdict.
+
+EXAMPLES
+  reflectctl proposal accept proposal:libzmq:socket --rationale "matches the fix in 4.3.5"
+  reflectctl proposal falsify prop-17 --rationale "the benchmark regressed"
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error (unknown proposal, a transition not allowed)
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
 inline constexpr const char* kAuditDescription =
     "Read the audit log: who changed which record, when and why, newest first.\n";
 

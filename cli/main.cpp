@@ -84,6 +84,8 @@ struct Commands {
   AuditOptions audit_options;
   CLI::App* revise = nullptr;
   ReviseOptions revise_options;
+  CLI::App* proposal = nullptr;
+  ProposalOptions proposal_options;
   CLI::App* mcp = nullptr;
   mcp::McpOptions mcp_options;
   int mcp_timeout_ms = 30000;
@@ -433,6 +435,19 @@ void add_memory_commands(CLI::App& app, Commands& c) {
   add_control_options(*cmd, c.other_timeout_ms, r.control.json);
   c.revise = cmd;
 
+  cmd = app.add_subcommand("proposal", kProposalDescription);
+  cmd->footer(kProposalFooter);
+  ProposalOptions& p = c.proposal_options;
+  cmd->add_option("ACTION", p.action, "accept, reject or falsify")
+      ->required()
+      ->check(CLI::IsMember({"accept", "reject", "falsify"}));
+  cmd->add_option("ID", p.proposal_id, "the proposal's id (knowledge decision_id)")->required();
+  cmd->add_option("--rationale", p.rationale, "why, for the audit log (required)")
+      ->type_name("TEXT")
+      ->required();
+  add_control_options(*cmd, c.other_timeout_ms, p.control.json);
+  c.proposal = cmd;
+
   cmd = app.add_subcommand("audit", kAuditDescription);
   cmd->footer(kAuditFooter);
   cmd->option_defaults()->always_capture_default();
@@ -626,6 +641,8 @@ void resolve(Commands& c) {
     resolve_control(c.audit_options.control, c, config, c.other_timeout_ms);
   } else if (*c.revise) {
     resolve_control(c.revise_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.proposal) {
+    resolve_control(c.proposal_options.control, c, config, c.other_timeout_ms);
   } else if (const auto change = chosen_state_change(c)) {
     resolve_control(c.state_options[*change].control, c, config, c.other_timeout_ms);
   } else if (*c.events) {
@@ -660,6 +677,7 @@ int dispatch(const Commands& c) {
   if (*c.forget) return run_forget(c.forget_options);
   if (*c.audit) return run_audit(c.audit_options);
   if (*c.revise) return run_revise(c.revise_options);
+  if (*c.proposal) return run_proposal(c.proposal_options);
   if (const auto change = chosen_state_change(c)) {
     return run_event_state(c.state_options.at(*change));
   }

@@ -131,6 +131,24 @@ int run_revise(const ReviseOptions& options) {
   return run_control_command({"revise", format_revised, {}}, options.control, request);
 }
 
+json proposal_request(const ProposalOptions& o) {
+  return {{"cmd", "proposal"},
+          {"action", o.action},
+          {"proposal_id", o.proposal_id},
+          {"rationale", o.rationale}};
+}
+
+std::string format_proposal(const json& reply) {
+  const json result = reply.value("proposal", json::object());
+  return cell(result, "proposal_id") + ": " + cell(result, "previous_status") + " -> " +
+         cell(result, "status") + '\n';
+}
+
+int run_proposal(const ProposalOptions& options) {
+  return run_control_command({"proposal", format_proposal, {}}, options.control,
+                             proposal_request(options));
+}
+
 json audit_request(const AuditOptions& o) {
   json request = {{"cmd", "audit"}, {"limit", o.limit}};
   if (!o.record_id.empty()) request["record_id"] = o.record_id;

@@ -1,6 +1,6 @@
 #pragma once
-// `reflectctl forget`, `restore`, `pin`, `unpin`, `revise` and `audit` (issue 35): the memory
-// operations of memory_ops/ and the audit log's read.
+// `reflectctl forget`, `restore`, `pin`, `unpin`, `revise`, `proposal` and `audit` (issue 35): the
+// memory operations of memory_ops/ and the audit log's read.
 //
 // Error policy: the run_*() functions print every problem to stderr and return an exit
 // status. Thread-safety: call from one thread at a time.
@@ -50,6 +50,16 @@ struct ReviseOptions {
 nlohmann::json revise_request(const ReviseOptions& options);
 std::string format_revised(const nlohmann::json& reply);
 int run_revise(const ReviseOptions& options);
+
+struct ProposalOptions {
+  ControlOptions control;
+  std::string action;  ///< accept | reject | falsify.
+  std::string proposal_id, rationale;
+};
+
+nlohmann::json proposal_request(const ProposalOptions& options);
+std::string format_proposal(const nlohmann::json& reply);
+int run_proposal(const ProposalOptions& options);
 
 struct AuditOptions {
   ControlOptions control;

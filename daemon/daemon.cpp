@@ -32,7 +32,8 @@ namespace {
 
 constexpr const char* kCommands =
     "status, run, jobs, knowledge, observations, reinforce, search, recall, context, get, episode, "
-    "events, medallion, entities, clusters, facts, audit, forget, restore, pin, unpin, revise";
+    "events, medallion, entities, clusters, facts, audit, forget, restore, pin, unpin, revise, "
+    "proposal";
 
 void notify_systemd(const std::string& state) {
   // A no-op returning 0 when $NOTIFY_SOCKET is unset (not run by systemd).
@@ -400,7 +401,9 @@ void Daemon::handle_control(const nlohmann::json& request, const bus::Principal&
     if (*cmd == "run") return control_run(request, reply);
     if (*cmd == "jobs") return reply(control_jobs(request));
     if (*cmd == "reinforce") return control_reinforce(request, caller, reply);
-    if (*cmd == "revise") return control_revise(request, caller, reply);
+    if (*cmd == "revise" || *cmd == "proposal") {
+      return control_write_op(cmd->get<std::string>(), request, caller, reply);
+    }
     if (*cmd == "forget" || *cmd == "restore" || *cmd == "pin" || *cmd == "unpin") {
       return control_memory_op(cmd->get<std::string>(), request, caller, reply);
     }

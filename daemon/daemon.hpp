@@ -88,9 +88,10 @@ class Daemon {
   void control_reinforce(const nlohmann::json& request, const bus::Principal& caller,
                          const bus::ControlReply& reply);
   // forget, restore, pin, unpin (memory_ops/; daemon/memory_commands.cpp).
-  /// revise (memory_ops/revise.hpp): a new revision written by the writer thread.
-  void control_revise(const nlohmann::json& request, const bus::Principal& caller,
-                      const bus::ControlReply& reply);
+  /// revise (memory_ops/revise.hpp) and proposal verdicts (memory_ops/proposals.hpp), run by
+  /// the writer thread.
+  void control_write_op(const std::string& cmd, const nlohmann::json& request,
+                        const bus::Principal& caller, const bus::ControlReply& reply);
   void control_memory_op(const std::string& cmd, const nlohmann::json& request,
                          const bus::Principal& caller, const bus::ControlReply& reply);
   // Every read of the read library (recall/): on the read thread.

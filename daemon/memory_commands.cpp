@@ -1,4 +1,5 @@
-// Wiring of the memory operations (memory_ops/, issue 35): forget, restore, pin, unpin, revise.
+// Wiring of the memory operations (memory_ops/, issue 35): forget, restore, pin, unpin, revise
+// and proposal verdicts.
 // State changes and dry runs go to the writer thread; a hard delete runs on the jobs' thread
 // (Scheduler::request_task), never beside a job, and then asks the jobs to rebuild the
 // namespaces it touched.
@@ -13,6 +14,7 @@
 #include "memory_ops/derived_state.hpp"
 #include "memory_ops/event_state.hpp"
 #include "memory_ops/forget.hpp"
+#include "memory_ops/proposals.hpp"
 #include "memory_ops/revise.hpp"
 #include "store/writer.hpp"
 
@@ -152,21 +154,33 @@ void Daemon::control_memory_op(const std::string& cmd, const json& request,
   }
 }
 
-void Daemon::control_revise(const json& request, const bus::Principal& caller,
-                            const bus::ControlReply& reply) {
+void Daemon::control_write_op(const std::string& cmd, const json& request,
+                              const bus::Principal& caller, const bus::ControlReply& reply) {
   std::string error;
-  auto revision = memory_ops::parse_revision(request, error);
-  if (!revision) return reply({{"ok", false}, {"error", error}});
   store::WriteRequest write;
-  write.apply = [revision = std::move(*revision), scope = write_scope(request, caller),
-                 now = clock_.now_us()](SQLite::Database& db) {
-    return memory_ops::revise_event(db, revision, scope, now).dump();
-  };
-  write.on_done = [reply](store::WriteResult&& result) {
+  const memory_ops::WriteScope scope = write_scope(request, caller);
+  const std::int64_t now = clock_.now_us();
+  std::string answer;
+  if (cmd == "revise") {
+    auto revision = memory_ops::parse_revision(request, error);
+    if (!revision) return reply({{"ok", false}, {"error", error}});
+    write.apply = [revision = std::move(*revision), scope, now](SQLite::Database& db) {
+      return memory_ops::revise_event(db, revision, scope, now).dump();
+    };
+    answer = "revised";
+  } else {
+    auto verdict = memory_ops::parse_proposal_verdict(request, error);
+    if (!verdict) return reply({{"ok", false}, {"error", error}});
+    write.apply = [verdict = std::move(*verdict), scope, now](SQLite::Database& db) {
+      return memory_ops::judge_proposal(db, verdict, scope, now).dump();
+    };
+    answer = "proposal";
+  }
+  write.on_done = [reply, answer](store::WriteResult&& result) {
     if (!result.storage_error.empty())
       return reply({{"ok", false}, {"error", result.storage_error}});
     if (!result.apply_error.empty()) return reply({{"ok", false}, {"error", result.apply_error}});
-    reply({{"ok", true}, {"revised", json::parse(result.apply_result)}});
+    reply({{"ok", true}, {answer, json::parse(result.apply_result)}});
   };
   if (!writer_->submit(std::move(write))) {
     reply({{"ok", false}, {"error", "writer busy or stopping: retry"}});

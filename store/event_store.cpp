@@ -27,6 +27,10 @@ INSERT INTO event_namespaces (namespace, max_ts_us) VALUES (?1, ?2)
 ON CONFLICT (namespace) DO UPDATE SET max_ts_us = excluded.max_ts_us
 WHERE excluded.max_ts_us > event_namespaces.max_ts_us)sql";
 
+constexpr const char* kMarkMedallionsStale =
+    "UPDATE medallions SET status = 'stale' WHERE status = 'active' AND id IN "
+    "(SELECT medallion_id FROM medallion_scopes WHERE namespace IN (?1, ''))";
+
 constexpr const char* kInsertDeadLetter =
     "INSERT INTO dead_letters (received_us, endpoint, reason, payload) VALUES (?1, ?2, ?3, ?4)";
 
@@ -55,9 +59,13 @@ EventStore::EventStore(SQLite::Database& db, NamespaceTimes times)
       insert_event_(db, kInsertEvent),
       find_uid_(db, kFindUid),
       insert_dead_letter_(db, kInsertDeadLetter),
-      mark_stale_(db,
-                  "UPDATE medallions SET status = 'stale' WHERE status = 'active' AND id IN "
-                  "(SELECT medallion_id FROM medallion_scopes WHERE namespace IN (?1, ''))") {}
+      mark_stale_(db, kMarkMedallionsStale) {}
+
+void mark_medallions_stale(SQLite::Database& db, const std::string& ns) {
+  SQLite::Statement mark(db, kMarkMedallionsStale);
+  mark.bind(1, ns);
+  mark.exec();
+}
 
 void EventStore::mark_medallions_stale(const std::string& ns) {
   mark_stale_.reset();

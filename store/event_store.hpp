@@ -38,6 +38,11 @@ struct StoredCopy {
   std::string uid;
 };
 
+/// Marks the medallions covering namespace `ns` stale, for a change made outside the event
+/// path (a proposal's verdict); EventStore::mark_medallions_stale is the writer's prepared
+/// form. Throws SQLite::Exception.
+void mark_medallions_stale(SQLite::Database& db, const std::string& ns);
+
 /// When insert() raises a namespace's newest event time (table event_namespaces, which the
 /// importance job reads; migration 11 kept it by an AFTER INSERT trigger, migration 21 moved it
 /// here: that trigger gave every event insert a sub-program and a statement journal, about a

@@ -597,6 +597,64 @@ TEST_CASE("revise on a running daemon; SHODH objects and content dedup through i
   CHECK(recalled("Denver") == std::vector<std::string>{"home"});
 }
 
+TEST_CASE("proposal verdicts on a running daemon: accept, reject, falsify, with audit rows") {
+  test::TempDir dir;
+  config::Config config = test::loopback_config(dir);
+  test::RunningDaemon running(config);
+  zmq::context_t context;
+  auto ingest = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest[0]);
+  auto control =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control[0]);
+  auto ask = [&](const json& request) { return test::control(control, request); };
+  auto proposal = [](const std::string& id, const std::string& target) {
+    return json{{"id", id},
+                {"kind", "proposal"},
+                {"namespace", "ops"},
+                {"content", "Proposal: " + target},
+                {"context",
+                 {{"title", "Try " + target},
+                  {"target", target},
+                  {"rationale", "it may cut the latency tail"}}}};
+  };
+  REQUIRE(test::ingest(ingest, json::array({proposal("p1", "pool"), proposal("p2", "cache"),
+                                            proposal("p3", "batch")})
+                                   .dump())["ok"] == true);
+  auto verdict = [&](const std::string& action, const std::string& id) {
+    return ask(
+        {{"cmd", "proposal"}, {"action", action}, {"proposal_id", id}, {"rationale", "measured"}});
+  };
+  CHECK(verdict("accept", "p1")["proposal"] ==
+        json::parse(R"({"proposal_id":"p1","namespace":"ops","status":"accepted",
+                        "previous_status":"draft"})"));
+  CHECK(verdict("reject", "p2")["proposal"]["status"] == "rejected");
+  CHECK(verdict("falsify", "p1")["proposal"]["previous_status"] == "accepted");
+  CHECK(verdict("falsify", "p3")["proposal"]["status"] == "falsified");
+  CHECK(verdict("accept", "p2")["error"] ==
+        "proposal: accept: 'p2' is rejected; accept needs draft");
+  CHECK(verdict("falsify", "p2")["error"] ==
+        "proposal: falsify: 'p2' is rejected; falsify needs draft or accepted");
+  CHECK(verdict("accept", "nope")["error"] ==
+        "proposal: proposal_id: no proposal 'nope' in the namespaces you may write");
+  CHECK(verdict("adopt", "p1")["error"] ==
+        R"(proposal: action: must be "accept", "reject" or "falsify")");
+  CHECK(ask({{"cmd", "proposal"}, {"action", "accept"}, {"proposal_id", "p1"}})["error"] ==
+        "proposal: rationale: is required");
+  const json rows = ask({{"cmd", "knowledge"}, {"namespace", "ops"}});
+  std::map<std::string, std::string> status;
+  for (const auto& row : rows["knowledge"]) status[row["decision_id"]] = row["status"];
+  CHECK(status == std::map<std::string, std::string>{
+                      {"p1", "falsified"}, {"p2", "rejected"}, {"p3", "falsified"}});
+  const json audit = ask({{"cmd", "audit"}, {"record_id", "p1"}});
+  std::vector<std::string> actions;
+  for (const auto& row : audit["audit"]) {
+    actions.push_back(row["action"].get<std::string>() + " " + row["rationale"].get<std::string>() +
+                      " " + row["previous"].dump());
+  }
+  CHECK(actions == std::vector<std::string>{R"(deprecate falsify: measured {"status":"accepted"})",
+                                            R"(accept accept: measured {"status":"draft"})",
+                                            "create published as a proposal event (seq 1) null"});
+}
+
 TEST_CASE("retention: events past their rule's age are deleted on schedule, policies hold") {
   CHECK(memory_ops::parse_retention_rule("max_age_days=30;namespace=talk;kind=prompt").ns ==
         "talk");
