@@ -471,7 +471,8 @@ DESCRIPTION
   Sends {"cmd":"revise","id","content","rationale","context","new_id"} and prints the
   revision's id and seq. The revision is a new event with the old one's namespace, kind,
   agent, episode, tags, entities and sensitivity, the new content (and context, when given),
-  the time of the revision as its timestamp, and the relation supersedes -> the old id. The
+  the time of the revision as its timestamp (--keep-timestamp: the old one's, for a
+  correction of what was said then), and the relation supersedes -> the old id. The
   old event keeps its content, turns status superseded with superseded_by set, and gets an
   audit row (action revise, the rationale, its previous status and content hash). get shows
   both; recall returns only the newest revision. Only episodic events are revised: a

@@ -432,6 +432,9 @@ void add_memory_commands(CLI::App& app, Commands& c) {
                   "the revision's id (default: derived from the content, old id and time)")
       ->type_name("ID")
       ->default_str("");
+  cmd->add_flag("--keep-timestamp", r.keep_timestamp,
+                "the revision keeps the event's timestamp (a correction of what was said "
+                "then; default: the time of the revision)");
   add_control_options(*cmd, c.other_timeout_ms, r.control.json);
   c.revise = cmd;
 

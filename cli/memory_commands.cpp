@@ -110,6 +110,7 @@ json revise_request(const ReviseOptions& o) {
     request["context"] = std::move(context);
   }
   if (!o.new_id.empty()) request["new_id"] = o.new_id;
+  if (o.keep_timestamp) request["keep_timestamp"] = true;
   return request;
 }
 

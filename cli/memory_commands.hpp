@@ -44,6 +44,7 @@ struct ReviseOptions {
   std::string id, content, rationale;
   std::string context_json;  ///< --context: a JSON object, or empty to keep the old context.
   std::string new_id;
+  bool keep_timestamp = false;
 };
 
 /// {"cmd":"revise",...}; throws std::invalid_argument when --context is not a JSON object.

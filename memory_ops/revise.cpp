@@ -17,7 +17,8 @@ constexpr std::size_t kMaxContentBytes = std::size_t{256} * 1024;
 constexpr std::size_t kMaxIdChars = 128;
 constexpr std::size_t kMaxRationaleBytes = 4096;
 
-// The new row: the old one's columns but for those a revision sets (?2..?8). The lifecycle
+// The new row: the old one's columns but for those a revision sets (?2..?10; ?10 NULL keeps
+// the old timestamp). The lifecycle
 // profile is the old event's; the salience restarts at 1.0 from now, as for a new event.
 constexpr const char* kInsertRevision = R"sql(
 INSERT INTO events (uid, uid_derived, namespace, kind, storage_class, source, agent_id, ts_us,
@@ -27,7 +28,7 @@ INSERT INTO events (uid, uid_derived, namespace, kind, storage_class, source, ag
                     lifecycle, resolution, metadata, schema_version, salience_base,
                     salience_ref_us, decay_curve, half_life_s, min_salience, max_age_s,
                     reinforcement_gain, pinned, deletion_policy, archive_at_us)
-SELECT ?2, ?3, namespace, kind, storage_class, source, agent_id, ?4, ?4, ?5, ?6,
+SELECT ?2, ?3, namespace, kind, storage_class, source, agent_id, coalesce(?10, ts_us), ?4, ?5, ?6,
        coalesce(?7, context), tags, entities, ?8, episode_id, sequence_number, sensitivity,
        confidence, credibility, importance, salience, emotion, emotional_valence,
        emotional_arousal, lifecycle, resolution, metadata, schema_version, 1.0, ?4, decay_curve,
@@ -73,6 +74,13 @@ std::optional<Revision> parse_revision(const json& request, std::string& error) 
       return std::nullopt;
     }
     r.context_json = it->dump();
+  }
+  if (const auto it = request.find("keep_timestamp"); it != request.end()) {
+    if (!it->is_boolean()) {
+      error = "revise: keep_timestamp: must be true or false";
+      return std::nullopt;
+    }
+    r.keep_timestamp = it->get<bool>();
   }
   if (request.contains("new_id")) {
     r.new_id = required_text(request, "new_id", kMaxIdChars, error);
@@ -141,6 +149,11 @@ json revise_event(SQLite::Database& db, const Revision& revision, const WriteSco
     insert.bind(9, static_cast<std::int64_t>(*archive_at));
   } else {
     insert.bind(9);
+  }
+  if (revision.keep_timestamp) {
+    insert.bind(10);
+  } else {
+    insert.bind(10, static_cast<std::int64_t>(now_us));
   }
   insert.exec();
   const std::int64_t new_seq = db.getLastInsertRowid();

@@ -2,7 +2,8 @@
 // revise (issue 35 §2; seed 002 AuditAction `revise`): a new revision of an episodic event
 // that supersedes it. The revision is a new event: the old one's namespace, kind, agent,
 // episode, tags, entities, sensitivity and lifecycle profile, with the new content (and
-// context, when given), the time of the revision as its timestamp, the salience of a new event
+// context, when given), the time of the revision as its timestamp (or the old one's, with
+// keep_timestamp), the salience of a new event
 // (1.0), and a seed 002 relation {"predicate":"supersedes","target_id":<old id>}. The old
 // event keeps its content, turns status `superseded` with `superseded_by` = the revision's id,
 // and gets an audit row (action revise, the caller's rationale, previous = its status and
@@ -36,9 +37,13 @@ struct Revision {
   std::string context_json;  ///< "context" (an object) or empty: the old context is kept.
   std::string new_id;        ///< "new_id" or empty: derived (see revise_event).
   std::string rationale;     ///< "rationale": required.
+  /// "keep_timestamp": the revision keeps the old event's timestamp (a correction of what was
+  /// said then) instead of taking the time of the revision (what is true from now on).
+  bool keep_timestamp = false;
 };
 
-/// Parses {"id","content","rationale","context"?,"new_id"?}; nullopt with `error` =
+/// Parses {"id","content","rationale","context"?,"new_id"?,"keep_timestamp"?}; nullopt with
+/// `error` =
 /// "revise: FIELD: RULE" on bad input.
 std::optional<Revision> parse_revision(const nlohmann::json& request, std::string& error);
 

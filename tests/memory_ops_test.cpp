@@ -560,6 +560,7 @@ TEST_CASE("revise on a running daemon; SHODH objects and content dedup through i
   CHECK(fresh["agent_id"] == "caroline");
   CHECK(fresh["tags"] == json::array({"home"}));
   CHECK(fresh["relations"] == json::parse(R"([{"predicate":"supersedes","target_id":"home"}])"));
+  CHECK(fresh["ts"] != old["ts"]);  // the time of the revision
   // recall finds the revision, never the text it replaced.
   auto recalled = [&](const std::string& text) {
     std::vector<std::string> ids;
@@ -595,6 +596,23 @@ TEST_CASE("revise on a running daemon; SHODH objects and content dedup through i
   CHECK(back["status"] == "active");
   CHECK(back["superseded_by"].is_null());
   CHECK(recalled("Denver") == std::vector<std::string>{"home"});
+  // A correction of what was said then keeps the event's time.
+  const json corrected = ask({{"cmd", "revise"},
+                              {"id", "home"},
+                              {"content", "Caroline lives in Denver, Colorado"},
+                              {"rationale", "transcript completed"},
+                              {"keep_timestamp", true}});
+  REQUIRE(corrected["ok"] == true);
+  const std::string revision_id = corrected["revised"]["revision"]["id"];
+  CHECK(revision_id.size() == 64);  // derived: SHA-256 hex
+  CHECK(ask({{"cmd", "get"}, {"ids", {revision_id}}})["events"][0]["ts"] ==
+        "2023-05-08T13:56:00.000000Z");
+  CHECK(ask({{"cmd", "revise"},
+             {"id", revision_id},
+             {"content", "x"},
+             {"rationale", "r"},
+             {"keep_timestamp", "yes"}})["error"] ==
+        "revise: keep_timestamp: must be true or false");
 }
 
 TEST_CASE("proposal verdicts on a running daemon: accept, reject, falsify, with audit rows") {
