@@ -234,7 +234,7 @@ constexpr std::size_t kShodhTitleChars = 120;
 std::string shodh_decision_context(Checker& check, const std::string& content,
                                    const std::string& content_hash) {
   constexpr std::size_t kMinRationaleChars = 10;  // DecisionContent.rationale
-  if (content.size() < kMinRationaleChars) {
+  if (utf8_chars(trim(content)) < kMinRationaleChars) {
     check.fail("content",
                "a SHODH Decision needs at least 10 characters: it is the decision's "
                "rationale (or send context with title, target and rationale)");
@@ -246,7 +246,7 @@ std::string shodh_decision_context(Checker& check, const std::string& content,
     while (cut > 0 && (static_cast<unsigned char>(title[cut]) & 0xC0U) == 0x80U) --cut;
     title.resize(cut);
   }
-  if (title.find_first_not_of(" \t\r") == std::string::npos) title = "Decision";
+  if (utf8_chars(trim(title)) == 0) title = "Decision";
   return nlohmann::json{
       {"title", title}, {"target", "shodh:" + content_hash.substr(0, 16)}, {"rationale", content}}
       .dump();

@@ -125,6 +125,10 @@ TEST_CASE("rule violations name the field and the rule") {
       {R"({"type":"Decision","content":"use JWT"})",
        "content: a SHODH Decision needs at least 10 characters: it is the decision's rationale "
        "(or send context with title, target and rationale)"},
+      // Characters, not bytes: 8 two-byte characters are too few (fuzz round trip).
+      {R"({"type":"Decision","content":"  \u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9  "})",
+       "content: a SHODH Decision needs at least 10 characters: it is the decision's rationale "
+       "(or send context with title, target and rationale)"},
       {R"({"kind":"task"})", "content: is required"},
       {R"({"kind":"task","content":"   \n\t "})", "content: must not be empty"},
       {R"({"kind":"task","content":""})", "content: must not be empty"},
