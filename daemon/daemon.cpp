@@ -33,7 +33,7 @@ namespace {
 constexpr const char* kCommands =
     "status, run, jobs, knowledge, observations, reinforce, search, recall, context, get, episode, "
     "events, medallion, entities, clusters, facts, audit, forget, restore, pin, unpin, revise, "
-    "proposal";
+    "proposal, merge_entities";
 
 void notify_systemd(const std::string& state) {
   // A no-op returning 0 when $NOTIFY_SOCKET is unset (not run by systemd).
@@ -404,6 +404,7 @@ void Daemon::handle_control(const nlohmann::json& request, const bus::Principal&
     if (*cmd == "revise" || *cmd == "proposal") {
       return control_write_op(cmd->get<std::string>(), request, caller, reply);
     }
+    if (*cmd == "merge_entities") return control_merge_entities(request, caller, reply);
     if (*cmd == "forget" || *cmd == "restore" || *cmd == "pin" || *cmd == "unpin") {
       return control_memory_op(cmd->get<std::string>(), request, caller, reply);
     }

@@ -94,6 +94,9 @@ class Daemon {
                         const bus::Principal& caller, const bus::ControlReply& reply);
   void control_memory_op(const std::string& cmd, const nlohmann::json& request,
                          const bus::Principal& caller, const bus::ControlReply& reply);
+  /// merge_entities (memory_ops/entity_merges.hpp), a task on the jobs' thread.
+  void control_merge_entities(const nlohmann::json& request, const bus::Principal& caller,
+                              const bus::ControlReply& reply);
   // Every read of the read library (recall/): on the read thread.
   void control_read(const std::string& cmd, const nlohmann::json& request,
                     const bus::Principal& caller, const bus::ControlReply& reply);

@@ -1,8 +1,8 @@
-// Wiring of the memory operations (memory_ops/, issue 35): forget, restore, pin, unpin, revise
-// and proposal verdicts.
-// State changes and dry runs go to the writer thread; a hard delete runs on the jobs' thread
-// (Scheduler::request_task), never beside a job, and then asks the jobs to rebuild the
-// namespaces it touched.
+// Wiring of the memory operations (memory_ops/, issue 35): forget, restore, pin, unpin, revise,
+// proposal verdicts and entity merges.
+// State changes and dry runs go to the writer thread; a hard delete and an entity merge run on
+// the jobs' thread (Scheduler::request_task), never beside a job; a delete then asks the jobs
+// to rebuild the namespaces it touched.
 
 #include <spdlog/spdlog.h>
 
@@ -12,6 +12,7 @@
 #include "bus/control_request.hpp"
 #include "daemon/daemon.hpp"
 #include "memory_ops/derived_state.hpp"
+#include "memory_ops/entity_merges.hpp"
 #include "memory_ops/event_state.hpp"
 #include "memory_ops/forget.hpp"
 #include "memory_ops/proposals.hpp"
@@ -185,6 +186,32 @@ void Daemon::control_write_op(const std::string& cmd, const json& request,
   if (!writer_->submit(std::move(write))) {
     reply({{"ok", false}, {"error", "writer busy or stopping: retry"}});
   }
+}
+
+void Daemon::control_merge_entities(const json& request, const bus::Principal& caller,
+                                    const bus::ControlReply& reply) {
+  std::string error;
+  auto merge = memory_ops::parse_entity_merge(request, error);
+  if (!merge) return reply({{"ok", false}, {"error", error}});
+  const memory_ops::WriteScope scope = write_scope(request, caller);
+  const auto half_life_s =
+      static_cast<std::int64_t>(config_.entities.edge_half_life_days * 86400.0);
+  jobs::Job task;
+  task.name = "merge_entities";
+  task.schedule.timeout_s = kForgetTimeoutS;
+  task.run = [merge = std::move(*merge), scope, half_life_s](jobs::JobContext& ctx) {
+    jobs::WriteTransaction transaction(ctx);
+    json result =
+        memory_ops::merge_entities(ctx.db, merge, scope, half_life_s, ctx.clock.now_us());
+    transaction.commit();
+    return result;
+  };
+  scheduler_->request_task(std::move(task), "", [reply](const jobs::RunRecord& run) {
+    if (run.status != "ok") {
+      return reply({{"ok", false}, {"error", run.error.empty() ? run.status : run.error}});
+    }
+    reply({{"ok", true}, {"merged", run.result}});
+  });
 }
 
 }  // namespace reflectd::daemon

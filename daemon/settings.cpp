@@ -192,10 +192,12 @@ std::vector<jobs::Job> build_jobs(const config::Config& config) {
                    return memory_ops::run_retention(ctx, rules);
                  }});
   out.push_back({"decay", schedule(config.jobs.decay),
-                 [params = vitality_params(config.decay)](jobs::JobContext& ctx) {
+                 [params = vitality_params(config.decay),
+                  half_life_s = static_cast<std::int64_t>(config.entities.edge_half_life_days *
+                                                          86400.0)](jobs::JobContext& ctx) {
                    // The SQL functions point at this closure's copy, alive for the whole run.
                    jobs::register_sql_functions(ctx.db, params);
-                   return jobs::run_decay(ctx, params);
+                   return jobs::run_decay(ctx, params, half_life_s);
                  }});
   return out;
 }

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "jobs/entity_merge.hpp"
+
 namespace reflectd::jobs {
 namespace {
 
@@ -22,7 +24,8 @@ std::int64_t count(SQLite::Database& db, const std::string& sql, std::int64_t no
 
 }  // namespace
 
-nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/) {
+nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/,
+                         std::int64_t edge_half_life_s) {
   SQLite::Database& db = ctx.db;
   const std::int64_t now = ctx.clock.now_us();
   const std::string ns = ctx.ns;
@@ -149,13 +152,15 @@ nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/) {
     save.bind(2, sweep.newest);
     save.exec();
   }
+  const std::int64_t merges =
+      execute_pending_merges(db, ns, edge_half_life_s, "job:decay", now);
   ctx.cancel.check();
   transaction.commit();
 
   return {{"facts_scored", scored},
           {"facts_marked_stale", decaying + dormant + archived},
           {"edges_reinforced", edges_reinforced},
-          {"merges_executed", 0},
+          {"merges_executed", merges},
           {"events_archived", archived},
           {"knowledge_decaying", decaying},
           {"knowledge_dormant", dormant},

@@ -14,7 +14,9 @@
 //   edges the `cluster` job reinforced since the previous sweep: those whose last_evidence_seq
 //   is above the watermark the previous sweep left for their namespace
 //   (decay_edge_watermarks), one read of every edge in scope.
-// Nothing is hard-deleted here.
+// - entity merges (jobs/entity_merge.hpp): entities whose key has become an alias move into
+//   the entity it names (merges_executed), each with an audit row.
+// Nothing else is deleted here.
 
 #include <nlohmann/json.hpp>
 
@@ -26,7 +28,10 @@ namespace reflectd::jobs {
 /// Runs one sweep at ctx.clock's now. Returns seed 003 MemifyResult (facts_scored,
 /// facts_marked_stale, edges_reinforced, merges_executed) plus events_archived,
 /// knowledge_decaying, knowledge_dormant and knowledge_reactivated. `params` must be the
-/// VitalityParams registered on ctx.db (register_sql_functions). Throws SQLite::Exception.
-nlohmann::json run_decay(JobContext& ctx, const VitalityParams& params);
+/// VitalityParams registered on ctx.db (register_sql_functions). `edge_half_life_s`
+/// (entities.edge_half_life_days, seconds, > 0) weighs two edges a merge joins.
+/// Throws SQLite::Exception.
+nlohmann::json run_decay(JobContext& ctx, const VitalityParams& params,
+                         std::int64_t edge_half_life_s = std::int64_t{90} * 86400);
 
 }  // namespace reflectd::jobs

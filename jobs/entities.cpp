@@ -44,8 +44,11 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
           db,
           "UPDATE entities SET mention_count = ?2, first_seen_us = ?3, last_seen_us = ?4, "
           "sensitivity = ?5 WHERE entity_id = ?1"),
+      // An operator's merge (jobs/entity_merge.hpp) wins over an alias learnt from an event.
       find_alias_(db,
-                  "SELECT canonical_key FROM entity_aliases WHERE namespace = ?1 AND alias = ?2"),
+                  "SELECT canonical_key FROM entity_merges WHERE namespace = ?1 AND alias_key = "
+                  "?2 UNION ALL SELECT canonical_key FROM entity_aliases WHERE namespace = ?1 AND "
+                  "alias = ?2 LIMIT 1"),
       insert_alias_(
           db,
           "INSERT OR IGNORE INTO entity_aliases (namespace, alias, canonical_key, origin, "

@@ -17,6 +17,7 @@ constexpr std::array kClear{
     "OR record_id IN (SELECT medallion_id FROM medallion_scopes WHERE namespace = ?1) "
     "OR substr(record_id, 1, length(?1) + 10) = 'proposal:' || ?1 || ':' "
     "OR record_id = 'med:' || ?1 "
+    "OR (record_type = 'entity' AND json_extract(previous, '$.namespace') = ?1) "
     "OR (record_type = 'observation' AND instr(record_id, ':' || ?1 || ':') > 0 AND "
     "substr(record_id, 1, instr(record_id, ':' || ?1 || ':') - 1) IN "
     "('pattern', 'competence', 'community', 'trend')))",

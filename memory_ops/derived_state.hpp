@@ -72,14 +72,15 @@ inline constexpr std::array<std::string_view, 3> kForgetEditedTables{"events", "
 
 /// Tables no hard forget touches (see above). The full-text index (events_fts and its shadow
 /// tables) is purged of the forgotten events by forget.cpp.
-inline constexpr std::array<std::string_view, 8> kKeptTables{"audit_log",
+inline constexpr std::array<std::string_view, 9> kKeptTables{"audit_log",
                                                              "dead_letters",
                                                              "job_runs",
                                                              "fts_state",
                                                              "event_namespaces",
                                                              "event_span_changes",
                                                              "entity_summary_epoch",
-                                                             "forget_in_progress"};
+                                                             "forget_in_progress",
+                                                             "entity_merges"};
 
 /// Deletes every row the jobs derived for namespace `ns` and their watermarks (job_state rows
 /// of the namespace, decay_edge_watermarks, importance_state, entity_summary_watermarks,

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "memory_ops/request_fields.hpp"
 #include "store/audit_log.hpp"
 #include "store/event_store.hpp"
 
@@ -36,29 +37,11 @@ bool allowed_from(Verdict v, const std::string& status) {
   return status == "draft";
 }
 
-std::string text_field(const json& request, const char* field, std::size_t max_bytes,
-                       std::string& error) {
-  const auto it = request.find(field);
-  if (it == request.end()) {
-    error = std::string("proposal: ") + field + ": is required";
-  } else if (!it->is_string()) {
-    error = std::string("proposal: ") + field + ": must be a string";
-  } else if (it->get_ref<const std::string&>().find_first_not_of(" \t\r\n") == std::string::npos) {
-    error = std::string("proposal: ") + field + ": must not be empty";
-  } else if (it->get_ref<const std::string&>().size() > max_bytes) {
-    error = std::string("proposal: ") + field + ": must be at most " + std::to_string(max_bytes) +
-            " bytes";
-  } else {
-    return it->get<std::string>();
-  }
-  return {};
-}
-
 }  // namespace
 
 std::optional<ProposalVerdict> parse_proposal_verdict(const json& request, std::string& error) {
   ProposalVerdict v;
-  const std::string action = text_field(request, "action", 16, error);
+  const std::string action = required_text(request, "proposal", "action", 16, error);
   if (!error.empty()) return std::nullopt;
   if (action == "accept") {
     v.verdict = Verdict::kAccept;
@@ -70,8 +53,8 @@ std::optional<ProposalVerdict> parse_proposal_verdict(const json& request, std::
     error = R"(proposal: action: must be "accept", "reject" or "falsify")";
     return std::nullopt;
   }
-  v.proposal_id = text_field(request, "proposal_id", kMaxIdChars, error);
-  if (error.empty()) v.rationale = text_field(request, "rationale", kMaxRationaleBytes, error);
+  v.proposal_id = required_text(request, "proposal", "proposal_id", kMaxIdChars, error);
+  if (error.empty()) v.rationale = required_text(request, "proposal", "rationale", kMaxRationaleBytes, error);
   if (!error.empty()) return std::nullopt;
   return v;
 }

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "common/sha256.hpp"
+#include "memory_ops/request_fields.hpp"
 #include "store/audit_log.hpp"
 #include "store/event_lifecycle.hpp"
 
@@ -35,38 +36,13 @@ SELECT ?2, ?3, namespace, kind, storage_class, source, agent_id, coalesce(?10, t
        half_life_s, min_salience, max_age_s, reinforcement_gain, pinned, deletion_policy, ?9
 FROM events WHERE seq = ?1)sql";
 
-bool has_nul(const std::string& text) { return text.find('\0') != std::string::npos; }
-
-std::string required_text(const json& request, const char* field, std::size_t max_bytes,
-                          std::string& error) {
-  const auto it = request.find(field);
-  if (it == request.end()) {
-    error = std::string("revise: ") + field + ": is required";
-    return {};
-  }
-  if (!it->is_string()) {
-    error = std::string("revise: ") + field + ": must be a string";
-    return {};
-  }
-  const std::string text = it->get<std::string>();
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-    error = std::string("revise: ") + field + ": must not be empty";
-  } else if (text.size() > max_bytes) {
-    error = std::string("revise: ") + field + ": must be at most " + std::to_string(max_bytes) +
-            " bytes";
-  } else if (has_nul(text)) {
-    error = std::string("revise: ") + field + ": must not contain NUL";
-  }
-  return error.empty() ? text : std::string();
-}
-
 }  // namespace
 
 std::optional<Revision> parse_revision(const json& request, std::string& error) {
   Revision r;
-  r.id = required_text(request, "id", kMaxIdChars, error);
-  if (error.empty()) r.content = required_text(request, "content", kMaxContentBytes, error);
-  if (error.empty()) r.rationale = required_text(request, "rationale", kMaxRationaleBytes, error);
+  r.id = required_text(request, "revise", "id", kMaxIdChars, error);
+  if (error.empty()) r.content = required_text(request, "revise", "content", kMaxContentBytes, error);
+  if (error.empty()) r.rationale = required_text(request, "revise", "rationale", kMaxRationaleBytes, error);
   if (!error.empty()) return std::nullopt;
   if (const auto it = request.find("context"); it != request.end()) {
     if (!it->is_object()) {
@@ -83,7 +59,7 @@ std::optional<Revision> parse_revision(const json& request, std::string& error) 
     r.keep_timestamp = it->get<bool>();
   }
   if (request.contains("new_id")) {
-    r.new_id = required_text(request, "new_id", kMaxIdChars, error);
+    r.new_id = required_text(request, "revise", "new_id", kMaxIdChars, error);
     if (!error.empty()) return std::nullopt;
   }
   return r;

@@ -675,6 +675,7 @@ FROM (SELECT a.*,
           WHEN 'knowledge' THEN (SELECT namespace FROM knowledge WHERE decision_id = a.record_id)
           WHEN 'medallion' THEN (SELECT namespace FROM medallion_scopes
                                  WHERE medallion_id = a.record_id)
+          WHEN 'entity' THEN json_extract(a.previous, '$.namespace')
         END AS namespace,
         coalesce(CASE a.record_type
           WHEN 'event' THEN (SELECT )sql" +

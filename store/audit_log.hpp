@@ -18,7 +18,7 @@ class AuditLog {
   explicit AuditLog(SQLite::Database& db);
 
   /// Appends one entry. `action` is one of create, revise, promote, supersede, deprecate,
-  /// reinforce, decay, archive, delete, accept; `previous_json` may be empty (NULL).
+  /// reinforce, decay, archive, delete, accept, merge; `previous_json` may be empty (NULL).
   void append(std::string_view record_type, std::string_view record_id, std::string_view action,
               std::string_view actor, std::int64_t at_us, std::string_view rationale,
               std::string_view previous_json = {});

@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 30> kMigrations{
+constexpr std::array<const char*, 32> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1078,6 +1078,26 @@ ALTER TABLE events ADD COLUMN superseded_by TEXT;
 CREATE INDEX IF NOT EXISTS events_superseded_by ON events (superseded_by)
   WHERE superseded_by IS NOT NULL;
 )sql",
+    // 31: the audit log's action `merge` (seed 002 AuditEntry.action; issue 35 §5), edited in
+    //    sqlite_schema like migration 20 (every stored row stays valid).
+    R"sql(
+UPDATE sqlite_master SET sql = replace(sql, 'OR action = ''accept'')',
+  'OR action = ''accept'' OR action = ''merge'')')
+WHERE type = 'table' AND name = 'audit_log' AND sql NOT LIKE '%''merge''%';
+)sql",
+    // 32: entity merges an operator asked for (merge_entities, issue 35 §5): the entity store
+    //    resolves through them as through declared aliases. Not derived from events, so a
+    //    forget's rebuild of a namespace keeps them.
+    R"sql(
+CREATE TABLE IF NOT EXISTS entity_merges (
+  namespace     TEXT    NOT NULL,
+  alias_key     TEXT    NOT NULL,
+  canonical_key TEXT    NOT NULL,
+  actor         TEXT    NOT NULL,
+  merged_us     INTEGER NOT NULL,
+  PRIMARY KEY (namespace, alias_key)
+) WITHOUT ROWID;
+)sql",
 };
 
 // A migration that adds a column whose values are computed from other tables. Its fill runs
@@ -1114,7 +1134,7 @@ const AddedColumn* added_column(int migration) {
 }
 
 // The migrations that edit table definitions in sqlite_schema (constraint clauses only).
-constexpr std::array<int, 3> kSchemaEditMigrations{16, 20, 29};
+constexpr std::array<int, 4> kSchemaEditMigrations{16, 20, 29, 31};
 // The migration that drops entity_relationships.unswept: a database whose user_version was
 // set back below it (a downgrade test, an operator's repair) has nothing left to drop.
 constexpr int kDropUnsweptMigration = 17;
