@@ -490,6 +490,35 @@ EXIT STATUS
   2  invalid command line, configuration file or endpoint
   3  no reply within --timeout-ms)";
 
+inline constexpr const char* kMergeEntitiesDescription =
+    "Merge one entity into another: mentions, edges, facts and later events move.\n";
+
+inline constexpr const char* kMergeEntitiesFooter = R"(
+DESCRIPTION
+  Sends {"cmd":"merge_entities","namespace","from","into","rationale"} and prints what moved.
+  FROM and INTO are canonical keys (person:mel, file:src/zmq.cpp; list them with
+  `reflectctl entities`) or display names that exactly one entity of the namespace has.
+  The merge is recorded (FROM's key resolves to INTO's for every later event, and for a
+  rebuild after a forget) and executed at once: FROM's mentions become INTO's (one per event),
+  its edges are re-pointed (an edge between the two is dropped; two edges that become the same
+  one add their mentions and keep the stronger strength), its cluster and community
+  memberships and its facts move, and FROM's entity row goes. INTO's summary and importance
+  are recomputed by the next jobs. An audit row (action merge) keeps FROM's name, mention
+  count and the counts moved. Merges declared by events (a relation alias_of or same_as) are
+  executed the same way by the decay job (merges_executed).
+  The caller must be allowed to write the namespace. Runs between jobs, never beside one.
+
+EXAMPLES
+  reflectctl merge-entities person:mel person:melanie --namespace locomo-conv-26
+  reflectctl merge-entities "Mel" "Melanie" --namespace team --rationale "same person" --json
+
+EXIT STATUS
+  0  the daemon answered
+  1  the daemon answered with an error (unknown entity, a merge onto itself, a namespace you
+     may not write)
+  2  invalid command line, configuration file or endpoint
+  3  no reply within --timeout-ms)";
+
 inline constexpr const char* kProposalDescription =
     "Accept, reject or falsify a proposal (seed 000 AcceptProposalRequest).\n";
 

@@ -86,6 +86,8 @@ struct Commands {
   ReviseOptions revise_options;
   CLI::App* proposal = nullptr;
   ProposalOptions proposal_options;
+  CLI::App* merge_entities = nullptr;
+  MergeEntitiesOptions merge_entities_options;
   CLI::App* mcp = nullptr;
   mcp::McpOptions mcp_options;
   int mcp_timeout_ms = 30000;
@@ -451,6 +453,22 @@ void add_memory_commands(CLI::App& app, Commands& c) {
   add_control_options(*cmd, c.other_timeout_ms, p.control.json);
   c.proposal = cmd;
 
+  cmd = app.add_subcommand("merge-entities", kMergeEntitiesDescription);
+  cmd->footer(kMergeEntitiesFooter);
+  MergeEntitiesOptions& m = c.merge_entities_options;
+  cmd->add_option("FROM", m.from, "the entity merged away: canonical key or display name")
+      ->required();
+  cmd->add_option("INTO", m.into, "the entity it becomes: canonical key or display name")
+      ->required();
+  cmd->add_option("--namespace", m.ns, "the entities' namespace (required)")
+      ->type_name("NS")
+      ->required();
+  cmd->add_option("--rationale", m.rationale, "why, for the audit log")
+      ->type_name("TEXT")
+      ->default_str("merged by <actor>");
+  add_control_options(*cmd, c.other_timeout_ms, m.control.json);
+  c.merge_entities = cmd;
+
   cmd = app.add_subcommand("audit", kAuditDescription);
   cmd->footer(kAuditFooter);
   cmd->option_defaults()->always_capture_default();
@@ -646,6 +664,8 @@ void resolve(Commands& c) {
     resolve_control(c.revise_options.control, c, config, c.other_timeout_ms);
   } else if (*c.proposal) {
     resolve_control(c.proposal_options.control, c, config, c.other_timeout_ms);
+  } else if (*c.merge_entities) {
+    resolve_control(c.merge_entities_options.control, c, config, c.other_timeout_ms);
   } else if (const auto change = chosen_state_change(c)) {
     resolve_control(c.state_options[*change].control, c, config, c.other_timeout_ms);
   } else if (*c.events) {
@@ -681,6 +701,7 @@ int dispatch(const Commands& c) {
   if (*c.audit) return run_audit(c.audit_options);
   if (*c.revise) return run_revise(c.revise_options);
   if (*c.proposal) return run_proposal(c.proposal_options);
+  if (*c.merge_entities) return run_merge_entities(c.merge_entities_options);
   if (const auto change = chosen_state_change(c)) {
     return run_event_state(c.state_options.at(*change));
   }

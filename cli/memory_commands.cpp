@@ -150,6 +150,31 @@ int run_proposal(const ProposalOptions& options) {
                              proposal_request(options));
 }
 
+json merge_entities_request(const MergeEntitiesOptions& o) {
+  json request = {
+      {"cmd", "merge_entities"}, {"namespace", o.ns}, {"from", o.from}, {"into", o.into}};
+  if (!o.rationale.empty()) request["rationale"] = o.rationale;
+  return request;
+}
+
+std::string format_merged(const json& reply) {
+  const json result = reply.value("merged", json::object());
+  const json moved = result.value("moved", json::object());
+  const auto count = [&](const char* field) { return moved.value(field, std::int64_t{0}); };
+  return cell(result, "from") + " -> " + cell(result, "into") + " (" + cell(result, "namespace") +
+         "): " + std::to_string(count("mentions_moved")) + " mentions moved, " +
+         std::to_string(count("mentions_joined")) + " joined; " +
+         std::to_string(count("edges_moved")) + " edges moved, " +
+         std::to_string(count("edges_joined")) + " joined, " +
+         std::to_string(count("edges_dropped")) + " dropped; " +
+         std::to_string(count("facts_moved")) + " facts renamed\n";
+}
+
+int run_merge_entities(const MergeEntitiesOptions& options) {
+  return run_control_command({"merge_entities", format_merged, {}}, options.control,
+                             merge_entities_request(options));
+}
+
 json audit_request(const AuditOptions& o) {
   json request = {{"cmd", "audit"}, {"limit", o.limit}};
   if (!o.record_id.empty()) request["record_id"] = o.record_id;

@@ -62,6 +62,17 @@ nlohmann::json proposal_request(const ProposalOptions& options);
 std::string format_proposal(const nlohmann::json& reply);
 int run_proposal(const ProposalOptions& options);
 
+struct MergeEntitiesOptions {
+  ControlOptions control;
+  std::string ns, from, into, rationale;
+};
+
+/// {"cmd":"merge_entities","namespace","from","into","rationale"?} (memory_ops/entity_merges.hpp).
+nlohmann::json merge_entities_request(const MergeEntitiesOptions& options);
+/// "person:ann -> person:annie: 1 mention moved, ..." from the daemon's {"merged":{...}}.
+std::string format_merged(const nlohmann::json& reply);
+int run_merge_entities(const MergeEntitiesOptions& options);
+
 struct AuditOptions {
   ControlOptions control;
   std::string record_id, ns, since;

@@ -201,8 +201,7 @@ void Daemon::control_merge_entities(const json& request, const bus::Principal& c
   task.schedule.timeout_s = kForgetTimeoutS;
   task.run = [merge = std::move(*merge), scope, half_life_s](jobs::JobContext& ctx) {
     jobs::WriteTransaction transaction(ctx);
-    json result =
-        memory_ops::merge_entities(ctx.db, merge, scope, half_life_s, ctx.clock.now_us());
+    json result = memory_ops::merge_entities(ctx.db, merge, scope, half_life_s, ctx.clock.now_us());
     transaction.commit();
     return result;
   };

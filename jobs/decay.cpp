@@ -152,8 +152,7 @@ nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/,
     save.bind(2, sweep.newest);
     save.exec();
   }
-  const std::int64_t merges =
-      execute_pending_merges(db, ns, edge_half_life_s, "job:decay", now);
+  const std::int64_t merges = execute_pending_merges(db, ns, edge_half_life_s, "job:decay", now);
   ctx.cancel.check();
   transaction.commit();
 

@@ -25,7 +25,8 @@ std::string rank_of(const std::string& column) {
 }
 
 std::int64_t run(SQLite::Database& db, const std::string& sql,
-                 const std::vector<std::int64_t>& ints, const std::vector<std::string>& texts = {}) {
+                 const std::vector<std::int64_t>& ints,
+                 const std::vector<std::string>& texts = {}) {
   SQLite::Statement statement(db, sql);
   int i = 1;
   for (const auto v : ints) statement.bind(i++, v);
@@ -87,13 +88,13 @@ void merge_edges(SQLite::Database& db, const EntityRef& from, const EntityRef& i
                                  "source_id = ?2 AND target_id = ?3 AND rel_type = ?4");
   SQLite::Statement remove(db, "DELETE FROM entity_relationships WHERE relationship_id = ?1");
   SQLite::Statement repoint(db,
-                            "UPDATE entity_relationships SET source_id = ?2, target_id = ?3, "
-                            "unswept = 1 WHERE relationship_id = ?1");
+                            "UPDATE entity_relationships SET source_id = ?2, target_id = ?3 "
+                            "WHERE relationship_id = ?1");
   SQLite::Statement fold(db,
                          "UPDATE entity_relationships SET strength = ?2, strength_base = ?2, "
                          "strength_ref_us = ?3, mention_count = ?4, evidence_seq = ?5, "
-                         "last_evidence_seq = ?6, valid_from_us = ?7, valid_to_us = ?8, "
-                         "unswept = 1 WHERE relationship_id = ?1");
+                         "last_evidence_seq = ?6, valid_from_us = ?7, valid_to_us = ?8 "
+                         "WHERE relationship_id = ?1");
   for (const StoredEdge& e : edges) {
     std::int64_t source = e.source == from.id ? into.id : e.source;
     std::int64_t target = e.target == from.id ? into.id : e.target;
@@ -187,24 +188,32 @@ json EntityMergeCounts::to_json() const {
           {"edges_dropped", edges_dropped},   {"facts_moved", facts_moved}};
 }
 
-std::optional<EntityRef> find_entity(SQLite::Database& db, const std::string& ns,
-                                     const std::string& key) {
-  SQLite::Statement query(db,
-                          "SELECT entity_id, canonical_key, display_name, mention_count FROM "
-                          "entities WHERE namespace = ?1 AND canonical_key = ?2 UNION ALL "
-                          "SELECT entity_id, canonical_key, display_name, mention_count FROM "
-                          "entities WHERE namespace = ?1 AND lower(display_name) = lower(?2) "
-                          "AND NOT EXISTS (SELECT 1 FROM entities WHERE namespace = ?1 AND "
-                          "canonical_key = ?2) LIMIT 2");
+std::vector<EntityRef> find_entities(SQLite::Database& db, const std::string& ns,
+                                     const std::string& key, int limit) {
+  SQLite::Statement query(
+      db,
+      "SELECT entity_id, canonical_key, display_name, mention_count FROM "
+      "entities WHERE namespace = ?1 AND canonical_key = ?2 UNION ALL "
+      "SELECT * FROM (SELECT entity_id, canonical_key, display_name, "
+      "mention_count FROM entities WHERE namespace = ?1 AND lower(display_name) "
+      "= lower(?2) AND NOT EXISTS (SELECT 1 FROM entities WHERE namespace = ?1 "
+      "AND canonical_key = ?2) ORDER BY entity_id) LIMIT ?3");
   query.bind(1, ns);
   query.bind(2, key);
+  query.bind(3, limit);
   std::vector<EntityRef> found;
   while (query.executeStep()) {
     found.push_back({query.getColumn(0).getInt64(), ns, query.getColumn(1).getString(),
                      query.getColumn(2).getString(), query.getColumn(3).getInt64()});
   }
+  return found;
+}
+
+std::optional<EntityRef> find_entity(SQLite::Database& db, const std::string& ns,
+                                     const std::string& key) {
+  auto found = find_entities(db, ns, key, 2);
   if (found.size() != 1) return std::nullopt;
-  return found.front();
+  return std::move(found.front());
 }
 
 EntityMergeCounts merge_entity(SQLite::Database& db, const EntityRef& from, const EntityRef& into,
@@ -266,8 +275,7 @@ EntityMergeCounts merge_entity(SQLite::Database& db, const EntityRef& from, cons
   run(db,
       "UPDATE entity_aliases SET canonical_key = ?2 WHERE namespace = ?1 AND canonical_key = ?3",
       {}, {from.ns, into.key, from.key});
-  run(db,
-      "UPDATE entity_merges SET canonical_key = ?2 WHERE namespace = ?1 AND canonical_key = ?3",
+  run(db, "UPDATE entity_merges SET canonical_key = ?2 WHERE namespace = ?1 AND canonical_key = ?3",
       {}, {from.ns, into.key, from.key});
 
   run(db,

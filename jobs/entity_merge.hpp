@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -41,7 +42,7 @@ namespace reflectd::jobs {
 struct EntityRef {
   std::int64_t id = 0;
   std::string ns;
-  std::string key;           ///< canonical_key, e.g. "person:alice".
+  std::string key;  ///< canonical_key, e.g. "person:alice".
   std::string display_name;
   std::int64_t mention_count = 0;
 };
@@ -58,9 +59,13 @@ struct EntityMergeCounts {
   nlohmann::json to_json() const;
 };
 
-/// The entity `key` of namespace `ns`, by canonical key, else by display name (case-folded
-/// ASCII) when exactly one entity has it. nullopt when none or several match.
+/// The entities of namespace `ns` that `key` names: the one with that canonical key, else
+/// those whose display name equals it (ASCII case-insensitive), at most `limit`, by entity id.
 /// Throws SQLite::Exception.
+std::vector<EntityRef> find_entities(SQLite::Database& db, const std::string& ns,
+                                     const std::string& key, int limit = 5);
+
+/// find_entities() when it finds exactly one entity, else nullopt. Throws SQLite::Exception.
 std::optional<EntityRef> find_entity(SQLite::Database& db, const std::string& ns,
                                      const std::string& key);
 

@@ -19,8 +19,10 @@ constexpr std::size_t kMaxRationaleBytes = 4096;
 std::optional<EntityMergeRequest> parse_entity_merge(const json& request, std::string& error) {
   EntityMergeRequest r;
   r.ns = required_text(request, "merge_entities", "namespace", kMaxNameBytes, error);
-  if (error.empty()) r.from = required_text(request, "merge_entities", "from", kMaxNameBytes, error);
-  if (error.empty()) r.into = required_text(request, "merge_entities", "into", kMaxNameBytes, error);
+  if (error.empty())
+    r.from = required_text(request, "merge_entities", "from", kMaxNameBytes, error);
+  if (error.empty())
+    r.into = required_text(request, "merge_entities", "into", kMaxNameBytes, error);
   if (error.empty() && request.contains("rationale")) {
     r.rationale = required_text(request, "merge_entities", "rationale", kMaxRationaleBytes, error);
   }
@@ -35,14 +37,21 @@ json merge_entities(SQLite::Database& db, const EntityMergeRequest& request,
                                 "' is not one you may write");
   }
   const auto entity = [&](const std::string& field, const std::string& name) {
-    auto found = jobs::find_entity(db, request.ns, name);
-    if (!found) {
+    auto found = jobs::find_entities(db, request.ns, name);
+    if (found.empty()) {
       throw std::invalid_argument("merge_entities: " + field + ": no entity '" + name +
                                   "' in namespace '" + request.ns +
                                   "' (a canonical key such as person:mel, or a display name "
                                   "exactly one entity has)");
     }
-    return *found;
+    if (found.size() > 1) {
+      std::string keys;
+      for (const auto& e : found) keys += (keys.empty() ? "" : ", ") + e.key;
+      throw std::invalid_argument("merge_entities: " + field + ": '" + name +
+                                  "' is the display name of several entities (" + keys +
+                                  "): give a canonical key");
+    }
+    return std::move(found.front());
   };
   const jobs::EntityRef from = entity("from", request.from);
   const jobs::EntityRef into = entity("into", request.into);

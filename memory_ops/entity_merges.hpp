@@ -29,9 +29,9 @@
 namespace reflectd::memory_ops {
 
 struct EntityMergeRequest {
-  std::string ns;    ///< "namespace": required.
-  std::string from;  ///< "from": canonical key or display name.
-  std::string into;  ///< "into": canonical key or display name.
+  std::string ns;         ///< "namespace": required.
+  std::string from;       ///< "from": canonical key or display name.
+  std::string into;       ///< "into": canonical key or display name.
   std::string rationale;  ///< "rationale": optional; default "merged by <actor>".
 };
 

@@ -54,7 +54,8 @@ std::optional<ProposalVerdict> parse_proposal_verdict(const json& request, std::
     return std::nullopt;
   }
   v.proposal_id = required_text(request, "proposal", "proposal_id", kMaxIdChars, error);
-  if (error.empty()) v.rationale = required_text(request, "proposal", "rationale", kMaxRationaleBytes, error);
+  if (error.empty())
+    v.rationale = required_text(request, "proposal", "rationale", kMaxRationaleBytes, error);
   if (!error.empty()) return std::nullopt;
   return v;
 }

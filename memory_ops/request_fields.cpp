@@ -14,7 +14,7 @@ std::string required_text(const nlohmann::json& request, const char* cmd, const 
     error = prefix + "must be a string";
     return {};
   }
-  const std::string& text = it->get_ref<const std::string&>();
+  const auto& text = it->get_ref<const std::string&>();
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     error = prefix + "must not be empty";
   } else if (text.size() > max_bytes) {

@@ -41,8 +41,10 @@ FROM events WHERE seq = ?1)sql";
 std::optional<Revision> parse_revision(const json& request, std::string& error) {
   Revision r;
   r.id = required_text(request, "revise", "id", kMaxIdChars, error);
-  if (error.empty()) r.content = required_text(request, "revise", "content", kMaxContentBytes, error);
-  if (error.empty()) r.rationale = required_text(request, "revise", "rationale", kMaxRationaleBytes, error);
+  if (error.empty())
+    r.content = required_text(request, "revise", "content", kMaxContentBytes, error);
+  if (error.empty())
+    r.rationale = required_text(request, "revise", "rationale", kMaxRationaleBytes, error);
   if (!error.empty()) return std::nullopt;
   if (const auto it = request.find("context"); it != request.end()) {
     if (!it->is_object()) {

@@ -993,3 +993,61 @@ TEST_CASE("migration 17: the sweep's count resumes from the flags a version 16 d
   }
   CHECK(sweep(path, kNow + kDay)["edges_reinforced"] == 0);
 }
+
+// Issue 35 §5: an alias declared after the alias had mentions of its own merges them into the
+// canonical entity at the next decay sweep (seed 003 MemifyResult.merges_executed).
+TEST_CASE("a declared alias merges the alias's earlier mentions and edges at the decay sweep") {
+  test::TempDir dir;
+  Runner run;
+  const std::string path = dir.file("merge.db");
+  const std::vector<std::string> lines = {
+      R"({"kind":"observation","namespace":"team","content":"Mel fixed the build",
+          "entities":["person:Mel","repo:zmq"],"timestamp":"2026-11-01T10:00:00Z"})",
+      R"({"kind":"observation","namespace":"team","content":"Melanie reviewed the fix",
+          "entities":["person:Melanie","repo:zmq"],"timestamp":"2026-11-01T11:00:00Z"})",
+      R"({"kind":"observation","namespace":"team","content":"mel is short for melanie",
+          "entities":["person:Mel"],"relations":[{"predicate":"alias_of","target":"person:Melanie"}],
+          "timestamp":"2026-11-01T12:00:00Z"})",
+  };
+  std::vector<std::string> one_line;
+  for (std::string line : lines) {
+    std::erase(line, '\n');
+    one_line.push_back(line);
+  }
+  REQUIRE(test::load_lines(path, one_line, run.clock) == 3);
+  {
+    auto db = open_writer(path);
+    run.cluster(db, default_params());
+    // Before the sweep: the alias is known and the third event's mention resolved through it,
+    // but the first event still names person:mel.
+    CHECK(dump(db, "SELECT alias, canonical_key, origin FROM entity_aliases") ==
+          "person:mel|person:melanie|declared|\n");
+    CHECK(dump(db, "SELECT canonical_key, mention_count FROM entities ORDER BY 1") ==
+          "person:mel|1|\nperson:melanie|2|\nrepo:zmq|2|\n");
+  }
+  CHECK(sweep(path, kNow)["merges_executed"] == 1);
+  auto db = open_writer(path);
+  CHECK(dump(db, "SELECT canonical_key, mention_count FROM entities ORDER BY 1") ==
+        "person:melanie|3|\nrepo:zmq|2|\n");
+  CHECK(dump(db,
+             "SELECT ee.seq, e.canonical_key, ee.is_primary FROM event_entities ee JOIN entities "
+             "e USING (entity_id) ORDER BY 1, 2") ==
+        "1|person:melanie|1|\n1|repo:zmq|1|\n2|person:melanie|1|\n2|repo:zmq|1|\n"
+        "3|person:melanie|1|\n");
+  // The two co_occurs edges became one, from the smaller key to the larger, with both
+  // mentions and the first evidence.
+  CHECK(dump(db,
+             "SELECT s.canonical_key, t.canonical_key, r.rel_type, r.mention_count, "
+             "r.evidence_seq, r.last_evidence_seq FROM entity_relationships r JOIN entities s ON "
+             "s.entity_id = r.source_id JOIN entities t ON t.entity_id = r.target_id") ==
+        "person:melanie|repo:zmq|co_occurs|2|1|2|\n");
+  CHECK(dump(db,
+             "SELECT record_type, record_id, action, actor, json_extract(previous, "
+             "'$.into'), json_extract(previous, '$.moved.mentions_moved'), "
+             "json_extract(previous, '$.moved.edges_joined') FROM audit_log WHERE action = "
+             "'merge'") == "entity|person:mel|merge|job:decay|person:melanie|1|1|\n");
+  SQLite::Statement dangling(db, "PRAGMA foreign_key_check");
+  CHECK(!dangling.executeStep());
+  CHECK(db.execAndGet("PRAGMA integrity_check").getString() == "ok");
+  CHECK(sweep(path, kNow + kDay)["merges_executed"] == 0);
+}

@@ -721,3 +721,73 @@ TEST_CASE("retention: events past their rule's age are deleted on schedule, poli
                                            "namespace=talk;max_age_days=365")})["events_deleted"] ==
         0);
 }
+
+TEST_CASE(
+    "merge_entities on a running daemon: mentions, edges and audit move, errors are precise") {
+  test::TempDir dir;
+  config::Config config = test::loopback_config(dir);
+  test::RunningDaemon running(config);
+  zmq::context_t context;
+  auto ingest = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest[0]);
+  auto control =
+      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control[0]);
+  auto ask = [&](const json& request) { return test::control(control, request); };
+  auto observation = [](const std::string& content, const json& entities) {
+    return json{{"kind", "observation"},
+                {"namespace", "ops"},
+                {"content", content},
+                {"entities", entities}};
+  };
+  REQUIRE(
+      test::ingest(
+          ingest, json::array({observation("ann reviewed the pool", {"person:Ann", "repo:pool"}),
+                               observation("annie merged the pool", {"person:Annie", "repo:pool"}),
+                               observation("annie and ann paired", {"person:Annie", "person:Ann"})})
+                      .dump())["ok"] == true);
+  REQUIRE(ask({{"cmd", "run"}, {"job", "cluster"}, {"wait", true}})["ok"] == true);
+  auto merge = [&](const std::string& from, const std::string& into) {
+    return ask({{"cmd", "merge_entities"},
+                {"namespace", "ops"},
+                {"from", from},
+                {"into", into},
+                {"rationale", "same person"}});
+  };
+  CHECK(merge("person:ann", "Ann")["error"] ==
+        "merge_entities: into: 'Ann' is 'person:ann' itself: nothing to merge");
+  CHECK(merge("person:bob", "person:ann")["error"] ==
+        "merge_entities: from: no entity 'person:bob' in namespace 'ops' (a canonical key such "
+        "as person:mel, or a display name exactly one entity has)");
+  CHECK(ask({{"cmd", "merge_entities"}, {"namespace", "ops"}, {"from", "person:ann"}})["error"] ==
+        "merge_entities: into: is required");
+  // By display name; the edge between the two goes, the two edges to the pool become one.
+  const json merged = merge("Ann", "person:annie");
+  INFO(merged.dump());
+  CHECK(merged["merged"] == json::parse(R"({"namespace":"ops","from":"person:ann",
+      "into":"person:annie","moved":{"mentions_moved":1,"mentions_joined":1,"edges_moved":0,
+      "edges_joined":1,"edges_dropped":1,"facts_moved":0}})"));
+  {
+    SQLite::Database db(config.store.path, SQLite::OPEN_READONLY);
+    CHECK(test::dump(db, "SELECT canonical_key, mention_count FROM entities ORDER BY 1") ==
+          "person:annie|3|\nrepo:pool|2|\n");
+    CHECK(test::dump(db, "SELECT alias_key, canonical_key FROM entity_merges") ==
+          "person:ann|person:annie|\n");
+    CHECK(test::dump(db, "SELECT mention_count FROM entity_relationships") == "2|\n");
+  }
+  // Later events naming the merged key resolve to the entity it was merged into.
+  REQUIRE(
+      test::ingest(ingest, json::array({observation("ann again", {"person:Ann"})}).dump())["ok"] ==
+      true);
+  REQUIRE(ask({{"cmd", "run"}, {"job", "cluster"}, {"wait", true}})["ok"] == true);
+  const json decay = ask({{"cmd", "run"}, {"job", "decay"}, {"wait", true}});
+  CHECK(decay["run"]["result"]["merges_executed"] == 0);
+  {
+    SQLite::Database db(config.store.path, SQLite::OPEN_READONLY);
+    CHECK(test::dump(db, "SELECT canonical_key, mention_count FROM entities ORDER BY 1") ==
+          "person:annie|4|\nrepo:pool|2|\n");
+  }
+  const json audit = ask({{"cmd", "audit"}, {"namespace", "ops"}, {"record_id", "person:ann"}});
+  REQUIRE(audit["audit"].size() == 1);
+  CHECK(audit["audit"][0]["action"] == "merge");
+  CHECK(audit["audit"][0]["rationale"] == "same person");
+  CHECK(audit["audit"][0]["previous"]["into"] == "person:annie");
+}
