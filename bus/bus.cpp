@@ -53,7 +53,7 @@ nlohmann::json memory_decision(const store::EventResult& r) {
   return {{"should_persist", persisted},
           {"store_type", persisted ? (r.semantic ? "semantic" : "episodic") : "none"},
           {"reason", reason},
-          {"priority", 0},
+          {"priority", r.priority},
           {"metadata", std::move(metadata)}};
 }
 

@@ -383,12 +383,26 @@ void check_resolution(Checker& check, element value) {
   if (!check.one_of(field, "resolution.resolution_type", "supersede|deprecate|abort", text)) {
     return;
   }
-  if (resolution["rationale"].get(field) == simdjson::SUCCESS &&
-      !check.text(field, "resolution.rationale", 0, text)) {
+  const std::string type = text;
+  // Seed 000 declares rationale and target_decision_ids without defaults: both are required.
+  if (resolution["rationale"].get(field) != simdjson::SUCCESS) {
+    check.fail("resolution.rationale", "is required (ResolutionIntent.rationale)");
     return;
   }
-  if (resolution["target_decision_ids"].get(field) == simdjson::SUCCESS) {
-    check.string_list(field, "resolution.target_decision_ids", kMaxEntities, kMaxIdChars, false);
+  if (!check.text(field, "resolution.rationale", 0, text, 1)) return;
+  if (resolution["target_decision_ids"].get(field) != simdjson::SUCCESS) {
+    check.fail("resolution.target_decision_ids",
+               "is required (ResolutionIntent.target_decision_ids)");
+    return;
+  }
+  if (!check.string_list(field, "resolution.target_decision_ids", kMaxEntities, kMaxIdChars,
+                         false)) {
+    return;
+  }
+  simdjson::dom::array ids;
+  if (type != "abort" && field.get_array().get(ids) == simdjson::SUCCESS && ids.size() == 0) {
+    check.fail("resolution.target_decision_ids",
+               "must name at least one decision to " + type + " (ResolutionIntent)");
   }
 }
 

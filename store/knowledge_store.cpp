@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace reflectd::store {
 namespace {
@@ -45,6 +46,31 @@ std::string array_or_empty(const nlohmann::json& object, const char* key) {
 
 }  // namespace
 
+int semantic_priority(const EventRecord& event, const Admission& admission) {
+  if (admission.refused) return 0;
+  int priority = 0;
+  if (event.kind == "constraint") {
+    priority = 8;
+  } else if (event.kind == "decision") {
+    priority = 7;
+  } else if (event.kind == "intervention") {
+    priority = 6;
+  } else if (event.kind == "assumption") {
+    priority = 5;
+  } else if (event.kind == "proposal") {
+    priority = 4;
+  }
+  const auto context = nlohmann::json::parse(event.context_json, nullptr, false);
+  const std::string scope = string_or(context, "scope", "local");
+  if (scope == "system") priority += 1;
+  if (scope == "infra") priority += 2;
+  if (!admission.resolved_ids.empty()) priority += 1;
+  if (event.importance && *event.importance >= 0.0 && *event.importance <= 1.0) {
+    priority = std::max(priority, static_cast<int>(std::lround(*event.importance * 10.0)));
+  }
+  return std::clamp(priority, 0, 10);
+}
+
 KnowledgeStore::KnowledgeStore(SQLite::Database& db)
     : db_(db),
       audit_(db),
@@ -66,6 +92,18 @@ Admission KnowledgeStore::admit(const EventRecord& event) {
     admission.reason = "ABORTED: ResolutionIntent abort: no changes made.";
     return admission;
   }
+  std::vector<std::string> named;
+  if (const auto ids = resolution.find("target_decision_ids"); ids != resolution.end()) {
+    for (const auto& id : *ids) {
+      if (id.is_string()) named.push_back(id.get<std::string>());
+    }
+  }
+  // Every semantic kind may supersede or deprecate the records it names; only a new active
+  // decision must resolve the active decisions on its target (seed 000).
+  if (type == "supersede" || type == "deprecate") {
+    admission.resolution_type = type;
+    admission.resolved_ids = named;
+  }
   if (event.kind != "decision" || string_or(context, "status", "active") != "active") {
     return admission;
   }
@@ -78,16 +116,6 @@ Admission KnowledgeStore::admit(const EventRecord& event) {
   }
   active_decisions_.reset();
 
-  std::vector<std::string> named;
-  if (const auto ids = resolution.find("target_decision_ids"); ids != resolution.end()) {
-    for (const auto& id : *ids) {
-      if (id.is_string()) named.push_back(id.get<std::string>());
-    }
-  }
-  if (type == "supersede" || type == "deprecate") {
-    admission.resolution_type = type;
-    admission.resolved_ids = named;
-  }
   if (admission.conflicting_ids.empty()) return admission;
   const bool covered = std::all_of(
       admission.conflicting_ids.begin(), admission.conflicting_ids.end(),

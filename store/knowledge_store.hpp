@@ -4,6 +4,9 @@
 // DecisionStream row. A new *decision* for a (namespace, target) that already has an active
 // decision is refused unless its ResolutionIntent supersedes or deprecates every conflicting
 // decision; then the old ones change status atomically with the insert (same transaction).
+// Any semantic event (constraint, assumption, intervention, proposal too) may carry a
+// ResolutionIntent: the active records it names in its namespace are superseded or deprecated
+// with it, each with an audit row.
 //
 // Thread-safety: none; owned by the writer thread. Errors: SQLite::Exception.
 
@@ -30,6 +33,15 @@ struct Admission {
   std::string resolution_type;               ///< supersede|deprecate when resolving.
   std::vector<std::string> resolved_ids;     ///< Decisions that change status.
 };
+
+/// Seed 000 MemoryDecision.priority (0-10, "importance level") of a stored semantic event.
+/// Ours, since the seed gives no formula: the kind's weight in the ledger (constraint 8,
+/// decision 7, intervention 6, assumption 5, proposal 4), plus its scope's removal cost
+/// (context.scope system +1, infra +2; seed 000 "higher scope decisions are harder to
+/// replace"), plus 1 when it supersedes or deprecates other records; at least
+/// round(10 x importance) when the event gives an importance in [0, 1]; clamped to [0, 10].
+/// Refused and duplicate events have priority 0. Thread-safe (pure).
+int semantic_priority(const EventRecord& event, const Admission& admission);
 
 class KnowledgeStore {
  public:

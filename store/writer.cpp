@@ -242,6 +242,7 @@ EventResult Writer::write_entry(const EventEntry& entry, const WriteRequest& req
   r.decision_id = knowledge_.record(event, outcome.seq, admission, clock_.now_us());
   r.resolution_type = admission.resolution_type;
   r.resolved_ids = admission.resolved_ids;
+  r.priority = semantic_priority(event, admission);
   return r;
 }
 

@@ -80,6 +80,7 @@ struct EventResult {
   std::string resolution_type;               ///< supersede|deprecate when it resolved others.
   std::vector<std::string> resolved_ids;     ///< Decisions it superseded or deprecated.
   std::vector<std::string> conflicting_ids;  ///< Active decisions that made it a conflict.
+  int priority = 0;  ///< MemoryDecision.priority, 0-10 (store::semantic_priority).
 };
 
 /// A message kept in dead_letters.

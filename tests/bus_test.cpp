@@ -74,7 +74,7 @@ TEST_CASE("ingest: one reply per message after commit; ids make resends idempote
     CHECK(
         reply["results"][0]["decision"] ==
         json::parse(
-            R"({"should_persist":true,"store_type":"semantic","reason":"Decision recorded","priority":0,
+            R"({"should_persist":true,"store_type":"semantic","reason":"Decision recorded","priority":7,
                           "metadata":{"event_seq":2,"decision_id":"d-1"}})"));
     reply = ingest(
         dealer,

@@ -197,6 +197,16 @@ TEST_CASE("rule violations name the field and the rule") {
        "resolution.resolution_type: is required (ResolutionIntent.resolution_type)"},
       {R"({"kind":"task","content":"x","resolution":{"resolution_type":"merge"}})",
        "resolution.resolution_type: must be one of supersede|deprecate|abort"},
+      {R"({"kind":"task","content":"x","resolution":{"resolution_type":"abort"}})",
+       "resolution.rationale: is required (ResolutionIntent.rationale)"},
+      {R"({"kind":"task","content":"x","resolution":{"resolution_type":"abort","rationale":" "}})",
+       "resolution.rationale: must not be empty"},
+      {R"({"kind":"task","content":"x","resolution":{"resolution_type":"abort","rationale":"r"}})",
+       "resolution.target_decision_ids: is required (ResolutionIntent.target_decision_ids)"},
+      {R"({"kind":"task","content":"x","resolution":{"resolution_type":"supersede","rationale":"r",
+           "target_decision_ids":[]}})",
+       "resolution.target_decision_ids: must name at least one decision to supersede "
+       "(ResolutionIntent)"},
       {R"({"kind":"task","content":"x","metadata":[]})", "metadata: must be an object, not array"},
       {R"({"kind":"task","content":"x","kind":"call"})", "kind: duplicate key"},
       // seed 000 DecisionContent and ProposalContent.

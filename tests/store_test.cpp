@@ -682,12 +682,16 @@ TEST_CASE("decisions at write time: conflicts are refused unless resolved (seed 
   // A resolution that does not name every conflicting decision is still a conflict.
   r = write(
       writer,
-      {decision("d2", "storage", R"({"resolution_type":"supersede","target_decision_ids":["x"]})")},
+      {decision("d2", "storage",
+                R"({"resolution_type":"supersede","rationale":"r","target_decision_ids":["x"]})")},
       clock);
   CHECK(r.at(0).status == store::EventStatus::kRejected);
 
   // Abort changes nothing.
-  r = write(writer, {decision("d2", "storage", R"({"resolution_type":"abort"})")}, clock);
+  r = write(writer,
+            {decision("d2", "storage",
+                      R"({"resolution_type":"abort","rationale":"r","target_decision_ids":[]})")},
+            clock);
   CHECK(r.at(0).error == "ABORTED: ResolutionIntent abort: no changes made.");
 
   // Supersede: stored, and d1 becomes superseded_by d2 in the same transaction.
@@ -703,12 +707,29 @@ TEST_CASE("decisions at write time: conflicts are refused unless resolved (seed 
   // Deprecate, and a duplicate resend of a decision is a duplicate, not a conflict.
   r = write(
       writer,
-      {decision("d3", "storage", R"({"resolution_type":"deprecate","target_decision_ids":["d2"]})"),
+      {decision("d3", "storage",
+                R"({"resolution_type":"deprecate","rationale":"r","target_decision_ids":["d2"]})"),
        decision("d3", "storage"), decision("d4", "network")},
       clock);
   CHECK(r.at(0).status == store::EventStatus::kStored);
   CHECK(r.at(1).status == store::EventStatus::kDuplicate);
   CHECK(r.at(2).status == store::EventStatus::kStored);
+  // MemoryDecision.priority (store::semantic_priority): decision 7, +1 for resolving d2.
+  CHECK(r[0].priority == 8);
+  CHECK(r[1].priority == 0);
+  CHECK(r[2].priority == 7);
+
+  // Every semantic kind may carry a ResolutionIntent: an infra constraint deprecates d4.
+  r = write(writer,
+            {R"({"id":"c1","kind":"constraint","content":"no network calls","agent_id":"ana",
+                 "context":{"title":"Offline","target":"network","rationale":"air-gapped hosts",
+                            "scope":"infra"},
+                 "resolution":{"resolution_type":"deprecate","rationale":"offline now",
+                               "target_decision_ids":["d4"]}})"},
+            clock);
+  REQUIRE(r.at(0).status == store::EventStatus::kStored);
+  CHECK(r[0].resolved_ids == std::vector<std::string>{"d4"});
+  CHECK(r[0].priority == 10);  // constraint 8 + infra 2 + resolving 1, clamped
   writer.stop();
 
   auto db = store::open_database({dir.file("k.db"), "full", 1000}, store::Access::kReader);
@@ -723,7 +744,8 @@ TEST_CASE("decisions at write time: conflicts are refused unless resolved (seed 
   CHECK(status("d1") == "superseded/d2");
   CHECK(status("d2") == "deprecated/-");
   CHECK(status("d3") == "active/-");
-  CHECK(status("d4") == "active/-");
+  CHECK(status("d4") == "deprecated/-");  // by the constraint c1
+  CHECK(status("c1") == "active/-");
   CHECK(db.execAndGet("SELECT count(*) FROM events WHERE kind = 'decision'").getInt() == 4);
   CHECK(db.execAndGet("SELECT provenance || '/' || phase || '/' || vitality || '/' || target FROM "
                       "knowledge WHERE decision_id = 'd1'")
@@ -731,7 +753,8 @@ TEST_CASE("decisions at write time: conflicts are refused unless resolved (seed 
   // Every change has its audit row, with the previous state.
   CHECK(db.execAndGet("SELECT group_concat(record_id || ':' || action, ',') FROM (SELECT * FROM "
                       "audit_log ORDER BY audit_id)")
-            .getString() == "d1:create,d2:create,d1:supersede,d3:create,d2:deprecate,d4:create");
+            .getString() ==
+        "d1:create,d2:create,d1:supersede,d3:create,d2:deprecate,d4:create,c1:create,d4:deprecate");
   CHECK(db.execAndGet("SELECT json_extract(previous, '$.status') FROM audit_log WHERE record_id = "
                       "'d1' AND action = 'supersede'")
             .getString() == "active");
