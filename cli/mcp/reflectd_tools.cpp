@@ -153,6 +153,21 @@ ToolResult forget(const McpOptions& o, const json& args) {
   return {text, std::move(structured)};
 }
 
+ToolResult revise(const McpOptions& o, const json& args) {
+  json request = {{"cmd", "revise"}};
+  for (const char* key : {"id", "content", "rationale", "context", "keep_timestamp"}) {
+    if (args.contains(key)) request[key] = args[key];
+  }
+  auto reply = control(o, request);
+  if (auto* e = std::get_if<std::string>(&reply)) return ToolResult::error(*e);
+  json structured = std::get<json>(std::move(reply)).value("revised", json::object());
+  const json revision = structured.value("revision", json::object());
+  std::string text = "Revised " + structured.value("id", std::string()) + ": the revision is " +
+                     revision.value("id", std::string()) +
+                     "; the old text is kept, marked superseded, and no longer recalled.";
+  return {text, std::move(structured)};
+}
+
 ToolResult medallion(const McpOptions& o, const json& args) {
   json request = {{"cmd", "medallion"}, {"action", args.value("action", "list")}};
   for (const char* key : {"id", "nodes", "tags", "limit"}) {
@@ -257,6 +272,25 @@ std::vector<Tool> reflectd_tools(const McpOptions& o) {
           {"dry_run", {{"type", "boolean"}}},
           {"rationale", {{"type", "string"}}}}}},
        [o](const json& a) { return forget(o, a); }});
+  tools.push_back(
+      {"revise",
+       "Revise",
+       "Correct a stored memory: a new revision with the corrected content supersedes it (the "
+       "old text stays, marked superseded, and is no longer recalled). rationale says why, for "
+       "the audit log. Decisions and other ledger records are revised by publishing a new one "
+       "with a resolution instead.",
+       {{"type", "object"},
+        {"properties",
+         {{"id", {{"type", "string"}, {"description", "The event to revise"}}},
+          {"content", {{"type", "string"}, {"description", "The corrected content, in full"}}},
+          {"rationale", {{"type", "string"}, {"description", "Why it changed"}}},
+          {"context", {{"type", "object"}, {"description", "New context; default: the old one"}}},
+          {"keep_timestamp",
+           {{"type", "boolean"},
+            {"description",
+             "Keep the event's time (a correction of what was said then); default: now"}}}}},
+        {"required", {"id", "content", "rationale"}}},
+       [o](const json& a) { return revise(o, a); }});
   tools.push_back(
       {"medallion",
        "Medallion",

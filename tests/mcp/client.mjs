@@ -26,7 +26,7 @@ import { isDeepStrictEqual } from 'node:util';
 const NAMESPACE = 'mcp-test';
 const MEDALLION_ID = `med:${NAMESPACE}`;
 const MEDALLION_URI = `reflectd://medallion/${MEDALLION_ID}`;
-const EXPECTED_TOOLS = ['context', 'forget', 'get', 'medallion', 'recall', 'remember'];
+const EXPECTED_TOOLS = ['context', 'forget', 'get', 'medallion', 'recall', 'remember', 'revise'];
 const LATEST_SERVER_PROTOCOL = '2025-11-25';
 
 // A hung server must fail the step, not stall the test until CTest kills it
@@ -541,6 +541,39 @@ async function main() {
       expectEq(dry.dry_run, true, 'forget dry_run');
       const done = structured(await client.callTool({ name: 'forget', arguments: { ids: ['mcp-1'] } }, undefined, RPC), 'forget');
       expectEq(done.events_archived, 1, 'forget events_archived');
+    },
+    { skipIf },
+  );
+
+  await step(
+    'i-revise',
+    async () => {
+      const stored = structured(
+        await client.callTool(
+          { name: 'remember', arguments: { content: 'Melanie paints sunsets', namespace: NAMESPACE, id: 'mcp-2' } },
+          undefined,
+          RPC,
+        ),
+        'remember mcp-2',
+      );
+      expectEq(stored.status, 'stored', 'remember mcp-2 status');
+      const r = await client.callTool(
+        { name: 'revise', arguments: { id: 'mcp-2', content: 'Melanie paints sunrises', rationale: 'misheard' } },
+        undefined,
+        RPC,
+      );
+      const sc = structured(r, 'revise');
+      expectEq(sc.id, 'mcp-2', 'revise id');
+      check(
+        typeof sc.revision?.id === 'string' && sc.revision.id !== 'mcp-2',
+        `revise names no new revision: ${show(sc)}`,
+      );
+      check(r.content[0].text.includes(sc.revision.id), `revise text does not name the revision: ${show(r.content[0].text)}`);
+      expectToolError(
+        await client.callTool({ name: 'revise', arguments: { id: 'mcp-2', content: 'x', rationale: 'again' } }, undefined, RPC),
+        'revise',
+        'superseded',
+      );
     },
     { skipIf },
   );
