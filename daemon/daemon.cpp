@@ -23,9 +23,7 @@
 namespace reflectd::daemon {
 
 // Control parameters are read by the same pure helpers the control fuzz target drives.
-using bus::fts_query;
 using bus::limit_param;
-using bus::string_list;
 using bus::text_param;
 
 namespace {
