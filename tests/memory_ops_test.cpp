@@ -175,6 +175,32 @@ std::string derived_dump(SQLite::Database& db) {
          test::dump(db, "SELECT id, content_json, status FROM medallions ORDER BY id");
 }
 
+// The jobs of `config` run only when asked (`run`), so a case sees exactly what it ran.
+void jobs_on_demand(config::Config& config) {
+  for (config::JobConfig* job :
+       {&config.jobs.consolidate, &config.jobs.decay, &config.jobs.cluster, &config.jobs.importance,
+        &config.jobs.medallion, &config.jobs.facts}) {
+    job->interval_s = 604800;
+    job->after_events = 0;
+    job->idle_s = 0;
+  }
+}
+
+// An ingest and a control client of a running daemon.
+struct Clients {
+  explicit Clients(test::RunningDaemon& running)
+      : ingest(make(running.endpoints().ingest[0])),
+        control(make(running.endpoints().control[0])) {}
+  zmq::context_t context;
+  zmq::socket_t ingest;
+  zmq::socket_t control;
+
+ private:
+  zmq::socket_t make(const std::string& endpoint) {
+    return test::make_client(context, zmq::socket_type::dealer, endpoint);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("forget delete: the text is in no table, no index and no byte of the files") {
@@ -409,18 +435,11 @@ TEST_CASE("derived state: every table of the schema is cleared, edited or kept")
 TEST_CASE("forget, restore, pin, unpin and audit on a running daemon") {
   test::TempDir dir;
   config::Config config = test::loopback_config(dir);
-  for (config::JobConfig* job :
-       {&config.jobs.consolidate, &config.jobs.decay, &config.jobs.cluster, &config.jobs.importance,
-        &config.jobs.medallion, &config.jobs.facts}) {
-    job->interval_s = 604800;  // on demand only
-    job->after_events = 0;
-    job->idle_s = 0;
-  }
+  jobs_on_demand(config);
   test::RunningDaemon running(config);
-  zmq::context_t context;
-  auto ingest = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest[0]);
-  auto control =
-      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control[0]);
+  Clients clients(running);
+  auto& ingest = clients.ingest;
+  auto& control = clients.control;
   auto event = [](const std::string& id, const json& lifecycle) {
     json e = {{"id", id},
               {"kind", "observation"},
@@ -497,18 +516,11 @@ TEST_CASE("revise on a running daemon; SHODH objects and content dedup through i
   test::TempDir dir;
   config::Config config = test::loopback_config(dir);
   config.store.dedup = "namespace";
-  for (config::JobConfig* job :
-       {&config.jobs.consolidate, &config.jobs.decay, &config.jobs.cluster, &config.jobs.importance,
-        &config.jobs.medallion, &config.jobs.facts}) {
-    job->interval_s = 604800;  // on demand only
-    job->after_events = 0;
-    job->idle_s = 0;
-  }
+  jobs_on_demand(config);
   test::RunningDaemon running(config);
-  zmq::context_t context;
-  auto ingest = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest[0]);
-  auto control =
-      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control[0]);
+  Clients clients(running);
+  auto& ingest = clients.ingest;
+  auto& control = clients.control;
   auto ask = [&](const json& request) { return test::control(control, request); };
   const json stored =
       test::ingest(ingest, json::array({
@@ -619,10 +631,9 @@ TEST_CASE("proposal verdicts on a running daemon: accept, reject, falsify, with 
   test::TempDir dir;
   config::Config config = test::loopback_config(dir);
   test::RunningDaemon running(config);
-  zmq::context_t context;
-  auto ingest = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest[0]);
-  auto control =
-      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control[0]);
+  Clients clients(running);
+  auto& ingest = clients.ingest;
+  auto& control = clients.control;
   auto ask = [&](const json& request) { return test::control(control, request); };
   auto proposal = [](const std::string& id, const std::string& target) {
     return json{{"id", id},
@@ -727,10 +738,9 @@ TEST_CASE(
   test::TempDir dir;
   config::Config config = test::loopback_config(dir);
   test::RunningDaemon running(config);
-  zmq::context_t context;
-  auto ingest = test::make_client(context, zmq::socket_type::dealer, running.endpoints().ingest[0]);
-  auto control =
-      test::make_client(context, zmq::socket_type::dealer, running.endpoints().control[0]);
+  Clients clients(running);
+  auto& ingest = clients.ingest;
+  auto& control = clients.control;
   auto ask = [&](const json& request) { return test::control(control, request); };
   auto observation = [](const std::string& content, const json& entities) {
     return json{{"kind", "observation"},
