@@ -614,7 +614,8 @@ EXIT STATUS
   3  no reply within --timeout-ms)";
 
 inline constexpr const char* kMedallionDescription =
-    "Get, query, list the medallions (per-scope project summaries) and their history.\n";
+    "Get, query, list the medallions (per-scope project summaries) and their history; write an "
+    "agent's medallion.\n";
 
 inline constexpr const char* kMedallionFooter = R"(
 DESCRIPTION
@@ -625,10 +626,28 @@ DESCRIPTION
     query [--node N]... [--tag T]...   medallions covering every node and one of the tags
     history ID [--limit N]  earlier versions, newest first
     list                    every medallion: ID, STATUS, UPDATED, HIGH_LEVEL
-  Medallions are built by the medallion job: `reflectctl run medallion --wait`.
+    create --namespace NS --file F --evidence TEXT [--transcript T]... [--id ID]
+           [--supersedes OLD]
+                            an agent's medallion: F holds a seed 001 Medallion (scope,
+                            summary, affordances, decisions, open_questions; - = stdin);
+                            reflectd sets meta.created_at/updated_at; --supersedes marks
+                            OLD (same namespace and scope) superseded by it
+    update ID --file F --evidence TEXT [--transcript T]...
+                            a new version: the top-level fields F holds replace the old
+                            ones; the old version goes to history with its evidence
+    set-status ID active|stale|superseded [--superseded-by NEWER] --rationale TEXT
+                            the seed's manual status; superseded needs a newer medallion
+                            of the same namespace and scope
+  The medallion job builds med:<namespace> and the configured scopes (`reflectctl run
+  medallion --wait`) and marks them stale when new events arrive; agents' medallions change
+  only by these commands, and a hard forget keeps them. Ids starting "med:" are the job's.
 
 EXAMPLES
   reflectctl medallion get libzmq
+  reflectctl medallion create --namespace proj --id proj-resume --file m.json \
+      --evidence "finished the parser refactor"
+  reflectctl medallion set-status proj-resume superseded --superseded-by proj-resume-2 \
+      --rationale "new sprint"
 
 EXIT STATUS
   0  the daemon answered

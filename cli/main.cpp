@@ -542,6 +542,48 @@ void add_medallion(CLI::App& app, Commands& c) {
   add_control_options(*history, c.other_timeout_ms, o.control.json);
   CLI::App* list = cmd->add_subcommand("list", "every medallion: id, status, summary");
   add_control_options(*list, c.other_timeout_ms, o.control.json);
+  const auto add_evidence = [&o](CLI::App& sub) {
+    sub.add_option("--file", o.file, "the medallion JSON (seed 001), - for stdin")
+        ->required()
+        ->type_name("FILE");
+    sub.add_option("--evidence", o.evidence, "Evidence.session_summary: what happened")
+        ->required()
+        ->type_name("TEXT");
+    sub.add_option("--transcript", o.transcripts,
+                   "Evidence.transcripts: an important segment (repeatable)")
+        ->type_name("TEXT");
+  };
+  CLI::App* create = cmd->add_subcommand("create", "write a new medallion (an agent's)");
+  create->add_option("--namespace", o.ns, "the namespace it belongs to")
+      ->required()
+      ->type_name("NS");
+  create->add_option("--id", o.id, "its id (default: meta.medallion_id, else m-<hex>)")
+      ->type_name("ID");
+  add_evidence(*create);
+  create
+      ->add_option("--supersedes", o.supersedes,
+                   "mark this medallion (same namespace and scope) superseded by the new one")
+      ->type_name("ID");
+  add_control_options(*create, c.other_timeout_ms, o.control.json);
+  CLI::App* update = cmd->add_subcommand("update", "a new version of an agent's medallion");
+  update->add_option("ID", o.id, "the medallion id")->required();
+  add_evidence(*update);
+  add_control_options(*update, c.other_timeout_ms, o.control.json);
+  CLI::App* set_status = cmd->add_subcommand("set-status",
+                                             "mark a medallion active, stale or "
+                                             "superseded");
+  set_status->add_option("ID", o.id, "the medallion id")->required();
+  set_status->add_option("STATUS", o.status, "active, stale or superseded")
+      ->required()
+      ->check(CLI::IsMember({"active", "stale", "superseded"}));
+  set_status
+      ->add_option("--superseded-by", o.superseded_by,
+                   "the newer medallion on the same scope (with superseded)")
+      ->type_name("ID");
+  set_status->add_option("--rationale", o.rationale, "why (kept in the audit log)")
+      ->required()
+      ->type_name("TEXT");
+  add_control_options(*set_status, c.other_timeout_ms, o.control.json);
   c.medallion = cmd;
 }
 
@@ -673,6 +715,7 @@ void resolve(Commands& c) {
   } else if (*c.medallion) {
     MedallionOptions& o = c.medallion_options;
     for (CLI::App* sub : c.medallion->get_subcommands()) o.action = sub->get_name();
+    if (o.action == "set-status") o.action = "set_status";
     o.limit_given = o.action == "history";
     resolve_control(o.control, c, config, c.other_timeout_ms);
   } else if (*c.entities) {

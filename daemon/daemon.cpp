@@ -16,6 +16,7 @@
 #include "common/version.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/sql_functions.hpp"
+#include "memory_ops/medallions.hpp"
 #include "store/database.hpp"
 #include "store/fts_index.hpp"
 #include "store/reinforcement.hpp"
@@ -399,7 +400,8 @@ void Daemon::handle_control(const nlohmann::json& request, const bus::Principal&
     if (*cmd == "run") return control_run(request, reply);
     if (*cmd == "jobs") return reply(control_jobs(request));
     if (*cmd == "reinforce") return control_reinforce(request, caller, reply);
-    if (*cmd == "revise" || *cmd == "proposal") {
+    if (*cmd == "revise" || *cmd == "proposal" ||
+        (*cmd == "medallion" && memory_ops::is_medallion_write(request))) {
       return control_write_op(cmd->get<std::string>(), request, caller, reply);
     }
     if (*cmd == "merge_entities") return control_merge_entities(request, caller, reply);

@@ -1,10 +1,11 @@
 // Wiring of the memory operations (memory_ops/, issue 35): forget, restore, pin, unpin, revise,
-// proposal verdicts and entity merges.
+// proposal verdicts, agents' medallions and entity merges.
 // State changes and dry runs go to the writer thread; a hard delete and an entity merge run on
 // the jobs' thread (Scheduler::request_task), never beside a job; a delete then asks the jobs
 // to rebuild the namespaces it touched.
 
 #include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
 
 #include <memory>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include "memory_ops/entity_merges.hpp"
 #include "memory_ops/event_state.hpp"
 #include "memory_ops/forget.hpp"
+#include "memory_ops/medallions.hpp"
 #include "memory_ops/proposals.hpp"
 #include "memory_ops/revise.hpp"
 #include "store/writer.hpp"
@@ -169,6 +171,13 @@ void Daemon::control_write_op(const std::string& cmd, const json& request,
       return memory_ops::revise_event(db, revision, scope, now).dump();
     };
     answer = "revised";
+  } else if (cmd == "medallion") {
+    auto medallion = memory_ops::parse_medallion_write(request, error);
+    if (!medallion) return reply({{"ok", false}, {"error", error}});
+    write.apply = [medallion = std::move(*medallion), scope, now](SQLite::Database& db) {
+      return memory_ops::write_medallion(db, medallion, scope, now).dump();
+    };
+    answer = "written";
   } else {
     auto verdict = memory_ops::parse_proposal_verdict(request, error);
     if (!verdict) return reply({{"ok", false}, {"error", error}});
@@ -177,11 +186,23 @@ void Daemon::control_write_op(const std::string& cmd, const json& request,
     };
     answer = "proposal";
   }
-  write.on_done = [reply, answer](store::WriteResult&& result) {
+  write.on_done = [this, reply, answer](store::WriteResult&& result) {
     if (!result.storage_error.empty())
       return reply({{"ok", false}, {"error", result.storage_error}});
     if (!result.apply_error.empty()) return reply({{"ok", false}, {"error", result.apply_error}});
-    reply({{"ok", true}, {answer, json::parse(result.apply_result)}});
+    json body = json::parse(result.apply_result);
+    if (answer == "written" && body.contains("version")) {
+      // Subscribers learn of an agent's medallion as of the job's (jobs/medallion.hpp).
+      json payload = {
+          {"id", body["id"]},
+          {"scope", body["scope"]},
+          {"updated_at", body["updated_at"]},
+          {"reason", body["version"] == 1 ? "created by an agent" : "updated by an agent"}};
+      boost::asio::post(io_, [this, payload = std::move(payload)]() mutable {
+        if (!stopping_) bus_->publish("medallion.updated", std::move(payload));
+      });
+    }
+    reply({{"ok", true}, {answer, std::move(body)}});
   };
   if (!writer_->submit(std::move(write))) {
     reply({{"ok", false}, {"error", "writer busy or stopping: retry"}});

@@ -13,6 +13,7 @@
 #include "jobs/entity_summaries.hpp"
 #include "jobs/job_state.hpp"
 #include "store/audit_log.hpp"
+#include "store/medallion_store.hpp"
 
 namespace reflectd::jobs {
 namespace {
@@ -761,67 +762,7 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
   void store(const std::string& id, const MedallionScope& scope, const json& medallion,
              const std::string& previous_content, std::int64_t updated_us) {
     const json& meta = medallion["meta"];
-    if (!previous_content.empty()) {
-      SQLite::Statement history(
-          db_,
-          "INSERT INTO medallion_history (medallion_id, version, updated_at, "
-          "content_json) SELECT ?1, coalesce(max(version), 0) + 1, ?2, ?3 FROM "
-          "medallion_history WHERE medallion_id = ?1");
-      history.bind(1, id);
-      history.bind(2, json::parse(previous_content)["meta"].value("updated_at", ""));
-      history.bind(3, previous_content);
-      history.exec();
-    }
-    SQLite::Statement upsert(db_, R"sql(
-INSERT INTO medallions (id, content_json, created_at, updated_at, status, scope_graph_nodes, scope_tags,
-                        knowledge_min_ts, knowledge_max_ts, schema_version)
-VALUES (?1, ?2, ?3, ?4, 'active', ?5, ?6, ?7, ?8, 'medallion.v1')
-ON CONFLICT (id) DO UPDATE SET content_json = excluded.content_json, updated_at = excluded.updated_at,
-  status = 'active', scope_graph_nodes = excluded.scope_graph_nodes, scope_tags = excluded.scope_tags,
-  knowledge_min_ts = excluded.knowledge_min_ts, knowledge_max_ts = excluded.knowledge_max_ts)sql");
-    upsert.bind(1, id);
-    upsert.bind(2, medallion.dump());
-    upsert.bind(3, meta["created_at"].get<std::string>());
-    upsert.bind(4, meta["updated_at"].get<std::string>());
-    upsert.bind(5, json(scope.graph_nodes).dump());
-    upsert.bind(6, json(scope.tags).dump());
-    if (meta["knowledge_min_ts"].is_string()) {
-      upsert.bind(7, meta["knowledge_min_ts"].get<std::string>());
-      upsert.bind(8, meta["knowledge_max_ts"].get<std::string>());
-    } else {
-      upsert.bind(7);
-      upsert.bind(8);
-    }
-    upsert.exec();
-    SQLite::Statement scope_row(
-        db_,
-        "INSERT INTO medallion_scopes (medallion_id, namespace, config_hash) "
-        "VALUES (?1, ?2, ?3) ON CONFLICT (medallion_id) DO UPDATE SET "
-        "namespace = excluded.namespace, config_hash = excluded.config_hash");
-    scope_row.bind(1, id);
-    scope_row.bind(2, scope.ns);
-    scope_row.bind(3, config_hash(scope));
-    scope_row.exec();
-    for (const char* table : {"medallion_nodes", "medallion_tags"}) {
-      SQLite::Statement clear(db_,
-                              std::string("DELETE FROM ") + table + " WHERE medallion_id = ?1");
-      clear.bind(1, id);
-      clear.exec();
-    }
-    for (const auto& node : scope.graph_nodes) {
-      SQLite::Statement insert(
-          db_, "INSERT OR IGNORE INTO medallion_nodes (medallion_id, node) VALUES (?1, ?2)");
-      insert.bind(1, id);
-      insert.bind(2, node);
-      insert.exec();
-    }
-    for (const auto& tag : scope.tags) {
-      SQLite::Statement insert(
-          db_, "INSERT OR IGNORE INTO medallion_tags (medallion_id, tag) VALUES (?1, ?2)");
-      insert.bind(1, id);
-      insert.bind(2, tag);
-      insert.exec();
-    }
+    store::put_medallion(db_, medallion, scope.ns, config_hash(scope), previous_content);
     store::AuditLog(db_).append("medallion", id, previous_content.empty() ? "create" : "revise",
                                 "job:medallion", updated_us,
                                 meta["x_reflectd"]["refresh_reason"].get<std::string>());

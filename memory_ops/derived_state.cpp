@@ -58,20 +58,19 @@ constexpr std::array kClear{
     "namespace = ?1)",
     "DELETE FROM entity_aliases WHERE namespace = ?1",
     "DELETE FROM entities WHERE namespace = ?1",
-    // Medallions and their history (a version may quote a forgotten event); their scope rows
-    // last, after the medallions that reference them.
-    "DELETE FROM medallion_items WHERE medallion_id IN (SELECT medallion_id FROM "
-    "medallion_scopes WHERE namespace = ?1)",
-    "DELETE FROM medallion_nodes WHERE medallion_id IN (SELECT medallion_id FROM "
-    "medallion_scopes WHERE namespace = ?1)",
-    "DELETE FROM medallion_tags WHERE medallion_id IN (SELECT medallion_id FROM "
-    "medallion_scopes WHERE namespace = ?1)",
-    "DELETE FROM medallion_history WHERE medallion_id IN (SELECT medallion_id FROM "
-    "medallion_scopes WHERE namespace = ?1)",
+    // The job's medallions and their history (a version may quote a forgotten event); their
+    // scope rows last, after the medallions that reference them. Agents' medallions stay.
     "CREATE TEMP TABLE IF NOT EXISTS cleared_medallions (id TEXT PRIMARY KEY)",
     "INSERT OR IGNORE INTO temp.cleared_medallions (id) SELECT medallion_id FROM "
-    "medallion_scopes WHERE namespace = ?1",
-    "DELETE FROM medallion_scopes WHERE namespace = ?1",
+    "medallion_scopes WHERE namespace = ?1 AND medallion_id NOT IN (SELECT medallion_id FROM "
+    "agent_medallions)",
+    "DELETE FROM medallion_items WHERE medallion_id IN (SELECT id FROM temp.cleared_medallions)",
+    "DELETE FROM medallion_nodes WHERE medallion_id IN (SELECT id FROM temp.cleared_medallions)",
+    "DELETE FROM medallion_tags WHERE medallion_id IN (SELECT id FROM temp.cleared_medallions)",
+    "DELETE FROM medallion_history WHERE medallion_id IN (SELECT id FROM "
+    "temp.cleared_medallions)",
+    "DELETE FROM medallion_scopes WHERE medallion_id IN (SELECT id FROM "
+    "temp.cleared_medallions)",
     "DELETE FROM medallions WHERE id IN (SELECT id FROM temp.cleared_medallions)",
     "DELETE FROM temp.cleared_medallions",
     "DELETE FROM medallion_spans WHERE namespace = ?1",

@@ -11,7 +11,8 @@
 // The jobs' own audit rows about those records go with them (their rationales and ids quote
 // targets, titles and entity names; the rebuild writes new ones).
 //
-// Kept: what agents wrote themselves (knowledge of provenance 'external', their audit rows), the
+// Kept: what agents wrote themselves (knowledge of provenance 'external', medallions listed in
+// agent_medallions with their evidence, their audit rows), the
 // facts (one global watermark: memory_ops/forget.cpp removes a forgotten event's facts one by
 // one), job_runs, dead letters, and the counters triggers keep (event_namespaces,
 // event_span_changes, entity_summary_epoch).
@@ -72,15 +73,17 @@ inline constexpr std::array<std::string_view, 3> kForgetEditedTables{"events", "
 
 /// Tables no hard forget touches (see above). The full-text index (events_fts and its shadow
 /// tables) is purged of the forgotten events by forget.cpp.
-inline constexpr std::array<std::string_view, 9> kKeptTables{"audit_log",
-                                                             "dead_letters",
-                                                             "job_runs",
-                                                             "fts_state",
-                                                             "event_namespaces",
-                                                             "event_span_changes",
-                                                             "entity_summary_epoch",
-                                                             "forget_in_progress",
-                                                             "entity_merges"};
+inline constexpr std::array<std::string_view, 11> kKeptTables{"audit_log",
+                                                              "dead_letters",
+                                                              "job_runs",
+                                                              "fts_state",
+                                                              "event_namespaces",
+                                                              "event_span_changes",
+                                                              "entity_summary_epoch",
+                                                              "forget_in_progress",
+                                                              "entity_merges",
+                                                              "agent_medallions",
+                                                              "medallion_evidence"};
 
 /// Deletes every row the jobs derived for namespace `ns` and their watermarks (job_state rows
 /// of the namespace, decay_edge_watermarks, importance_state, entity_summary_watermarks,

@@ -444,27 +444,41 @@ nlohmann::json read_medallion(SQLite::Database& db, const nlohmann::json& reques
     auto medallion = nlohmann::json::parse(query.getColumn(0).getString());
     medallion["meta"]["status"] = query.getColumn(1).getString();  // stale is marked in place
     medallion["meta"]["x_reflectd_sensitivity"] = query.getColumn(3).getString();
-    return {{"ok", true}, {"medallion", std::move(medallion)}};
+    nlohmann::json reply = {{"ok", true}, {"medallion", std::move(medallion)}};
+    // An agent's medallion (memory_ops/medallions.hpp) comes with the evidence of its version.
+    SQLite::Statement evidence(db,
+                               "SELECT evidence_json FROM medallion_evidence WHERE medallion_id "
+                               "= ?1 ORDER BY version DESC LIMIT 1");
+    evidence.bind(1, id);
+    if (evidence.executeStep()) {
+      reply["evidence"] = nlohmann::json::parse(evidence.getColumn(0).getString());
+    }
+    return reply;
   }
   if (action == "history") {
     // Versions are ranked by the medallion's items as they are now (sources only rise).
     SQLite::Statement query(
-        db, "SELECT version, updated_at, content_json, " + medallion_rank_sql("?1") +
-                " AS r FROM medallion_history WHERE medallion_id = ?1 AND " +
-                medallion_scope_sql("?1") + " AND r <= ?20 + 1 ORDER BY version DESC LIMIT ?2");
+        db, "SELECT h.version, h.updated_at, h.content_json, " + medallion_rank_sql("?1") +
+                " AS r, e.evidence_json FROM medallion_history h LEFT JOIN medallion_evidence e "
+                "ON e.medallion_id = h.medallion_id AND e.version = h.version WHERE "
+                "h.medallion_id = ?1 AND " +
+                medallion_scope_sql("?1") + " AND r <= ?20 + 1 ORDER BY h.version DESC LIMIT ?2");
     query.bind(1, id);
     query.bind(2, limit_param(request, 20));
     bind_scope(query, caller, true);
     nlohmann::json versions = nlohmann::json::array();
     while (query.executeStep()) {
       const bool redacted = query.getColumn(3).getInt() > caller.clearance;
-      versions.push_back(
+      nlohmann::json& version = versions.emplace_back(nlohmann::json(
           {{"version", query.getColumn(0).getInt64()},
            {"updated_at", query.getColumn(1).getString()},
            {"medallion", redacted ? nlohmann::json{{"id", id},
                                                    {"redacted", 1},
                                                    {"summary", {{"high_level", kRedacted}}}}
-                                  : nlohmann::json::parse(query.getColumn(2).getString())}});
+                                  : nlohmann::json::parse(query.getColumn(2).getString())}}));
+      if (!redacted && !query.getColumn(4).isNull()) {
+        version["evidence"] = nlohmann::json::parse(query.getColumn(4).getString());
+      }
     }
     return {{"ok", true}, {"id", id}, {"versions", std::move(versions)}};
   }
@@ -475,6 +489,7 @@ nlohmann::json read_medallion(SQLite::Database& db, const nlohmann::json& reques
     const auto tags = string_list(request, "tags");
     SQLite::Statement query(db, R"sql(
 SELECT id, status, updated_at, scope_graph_nodes, scope_tags,
+       json_extract(content_json, '$.meta.x_reflectd.superseded_by') AS superseded_by,
        CASE WHEN r > ?20 THEN ?23 ELSE json_extract(content_json, '$.summary.high_level') END AS high_level,
        )sql" + level_sql("r") + R"sql( AS sensitivity, r > ?20 AS redacted
 FROM (SELECT m.*, )sql" + medallion_rank_sql("m.id") +
@@ -504,16 +519,20 @@ LIMIT ?3)sql");
                        {"scope",
                         {{"graph_nodes", nlohmann::json::parse(query.getColumn(3).getString())},
                          {"tags", nlohmann::json::parse(query.getColumn(4).getString())}}},
-                       {"high_level", query.getColumn(5).getString()},
-                       {"sensitivity", query.getColumn(6).getString()},
-                       {"redacted", query.getColumn(7).getInt()}});
+                       {"superseded_by", query.getColumn(5).isNull()
+                                             ? nlohmann::json()
+                                             : nlohmann::json(query.getColumn(5).getString())},
+                       {"high_level", query.getColumn(6).getString()},
+                       {"sensitivity", query.getColumn(7).getString()},
+                       {"redacted", query.getColumn(8).getInt()}});
     }
     return {{"ok", true}, {"medallions", std::move(found)}};
   }
   if (action == "list" || action.empty()) {
     SQLite::Statement query(
         db,
-        "SELECT id, status, updated_at, CASE WHEN r > ?20 THEN ?23 ELSE "
+        "SELECT id, status, json_extract(content_json, '$.meta.x_reflectd.superseded_by') AS "
+        "superseded_by, updated_at, CASE WHEN r > ?20 THEN ?23 ELSE "
         "json_extract(content_json, '$.summary.high_level') END AS high_level, " +
             level_sql("r") + " AS sensitivity, r > ?20 AS redacted FROM (SELECT m.*, " +
             medallion_rank_sql("m.id") + " AS r FROM medallions m WHERE " +
@@ -523,7 +542,10 @@ LIMIT ?3)sql");
     query.bind(23, kRedacted);
     return {{"ok", true}, {"medallions", rows(query)}};
   }
-  return {{"ok", false}, {"error", "medallion: \"action\" must be get, query, history or list"}};
+  return {{"ok", false},
+          {"error",
+           "medallion: \"action\" must be get, query, history or list (reads) or create, "
+           "update or set_status (writes)"}};
 }
 
 // An observation's or a medallion's level is computed from its sources when read (costly for a
@@ -574,7 +596,8 @@ FROM (SELECT m.id, json_extract(m.content_json, '$.summary.high_level') AS high_
          medallion_rank_sql("m.id") +
          R"sql( END AS r
       FROM medallions m WHERE m.id IN (SELECT medallion_id FROM medallion_scopes
-                                       WHERE namespace = ?1) AND )sql" +
+                                       WHERE namespace = ?1)
+        AND m.status != 'superseded' AND )sql" +
          medallion_scope_sql("m.id") + R"sql(
       ORDER BY m.updated_at DESC LIMIT ?2)
 WHERE r <= ?20 + 1 AND high_level IS NOT NULL)sql";

@@ -60,7 +60,10 @@ nlohmann::json read_facts(SQLite::Database& db, const nlohmann::json& request,
 /// the record's namespace and level. Errors: a reply {"ok":false,"error"} for a bad since.
 nlohmann::json read_audit(SQLite::Database& db, const nlohmann::json& request,
                           const ReadScope& caller);
-/// {"cmd":"medallion","action":"get|query|history|list",...}: seed 001 medallions.
+/// {"cmd":"medallion","action":"get|query|history|list",...}: seed 001 medallions. get adds
+/// "evidence" (the current version's) for an agent's medallion, history each version's; list
+/// and query rows carry "superseded_by" (null unless an agent marked the medallion superseded:
+/// memory_ops/medallions.hpp).
 nlohmann::json read_medallion(SQLite::Database& db, const nlohmann::json& request,
                               const ReadScope& caller);
 
@@ -79,8 +82,8 @@ struct DerivedText {
 
 /// The derived records of namespace `ns` recall searches: active knowledge (title, rationale),
 /// active observations (title, text), entity summaries (display name, summary) and the
-/// medallions scoped to it (id, summary.high_level), the `per_kind` most recently updated
-/// (most important, for entities) of each, within the caller's scope.
+/// medallions scoped to it but superseded ones (id, summary.high_level), the `per_kind` most
+/// recently updated (most important, for entities) of each, within the caller's scope.
 /// `query` must be prepared from derived_texts_sql() (once per connection).
 std::vector<DerivedText> derived_texts(SQLite::Statement& query, const std::string& ns,
                                        const ReadScope& caller, std::int64_t per_kind);

@@ -29,7 +29,8 @@ WHERE excluded.max_ts_us > event_namespaces.max_ts_us)sql";
 
 constexpr const char* kMarkMedallionsStale =
     "UPDATE medallions SET status = 'stale' WHERE status = 'active' AND id IN "
-    "(SELECT medallion_id FROM medallion_scopes WHERE namespace IN (?1, ''))";
+    "(SELECT medallion_id FROM medallion_scopes WHERE namespace IN (?1, '') "
+    "AND config_hash != 'agent')";
 
 constexpr const char* kInsertDeadLetter =
     "INSERT INTO dead_letters (received_us, endpoint, reason, payload) VALUES (?1, ?2, ?3, ?4)";

@@ -38,9 +38,10 @@ struct StoredCopy {
   std::string uid;
 };
 
-/// Marks the medallions covering namespace `ns` stale, for a change made outside the event
-/// path (a proposal's verdict); EventStore::mark_medallions_stale is the writer's prepared
-/// form. Throws SQLite::Exception.
+/// Marks the medallion job's medallions covering namespace `ns` stale (agents' medallions,
+/// table agent_medallions, change status only when an agent says so: seed 001), for a change
+/// made outside the event path (a proposal's verdict); EventStore::mark_medallions_stale is the
+/// writer's prepared form. Throws SQLite::Exception.
 void mark_medallions_stale(SQLite::Database& db, const std::string& ns);
 
 /// When insert() raises a namespace's newest event time (table event_namespaces, which the

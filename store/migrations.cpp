@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 32> kMigrations{
+constexpr std::array<const char*, 33> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1096,6 +1096,28 @@ CREATE TABLE IF NOT EXISTS entity_merges (
   actor         TEXT    NOT NULL,
   merged_us     INTEGER NOT NULL,
   PRIMARY KEY (namespace, alias_key)
+) WITHOUT ROWID;
+)sql",
+    // 33: medallions written by agents (memory_ops/medallions.hpp, issue 35 §4; seed 001).
+    //    They live in the seed's tables beside the job's, so every read finds them; this table
+    //    says which ones an agent owns (the job never rebuilds them, new events never mark them
+    //    stale, a forget's rebuild keeps them) and what superseded one. medallion_evidence keeps
+    //    the seed's Evidence of each version (version 1 = the create).
+    R"sql(
+CREATE TABLE IF NOT EXISTS agent_medallions (
+  medallion_id  TEXT    PRIMARY KEY,
+  namespace     TEXT    NOT NULL,
+  author        TEXT    NOT NULL,
+  version       INTEGER NOT NULL,
+  superseded_by TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS medallion_evidence (
+  medallion_id  TEXT    NOT NULL,
+  version       INTEGER NOT NULL,
+  actor         TEXT    NOT NULL,
+  recorded_us   INTEGER NOT NULL,
+  evidence_json TEXT    NOT NULL,
+  PRIMARY KEY (medallion_id, version)
 ) WITHOUT ROWID;
 )sql",
 };

@@ -169,10 +169,13 @@ ToolResult revise(const McpOptions& o, const json& args) {
 }
 
 ToolResult medallion(const McpOptions& o, const json& args) {
-  json request = {{"cmd", "medallion"}, {"action", args.value("action", "list")}};
-  for (const char* key : {"id", "nodes", "tags", "limit"}) {
+  const std::string action = args.value("action", "list");
+  json request = {{"cmd", "medallion"}, {"action", action}};
+  for (const char* key : {"id", "nodes", "tags", "limit", "medallion", "evidence", "supersedes",
+                          "status", "superseded_by", "rationale"}) {
     if (args.contains(key)) request[key] = args[key];
   }
+  if (action == "create") request["namespace"] = namespace_of(o, args);
   auto reply = control(o, request);
   if (auto* e = std::get_if<std::string>(&reply)) return ToolResult::error(*e);
   json structured = without_ok(std::get<json>(std::move(reply)));
@@ -295,15 +298,41 @@ std::vector<Tool> reflectd_tools(const McpOptions& o) {
       {"medallion",
        "Medallion",
        "The medallions: compact checkpoints of a project or conversation (summary, decisions, "
-       "open questions, what to avoid) to resume work from. action list (default), get (id), "
-       "query (nodes, tags) or history (id).",
+       "open questions, what to avoid) to resume work from. Read: action list (default), get "
+       "(id), query (nodes, tags) or history (id). Write your own: create (medallion, "
+       "evidence, namespace, supersedes?), update (id, medallion with the fields to replace, "
+       "evidence), set_status (id, status, superseded_by with superseded, rationale).",
        {{"type", "object"},
         {"properties",
-         {{"action", {{"type", "string"}, {"enum", {"list", "get", "query", "history"}}}},
+         {{"action",
+           {{"type", "string"},
+            {"enum", {"list", "get", "query", "history", "create", "update", "set_status"}}}},
           {"id", {{"type", "string"}, {"description", "e.g. med:<namespace>"}}},
           {"nodes", string_array()},
           {"tags", string_array()},
-          {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 1000}}}}}},
+          {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 1000}}},
+          {"namespace", ns_property},
+          {"medallion",
+           {{"type", "object"},
+            {"description",
+             "A seed 001 Medallion: scope {graph_nodes, tags}, summary {high_level (<= 300 "
+             "characters), subsystems}, decisions [{id, statement, rationale, confidence}], "
+             "open_questions [{id, question, blocked_on, priority}], affordances "
+             "{recommended_entry_points, avoid_repeating, invariants}, meta {medallion_id?, "
+             "model?}"}}},
+          {"evidence",
+           {{"type", "object"},
+            {"description", "What the medallion is built from (seed 001 Evidence)"},
+            {"properties",
+             {{"session_summary", {{"type", "string"}}},
+              {"transcripts", string_array()},
+              {"artefacts", {{"type", "object"}}}}},
+            {"required", {"session_summary"}}}},
+          {"supersedes",
+           {{"type", "string"}, {"description", "create: the medallion it replaces"}}},
+          {"status", {{"type", "string"}, {"enum", {"active", "stale", "superseded"}}}},
+          {"superseded_by", {{"type", "string"}}},
+          {"rationale", {{"type", "string"}}}}}},
        [o](const json& a) { return medallion(o, a); }});
   return tools;
 }

@@ -505,6 +505,46 @@ async function main() {
         'medallion get',
       );
       expectEq(got.medallion?.meta?.medallion_id, MEDALLION_ID, 'medallion.meta.medallion_id');
+
+      // An agent writes its own medallion (seed 001) with evidence; the job's own refuses
+      // a status change as a tool error.
+      const created = structured(
+        await client.callTool(
+          {
+            name: 'medallion',
+            arguments: {
+              action: 'create',
+              namespace: NAMESPACE,
+              medallion: {
+                meta: { medallion_id: 'mcp-resume' },
+                scope: { graph_nodes: ['conversation:mcp'], tags: ['resume'] },
+                summary: { high_level: 'Caroline went to a support group; Melanie paints.' },
+                affordances: { recommended_entry_points: ['recall "support group"'], avoid_repeating: [] },
+              },
+              evidence: { session_summary: 'MCP client test session' },
+            },
+          },
+          undefined,
+          RPC,
+        ),
+        'medallion create',
+      );
+      expectEq(created.written?.id, 'mcp-resume', 'medallion create id');
+      expectEq(created.written?.status, 'active', 'medallion create status');
+      const mine = structured(
+        await client.callTool({ name: 'medallion', arguments: { action: 'get', id: 'mcp-resume' } }, undefined, RPC),
+        'medallion get mcp-resume',
+      );
+      expectEq(mine.evidence?.session_summary, 'MCP client test session', 'medallion get evidence');
+      expectToolError(
+        await client.callTool(
+          { name: 'medallion', arguments: { action: 'set_status', id: MEDALLION_ID, status: 'stale', rationale: 'test' } },
+          undefined,
+          RPC,
+        ),
+        'medallion set_status',
+        'medallion job',
+      );
     },
     { skipIf },
   );
