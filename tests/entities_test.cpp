@@ -280,6 +280,9 @@ TEST_CASE("extraction: speakers, capitalised runs, SWE-agent paths and aliases")
   const auto chat =
       extract("conversation", "Melanie: I moved the Berlin Office meeting.\nThe plan stays.");
   CHECK(keys(chat) == std::vector<std::string>{"person:melanie", "name:berlin office"});
+  // A greeting is not part of the name it opens.
+  CHECK(keys(extract("conversation", "Melanie: Hey Caroline, thanks! Wow Jon did it.")) ==
+        std::vector<std::string>{"person:melanie", "name:caroline", "name:jon"});
   // "The" starts a sentence and is a stop word; "Problem:" is a label, not a speaker.
   CHECK(keys(extract("note", "Problem: it fails. The cause is unknown.")).empty());
 
