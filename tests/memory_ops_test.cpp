@@ -970,6 +970,15 @@ TEST_CASE("agents' medallions: create, update with evidence, explicit status; jo
   CHECK(listed["medallions"][1]["superseded_by"] == "proj-resume-2");
   CHECK(listed["medallions"][2]["superseded_by"].is_null());
 
+  // A create whose supersedes is refused stores nothing (one transaction).
+  json refused = create_request(resume_medallion("proj-resume-3", "Other."), "s");
+  refused["supersedes"] = "med:proj";
+  CHECK(ask(refused)["error"] ==
+        "medallion: id: 'med:proj' is the medallion job's: it is rebuilt from the events, which "
+        "also mark it stale; agents update and set the status of their own medallions only");
+  CHECK(ask({{"cmd", "medallion"}, {"action", "get"}, {"id", "proj-resume-3"}})["error"] ==
+        "no medallion 'proj-resume-3'");
+
   auto set_status = [&](const std::string& id, const std::string& status, const std::string& by) {
     json r = {{"cmd", "medallion"},
               {"action", "set_status"},
