@@ -238,6 +238,8 @@ struct Totals {
   std::int64_t competences = 0;
   std::int64_t decisions_extracted = 0;
   std::int64_t decisions_falsified = 0;
+  std::int64_t agent_records_reinforced = 0;
+  std::int64_t agent_records_promoted = 0;
 };
 
 struct OpenTrajectory {
@@ -310,7 +312,13 @@ class Consolidator {
             "status, provenance, keywords, salience_ref_us, first_seen_us, last_seen_us, "
             "updated_us) VALUES (?1, ?2, 'proposal', ?3, ?4, 'pending evidence', 'draft', "
             "'internal', ?5, ?6, ?6, ?6, ?6)"),
-        stream_backfill_(db_, std::string(kBackfill) + " AND t.seq <= ?4"),
+        stream_backfill_(
+            db_, std::string(kBackfill) + " AND t.seq >= ?4 AND t.seq <= ?5 AND t.seq < ?6"),
+        agent_records_(db_,
+                       "SELECT decision_id, source_event_seq, coalesce(ended_seq, "
+                       "9223372036854775807) FROM knowledge WHERE namespace = ?1 AND target = ?2 "
+                       "AND provenance = 'external' AND source_event_seq IS NOT NULL "
+                       "ORDER BY decision_id"),
         stream_evidence_all_(
             db_,
             "SELECT ts_us, event_seq FROM knowledge_evidence WHERE decision_id = ?1 "
@@ -339,10 +347,11 @@ class Consolidator {
         stream_contexts_(
             db_,
             "SELECT count(DISTINCT trajectory_id) FROM event_targets WHERE namespace = ?1 "
-            "AND target = ?2 AND weight > 0 AND seq <= ?3"),
+            "AND target = ?2 AND weight > 0 AND seq <= ?3 AND seq >= ?4"),
         stream_context_seen_(db_,
                              "SELECT 1 FROM event_targets WHERE namespace = ?1 AND target = ?2 AND "
-                             "trajectory_id = ?3 AND weight > 0 AND seq <= ?4 LIMIT 1"),
+                             "trajectory_id = ?3 AND weight > 0 AND seq <= ?4 AND seq >= ?5 "
+                             "LIMIT 1"),
         stream_procedure_(
             db_,
             "SELECT procedural FROM trajectory_outcomes WHERE namespace = ?1 AND target = ?2 "
@@ -353,6 +362,12 @@ UPDATE knowledge SET rationale = ?2, status = ?3, phase = ?4, vitality = ?5, evi
   confidence_base = ?11, stability_score = ?12, reinforcement_density = ?13, coverage = ?14,
   lifetime_days = ?15, estimated_removal_cost = ?16, estimated_utility = ?17, acceptance_score = ?18,
   first_seen_us = ?19, last_seen_us = ?20, updated_us = ?21
+WHERE decision_id = ?1)sql"),
+        agent_stream_update_(db_, R"sql(
+UPDATE knowledge SET phase = ?2, vitality = ?3, frequency = ?4, unique_contexts = ?5,
+  stability_score = ?6, reinforcement_density = ?7, coverage = ?8, lifetime_days = ?9,
+  estimated_removal_cost = ?10, estimated_utility = ?11, acceptance_score = ?12,
+  first_seen_us = ?13, last_seen_us = ?14, updated_us = ?15
 WHERE decision_id = ?1)sql"),
         event_content_(db_, "SELECT content FROM events WHERE seq = ?1"),
         trajectory_steps_(
@@ -447,7 +462,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
                    {"procedures_distilled", totals_.procedures_distilled},
                    {"competences", totals_.competences},
                    {"decisions_extracted", totals_.decisions_extracted},
-                   {"decisions_falsified", totals_.decisions_falsified}};
+                   {"decisions_falsified", totals_.decisions_falsified},
+                   {"agent_records_reinforced", totals_.agent_records_reinforced},
+                   {"agent_records_promoted", totals_.agent_records_promoted}};
     return result;
   }
 
@@ -469,6 +486,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     WriteTransaction transaction(ctx_);
     chunk_totals_.clear();
     chunk_streams_.clear();
+    chunk_agent_targets_.clear();
+    chunk_agent_streams_.clear();
     chunk_questions_.clear();
     const std::int64_t watermark = std::stoll(state_.get(ns, "watermark").value_or("0"));
     OpenTrajectory open;
@@ -626,6 +645,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     store_questions(ns);
     for (auto& [target, stream] : chunk_streams_) {
       if (stream.active && stream.dirty) write_stream(ns, target, stream);
+    }
+    for (auto& [id, stream] : chunk_agent_streams_) {
+      if (stream.active && stream.dirty) write_agent_stream(stream);
     }
     for (const auto& [signature, earliest_ts] : touched_signatures) {
       update_pattern(ns, signature, earliest_ts);
@@ -916,7 +938,12 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   // (consolidation_streams), read at its first event of the chunk and written at its end.
   // The tables are the truth between chunks, so a failed or cancelled chunk loses nothing.
   struct Stream {
-    std::string id;       // "proposal:<namespace>:<target>"
+    std::string id;         // "proposal:<namespace>:<target>", or an agent's decision_id
+    bool external = false;  // an agent's record: evaluated, never accepted by the job
+    // An agent's record's evidence window [from_seq, end_seq): its own event up to the event
+    // that ended it (knowledge.ended_seq). A job's stream takes every event of its target.
+    std::int64_t from_seq = 0;
+    std::int64_t end_seq = std::numeric_limits<std::int64_t>::max();
     bool exists = false;  // the knowledge row exists
     bool active = false;  // it has running state: its evidence is complete up to the event
     EvidenceSums sums;
@@ -986,6 +1013,12 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     if (!fresh) return it->second;
     Stream& s = it->second;
     s.id = stream_id(ns, target);
+    load_stream(s);
+    return s;
+  }
+
+  // The knowledge row of `s.id` and its running state, when they exist.
+  void load_stream(Stream& s) {
     SQLite::Statement& q = stream_load_;
     q.reset();
     q.bind(1, s.id);
@@ -1014,7 +1047,6 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
       }
     }
     q.reset();
-    return s;
   }
 
   // SQLite's `content LIKE '%Solution:%'` (ASCII case-insensitive), the candidates for the
@@ -1048,81 +1080,139 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   }
 
   // One weighted event `e` of `target`: makes it evidence of the target's stream (creating the
-  // stream when the target's totals first qualify) and evaluates the stream. O(log n): at most
-  // three index probes, none when the event is the stream's latest.
+  // stream when the target's totals first qualify) and of the agents' records on the target
+  // whose window holds it, and evaluates each. O(log n) per stream: at most three index
+  // probes, none when the event is the stream's latest.
   void add_evidence(const std::string& ns, const std::string& target, const TargetTotals& totals,
                     const Evidence& e) {
     Stream& s = stream_of(ns, target);
-    const std::string& id = s.id;
-    if (!s.active) {
-      if (totals.weight < p_.stream_weight_threshold && totals.commits < 1) return;
-      start_stream(ns, target, id, s, e.seq, totals.weight);
-    } else {
-      evidence_insert_.reset();
-      evidence_insert_.bind(1, id);
-      evidence_insert_.bind(2, static_cast<std::int64_t>(e.seq));
-      evidence_insert_.bind(3, static_cast<std::int64_t>(e.ts_us));
-      evidence_insert_.bind(4, e.weight);
-      if (evidence_insert_.exec() == 0)
-        return;  // already evidence (an external stream's own event)
-      const bool latest =
-          e.ts_us > s.sums.last_us || (e.ts_us == s.sums.last_us && e.seq > s.last_seq);
-      if (latest) {
-        s.sums.add(e.ts_us, s.sums.last_us, std::nullopt);
-        s.last_seq = e.seq;
+    if (s.active || totals.weight >= p_.stream_weight_threshold || totals.commits >= 1) {
+      bool added = true;
+      if (!s.active) {
+        if (!s.exists) create_stream(ns, target, s, totals.weight);
+        start_stream(ns, target, s, e.seq);
       } else {
-        // Out of time order: its neighbours in (ts_us, event_seq) order split one gap in two.
-        s.sums.add(e.ts_us, neighbour(evidence_before_, id, e.ts_us, e.seq),
-                   neighbour(evidence_after_, id, e.ts_us, e.seq));
+        added = append_evidence(ns, target, s, e);  // false: its evidence already
       }
-      if (mentions_solution(*e.content)) add_solution(s.solutions, e.ts_us, e.seq);
-      // A new context when none of the target's earlier weighted events had this trajectory
-      // (one index probe per trajectory and chunk: its later events in the chunk are not new).
-      if (s.chunk_contexts.insert(*e.trajectory).second) {
-        stream_context_seen_.reset();
-        stream_context_seen_.bind(1, ns);
-        stream_context_seen_.bind(2, target);
-        stream_context_seen_.bind(3, *e.trajectory);
-        stream_context_seen_.bind(4, static_cast<std::int64_t>(e.seq - 1));
-        if (!stream_context_seen_.executeStep()) ++s.unique_contexts;
-        stream_context_seen_.reset();
-      }
-      if (!s.reinforced) {
-        s.reinforced = true;
-        ++totals_.streams_reinforced;
+      if (added) {
+        s.dirty = true;
+        evaluate(s);
       }
     }
-    s.dirty = true;
-    evaluate(id, s);
+    for (Stream* agent : agent_streams_of(ns, target)) {
+      if (e.seq < agent->from_seq || e.seq >= agent->end_seq) continue;
+      if (!agent->active) {
+        start_stream(ns, target, *agent, e.seq);
+      } else if (!append_evidence(ns, target, *agent, e)) {
+        continue;
+      }
+      if (!agent->reinforced) {
+        agent->reinforced = true;
+        ++totals_.agent_records_reinforced;
+      }
+      agent->dirty = true;
+      evaluate(*agent);
+    }
   }
 
-  // Makes `s` active at event `seq`: creates its knowledge row when missing, makes every
-  // weighted event of the target up to `seq` its evidence and computes the running state
-  // from that evidence. Once per stream (or once after an upgrade from a version without
-  // running state), so its O(E) read is not per chunk or run.
-  void start_stream(const std::string& ns, const std::string& target, const std::string& id,
-                    Stream& s, std::int64_t seq, double weight) {
-    if (!s.exists) {
-      SQLite::Statement& create = stream_create_;
-      create.reset();
-      create.bind(1, id);
-      create.bind(2, ns);
-      create.bind(3, target);
-      create.bind(4, "Hypothesis for " + target);
-      create.bind(5, json::array({target}).dump());
-      create.bind(6, static_cast<std::int64_t>(now_));
-      create.exec();
-      audit_.append("knowledge", id, "create", kActor, now_,
-                    "evidence weight " + std::to_string(weight) + " for target " + target);
-      ++totals_.streams_created;
-      s.exists = true;
+  // The agents' records (knowledge of provenance 'external': decisions, constraints,
+  // assumptions, interventions, proposals) on `target`, read at the target's first event in
+  // the chunk. Rows cannot appear during a chunk: ingest waits for its transaction.
+  std::vector<Stream*>& agent_streams_of(const std::string& ns, const std::string& target) {
+    auto [it, fresh] = chunk_agent_targets_.try_emplace(target);
+    if (!fresh) return it->second;
+    SQLite::Statement& q = agent_records_;
+    q.reset();
+    q.bind(1, ns);
+    q.bind(2, target);
+    while (q.executeStep()) {
+      auto [record, inserted] = chunk_agent_streams_.try_emplace(q.getColumn(0).getString());
+      Stream& s = record->second;
+      if (inserted) {
+        s.id = record->first;
+        s.external = true;
+        s.from_seq = q.getColumn(1).getInt64();
+        s.end_seq = q.getColumn(2).getInt64();
+        load_stream(s);
+      }
+      it->second.push_back(&s);
     }
+    q.reset();
+    return it->second;
+  }
+
+  // Adds `e` to the running state of an active stream. False when it was evidence already.
+  bool append_evidence(const std::string& ns, const std::string& target, Stream& s,
+                       const Evidence& e) {
+    const std::string& id = s.id;
+    evidence_insert_.reset();
+    evidence_insert_.bind(1, id);
+    evidence_insert_.bind(2, static_cast<std::int64_t>(e.seq));
+    evidence_insert_.bind(3, static_cast<std::int64_t>(e.ts_us));
+    evidence_insert_.bind(4, e.weight);
+    if (evidence_insert_.exec() == 0) return false;
+    const bool latest =
+        e.ts_us > s.sums.last_us || (e.ts_us == s.sums.last_us && e.seq > s.last_seq);
+    if (latest) {
+      s.sums.add(e.ts_us, s.sums.last_us, std::nullopt);
+      s.last_seq = e.seq;
+    } else {
+      // Out of time order: its neighbours in (ts_us, event_seq) order split one gap in two.
+      s.sums.add(e.ts_us, neighbour(evidence_before_, id, e.ts_us, e.seq),
+                 neighbour(evidence_after_, id, e.ts_us, e.seq));
+    }
+    if (mentions_solution(*e.content)) add_solution(s.solutions, e.ts_us, e.seq);
+    // A new context when none of the target's earlier weighted events in the stream's window
+    // had this trajectory (one index probe per trajectory and chunk: its later events in the
+    // chunk are not new).
+    if (s.chunk_contexts.insert(*e.trajectory).second) {
+      stream_context_seen_.reset();
+      stream_context_seen_.bind(1, ns);
+      stream_context_seen_.bind(2, target);
+      stream_context_seen_.bind(3, *e.trajectory);
+      stream_context_seen_.bind(4, static_cast<std::int64_t>(e.seq - 1));
+      stream_context_seen_.bind(5, static_cast<std::int64_t>(s.from_seq));
+      if (!stream_context_seen_.executeStep()) ++s.unique_contexts;
+      stream_context_seen_.reset();
+    }
+    if (!s.external && !s.reinforced) {
+      s.reinforced = true;
+      ++totals_.streams_reinforced;
+    }
+    return true;
+  }
+
+  // The knowledge row of a job's stream, when its target's totals first qualify.
+  void create_stream(const std::string& ns, const std::string& target, Stream& s, double weight) {
+    SQLite::Statement& create = stream_create_;
+    create.reset();
+    create.bind(1, s.id);
+    create.bind(2, ns);
+    create.bind(3, target);
+    create.bind(4, "Hypothesis for " + target);
+    create.bind(5, json::array({target}).dump());
+    create.bind(6, static_cast<std::int64_t>(now_));
+    create.exec();
+    audit_.append("knowledge", s.id, "create", kActor, now_,
+                  "evidence weight " + std::to_string(weight) + " for target " + target);
+    ++totals_.streams_created;
+    s.exists = true;
+  }
+
+  // Makes `s` active at event `seq`: makes every weighted event of the target in its window up
+  // to `seq` its evidence and computes the running state from all its evidence (an agent's
+  // record has its own event too). Once per stream (or once after an upgrade from a version
+  // without running state), so its O(E) read is not per chunk or run.
+  void start_stream(const std::string& ns, const std::string& target, Stream& s, std::int64_t seq) {
+    const std::string& id = s.id;
     SQLite::Statement& backfill = stream_backfill_;
     backfill.reset();
     backfill.bind(1, id);
     backfill.bind(2, ns);
     backfill.bind(3, target);
-    backfill.bind(4, static_cast<std::int64_t>(seq));
+    backfill.bind(4, static_cast<std::int64_t>(s.from_seq));
+    backfill.bind(5, static_cast<std::int64_t>(seq));
+    backfill.bind(6, static_cast<std::int64_t>(s.end_seq));
     backfill.exec();
     std::vector<std::int64_t> dates;
     stream_evidence_all_.reset();
@@ -1145,6 +1235,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     stream_contexts_.bind(1, ns);
     stream_contexts_.bind(2, target);
     stream_contexts_.bind(3, static_cast<std::int64_t>(seq));
+    stream_contexts_.bind(4, static_cast<std::int64_t>(s.from_seq));
     stream_contexts_.executeStep();
     s.unique_contexts = stream_contexts_.getColumn(0).getInt64();
     stream_contexts_.reset();
@@ -1154,8 +1245,11 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   // Promotion and acceptance after one evidence event, at the run's `now`: the tables are as
   // if the job had evaluated after every event, whatever the chunks and runs. Phases are never
   // demoted and an acceptance is never revoked, so a stream is promoted/accepted when the
-  // rule holds at any prefix of its evidence (in seq order). O(1).
-  void evaluate(const std::string& id, Stream& s) {
+  // rule holds at any prefix of its evidence (in seq order). An agent's record is promoted by
+  // the same rule but never accepted by the job: its status is the agent's (seed 000
+  // AcceptProposalRequest is theirs to send). O(1).
+  void evaluate(Stream& s) {
+    const std::string& id = s.id;
     // Nothing left to decide: the state it would record is never read again.
     if (s.sums.count == 0 || (s.phase == Phase::kCanonical && s.status != "draft")) return;
     const Vitality vitality =
@@ -1163,8 +1257,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     const StreamMetrics m = compute_metrics(s.sums, s.use, s.phase, s.scope, now_, p_.metrics);
     const Phase next = next_phase(s.phase, m, vitality, s.scope);
     const double acceptance = acceptance_score(m);
-    const bool accept =
-        s.status == "draft" && next != Phase::kPattern && acceptance >= p_.accept_threshold;
+    const bool accept = !s.external && s.status == "draft" && next != Phase::kPattern &&
+                        acceptance >= p_.accept_threshold;
     if (next != s.phase || accept) {
       const std::string previous = nlohmann::ordered_json{
           {"status", s.status},
@@ -1174,10 +1268,11 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
       if (next != s.phase) {
         audit_.append("knowledge", id, "promote", kActor, now_,
                       std::string(to_string(s.phase)) + " -> " + to_string(next) +
-                          " at frequency " + std::to_string(m.frequency) + ", confidence " +
+                          " at frequency " + std::to_string(m.frequency) +
+                          (s.external ? ", evidence confidence " : ", confidence ") +
                           std::to_string(m.confidence),
                       previous);
-        ++totals_.streams_promoted;
+        ++(s.external ? totals_.agent_records_promoted : totals_.streams_promoted);
       }
       if (accept) {
         audit_.append("knowledge", id, "accept", kActor, now_,
@@ -1190,7 +1285,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
       s.phase = next;
     }
     s.vitality = to_string(vitality);
-    s.confidence = m.confidence;
+    if (!s.external) s.confidence = m.confidence;  // an agent's record keeps the agent's
   }
 
   // Writes a stream's row and running state at the end of a chunk: the metrics of its whole
@@ -1268,10 +1363,44 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     update.bind(20, static_cast<std::int64_t>(s.sums.last_us));
     update.bind(21, static_cast<std::int64_t>(now_));
     update.exec();
+    store_running_state(s, solutions);
+  }
 
+  // An agent's record at the end of a chunk: the lifecycle columns only. Its title,
+  // rationale, consequences, evidence_event_ids, status and confidence are the agent's (the
+  // decay job decays confidence from confidence_base since last_seen_us).
+  void write_agent_stream(const Stream& s) {
+    const Vitality vitality =
+        vitality_at(std::max(s.sums.last_us, s.use.last_hit_us), now_, p_.vitality);
+    const StreamMetrics m = compute_metrics(s.sums, s.use, s.phase, s.scope, now_, p_.metrics);
+    SQLite::Statement& update = agent_stream_update_;
+    update.reset();
+    update.bind(1, s.id);
+    update.bind(2, to_string(s.phase));
+    update.bind(3, to_string(vitality));
+    update.bind(4, static_cast<std::int64_t>(m.frequency));
+    update.bind(5, static_cast<std::int64_t>(s.unique_contexts));
+    update.bind(6, m.stability);
+    update.bind(7, m.reinforcement_density);
+    update.bind(8, m.coverage);
+    update.bind(9, m.lifetime_days);
+    update.bind(10, m.removal_cost);
+    update.bind(11, m.utility);
+    update.bind(12, acceptance_score(m));
+    update.bind(13, static_cast<std::int64_t>(s.sums.first_us));
+    update.bind(14, static_cast<std::int64_t>(s.sums.last_us));
+    update.bind(15, static_cast<std::int64_t>(now_));
+    update.exec();
+    json solutions = json::array();
+    for (const auto& [ts, seq] : s.solutions) solutions.push_back({ts, seq});
+    store_running_state(s, solutions);
+  }
+
+  // consolidation_streams: what the next chunk or run continues from.
+  void store_running_state(const Stream& s, const json& solutions) {
     SQLite::Statement& state = stream_store_;
     state.reset();
-    state.bind(1, id);
+    state.bind(1, s.id);
     state.bind(2, static_cast<std::int64_t>(s.sums.count));
     state.bind(3, static_cast<std::int64_t>(s.sums.first_us));
     state.bind(4, static_cast<std::int64_t>(s.sums.last_us));
@@ -1689,6 +1818,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   SQLite::Statement stream_store_;
   SQLite::Statement stream_create_;
   SQLite::Statement stream_backfill_;
+  SQLite::Statement agent_records_;
   SQLite::Statement stream_evidence_all_;
   SQLite::Statement evidence_insert_;
   SQLite::Statement evidence_before_;
@@ -1699,6 +1829,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   SQLite::Statement stream_context_seen_;
   SQLite::Statement stream_procedure_;
   SQLite::Statement stream_update_;
+  SQLite::Statement agent_stream_update_;
   SQLite::Statement event_content_;
   SQLite::Statement trajectory_steps_;
   SQLite::Statement outcome_previous_;
@@ -1715,8 +1846,11 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   SQLite::Statement observation_first_;
   SQLite::Statement observation_support_;
   SQLite::Statement observation_upsert_;
-  std::map<std::string, TargetTotals> chunk_totals_;        // by target, this chunk only
-  std::map<std::string, Stream> chunk_streams_;             // by target, this chunk only
+  std::map<std::string, TargetTotals> chunk_totals_;  // by target, this chunk only
+  std::map<std::string, Stream> chunk_streams_;       // by target, this chunk only
+  // Agents' records by decision_id, and those of each target touched, this chunk only.
+  std::map<std::string, Stream> chunk_agent_streams_;
+  std::map<std::string, std::vector<Stream*>> chunk_agent_targets_;
   std::map<std::string, PendingQuestion> chunk_questions_;  // by trajectory, this chunk only
   std::unordered_map<std::string, PatternState> patterns_;  // ns + '\n' + signature, this run
   // ns + '\n' + tool sequence -> its successful runs in (ts, seq) order, this run

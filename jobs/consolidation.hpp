@@ -19,6 +19,9 @@
 //    (table consolidation_streams; O(log n) per evidence event). Promotion and acceptance are
 //    decided after every evidence event, in seq order, at the run's clock, and never revoked
 //    (docs/JOBS.md "Evaluation rule"); a chunk ends early when ingest waits at the write gate.
+//    An agent's record on the target (knowledge of provenance 'external') is evaluated the
+//    same way over the weighted events from its own event up to knowledge.ended_seq (the
+//    event that superseded or deprecated it): phase and metrics only, never an acceptance.
 // 4. Recurring problems: error texts and "Problem:" lines fold into signatures
 //    (problem_signature()); one seen pattern_min_occurrences times in pattern_min_trajectories
 //    trajectories is a `pattern` observation, reinforced by each later occurrence.
@@ -74,8 +77,9 @@ struct ConsolidationParams {
 
 /// Runs one consolidation pass. Returns seed 003 ConsolidationResult (events_processed,
 /// observations_created, observations_reinforced, skipped, skip_reason) plus streams_created,
-/// streams_reinforced, streams_promoted, proposals_accepted, procedures_distilled and
-/// competences. Throws JobCancelled (via ctx.cancel) or SQLite::Exception.
+/// streams_reinforced, streams_promoted, proposals_accepted, procedures_distilled,
+/// competences, decisions_extracted, decisions_falsified, agent_records_reinforced and
+/// agent_records_promoted. Throws JobCancelled (via ctx.cancel) or SQLite::Exception.
 nlohmann::json run_consolidation(JobContext& ctx, const ConsolidationParams& params);
 
 }  // namespace reflectd::jobs

@@ -12,8 +12,8 @@ constexpr std::array kClear{
     // quote targets, titles and entity names (a forget marks itself in forget_in_progress,
     // which migration 28's trigger requires).
     "DELETE FROM audit_log WHERE actor LIKE 'job:%' AND record_type != 'event' AND ("
-    "record_id IN (SELECT decision_id FROM knowledge WHERE namespace = ?1 AND provenance = "
-    "'internal') OR record_id IN (SELECT observation_id FROM observations WHERE namespace = ?1) "
+    "record_id IN (SELECT decision_id FROM knowledge WHERE namespace = ?1) OR record_id IN (SELECT "
+    "observation_id FROM observations WHERE namespace = ?1) "
     "OR record_id IN (SELECT medallion_id FROM medallion_scopes WHERE namespace = ?1) "
     "OR substr(record_id, 1, length(?1) + 10) = 'proposal:' || ?1 || ':' "
     "OR record_id = 'med:' || ?1 "
@@ -21,11 +21,22 @@ constexpr std::array kClear{
     "OR (record_type = 'observation' AND instr(record_id, ':' || ?1 || ':') > 0 AND "
     "substr(record_id, 1, instr(record_id, ':' || ?1 || ':') - 1) IN "
     "('pattern', 'competence', 'community', 'trend')))",
-    // Consolidation: the job's knowledge (agents' own, provenance 'external', stays).
+    // Consolidation: the job's knowledge. Agents' own records (provenance 'external') stay as
+    // their events made them: their own event as evidence, the lifecycle columns as
+    // knowledge_store.cpp inserts them; the rebuild evaluates them again.
     "DELETE FROM knowledge_evidence WHERE decision_id IN (SELECT decision_id FROM knowledge "
-    "WHERE namespace = ?1 AND provenance = 'internal')",
+    "WHERE namespace = ?1 AND (provenance = 'internal' OR source_event_seq IS NULL OR "
+    "source_event_seq != knowledge_evidence.event_seq))",
     "DELETE FROM consolidation_streams WHERE decision_id IN (SELECT decision_id FROM knowledge "
-    "WHERE namespace = ?1 AND provenance = 'internal')",
+    "WHERE namespace = ?1)",
+    "UPDATE knowledge SET phase = 'pattern', vitality = 'active', confidence = "
+    "confidence_base, frequency = 1, "
+    "unique_contexts = 1, stability_score = 0.0, reinforcement_density = 0.0, coverage = 0.0, "
+    "lifetime_days = 0.0, estimated_removal_cost = 0.0, estimated_utility = 0.0, "
+    "acceptance_score = NULL, first_seen_us = coalesce((SELECT e.ts_us FROM events e WHERE "
+    "e.seq = knowledge.source_event_seq), first_seen_us), last_seen_us = coalesce((SELECT "
+    "e.ts_us FROM events e WHERE e.seq = knowledge.source_event_seq), last_seen_us) WHERE "
+    "namespace = ?1 AND provenance = 'external'",
     "DELETE FROM extracted_decisions WHERE namespace = ?1",
     "DELETE FROM knowledge WHERE namespace = ?1 AND provenance = 'internal'",
     "DELETE FROM community_members WHERE observation_id IN (SELECT observation_id FROM "

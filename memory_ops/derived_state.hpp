@@ -11,8 +11,9 @@
 // The jobs' own audit rows about those records go with them (their rationales and ids quote
 // targets, titles and entity names; the rebuild writes new ones).
 //
-// Kept: what agents wrote themselves (knowledge of provenance 'external', medallions listed in
-// agent_medallions with their evidence, their audit rows), the
+// Kept: what agents wrote themselves (knowledge of provenance 'external', reset to what their
+// own event made: the consolidation job's evaluation of them is derived; medallions listed in
+// agent_medallions with their evidence; their audit rows), the
 // facts (one global watermark: memory_ops/forget.cpp removes a forgotten event's facts one by
 // one), job_runs, dead letters, and the counters triggers keep (event_namespaces,
 // event_span_changes, entity_summary_epoch).

@@ -111,12 +111,14 @@ void delete_agent_decisions(SQLite::Database& db, const std::string& actor, std:
       "FROM knowledge WHERE superseded_by = ?1 ORDER BY decision_id");
   SQLite::Statement reinstate(db,
                               "UPDATE knowledge SET status = 'active', superseded_by = NULL, "
-                              "updated_us = ?2 WHERE decision_id = ?1");
+                              "ended_seq = NULL, updated_us = ?2 WHERE decision_id = ?1");
   // The resolution rows quote the forgotten event's rationale ("superseded by ID: ...").
   SQLite::Statement redact(db,
                            "UPDATE audit_log SET rationale = ?2, previous = NULL WHERE "
                            "record_id = ?1 OR rationale LIKE '% by ' || ?1 || ': %'");
   SQLite::Statement evidence(db, "DELETE FROM knowledge_evidence WHERE decision_id = ?1");
+  // The consolidation job's running state of its evaluation (jobs/consolidation.hpp).
+  SQLite::Statement running(db, "DELETE FROM consolidation_streams WHERE decision_id = ?1");
   SQLite::Statement remove(db, "DELETE FROM knowledge WHERE decision_id = ?1");
   for (const auto& id : ids) {
     resolved.bind(1, id);
@@ -140,6 +142,9 @@ void delete_agent_decisions(SQLite::Database& db, const std::string& actor, std:
     evidence.reset();
     evidence.bind(1, id);
     evidence.exec();
+    running.reset();
+    running.bind(1, id);
+    running.exec();
     remove.reset();
     remove.bind(1, id);
     remove.exec();

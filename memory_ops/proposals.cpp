@@ -83,9 +83,13 @@ FROM knowledge k WHERE k.decision_id = ?1 AND k.kind = 'proposal')sql");
         "' is " + previous + "; " + action_name(verdict.verdict) + " needs " +
         (verdict.verdict == Verdict::kFalsify ? "draft or accepted" : "draft"));
   }
+  // A rejected or falsified record takes no evidence from events stored after it (the
+  // consolidation job's window for agents' records; the job's own streams keep theirs).
   SQLite::Statement update(db,
-                           "UPDATE knowledge SET status = ?2, updated_us = ?3 "
-                           "WHERE decision_id = ?1");
+                           "UPDATE knowledge SET status = ?2, updated_us = ?3, ended_seq = "
+                           "CASE WHEN ?2 IN ('rejected', 'falsified') AND provenance = "
+                           "'external' THEN coalesce(ended_seq, (SELECT coalesce(max(seq), 0) "
+                           "+ 1 FROM events)) ELSE ended_seq END WHERE decision_id = ?1");
   update.bind(1, verdict.proposal_id);
   update.bind(2, next);
   update.bind(3, static_cast<std::int64_t>(now_us));

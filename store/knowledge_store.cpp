@@ -31,8 +31,8 @@ constexpr const char* kPreviousState =
 
 constexpr const char* kResolve =
     "UPDATE knowledge SET status = ?2, superseded_by = CASE WHEN ?2 = 'superseded' THEN ?3 "
-    "ELSE superseded_by END, updated_us = ?4 WHERE decision_id = ?1 AND status = 'active' "
-    "AND namespace = ?5";
+    "ELSE superseded_by END, updated_us = ?4, ended_seq = ?6 WHERE decision_id = ?1 AND "
+    "status = 'active' AND namespace = ?5";
 
 std::string string_or(const nlohmann::json& object, const char* key, const std::string& fallback) {
   const auto it = object.find(key);
@@ -202,6 +202,7 @@ std::string KnowledgeStore::record(const EventRecord& event, std::int64_t seq,
     resolve_.bind(3, id);
     resolve_.bind(4, static_cast<std::int64_t>(now_us));
     resolve_.bind(5, event.ns);
+    resolve_.bind(6, static_cast<std::int64_t>(seq));  // its evidence ends before this event
     if (resolve_.exec() == 0) continue;
     audit_.append("knowledge", old_id, admission.resolution_type, actor, now_us,
                   new_status + " by " + id + ": " +

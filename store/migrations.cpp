@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 33> kMigrations{
+constexpr std::array<const char*, 34> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1120,6 +1120,13 @@ CREATE TABLE IF NOT EXISTS medallion_evidence (
   PRIMARY KEY (medallion_id, version)
 ) WITHOUT ROWID;
 )sql",
+    // 34: where an agent's record stopped taking evidence (issue 35 §3): the seq of the event
+    //    that superseded or deprecated it, or the next seq when a verdict rejected or
+    //    falsified it. The consolidation job evaluates an agent's record over the weighted
+    //    events of its target from its own event up to that seq (jobs/consolidation.hpp).
+    R"sql(
+ALTER TABLE knowledge ADD COLUMN ended_seq INTEGER;
+)sql",
 };
 
 // A migration that adds a column whose values are computed from other tables. Its fill runs
@@ -1132,7 +1139,7 @@ struct AddedColumn {
   const char* column;
   const char* fill;
 };
-constexpr std::array<AddedColumn, 2> kAddedColumns{{
+constexpr std::array<AddedColumn, 3> kAddedColumns{{
     // 22: from the occurrences stored (the job keeps the floors from then on).
     {22, "problem_patterns", "newest_floor_seq", R"sql(
 UPDATE problem_patterns SET newest_floor_seq = (SELECT min(seq) FROM (SELECT o.seq
@@ -1145,6 +1152,15 @@ UPDATE problem_patterns SET newest_floor_seq = (SELECT min(seq) FROM (SELECT o.s
     {23, "trajectory_outcomes", "final_ts_us", R"sql(
 UPDATE trajectory_outcomes SET final_ts_us = (SELECT e.ts_us FROM events e WHERE e.seq = final_seq)
 WHERE final_ts_us IS NULL;
+)sql"},
+    // 34: an agent's record ended before this version knew: by the record that superseded it
+    // when that is known, else before any later event.
+    {34, "knowledge", "ended_seq", R"sql(
+UPDATE knowledge SET ended_seq = coalesce(
+  (SELECT s.source_event_seq FROM knowledge s WHERE s.decision_id = knowledge.superseded_by),
+  (SELECT coalesce(max(seq), 0) + 1 FROM events))
+WHERE provenance = 'external' AND ended_seq IS NULL
+  AND status IN ('superseded', 'deprecated', 'rejected', 'falsified');
 )sql"},
 }};
 

@@ -304,13 +304,43 @@ TEST_CASE("consolidation: the same tables for any chunk size and any split into 
   for (auto& line : test::corpus_lines("swe-agent-trajectories.jsonl"))
     lines.push_back(std::move(line));
   REQUIRE(lines.size() == 9052);
+  // Agents' records on the target `perf` (issue 35 §3): a decision, the decision that
+  // supersedes it later (so the first one's evidence ends there) and a draft proposal; each is
+  // evaluated over the weighted events of its target in its window, split like the rest.
+  auto timestamp_of = [&](std::size_t line) {
+    return json::parse(lines[line]).at("timestamp").get<std::string>();
+  };
+  auto agent_record = [&](std::size_t at, const std::string& kind, const std::string& id,
+                          const std::string& extra) {
+    lines.insert(
+        lines.begin() + static_cast<std::ptrdiff_t>(at),
+        R"({"id":")" + id + R"(","kind":")" + kind +
+            R"(","namespace":"libzmq","agent_id":"perf-agent","timestamp":")" + timestamp_of(at) +
+            R"(","content":"perf: )" + id + R"(","context":{"title":")" + id +
+            R"(","target":"perf","rationale":"measured with the perf tools")" + extra + "}");
+  };
+  agent_record(6000, "decision", "perf-d2",
+               R"(},"resolution":{"resolution_type":"supersede","rationale":"newer numbers",)"
+               R"("target_decision_ids":["perf-d1"]})");
+  agent_record(3000, "proposal", "perf-p1", "}");
+  agent_record(1000, "decision", "perf-d1", "}");
+  REQUIRE(lines.size() == 9055);
+  // An agent's record changes status when the agent's events arrive, so where the writer's
+  // supersede row falls among the job's rows, and the status the job's rows record as
+  // previous, depend on when the job ran; what the job decides does not.
   auto knowledge_audit = [](SQLite::Database& db) {
     return dump(db,
                 "SELECT record_id, action, rationale, previous FROM audit_log WHERE record_type = "
-                "'knowledge' ORDER BY record_id, audit_id");
+                "'knowledge' AND record_id NOT IN (SELECT decision_id FROM knowledge WHERE "
+                "provenance = 'external') ORDER BY record_id, audit_id") +
+           dump(db,
+                "SELECT record_id, action, rationale, json_remove(previous, '$.status') FROM "
+                "audit_log WHERE record_type = 'knowledge' AND actor LIKE 'job:%' AND record_id "
+                "IN (SELECT decision_id FROM knowledge WHERE provenance = 'external') ORDER BY "
+                "record_id, audit_id");
   };
   const std::string base = dir.file("base.db");
-  REQUIRE(test::load_lines(base, lines, clock) == 9052);
+  REQUIRE(test::load_lines(base, lines, clock) == 9055);
   const std::string reference_path = dir.file("reference.db");
   std::filesystem::copy_file(base, reference_path);
   auto reference = open_writer(reference_path);
@@ -320,6 +350,30 @@ TEST_CASE("consolidation: the same tables for any chunk size and any split into 
   CHECK(dump(reference,
              "SELECT status, phase FROM knowledge WHERE decision_id = 'proposal:libzmq:perf'") ==
         "accepted|emergent|\n");
+  {
+    // Each agent's record has its own event and the target's weighted events in its window,
+    // and the lifecycle columns those give; the job never accepts the agent's proposal.
+    INFO(dump(reference,
+              "SELECT decision_id, status, phase, frequency, unique_contexts, ended_seq FROM "
+              "knowledge WHERE provenance = 'external' ORDER BY decision_id"));
+    const std::string window = R"sql(
+SELECT k.decision_id, k.status, k.frequency = (SELECT count(*) FROM knowledge_evidence x
+    WHERE x.decision_id = k.decision_id),
+  (SELECT count(*) FROM knowledge_evidence x WHERE x.decision_id = k.decision_id) = 1 + (
+    SELECT count(*) FROM event_targets t WHERE t.namespace = 'libzmq' AND t.target = 'perf'
+    AND t.weight > 0 AND t.seq > k.source_event_seq
+    AND t.seq < coalesce(k.ended_seq, 9223372036854775807)),
+  k.ended_seq = (SELECT source_event_seq FROM knowledge WHERE decision_id = 'perf-d2'),
+  k.frequency > 1, k.unique_contexts > 1
+FROM knowledge k WHERE provenance = 'external' ORDER BY decision_id)sql";
+    CHECK(dump(reference, window) ==
+          "perf-d1|superseded|1|1|1|1|1|\n"
+          "perf-d2|active|1|1|NULL|1|1|\n"
+          "perf-p1|draft|1|1|NULL|1|1|\n");
+    CHECK(dump(reference,
+               "SELECT count(*) FROM audit_log WHERE record_id LIKE 'perf-%' AND action = "
+               "'accept'") == "0|\n");
+  }
 
   {  // chunks of 997 and of 1 event, one run
     for (const std::int64_t chunk : {997, 1}) {

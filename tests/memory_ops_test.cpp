@@ -260,6 +260,19 @@ TEST_CASE("forget delete: the rebuild equals the jobs' work on a store that neve
   FakeClock clock(kNow);
   auto lines = test::corpus_lines("libzmq-commits.jsonl");
   lines.resize(1200);
+  // An agent's decision on `src`, which the marked commit is evidence of: the rebuild
+  // evaluates it again without that commit (issue 35 §3).
+  lines.insert(lines.begin() + 600, json{{"id", "agent-src-decision"},
+                                         {"kind", "decision"},
+                                         {"namespace", "libzmq"},
+                                         {"agent_id", "planner"},
+                                         {"timestamp", json::parse(lines[600]).at("timestamp")},
+                                         {"content", "Keep the sources under src/"},
+                                         {"context",
+                                          {{"title", "Sources under src/"},
+                                           {"target", "src"},
+                                           {"rationale", "one tree for every build system"}}}}
+                                        .dump());
   const auto marked = marked_events("2013-01-01T12:00:00Z");
   auto with_marked = lines;
   with_marked.insert(with_marked.end(), marked.begin(), marked.end());
@@ -268,12 +281,22 @@ TEST_CASE("forget delete: the rebuild equals the jobs' work on a store that neve
   REQUIRE(test::load_lines(never_path, lines, clock) == lines.size());
   auto never = test::open_writer(never_path);
   run_every_job(never, kNow);
+  const std::string agent_evidence =
+      "SELECT frequency, (SELECT count(*) FROM knowledge_evidence x WHERE x.decision_id = "
+      "k.decision_id) FROM knowledge k WHERE decision_id = 'agent-src-decision'";
+  const std::string never_evidence = test::dump(never, agent_evidence);
+  INFO(never_evidence);
+  CHECK(never
+            .execAndGet("SELECT frequency > 100 FROM knowledge WHERE decision_id = "
+                        "'agent-src-decision'")
+            .getInt() == 1);
 
   const std::string forgot_path = dir.file("forgot.db");
   REQUIRE(test::load_lines(forgot_path, with_marked, clock) == with_marked.size());
   auto forgot = test::open_writer(forgot_path);
   run_every_job(forgot, kNow);
   REQUIRE(derived_dump(forgot) != derived_dump(never));
+  CHECK(test::dump(forgot, agent_evidence) != never_evidence);
   hard_delete(forgot, select_marked(forgot));
   run_every_job(forgot, kNow);
   // The facts job's one watermark (job_state facts / "" / seq) is past the deleted seqs in
