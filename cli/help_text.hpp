@@ -319,7 +319,9 @@ DESCRIPTION
   component (lexical, entity, graph, temporal, speaker, salience, vitality, importance), the
   expanded query (primed entities, temporal range, terms) and the spreading activation's
   counts. Ranking: BM25 over a stemmed index, speakers and entities the question names,
-  episode neighbours, time, salience; docs/RECALL.md has every formula.
+  episode neighbours, time, salience; docs/RECALL.md has every formula. Archived events
+  (forget's archive, the decay job's auto_prune) are left out unless --include-archived
+  ("include_archived":true); `get` reads them by id either way.
 
 EXAMPLES
   reflectctl recall "When did Caroline go to the LGBTQ support group?" -N locomo-conv-26
@@ -341,6 +343,7 @@ DESCRIPTION
   question names (warm), one-line pointers to further hits (cold). Every item starts with
   its [id] and its date; relative times are followed by their absolute date
   ("yesterday [7 May 2023]"). Tokens are estimated as code points / 4, rounded up.
+  Archived events are left out unless --include-archived ("include_archived":true).
 
 EXAMPLES
   reflectctl context "What did Caroline research?" -N locomo-conv-26 --max-tokens 500

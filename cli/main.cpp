@@ -329,6 +329,8 @@ void add_recall(CLI::App& app, Commands& c) {
   cmd->add_option("--offset", o.offset, "results to skip first (paging)")
       ->check(CLI::Range(0, 1000))
       ->type_name("N");
+  cmd->add_flag("--include-archived", o.include_archived,
+                "also recall archived events (forget's archive, the decay job's auto_prune)");
   add_control_options(*cmd, c.other_timeout_ms, o.control.json);
   c.recall = cmd;
 
@@ -341,6 +343,8 @@ void add_recall(CLI::App& app, Commands& c) {
   cmd->add_option("-m,--max-tokens", x.max_tokens, "token budget of the text")
       ->check(CLI::Range(50, 32000))
       ->type_name("N");
+  cmd->add_flag("--include-archived", x.include_archived,
+                "also use archived events (forget's archive, the decay job's auto_prune)");
   add_control_options(*cmd, c.other_timeout_ms, x.control.json);
   c.context = cmd;
 

@@ -26,12 +26,14 @@ std::string lag_note(const json& reply) {
 json recall_request(const RecallOptions& o) {
   json r = {{"cmd", "recall"}, {"text", o.text}, {"limit", o.limit}, {"offset", o.offset}};
   if (!o.ns.empty()) r["namespace"] = o.ns;
+  if (o.include_archived) r["include_archived"] = true;
   return r;
 }
 
 json context_request(const RecallOptions& o) {
   json r = {{"cmd", "context"}, {"text", o.text}, {"max_tokens", o.max_tokens}};
   if (!o.ns.empty()) r["namespace"] = o.ns;
+  if (o.include_archived) r["include_archived"] = true;
   return r;
 }
 

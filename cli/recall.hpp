@@ -24,6 +24,7 @@ struct RecallOptions {
   int limit = 10;
   int offset = 0;
   int max_tokens = 1000;  ///< context only
+  bool include_archived = false;
 };
 
 struct GetOptions {

@@ -131,7 +131,8 @@ std::variant<CompressedContext, RecallError> build_context(Recaller& recaller,
 
   // Warm: around the best three, then what is known of the entities the question named.
   EventRows& rows = recaller.rows();
-  const EventFilter filter{ask.ns, ask.kinds, ask.agent_id, "", ask.since_us, ask.until_us};
+  const EventFilter filter{ask.ns,       ask.kinds,    ask.agent_id,        "",
+                           ask.since_us, ask.until_us, ask.include_archived};
   for (std::size_t i = 0; i < std::min(kWarmFrom, found.results.size()); ++i) {
     const RecallHit& h = found.results[i];
     if (h.episode_id.empty() || !h.sequence_number) continue;

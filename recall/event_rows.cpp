@@ -32,10 +32,10 @@ constexpr int kColumns = 15;
 // Seed 002 hyper: a caller one level below it reads every row (hyper ones redacted).
 constexpr int kHighestRank = 4;
 
-// Filters ?11..?16 and the scope ?20..?22.
+// Filters ?11..?17 and the scope ?20..?22.
 std::string filter() {
   return fmt::format(R"sql(
-(?11 = '' OR e.namespace = ?11)
+(?11 = '' OR e.namespace = ?11) AND (?17 = 1 OR e.status = 'active')
 AND (json_array_length(?12) = 0 OR e.kind IN (SELECT value FROM json_each(?12)))
 AND (?13 = '' OR e.agent_id = ?13) AND (?14 = '' OR e.episode_id = ?14)
 AND (?15 IS NULL OR e.ts_us >= ?15) AND (?16 IS NULL OR e.ts_us < ?16)
@@ -183,6 +183,7 @@ void EventRows::bind_filter(SQLite::Statement& s, const EventFilter& f) {
   } else {
     s.bind(16);
   }
+  s.bind(17, f.include_archived ? 1 : 0);
   bind_scope(s, scope_, true, now_us_);
 }
 

@@ -42,6 +42,7 @@ struct EventFilter {
   std::string episode_id;
   std::optional<std::int64_t> since_us;
   std::optional<std::int64_t> until_us;
+  bool include_archived = false;  ///< Else events of status 'archived' are left out.
 };
 
 struct LexicalRow {

@@ -173,6 +173,11 @@ std::variant<RecallRequest, RecallError> recall_request_from_json(const json& re
   if (r.since_us && r.until_us && *r.since_us >= *r.until_us) {
     return RecallError{"until: must be later than since"};
   }
+  if (const auto archived = request.find("include_archived");
+      archived != request.end() && !archived->is_null()) {
+    if (!archived->is_boolean()) return RecallError{"include_archived: must be true or false"};
+    r.include_archived = archived->get<bool>();
+  }
   return r;
 }
 
@@ -194,8 +199,9 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
 
   rows_.set_scope(scope, now_us);
   EventRows& rows = rows_;
-  EventFilter filter{request.ns,         request.kinds,    request.agent_id,
-                     request.episode_id, request.since_us, request.until_us};
+  EventFilter filter{
+      request.ns,       request.kinds,    request.agent_id,        request.episode_id,
+      request.since_us, request.until_us, request.include_archived};
   if (!request.ns.empty() && !rows.namespace_visible(request.ns)) {
     return RecallError{"namespace: unknown namespace '" + request.ns + "'"};
   }

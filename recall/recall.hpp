@@ -85,6 +85,9 @@ struct RecallRequest {
   std::string episode_id;
   std::optional<std::int64_t> since_us;  ///< Events with ts_us >= since_us only.
   std::optional<std::int64_t> until_us;  ///< Events with ts_us < until_us only.
+  /// Archived events (seed 002: out of active retrieval; `forget` mode archive, the decay
+  /// job's auto_prune) are left out unless asked for; `get` reads one by id either way.
+  bool include_archived = false;
 };
 
 /// A request that cannot be answered: `message` names the field and the rule.

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <iterator>
@@ -486,9 +487,30 @@ TEST_CASE("forget, restore, pin, unpin and audit on a running daemon") {
   INFO(reply.dump());
   CHECK(reply["forgotten"] == json::parse(R"({"mode":"archive","events_archived":1,"kept":[]})"));
   CHECK(status_of("a") == "archived");
+  // Recall and context leave an archived event out unless asked for it.
+  auto recalled = [&](const json& extra) {
+    json request = {{"cmd", "recall"}, {"text", "content of a"}, {"namespace", "ops"}};
+    request.update(extra);
+    const json answer = ask(request);
+    INFO(answer.dump());
+    std::vector<std::string> ids;
+    for (const auto& hit : answer["results"]) {
+      ids.push_back(hit["id"].get<std::string>() + " " + hit["status"].get<std::string>());
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  CHECK(recalled(json::object()) == std::vector<std::string>{"b active", "c active"});
+  CHECK(recalled({{"include_archived", true}}) ==
+        std::vector<std::string>{"a archived", "b active", "c active"});
+  CHECK(ask({{"cmd", "recall"}, {"text", "a"}, {"include_archived", "yes"}})["error"] ==
+        "recall: include_archived: must be true or false");
+  const json context = ask({{"cmd", "context"}, {"text", "content of a"}, {"namespace", "ops"}});
+  CHECK(context["sources"].get<std::set<std::string>>() == std::set<std::string>{"b", "c"});
   CHECK(ask({{"cmd", "restore"}, {"ids", {"a", "b"}}})["result"] ==
         json::parse(R"({"changed":["a"],"unchanged":["b"]})"));
   CHECK(status_of("a") == "active");
+  CHECK(recalled(json::object()) == std::vector<std::string>{"a active", "b active", "c active"});
 
   CHECK(ask({{"cmd", "pin"}, {"ids", {"b"}}})["result"]["changed"] == json::array({"b"}));
   CHECK(ask({{"cmd", "forget"}, {"ids", {"b"}}})["error"] ==

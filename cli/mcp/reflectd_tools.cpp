@@ -87,7 +87,8 @@ ToolResult remember(const McpOptions& o, const json& args) {
 ToolResult recall(const McpOptions& o, const json& args) {
   json request = {{"cmd", "recall"}, {"text", args["query"]}, {"limit", args.value("limit", 10)}};
   if (const std::string ns = namespace_of(o, args); !ns.empty()) request["namespace"] = ns;
-  for (const char* key : {"kinds", "agent_id", "episode_id", "since", "until", "offset"}) {
+  for (const char* key :
+       {"kinds", "agent_id", "episode_id", "since", "until", "offset", "include_archived"}) {
     if (args.contains(key)) request[key] = args[key];
   }
   auto reply = control(o, request);
@@ -230,7 +231,10 @@ std::vector<Tool> reflectd_tools(const McpOptions& o) {
           {"agent_id", {{"type", "string"}}},
           {"episode_id", {{"type", "string"}}},
           {"since", {{"type", "string"}, {"description", "RFC 3339"}}},
-          {"until", {{"type", "string"}, {"description", "RFC 3339"}}}}},
+          {"until", {{"type", "string"}, {"description", "RFC 3339"}}},
+          {"include_archived",
+           {{"type", "boolean"},
+            {"description", "Also recall archived events (left out by default)"}}}}},
         {"required", {"query"}}},
        [o](const json& a) { return recall(o, a); }});
   tools.push_back(
