@@ -10,6 +10,7 @@
 #include "bus/kinds.hpp"
 #include "common/sha256.hpp"
 #include "common/timestamp.hpp"
+#include "common/utf8.hpp"
 
 namespace reflectd::bus {
 namespace {
@@ -242,9 +243,7 @@ std::string shodh_decision_context(Checker& check, const std::string& content,
   }
   std::string title = content.substr(0, content.find('\n'));
   if (title.size() > kShodhTitleChars) {
-    std::size_t cut = kShodhTitleChars;
-    while (cut > 0 && (static_cast<unsigned char>(title[cut]) & 0xC0U) == 0x80U) --cut;
-    title.resize(cut);
+    title.resize(utf8_boundary(title, kShodhTitleChars));
   }
   if (utf8_chars(trim(title)) == 0) title = "Decision";
   return nlohmann::json{

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/utf8.hpp"
+
 namespace reflectd::cli {
 namespace {
 
@@ -77,9 +79,7 @@ std::string format_recall(const json& reply) {
                        d.value("score", 0.0), str(d, "title"));
     std::string text = str(d, "text");
     if (text.size() > 200) {
-      std::size_t end = 200;  // back to the first byte of a UTF-8 character
-      while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U) --end;
-      text = text.substr(0, end) + "...";
+      text = std::string(utf8_prefix(text, 200)) + "...";
     }
     for (char& c : text) {
       if (c == '\n') c = ' ';

@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/utf8.hpp"
 #include "jobs/batched_insert.hpp"
 #include "jobs/event_json.hpp"
 #include "jobs/job_state.hpp"
@@ -132,9 +133,7 @@ std::string summary_of(std::string_view text) {
     start = end + 1;
   }
   if (out.size() > kSummaryBytes) {
-    out.resize(kSummaryBytes);
-    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
-    if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80) != 0) out.pop_back();
+    out.resize(utf8_boundary(out, kSummaryBytes));
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/sha256.hpp"
+#include "common/utf8.hpp"
 #include "jobs/decision_extraction.hpp"
 #include "jobs/entity_summaries.hpp"
 #include "jobs/event_json.hpp"
@@ -64,12 +65,7 @@ std::string first_line(std::string_view text, std::size_t max_bytes) {
     const auto a = line.find_first_not_of(" \t\r");
     if (a != std::string_view::npos) {
       line = line.substr(a, line.find_last_not_of(" \t\r") - a + 1);
-      std::string out(line.substr(0, max_bytes));
-      // Do not cut a UTF-8 sequence in half.
-      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80)
-        out.pop_back();
-      if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80) != 0) out.pop_back();
-      return out;
+      return std::string(utf8_prefix(line, max_bytes));
     }
     start = end + 1;
   }

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <vector>
 
+#include "common/utf8.hpp"
+
 namespace reflectd::jobs {
 namespace {
 
@@ -37,8 +39,7 @@ std::string clip_words(std::string text, std::size_t max_bytes) {
   }
   std::size_t cut = text.rfind(' ', max_bytes);
   if (cut == std::string::npos || cut < max_bytes / 2) {
-    cut = max_bytes;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    cut = utf8_boundary(text, max_bytes);
   }
   text.resize(cut);
   while (!text.empty() && (text.back() == ' ' || text.back() == ',')) text.pop_back();

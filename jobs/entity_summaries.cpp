@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/timestamp.hpp"
+#include "common/utf8.hpp"
 #include "jobs/entities.hpp"
 
 namespace reflectd::jobs {
@@ -35,10 +36,7 @@ std::string first_line(const std::string& text) {
     if (a != std::string::npos) {
       line = line.substr(a, line.find_last_not_of(" \t\r") - a + 1);
       if (line.size() > kMaxLineBytes) {
-        line.resize(kMaxLineBytes);
-        while (!line.empty() && (static_cast<unsigned char>(line.back()) & 0xC0) == 0x80)
-          line.pop_back();
-        if (!line.empty() && (static_cast<unsigned char>(line.back()) & 0x80) != 0) line.pop_back();
+        line.resize(utf8_boundary(line, kMaxLineBytes));
         line += "...";
       }
       return line;
@@ -441,8 +439,7 @@ class SummaryComputer {
     if (text.size() <= max_bytes) return text;
     std::size_t cut = text.rfind(' ', max_bytes - 3);
     if (cut == std::string::npos || cut < max_bytes / 2) {
-      cut = max_bytes - 3;
-      while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+      cut = utf8_boundary(text, max_bytes - 3);
     }
     text.resize(cut);
     return text + "...";

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/timestamp.hpp"
+#include "common/utf8.hpp"
 #include "jobs/medallion.hpp"
 #include "memory_ops/request_fields.hpp"
 #include "store/audit_log.hpp"
@@ -143,16 +144,18 @@ LEFT JOIN agent_medallions a ON a.medallion_id = m.id WHERE m.id = ?1)sql");
                 read.getColumn(5).getString()};
 }
 
-// An agent's medallion in a namespace the caller may write, or the precise refusal.
-Stored load_agent_medallion(SQLite::Database& db, const std::string& id, const WriteScope& scope) {
+// An agent's medallion in a namespace the caller may write, or the precise refusal naming
+// `field`, the request field that named it (id, or supersedes in a create).
+Stored load_agent_medallion(SQLite::Database& db, const std::string& id, const WriteScope& scope,
+                            const char* field) {
   auto stored = load(db, id);
   if (!stored || !scope.may_use(stored->ns)) {
-    refuse("id", "no medallion '" + id + "' in the namespaces you may write");
+    refuse(field, "no medallion '" + id + "' in the namespaces you may write");
   }
   if (!stored->agent) {
-    refuse("id", "'" + id +
-                     "' is the medallion job's: it is rebuilt from the events, which also mark "
-                     "it stale; agents update and set the status of their own medallions only");
+    refuse(field, "'" + id +
+                      "' is the medallion job's: it is rebuilt from the events, which also mark "
+                      "it stale; agents update and set the status of their own medallions only");
   }
   return std::move(*stored);
 }
@@ -225,9 +228,7 @@ void save_evidence(SQLite::Database& db, const std::string& id, std::int64_t ver
 std::string audit_summary(const json& evidence) {
   std::string text = evidence.value("session_summary", std::string());
   if (text.size() > kAuditSummaryBytes) {
-    std::size_t cut = kAuditSummaryBytes;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) --cut;
-    text = text.substr(0, cut) + "…";
+    text = std::string(utf8_prefix(text, kAuditSummaryBytes)) + "…";
   }
   return "evidence: " + text;
 }
@@ -240,8 +241,8 @@ const char* status_action(const std::string& status) {
 
 json set_status(SQLite::Database& db, const std::string& id, const std::string& status,
                 const std::string& superseded_by, const std::string& rationale,
-                const WriteScope& scope, std::int64_t now_us) {
-  Stored stored = load_agent_medallion(db, id, scope);
+                const WriteScope& scope, std::int64_t now_us, const char* id_field = "id") {
+  Stored stored = load_agent_medallion(db, id, scope, id_field);
   json answer = {{"id", id},
                  {"namespace", stored.ns},
                  {"status", status},
@@ -359,7 +360,7 @@ json create(SQLite::Database& db, const MedallionWrite& w, const WriteScope& sco
                  {"superseded", json()}};
   if (!w.supersedes.empty()) {
     set_status(db, w.supersedes, "superseded", id, "superseded by " + id + " (create)", scope,
-               now_us);
+               now_us, "supersedes");
     answer["superseded"] = w.supersedes;
   }
   return answer;
@@ -367,7 +368,7 @@ json create(SQLite::Database& db, const MedallionWrite& w, const WriteScope& sco
 
 json update(SQLite::Database& db, const MedallionWrite& w, const WriteScope& scope,
             std::int64_t now_us) {
-  Stored stored = load_agent_medallion(db, w.id, scope);
+  Stored stored = load_agent_medallion(db, w.id, scope, "id");
   const std::string previous_content = stored.content.dump();
   json medallion = stored.content;
   for (const auto& [key, value] : w.medallion.items()) {

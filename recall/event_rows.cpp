@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "common/utf8.hpp"
 #include "recall/query.hpp"
 
 namespace reflectd::recall {
@@ -289,10 +290,7 @@ std::optional<std::string> EventRows::entity_summary(std::int64_t entity_id) {
 
 std::pair<std::string, bool> cut_content(std::string content, std::size_t max_bytes) {
   if (content.size() <= max_bytes) return {std::move(content), false};
-  std::size_t end = max_bytes;
-  // Back up to the first byte of a UTF-8 character.
-  while (end > 0 && (static_cast<unsigned char>(content[end]) & 0xC0U) == 0x80U) --end;
-  content.resize(end);
+  content.resize(utf8_boundary(content, max_bytes));
   return {std::move(content), true};
 }
 

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/utf8.hpp"
 #include "jobs/formulas.hpp"
 
 using namespace reflectd::jobs;
@@ -353,4 +354,18 @@ TEST_CASE("conventional_commit_scope equals its regex on the real streams and ra
     matched += expected.empty() ? 0 : 1;
   }
   CHECK(matched > 300);
+}
+
+// Every place that shortens text cuts with utf8_boundary (common/utf8.hpp): "é" is C3 A9,
+// "€" E2 82 AC, "𝄞" F0 9D 84 9E.
+TEST_CASE("UTF-8 cuts never split a code point and keep every whole one") {
+  const std::string text = "a\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E";  // a é € 𝄞, 10 bytes
+  const std::vector<std::size_t> expected{0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10, 10};
+  for (std::size_t pos = 0; pos < expected.size(); ++pos) {
+    INFO("pos " << pos);
+    CHECK(reflectd::utf8_boundary(text, pos) == expected[pos]);
+  }
+  CHECK(reflectd::utf8_prefix(text, 5) == "a\xC3\xA9");
+  CHECK(reflectd::utf8_prefix(text, 99) == text);
+  CHECK(reflectd::utf8_prefix("\x80\x80\x80", 2).empty());  // invalid: nothing whole to keep
 }

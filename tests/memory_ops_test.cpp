@@ -1019,7 +1019,8 @@ TEST_CASE("agents' medallions: create, update with evidence, explicit status; jo
   json refused = create_request(resume_medallion("proj-resume-3", "Other."), "s");
   refused["supersedes"] = "med:proj";
   CHECK(ask(refused)["error"] ==
-        "medallion: id: 'med:proj' is the medallion job's: it is rebuilt from the events, which "
+        "medallion: supersedes: 'med:proj' is the medallion job's: it is rebuilt from the events, "
+        "which "
         "also mark it stale; agents update and set the status of their own medallions only");
   CHECK(ask({{"cmd", "medallion"}, {"action", "get"}, {"id", "proj-resume-3"}})["error"] ==
         "no medallion 'proj-resume-3'");
