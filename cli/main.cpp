@@ -556,6 +556,11 @@ void add_medallion(CLI::App& app, Commands& c) {
     sub.add_option("--transcript", o.transcripts,
                    "Evidence.transcripts: an important segment (repeatable)")
         ->type_name("TEXT");
+    sub.add_option("--sensitivity", o.sensitivity,
+                   "its seed 002 level: readers below it get it redacted (create: default "
+                   "public; update: default unchanged)")
+        ->check(CLI::IsMember({"public", "low", "medium", "high", "hyper"}))
+        ->type_name("LEVEL");
   };
   CLI::App* create = cmd->add_subcommand("create", "write a new medallion (an agent's)");
   create->add_option("--namespace", o.ns, "the namespace it belongs to")

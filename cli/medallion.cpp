@@ -70,6 +70,7 @@ json medallion_request(const MedallionOptions& options, const json& medallion) {
     request["medallion"] = std::move(m);
     request["evidence"] = {{"session_summary", options.evidence}};
     if (!options.transcripts.empty()) request["evidence"]["transcripts"] = options.transcripts;
+    if (!options.sensitivity.empty()) request["sensitivity"] = options.sensitivity;
   }
   if (options.action == "set_status") {
     request["status"] = options.status;

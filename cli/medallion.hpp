@@ -29,6 +29,7 @@ struct MedallionOptions {
   std::string evidence;                  ///< create, update: Evidence.session_summary.
   std::vector<std::string> transcripts;  ///< create, update: Evidence.transcripts.
   std::string supersedes;                ///< create.
+  std::string sensitivity;               ///< create, update; "": the default.
   std::string status;                    ///< set_status.
   std::string superseded_by;             ///< set_status.
   std::string rationale;                 ///< set_status.

@@ -4,6 +4,7 @@
 #include <array>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include "common/timestamp.hpp"
@@ -341,11 +342,12 @@ json create(SQLite::Database& db, const MedallionWrite& w, const WriteScope& sco
   validate(medallion);
   store::put_medallion(db, medallion, w.ns, store::kAgentConfigHash, "");
   SQLite::Statement own(db,
-                        "INSERT INTO agent_medallions (medallion_id, namespace, author, version) "
-                        "VALUES (?1, ?2, ?3, 1)");
+                        "INSERT INTO agent_medallions (medallion_id, namespace, author, version, "
+                        "sensitivity) VALUES (?1, ?2, ?3, 1, ?4)");
   own.bind(1, id);
   own.bind(2, w.ns);
   own.bind(3, scope.actor);
+  own.bind(4, w.sensitivity.empty() ? std::string("public") : w.sensitivity);
   own.exec();
   save_evidence(db, id, 1, scope.actor, now_us, w.evidence);
   store::AuditLog(db).append("medallion", id, "create", scope.actor, now_us,
@@ -396,9 +398,16 @@ json update(SQLite::Database& db, const MedallionWrite& w, const WriteScope& sco
   fill_defaults(medallion);
   validate(medallion);
   store::put_medallion(db, medallion, stored.ns, store::kAgentConfigHash, previous_content);
-  SQLite::Statement bump(db, "UPDATE agent_medallions SET version = ?2 WHERE medallion_id = ?1");
+  SQLite::Statement bump(db,
+                         "UPDATE agent_medallions SET version = ?2, sensitivity = "
+                         "coalesce(?3, sensitivity) WHERE medallion_id = ?1");
   bump.bind(1, w.id);
   bump.bind(2, version);
+  if (w.sensitivity.empty()) {
+    bump.bind(3);
+  } else {
+    bump.bind(3, w.sensitivity);
+  }
   bump.exec();
   save_evidence(db, w.id, version, scope.actor, now_us, w.evidence);
   store::AuditLog(db).append(
@@ -465,6 +474,17 @@ std::optional<MedallionWrite> parse_medallion_write(const json& request, std::st
   if (!error.empty()) return std::nullopt;
   w.medallion = *m;
   w.evidence = request["evidence"];
+  if (const auto level = request.find("sensitivity"); level != request.end()) {
+    static constexpr std::array<std::string_view, 5> kLevels{"public", "low", "medium", "high",
+                                                             "hyper"};
+    if (!level->is_string() ||
+        std::find(kLevels.begin(), kLevels.end(), level->get<std::string>()) == kLevels.end()) {
+      error = R"(medallion: sensitivity: must be "public", "low", "medium", "high" or "hyper" )"
+              "(seed 002)";
+      return std::nullopt;
+    }
+    w.sensitivity = level->get<std::string>();
+  }
   if (w.action == MedallionAction::kCreate) {
     w.id = w.medallion.value("meta", json::object()).value("medallion_id", std::string());
     if (request.contains("supersedes")) {

@@ -7,8 +7,10 @@
 // Requests ({"cmd":"medallion", "action": ...}):
 //   create      "namespace", "medallion" {scope, summary, affordances, decisions?,
 //               open_questions?, meta?}, "evidence" {session_summary, transcripts?,
-//               artefacts?}, "supersedes"? (an id)
-//   update      "id", "medallion" (the top-level fields to replace: at least one), "evidence"
+//               artefacts?}, "supersedes"? (an id), "sensitivity"? (seed 002 level,
+//               default public)
+//   update      "id", "medallion" (the top-level fields to replace: at least one), "evidence",
+//               "sensitivity"? (replaces the level; default: unchanged)
 //   set_status  "id", "status" (active | stale | superseded), "superseded_by" (with
 //               superseded, only), "rationale"
 //
@@ -34,7 +36,10 @@
 //   with previous {status, superseded_by}. An update moves the previous content to
 //   medallion_history; each version's evidence is kept in medallion_evidence.
 // - Scope: the namespace must be one the caller may write; another namespace's medallion reads
-//   as unknown. A hard forget keeps agents' medallions (they are not derived from events).
+//   as unknown. Its sensitivity (agent_medallions.sensitivity, migration 35) is its level when
+//   read, or the highest of the records it lists when that is higher (as for the job's): a
+//   reader of lower clearance gets it redacted (recall/record_reads.cpp). A hard forget keeps
+//   agents' medallions (they are not derived from events).
 //
 // Runs on the writer thread (WriteRequest::apply). Errors: input errors throw
 // std::invalid_argument ("medallion: FIELD: RULE"); storage errors SQLite::Exception.
@@ -63,6 +68,7 @@ struct MedallionWrite {
   std::string status;         ///< set_status.
   std::string superseded_by;  ///< set_status with status superseded.
   std::string rationale;      ///< set_status.
+  std::string sensitivity;    ///< create, update: public|low|medium|high|hyper, or "" (default).
 };
 
 /// True for the actions that write (create, update, set_status); the others of

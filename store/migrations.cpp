@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 34> kMigrations{
+constexpr std::array<const char*, 35> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1127,6 +1127,10 @@ CREATE TABLE IF NOT EXISTS medallion_evidence (
     R"sql(
 ALTER TABLE knowledge ADD COLUMN ended_seq INTEGER;
 )sql",
+    // 35: an agent's medallion's own sensitivity (seed 002 level; memory_ops/medallions.hpp).
+    R"sql(
+ALTER TABLE agent_medallions ADD COLUMN sensitivity TEXT NOT NULL DEFAULT 'public';
+)sql",
 };
 
 // A migration that adds a column whose values are computed from other tables. Its fill runs
@@ -1139,7 +1143,7 @@ struct AddedColumn {
   const char* column;
   const char* fill;
 };
-constexpr std::array<AddedColumn, 3> kAddedColumns{{
+constexpr std::array<AddedColumn, 4> kAddedColumns{{
     // 22: from the occurrences stored (the job keeps the floors from then on).
     {22, "problem_patterns", "newest_floor_seq", R"sql(
 UPDATE problem_patterns SET newest_floor_seq = (SELECT min(seq) FROM (SELECT o.seq
@@ -1162,6 +1166,8 @@ UPDATE knowledge SET ended_seq = coalesce(
 WHERE provenance = 'external' AND ended_seq IS NULL
   AND status IN ('superseded', 'deprecated', 'rejected', 'falsified');
 )sql"},
+    // 35: no fill (agents' medallions written before it were public).
+    {35, "agent_medallions", "sensitivity", ""},
 }};
 
 const AddedColumn* added_column(int migration) {
@@ -1238,7 +1244,9 @@ int migrate(SQLite::Database& db, int up_to) {
     } else if (!applied_already(db, version + 1)) {
       db.exec(kMigrations[static_cast<std::size_t>(version)]);
     }
-    if (const AddedColumn* added = added_column(version + 1)) db.exec(added->fill);
+    if (const AddedColumn* added = added_column(version + 1); added && *added->fill != '\0') {
+      db.exec(added->fill);
+    }
     ++version;
     db.exec("PRAGMA user_version = " + std::to_string(version));
     transaction.commit();

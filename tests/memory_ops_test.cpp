@@ -30,6 +30,7 @@
 #include "memory_ops/event_selection.hpp"
 #include "memory_ops/forget.hpp"
 #include "memory_ops/medallions.hpp"
+#include "recall/record_reads.hpp"
 #include "store/database.hpp"
 #include "support/corpus.hpp"
 #include "support/daemon_fixture.hpp"
@@ -728,6 +729,11 @@ TEST_CASE("proposal verdicts on a running daemon: accept, reject, falsify, with 
   CHECK(actions == std::vector<std::string>{R"(deprecate falsify: measured {"status":"accepted"})",
                                             R"(accept accept: measured {"status":"draft"})",
                                             "create published as a proposal event (seq 1) null"});
+  // A rejected or falsified proposal takes no evidence from events stored after the verdict
+  // (the consolidation job's window, knowledge.ended_seq): seqs 1-3 are stored, so 4.
+  SQLite::Database db(config.store.path, SQLite::OPEN_READONLY);
+  CHECK(test::dump(db, "SELECT decision_id, ended_seq FROM knowledge ORDER BY decision_id") ==
+        "p1|4|\np2|4|\np3|4|\n");
 }
 
 TEST_CASE("retention: events past their rule's age are deleted on schedule, policies hold") {
@@ -1100,4 +1106,30 @@ TEST_CASE("agents' medallions obey the writer's namespaces") {
   CHECK(test::dump(db,
                    "SELECT author, created_at FROM agent_medallions JOIN medallions ON id = "
                    "medallion_id") == "agent-a|2026-01-01T00:00:00.000000Z|\n");
+
+  // Its own sensitivity (seed 002): a reader one level below gets it redacted, a reader two
+  // or more below does not see it at all.
+  json secret_request = create_request(resume_medallion("proj-keys", "Keys rotated."), "s");
+  secret_request["sensitivity"] = "high";
+  auto secret = memory_ops::parse_medallion_write(secret_request, error);
+  REQUIRE(secret);
+  CHECK(memory_ops::write_medallion(db, *secret, agent, kNow + 2)["id"] == "proj-keys");
+  const json get = {{"cmd", "medallion"}, {"action", "get"}, {"id", "proj-keys"}};
+  const json full = recall::read_medallion(db, get, recall::ReadScope{4, true, {}});
+  CHECK(full["medallion"]["summary"]["high_level"] == "Keys rotated.");
+  CHECK(full["medallion"]["meta"]["x_reflectd_sensitivity"] == "high");
+  const json redacted = recall::read_medallion(db, get, recall::ReadScope{2, true, {}});
+  CHECK(redacted["medallion"]["redacted"] == 1);
+  CHECK(redacted["medallion"]["summary"]["high_level"] == recall::kRedacted);
+  CHECK(recall::read_medallion(db, get, recall::ReadScope{1, true, {}})["error"] ==
+        "no medallion 'proj-keys'");
+  CHECK(recall::read_medallion(
+            db, {{"cmd", "medallion"}, {"action", "get"}, {"id", "proj-resume"}},
+            recall::ReadScope{0, true, {}})["medallion"]["meta"]["x_reflectd_sensitivity"] ==
+        "public");
+  secret_request["sensitivity"] = "secret";
+  CHECK_FALSE(memory_ops::parse_medallion_write(secret_request, error));
+  CHECK(
+      error ==
+      R"(medallion: sensitivity: must be "public", "low", "medium", "high" or "hyper" (seed 002))");
 }

@@ -173,7 +173,7 @@ ToolResult medallion(const McpOptions& o, const json& args) {
   const std::string action = args.value("action", "list");
   json request = {{"cmd", "medallion"}, {"action", action}};
   for (const char* key : {"id", "nodes", "tags", "limit", "medallion", "evidence", "supersedes",
-                          "status", "superseded_by", "rationale"}) {
+                          "status", "superseded_by", "rationale", "sensitivity"}) {
     if (args.contains(key)) request[key] = args[key];
   }
   if (action == "create") request["namespace"] = namespace_of(o, args);
@@ -336,7 +336,12 @@ std::vector<Tool> reflectd_tools(const McpOptions& o) {
            {{"type", "string"}, {"description", "create: the medallion it replaces"}}},
           {"status", {{"type", "string"}, {"enum", {"active", "stale", "superseded"}}}},
           {"superseded_by", {{"type", "string"}}},
-          {"rationale", {{"type", "string"}}}}}},
+          {"rationale", {{"type", "string"}}},
+          {"sensitivity",
+           {{"type", "string"},
+            {"enum", {"public", "low", "medium", "high", "hyper"}},
+            {"description",
+             "create, update: readers of lower clearance get it redacted (default public)"}}}}}},
        [o](const json& a) { return medallion(o, a); }});
   return tools;
 }
