@@ -944,7 +944,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     bool active = false;  // it has running state: its evidence is complete up to the event
     EvidenceSums sums;
     std::int64_t last_seq = 0;  // seq of the latest evidence in (ts_us, event_seq) order
-    std::vector<std::pair<std::int64_t, std::int64_t>> solutions;  // newest <= kSolutions (ts, seq)
+    std::vector<std::pair<std::int64_t, std::int64_t>>
+        solutions;  // newest <= kSolutions (ts, seq); job streams only
     std::int64_t unique_contexts = 0;
     Phase phase = Phase::kPattern;
     std::string status = "draft";
@@ -1157,7 +1158,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
       s.sums.add(e.ts_us, neighbour(evidence_before_, id, e.ts_us, e.seq),
                  neighbour(evidence_after_, id, e.ts_us, e.seq));
     }
-    if (mentions_solution(*e.content)) add_solution(s.solutions, e.ts_us, e.seq);
+    // The "Solution:" lines are the job's streams' consequences; an agent's are its own.
+    if (!s.external && mentions_solution(*e.content)) add_solution(s.solutions, e.ts_us, e.seq);
     // A new context when none of the target's earlier weighted events in the stream's window
     // had this trajectory (one index probe per trajectory and chunk: its later events in the
     // chunk are not new).
@@ -1222,7 +1224,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     s.solutions.clear();
     stream_solutions_latest_.reset();
     stream_solutions_latest_.bind(1, id);
-    while (stream_solutions_latest_.executeStep()) {
+    while (!s.external && stream_solutions_latest_.executeStep()) {
       s.solutions.emplace_back(stream_solutions_latest_.getColumn(0).getInt64(),
                                stream_solutions_latest_.getColumn(1).getInt64());
     }
@@ -1387,9 +1389,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     update.bind(14, static_cast<std::int64_t>(s.sums.last_us));
     update.bind(15, static_cast<std::int64_t>(now_));
     update.exec();
-    json solutions = json::array();
-    for (const auto& [ts, seq] : s.solutions) solutions.push_back({ts, seq});
-    store_running_state(s, solutions);
+    store_running_state(s, json::array());
   }
 
   // consolidation_streams: what the next chunk or run continues from.
