@@ -1,6 +1,7 @@
 #include "bus/bus.hpp"
 
 #include "bus/control_request.hpp"
+#include "bus/zmq_io.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -333,8 +334,7 @@ SocketReactor::Drain Bus::drain_monitor(LinkMonitor& monitor) {
     std::vector<zmq::message_t> frames;
     std::optional<std::size_t> received;
     try {
-      received = zmq::recv_multipart(monitor.socket, std::back_inserter(frames),
-                                     zmq::recv_flags::dontwait);
+      received = recv_message(monitor.socket, frames);
     } catch (const zmq::error_t& error) {
       spdlog::warn("subscribe: monitor of {} failed: {}", link.endpoint, error.what());
       return SocketReactor::Drain::kEmpty;
@@ -381,8 +381,7 @@ SocketReactor::Drain Bus::drain(Inlet& inlet) {
     std::vector<zmq::message_t> frames;
     std::optional<std::size_t> received;
     try {
-      received =
-          zmq::recv_multipart(inlet.socket, std::back_inserter(frames), zmq::recv_flags::dontwait);
+      received = recv_message(inlet.socket, frames);
     } catch (const zmq::error_t& error) {
       spdlog::warn("{}: receive failed: {}", inlet.label, error.what());
       return SocketReactor::Drain::kEmpty;
@@ -547,13 +546,13 @@ void Bus::send_reply(Inlet& inlet, std::vector<zmq::message_t>&& envelope,
   if (closed_) return;
   try {
     for (auto& frame : envelope) {
-      if (!inlet.socket.send(std::move(frame),
-                             zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
+      if (!send_frame(inlet.socket, std::move(frame), zmq::send_flags::sndmore)) {
         stats_.replies_dropped.fetch_add(1, std::memory_order_relaxed);
         return;
       }
     }
-    if (!inlet.socket.send(zmq::buffer(body), zmq::send_flags::dontwait)) {
+    if (!send_frame(inlet.socket, zmq::message_t(body.data(), body.size()),
+                    zmq::send_flags::none)) {
       stats_.replies_dropped.fetch_add(1, std::memory_order_relaxed);
     }
   } catch (const zmq::error_t& error) {

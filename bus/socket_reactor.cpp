@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "bus/zmq_io.hpp"
+
 namespace reflectd::bus {
 
 SocketReactor::SocketReactor(boost::asio::io_context& io, zmq::socket_t& socket,
@@ -15,7 +17,7 @@ SocketReactor::~SocketReactor() { stop(); }
 
 void SocketReactor::check() {
   if (stopped_ || paused_) return;
-  while ((socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0) {
+  while ((socket_events(socket_) & ZMQ_POLLIN) != 0) {
     switch (drain_()) {
       case Drain::kEmpty: continue;
       case Drain::kPaused: paused_ = true; return;
@@ -57,7 +59,7 @@ void SocketReactor::arm() {
                            armed_ = false;
                            if (!error) check();
                          });
-  if ((socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0) {
+  if ((socket_events(socket_) & ZMQ_POLLIN) != 0) {
     boost::asio::post(io_, [this] { check(); });
   }
 }

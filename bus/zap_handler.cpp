@@ -1,7 +1,8 @@
 #include "bus/zap_handler.hpp"
 
+#include "bus/zmq_io.hpp"
+
 #include <spdlog/spdlog.h>
-#include <zmq_addon.hpp>
 
 #include <array>
 #include <string>
@@ -41,8 +42,7 @@ SocketReactor::Drain ZapHandler::drain() {
     std::vector<zmq::message_t> frames;
     std::optional<std::size_t> received;
     try {
-      received =
-          zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait);
+      received = recv_message(socket_, frames);
     } catch (const zmq::error_t& error) {
       spdlog::warn("zap: receive failed: {}", error.what());
       return SocketReactor::Drain::kEmpty;
@@ -72,11 +72,16 @@ SocketReactor::Drain ZapHandler::drain() {
       }
     }
     (status == "200" ? stats_.accepted : stats_.refused).fetch_add(1, std::memory_order_relaxed);
-    std::array<zmq::const_buffer, 6> reply{zmq::str_buffer("1.0"), zmq::buffer(request_id),
-                                           zmq::buffer(status),    zmq::buffer(text),
-                                           zmq::buffer(user_id),   zmq::const_buffer{}};
+    const std::array<std::string, 6> reply{"1.0", request_id, status, text, user_id, ""};
     try {
-      zmq::send_multipart(socket_, reply, zmq::send_flags::dontwait);
+      for (std::size_t part = 0; part < reply.size(); ++part) {
+        const auto more =
+            part + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
+        if (!send_frame(socket_, zmq::message_t(reply[part].data(), reply[part].size()), more)) {
+          spdlog::warn("zap: reply dropped: the ZAP socket is full");
+          break;
+        }
+      }
     } catch (const zmq::error_t& error) {
       spdlog::warn("zap: reply failed: {}", error.what());
     }
