@@ -434,6 +434,7 @@ config::Config daemon_config(const Options& options, const fs::path& dir, const 
   cfg.bus.notify = {ipc("notify.sock")};
   cfg.bus.control = {ipc("control.sock")};
   cfg.store.path = (dir / (mode + ".db")).string();
+  cfg.daemon.metrics_listen = "127.0.0.1:0";  // served as by default, on a port of its own
   disable_jobs(cfg);
   return cfg;
 }

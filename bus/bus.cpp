@@ -326,6 +326,28 @@ std::string handshake_failure(int event, std::uint32_t value) {
   }
 }
 
+// Called on the writer's thread once per message (bus/bus.hpp SocketEventCounts).
+void count_results(SocketEventCounts& counts, const store::WriteResult& result,
+                   std::size_t dead_letters) {
+  std::uint64_t stored = 0;
+  std::uint64_t duplicate = 0;
+  // A message refused whole (it does not parse) has no events: it counts once.
+  std::uint64_t rejected =
+      dead_letters + (result.results.empty() && !result.message_error.empty() ? 1 : 0);
+  for (const store::EventResult& event : result.results) {
+    if (event.status == store::EventStatus::kStored) {
+      ++stored;
+    } else if (event.status == store::EventStatus::kDuplicate) {
+      ++duplicate;
+    } else {
+      ++rejected;
+    }
+  }
+  counts.stored.fetch_add(stored, std::memory_order_relaxed);
+  counts.duplicate.fetch_add(duplicate, std::memory_order_relaxed);
+  counts.rejected.fetch_add(rejected, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 SocketReactor::Drain Bus::drain_monitor(LinkMonitor& monitor) {
@@ -434,11 +456,15 @@ bool Bus::handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames) {
   request.entries = std::move(message.events);
   std::weak_ptr<std::atomic<bool>> alive = alive_;
   Inlet* target = &inlet;
-  request.on_done = [this, alive, target, envelope, batch](store::WriteResult&& result) {
+  const std::int64_t received_us = clock_.monotonic_us();
+  request.on_done = [this, alive, target, envelope, batch,
+                     received_us](store::WriteResult&& result) {
+    count_results(stats_.ingest, result, 0);
     auto body = std::make_shared<std::string>(reply_body(result, batch));
-    boost::asio::post(io_, [this, alive, target, envelope, body] {
+    boost::asio::post(io_, [this, alive, target, envelope, body, received_us] {
       if (auto flag = alive.lock(); flag && flag->load()) {
         send_reply(*target, std::move(*envelope), *body);
+        stats_.ack_latency.observe_us(clock_.monotonic_us() - received_us);
       }
     });
   };
@@ -471,6 +497,11 @@ bool Bus::handle_fire_and_forget(Inlet& inlet, std::vector<zmq::message_t>& fram
       request.raw_payload.assign(payload);
     }
   }
+  SocketEventCounts& counts = inlet.role == Role::kPush ? stats_.push : stats_.subscribe;
+  const std::size_t dead_letters = request.dead_letters.size();
+  request.on_done = [&counts, dead_letters](store::WriteResult&& result) {
+    count_results(counts, result, dead_letters);
+  };
   return submit(inlet, std::move(request));
 }
 

@@ -34,6 +34,7 @@
 #include "bus/security.hpp"
 #include "bus/socket_reactor.hpp"
 #include "common/clock.hpp"
+#include "common/histogram.hpp"
 #include "config/config.hpp"
 #include "store/writer.hpp"
 
@@ -66,11 +67,26 @@ struct SubscribeLink {
   std::string last_failure;             ///< Why the last handshake failed; empty if none did.
 };
 
-/// Counters kept by the bus thread.
+/// What became of the events that arrived on one kind of socket.
+struct SocketEventCounts {
+  std::atomic<std::uint64_t> stored{0};
+  std::atomic<std::uint64_t> duplicate{0};
+  /// Refused events (invalid, not authorized, storage unavailable), and on push and subscribe
+  /// the messages kept whole as dead letters (a message that does not parse has no events).
+  std::atomic<std::uint64_t> rejected{0};
+};
+
+/// Counters kept by the bus thread; read from any thread (relaxed loads, Histogram snapshots).
 struct BusStats {
   std::atomic<std::uint64_t> messages{0};         ///< Messages read on ingest, push, subscribe.
   std::atomic<std::uint64_t> replies_dropped{0};  ///< Replies a vanished/slow peer never took.
   std::atomic<std::uint64_t> paused{0};           ///< Times reading paused on a full writer.
+  SocketEventCounts ingest;
+  SocketEventCounts push;
+  SocketEventCounts subscribe;
+  /// Ingest acknowledgement latency: from reading the message off the socket to handing its
+  /// reply to libzmq (after the commit and the WAL's fdatasync), per message.
+  Histogram ack_latency{Histogram::latency_bounds_s()};
 };
 
 class Bus {

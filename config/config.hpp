@@ -169,6 +169,7 @@ struct DecayConfig {
 
 struct DaemonConfig {
   std::int64_t stats_interval_ms = 0;  ///< Period of `events.stored` and STATUS=, ms.
+  std::string metrics_listen;          ///< host:port of GET /metrics; "" = off.
 };
 
 /// Access control (bus/security.hpp, README "Security").

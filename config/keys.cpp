@@ -158,6 +158,12 @@ const std::array kKeys{
   KeySpec{"daemon.stats_interval_ms", KT::kInteger, "1000", 100, 3600000, "", true, "ms",
           "Period of the events.stored announcement on notify, of systemd STATUS= lines, and of writing the access counts recorded by reads.",
           +[](Config& c) -> std::int64_t& { return c.daemon.stats_interval_ms; }},
+  KeySpec{"daemon.metrics_listen", KT::kString, "\"127.0.0.1:7705\"", 0, 0, "", false, "",
+          "host:port where GET /metrics serves Prometheus metrics (text format 0.0.4): events, "
+          "commits, latencies, job runs; \"[::1]:7705\" for IPv6, port 0 picks a free port, "
+          "\"\" disables. No authentication and no event content: counters only; bind a "
+          "non-loopback address only where the network is trusted.",
+          +[](Config& c) -> std::string& { return c.daemon.metrics_listen; }},
   KeySpec{"jobs.consolidate.enabled", KT::kBoolean, "true", 0, 0, "", true, "",
           "Consolidation job runs at all (on-demand runs included).",
           +[](Config& c) -> bool& { return c.jobs.consolidate.enabled; }},

@@ -58,6 +58,7 @@ Daemon::Daemon(config::Config config, DaemonOptions options, const Clock& clock)
     : config_(std::move(config)), options_(std::move(options)), clock_(clock), zmq_context_(1) {}
 
 Daemon::~Daemon() {
+  if (metrics_) metrics_->stop();
   // Jobs and the writer call back into the bus: stop them before the bus goes away.
   if (scheduler_) scheduler_->stop();
   if (writer_) writer_->stop();
@@ -126,6 +127,10 @@ void Daemon::start() {
 
   bus_->start();
   scheduler_->start();
+  if (!config_.daemon.metrics_listen.empty()) {
+    metrics_ = std::make_unique<metrics::HttpServer>(config_.daemon.metrics_listen,
+                                                     [this] { return render_metrics(); });
+  }
 
   if (options_.handle_signals) {
     signals_ = std::make_unique<boost::asio::signal_set>(io_, SIGTERM, SIGINT, SIGHUP);
@@ -140,9 +145,11 @@ void Daemon::start() {
     arm_watchdog_timer();
   }
 
-  spdlog::info("reflectd {} ready: database {}, ingest {}, push {}, control {}, heap {}", kVersion,
-               store_path_, fmt::join(endpoints().ingest, ","), fmt::join(endpoints().push, ","),
-               fmt::join(endpoints().control, ","), heap_allocator());
+  spdlog::info(
+      "reflectd {} ready: database {}, ingest {}, push {}, control {}, metrics {}, heap {}",
+      kVersion, store_path_, fmt::join(endpoints().ingest, ","), fmt::join(endpoints().push, ","),
+      fmt::join(endpoints().control, ","),
+      metrics_ ? "http://" + metrics_->bound_address() + "/metrics" : "off", heap_allocator());
   notify_systemd("READY=1\nSTATUS=" + status_line());
 }
 
@@ -167,6 +174,7 @@ void Daemon::stop_now() {
   stopping_ = true;
   notify_systemd("STOPPING=1");
   bus_->stop_reading();
+  if (metrics_) metrics_->stop();  // a scrape in progress ends first (join)
   // A running job is cancelled cooperatively; its open transaction rolls back.
   scheduler_->stop();
   if (signals_) signals_->cancel();
@@ -357,7 +365,8 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
        {{"ingest", bound.ingest},
         {"push", bound.push},
         {"notify", bound.notify},
-        {"control", bound.control}}},
+        {"control", bound.control},
+        {"metrics", metrics_ ? "http://" + metrics_->bound_address() + "/metrics" : ""}}},
       {"last_reload",
        {{"at_us", last_reload_.at_us}, {"ok", last_reload_.ok}, {"message", last_reload_.message}}},
       {"security",

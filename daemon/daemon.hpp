@@ -28,6 +28,7 @@
 #include "config/config.hpp"
 #include "daemon/read_thread.hpp"
 #include "jobs/scheduler.hpp"
+#include "metrics/http_server.hpp"
 #include "store/access_counts.hpp"
 #include "store/writer.hpp"
 
@@ -103,6 +104,8 @@ class Daemon {
   // Hands the accesses recorded by reads to the writer (store/access_counts.hpp).
   void flush_accesses();
   std::string status_line() const;
+  // GET /metrics (daemon/metrics.cpp); called on the metrics server's thread.
+  std::string render_metrics() const;
 
   config::Config config_;
   DaemonOptions options_;
@@ -135,6 +138,8 @@ class Daemon {
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<boost::asio::steady_timer> stats_timer_;
   std::unique_ptr<boost::asio::steady_timer> watchdog_timer_;
+  // Last: it reads the members above from its own thread, so it is destroyed first.
+  std::unique_ptr<metrics::HttpServer> metrics_;
 };
 
 }  // namespace reflectd::daemon

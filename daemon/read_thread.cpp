@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
+
 #include "jobs/sql_functions.hpp"
 #include "recall/context.hpp"
 #include "recall/record_reads.hpp"
@@ -12,6 +14,13 @@ namespace reflectd::daemon {
 ReadThread::ReadThread(const store::DatabaseOptions& database, const jobs::VitalityParams& vitality,
                        const recall::RecallParams& params, const Clock& clock)
     : clock_(clock),
+      durations_([] {
+        std::map<std::string, std::unique_ptr<Histogram>> made;
+        for (const std::string& cmd : commands()) {
+          made.emplace(cmd, std::make_unique<Histogram>(Histogram::latency_bounds_s()));
+        }
+        return made;
+      }()),
       db_(store::open_database(database, store::Access::kReader)),
       vitality_(vitality),
       recaller_((jobs::register_sql_functions(db_, vitality_),
@@ -22,11 +31,22 @@ ReadThread::ReadThread(const store::DatabaseOptions& database, const jobs::Vital
 
 ReadThread::~ReadThread() { stop(); }
 
+const std::vector<std::string>& ReadThread::commands() {
+  static const std::vector<std::string> kCommands{
+      "audit", "clusters",  "context",   "entities",     "episode", "events", "facts",
+      "get",   "knowledge", "medallion", "observations", "recall",  "search"};
+  return kCommands;
+}
+
 bool ReadThread::answers(const std::string& cmd) {
-  return cmd == "recall" || cmd == "context" || cmd == "get" || cmd == "episode" ||
-         cmd == "search" || cmd == "events" || cmd == "knowledge" || cmd == "observations" ||
-         cmd == "entities" || cmd == "clusters" || cmd == "medallion" || cmd == "facts" ||
-         cmd == "audit";
+  const auto& known = commands();
+  return std::find(known.begin(), known.end(), cmd) != known.end();
+}
+
+std::vector<std::pair<std::string, HistogramSnapshot>> ReadThread::durations() const {
+  std::vector<std::pair<std::string, HistogramSnapshot>> out;
+  for (const auto& [cmd, histogram] : durations_) out.emplace_back(cmd, histogram->snapshot());
+  return out;
 }
 
 void ReadThread::stop() {
@@ -36,13 +56,19 @@ void ReadThread::stop() {
 
 void ReadThread::post(std::string cmd, nlohmann::json request, recall::ReadScope scope,
                       bus::ControlReply reply) {
+  const std::int64_t posted_us = clock_.monotonic_us();
   boost::asio::post(io_, [this, cmd = std::move(cmd), request = std::move(request),
-                          scope = std::move(scope), reply = std::move(reply)] {
+                          scope = std::move(scope), reply = std::move(reply), posted_us] {
+    nlohmann::json answered;
     try {
-      reply(answer(cmd, request, scope));
+      answered = answer(cmd, request, scope);
     } catch (const std::exception& error) {
-      reply({{"ok", false}, {"error", cmd + ": request failed: " + error.what()}});
+      answered = {{"ok", false}, {"error", cmd + ": request failed: " + error.what()}};
     }
+    if (const auto it = durations_.find(cmd); it != durations_.end()) {
+      it->second->observe_us(clock_.monotonic_us() - posted_us);
+    }
+    reply(answered);
   });
 }
 

@@ -17,13 +17,17 @@
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "bus/bus.hpp"
 #include "common/clock.hpp"
+#include "common/histogram.hpp"
 #include "jobs/formulas.hpp"
 #include "recall/read_back.hpp"
 #include "recall/recall.hpp"
@@ -41,8 +45,12 @@ class ReadThread {
   ReadThread(const ReadThread&) = delete;
   ReadThread& operator=(const ReadThread&) = delete;
 
+  /// The commands this thread answers, sorted.
+  static const std::vector<std::string>& commands();
   /// True for the commands this thread answers.
   static bool answers(const std::string& cmd);
+  /// Per command: time from post() to the answer (queue wait included). Thread-safe.
+  std::vector<std::pair<std::string, HistogramSnapshot>> durations() const;
 
   /// Queues `cmd` (one answers() accepts) for `scope`; `reply` receives the answer on this
   /// object's thread.
@@ -66,6 +74,8 @@ class ReadThread {
                         const recall::ReadScope& scope);
 
   const Clock& clock_;
+  // One per commands() entry, filled by the constructor and never resized: read concurrently.
+  std::map<std::string, std::unique_ptr<Histogram>> durations_;
   SQLite::Database db_;
   jobs::VitalityParams vitality_;  // registered on db_: changed on this thread only
   std::unique_ptr<recall::Recaller> recaller_;

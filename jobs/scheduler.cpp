@@ -238,6 +238,7 @@ void Scheduler::execute(const Due& due) {
       state.new_events.erase(due.ns);
     }
   }
+  const std::int64_t started_monotonic_us = clock_.monotonic_us();
   RunRecord run;
   run.job = job.name;
   run.ns = due.ns;
@@ -275,6 +276,13 @@ void Scheduler::execute(const Due& due) {
     }
   }
   run.finished_us = clock_.now_us();
+  {
+    std::lock_guard lock(tally_mutex_);
+    Tally& tally = tallies_[job.name];
+    ++tally.by_status[run.status];
+    if (!tally.duration) tally.duration = std::make_unique<Histogram>(Histogram::job_bounds_s());
+    tally.duration->observe_us(clock_.monotonic_us() - started_monotonic_us);
+  }
   try {
     finish_run_.reset();
     finish_run_.bind(1, static_cast<std::int64_t>(run.run_id));
@@ -308,6 +316,15 @@ void Scheduler::execute(const Due& due) {
   }
   if (publish_) publish_("job." + job.name, to_json(run));
   if (due.done) due.done(run);
+}
+
+std::vector<JobRunTally> Scheduler::run_tallies() const {
+  std::lock_guard lock(tally_mutex_);
+  std::vector<JobRunTally> out;
+  for (const auto& [name, tally] : tallies_) {
+    out.push_back({name, tally.by_status, tally.duration->snapshot()});
+  }
+  return out;
 }
 
 std::vector<std::string> Scheduler::job_names() const {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/clock.hpp"
+#include "common/histogram.hpp"
 #include "jobs/job.hpp"
 
 namespace reflectd::jobs {
@@ -55,6 +56,13 @@ nlohmann::json to_json(const RunRecord& run);
 /// scheduler thread); `job` empty = every job.
 std::vector<RunRecord> recent_runs(SQLite::Database& reader, int limit,
                                    const std::string& job = {});
+
+/// The runs of one job (or one-off task) since the daemon started.
+struct JobRunTally {
+  std::string job;
+  std::map<std::string, std::uint64_t> by_status;  ///< ok, skipped, failed, timeout, interrupted.
+  HistogramSnapshot duration;                      ///< Every run, whatever its status.
+};
 
 class Scheduler {
  public:
@@ -98,6 +106,8 @@ class Scheduler {
 
   /// Names of the configured jobs.
   std::vector<std::string> job_names() const;
+  /// Runs since start per job name (sorted by name); thread-safe.
+  std::vector<JobRunTally> run_tallies() const;
 
   /// Stable jitter of `name`: a fraction in [0, 1) from SHA-256 of the name.
   static double jitter_fraction(const std::string& name);
@@ -127,6 +137,13 @@ class Scheduler {
   store::WriteGate* gate_;
   SQLite::Statement insert_run_;
   SQLite::Statement finish_run_;
+
+  struct Tally {
+    std::map<std::string, std::uint64_t> by_status;
+    std::unique_ptr<Histogram> duration;
+  };
+  mutable std::mutex tally_mutex_;
+  std::map<std::string, Tally> tallies_;  // guarded by tally_mutex_
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -9,6 +9,7 @@ packages=(
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libhowardhinnant-date-dev libssl-dev
   libutf8proc-dev libstemmer-dev libigraph-dev libgoogle-perftools-dev libabsl-dev
   systemd lintian
+  curl python3 python3-prometheus-client
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14
 )
 # Node.js and npm run the MCP end-to-end test (tests/mcp: the official MCP TypeScript SDK as

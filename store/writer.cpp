@@ -418,7 +418,9 @@ void Writer::commit_group() {
     }
     // Only when nothing waits: under overload the index must not slow acknowledgements.
     if (dry && fts_pending()) index_step(fts_batch_events_.load());
+    const std::int64_t commit_start_us = clock_.monotonic_us();
     transaction.commit();
+    stats_.commit_duration.observe_us(clock_.monotonic_us() - commit_start_us);
     fts_indexed_seq_ = txn_fts_seq_;
     stats_.last_seq.store(last_seq_, std::memory_order_relaxed);
     stats_.fts_indexed_seq.store(fts_indexed_seq_, std::memory_order_relaxed);
@@ -610,7 +612,7 @@ std::size_t Writer::sync_and_answer(std::deque<Completion>& batch) {
       if (poisoned_.load()) {
         std::lock_guard lock(sync_mutex_);
         error = poison_;
-      } else if (const int code = syncer_->sync(); code != 0) {
+      } else if (const int code = timed_sync(); code != 0) {
         // fsyncgate: after a failed fsync the kernel may have dropped the dirty pages and a
         // retry would report success, so nothing written since the last good fsync can be
         // trusted. Never acknowledge it; stop writing until a restart recovers the WAL
@@ -638,6 +640,13 @@ std::size_t Writer::sync_and_answer(std::deque<Completion>& batch) {
     }
     return events;
   }
+}
+
+int Writer::timed_sync() {
+  const std::int64_t start_us = clock_.monotonic_us();
+  const int code = syncer_->sync();
+  stats_.wal_sync_duration.observe_us(clock_.monotonic_us() - start_us);
+  return code;
 }
 
 void Writer::fail_synced(Completion& completion, const std::string& error) {

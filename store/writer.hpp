@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "common/clock.hpp"
+#include "common/histogram.hpp"
 #include "store/checkpointer.hpp"
 #include "store/database.hpp"
 #include "store/event.hpp"
@@ -133,6 +134,10 @@ struct WriterStats {
   std::atomic<std::int64_t> last_seq{0};         ///< Highest events.seq committed.
   std::atomic<std::int64_t> fts_indexed_seq{0};  ///< Full-text watermark committed.
   std::atomic<std::uint64_t> fts_indexed{0};     ///< Events indexed since start.
+  /// The COMMIT of each group transaction (SQLite writing its frames to the WAL).
+  Histogram commit_duration{Histogram::latency_bounds_s()};
+  /// Each fdatasync of the WAL by the sync stage (pipelined commits only).
+  Histogram wal_sync_duration{Histogram::latency_bounds_s()};
 };
 
 /// Makes the WAL durable for the sync stage (commit pipelining).
@@ -250,6 +255,7 @@ class Writer {
   void complete(Completion&& completion);
   void answer(Completion& completion);
   void fail_synced(Completion& completion, const std::string& error);
+  int timed_sync();  // syncer_->sync(), recorded in stats_.wal_sync_duration
   void answer_leftovers();
   void commit_group();
   bool fts_pending() const { return fts_indexed_seq_ < last_seq_; }

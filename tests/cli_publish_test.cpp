@@ -48,23 +48,24 @@ class DaemonProcess {
   DaemonProcess() {
     const std::string d = dir_.path().string();
     config_ = dir_.file("reflectd.yaml");
-    reflectd::test::write_text_file(config_,
-                                    "log: {level: warn}\n"
-                                    "bus: {ingest: [\"ipc://" +
-                                        d + "/ingest\"], push: [\"ipc://" + d +
-                                        "/push\"], "
-                                        "notify: [\"ipc://" +
-                                        d + "/notify\"], control: [\"ipc://" + d +
-                                        "/control\"]}\n"
-                                        "store: {path: \"" +
-                                        dir_.file("reflectd.db") +
-                                        "\"}\n"
-                                        "daemon: {stats_interval_ms: 100}\n"
-                                        // No background job: a slow (sanitized) cluster run
-                                        // holds the write lock past busy_timeout_ms.
-                                        "jobs: {consolidate: {enabled: false}, decay: {enabled: "
-                                        "false}, cluster: {enabled: false}, importance: "
-                                        "{enabled: false}, medallion: {enabled: false}}\n");
+    reflectd::test::write_text_file(
+        config_,
+        "log: {level: warn}\n"
+        "bus: {ingest: [\"ipc://" +
+            d + "/ingest\"], push: [\"ipc://" + d +
+            "/push\"], "
+            "notify: [\"ipc://" +
+            d + "/notify\"], control: [\"ipc://" + d +
+            "/control\"]}\n"
+            "store: {path: \"" +
+            dir_.file("reflectd.db") +
+            "\"}\n"
+            "daemon: {stats_interval_ms: 100, metrics_listen: \"127.0.0.1:0\"}\n"
+            // No background job: a slow (sanitized) cluster run
+            // holds the write lock past busy_timeout_ms.
+            "jobs: {consolidate: {enabled: false}, decay: {enabled: "
+            "false}, cluster: {enabled: false}, importance: "
+            "{enabled: false}, medallion: {enabled: false}}\n");
     child_.emplace(std::vector<std::string>{REFLECTD_BIN, "--config", config_},
                    reflectd::test::SpawnOptions{"", "", dir_.file("daemon.log")});
     const bool ready = reflectd::test::wait_until(

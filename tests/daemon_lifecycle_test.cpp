@@ -207,7 +207,7 @@ std::string config_text(const TempDir& dir, const std::string& log_level) {
     text += "  " + socket + ": [\"ipc://" + dir.path().string() + "/" + socket + "\"]\n";
   }
   text += "store:\n  path: \"" + dir.file("reflectd.db") + "\"\n";
-  text += "daemon:\n  stats_interval_ms: 100\n";
+  text += "daemon:\n  stats_interval_ms: 100\n  metrics_listen: \"127.0.0.1:0\"\n";
   text += "jobs:\n";
   for (const std::string& name : configured_jobs()) {
     const std::string on_demand_only = "{interval_s: " + std::to_string(kJobIntervalS) +

@@ -31,6 +31,7 @@ inline config::Config loopback_config(const TempDir& dir) {
   config.bus.control = {"tcp://127.0.0.1:*"};
   config.store.path = dir.file("reflectd.db");
   config.daemon.stats_interval_ms = 100;
+  config.daemon.metrics_listen = "127.0.0.1:0";  // a free port: tests run side by side
   config.log.level = "warn";
   return config;
 }

@@ -1,0 +1,208 @@
+#include "metrics/http_server.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+
+#include "metrics/exposition.hpp"
+
+namespace reflectd::metrics {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr auto kIdleTimeout = std::chrono::seconds(30);
+constexpr std::size_t kMaxRequestBytes = 8192;  // a scrape is one short GET
+
+// host:port, or [v6]:port.
+std::pair<std::string, std::string> split_address(const std::string& address) {
+  std::string host;
+  std::string port;
+  if (!address.empty() && address.front() == '[') {
+    const auto close = address.find(']');
+    if (close == std::string::npos || close + 1 >= address.size() || address[close + 1] != ':') {
+      throw std::runtime_error("metrics address '" + address + "': expected [IPv6]:port");
+    }
+    host = address.substr(1, close - 1);
+    port = address.substr(close + 2);
+  } else {
+    const auto colon = address.rfind(':');
+    if (colon == std::string::npos || colon == 0) {
+      throw std::runtime_error("metrics address '" + address + "': expected host:port");
+    }
+    host = address.substr(0, colon);
+    port = address.substr(colon + 1);
+  }
+  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos ||
+      port.size() > 5 || std::stoi(port) > 65535) {
+    throw std::runtime_error("metrics address '" + address + "': the port must be 0-65535");
+  }
+  return {host, port};
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, const std::function<std::string()>& render)
+      : stream_(std::move(socket)), render_(render) {}
+
+  void start() { read(); }
+
+ private:
+  void read() {
+    parser_.emplace();
+    parser_->header_limit(kMaxRequestBytes);
+    parser_->body_limit(kMaxRequestBytes);
+    stream_.expires_after(kIdleTimeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code error, std::size_t) {
+                       self->on_read(error);
+                     });
+  }
+
+  void on_read(beast::error_code error) {
+    if (error == http::error::end_of_stream || error == beast::error::timeout ||
+        error == asio::error::operation_aborted || error == asio::error::connection_reset) {
+      return close();
+    }
+    if (error) {
+      respond(http::status::bad_request, "bad request: " + error.message() + "\n", false, 11,
+              false);
+      return;
+    }
+    const auto& request = parser_->get();
+    const std::string_view target(request.target().data(), request.target().size());
+    const std::string_view path = target.substr(0, target.find('?'));
+    const bool head = request.method() == http::verb::head;
+    if (request.method() != http::verb::get && !head) {
+      respond(http::status::method_not_allowed, "only GET and HEAD are served\n",
+              request.keep_alive(), request.version(), false);
+    } else if (path != "/metrics") {
+      respond(http::status::not_found, "not found: reflectd serves /metrics\n",
+              request.keep_alive(), request.version(), head);
+    } else {
+      std::string body;
+      try {
+        body = render_();
+      } catch (const std::exception& failure) {
+        spdlog::error("metrics: rendering failed: {}", failure.what());
+        respond(http::status::internal_server_error, "rendering failed\n", false, request.version(),
+                head);
+        return;
+      }
+      respond(http::status::ok, std::move(body), request.keep_alive(), request.version(), head,
+              TextExposition::kContentType);
+    }
+  }
+
+  void respond(http::status status, std::string body, bool keep_alive, unsigned version, bool head,
+               std::string_view content_type = "text/plain; charset=utf-8") {
+    response_ = http::response<http::string_body>(status, version);
+    response_.set(http::field::server, "reflectd");
+    response_.set(http::field::content_type,
+                  beast::string_view(content_type.data(), content_type.size()));
+    if (status == http::status::method_not_allowed) response_.set(http::field::allow, "GET, HEAD");
+    response_.keep_alive(keep_alive);
+    const std::size_t length = body.size();
+    if (!head) response_.body() = std::move(body);
+    response_.content_length(length);
+    stream_.expires_after(kIdleTimeout);
+    http::async_write(
+        stream_, response_,
+        [self = shared_from_this(), keep_alive](beast::error_code error, std::size_t) {
+          if (error || !keep_alive) return self->close();
+          self->read();
+        });
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.socket().close(ignored);
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::empty_body>> parser_;
+  http::response<http::string_body> response_;
+  const std::function<std::string()>& render_;
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  asio::io_context io{1};
+  tcp::acceptor acceptor{io};
+  std::function<std::string()> render;
+  std::string bound;
+  std::thread thread;
+  bool stopped = false;
+
+  void accept() {
+    acceptor.async_accept([this](beast::error_code error, tcp::socket socket) {
+      if (error == asio::error::operation_aborted) return;
+      if (!error) {
+        std::make_shared<Session>(std::move(socket), render)->start();
+      } else {
+        spdlog::warn("metrics: accept failed: {}", error.message());
+      }
+      accept();
+    });
+  }
+};
+
+HttpServer::HttpServer(const std::string& address, std::function<std::string()> render)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->render = std::move(render);
+  const auto [host, port] = split_address(address);
+  beast::error_code error;
+  tcp::resolver resolver(impl_->io);
+  const auto endpoints =
+      resolver.resolve(host, port, tcp::resolver::numeric_service | tcp::resolver::passive, error);
+  if (error || endpoints.empty()) {
+    throw std::runtime_error("metrics address '" + address +
+                             "': cannot resolve: " + (error ? error.message() : "no address"));
+  }
+  const tcp::endpoint endpoint = endpoints.begin()->endpoint();
+  auto& acceptor = impl_->acceptor;
+  acceptor.open(endpoint.protocol(), error);
+  if (!error) acceptor.set_option(asio::socket_base::reuse_address(true), error);
+  if (!error) acceptor.bind(endpoint, error);
+  if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
+  if (error) {
+    throw std::runtime_error("metrics address '" + address +
+                             "': cannot listen: " + error.message());
+  }
+  const tcp::endpoint local = acceptor.local_endpoint();
+  impl_->bound = local.address().is_v6()
+                     ? "[" + local.address().to_string() + "]:" + std::to_string(local.port())
+                     : local.address().to_string() + ":" + std::to_string(local.port());
+  impl_->accept();
+  impl_->thread = std::thread([impl = impl_.get()] { impl->io.run(); });
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+const std::string& HttpServer::bound_address() const { return impl_->bound; }
+
+void HttpServer::stop() {
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  // Stopping the io_context abandons the sessions' pending operations; their sockets close
+  // when the handlers holding them are destroyed with the io_context.
+  impl_->io.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace reflectd::metrics
