@@ -7,8 +7,7 @@
 namespace reflectd {
 
 Histogram::Histogram(std::vector<double> upper_bounds_s)
-    : bounds_s_(std::move(upper_bounds_s)),
-      buckets_(bounds_s_.size() + 1) {
+    : bounds_s_(std::move(upper_bounds_s)), buckets_(bounds_s_.size() + 1) {
   for (std::size_t i = 0; i < bounds_s_.size(); ++i) {
     if (!(bounds_s_[i] > 0) || (i > 0 && !(bounds_s_[i] > bounds_s_[i - 1]))) {
       throw std::invalid_argument("histogram bounds must be positive and strictly increasing");
