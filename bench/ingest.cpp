@@ -33,7 +33,12 @@
 //                 with store.commit_pipelining, the sync stage's fsync of the WAL; compare
 //                 with `--daemon-config` setting `store.commit_pipelining: false`).
 //   latency       one DEALER, one event per message, paced at --rate for --latency-events;
-//                 percentiles of send-to-acknowledgement time (µs). Its events/s is the pace.
+//                 percentiles of send-to-acknowledgement time (µs), and their ratios to the
+//                 percentiles of 3,000 4 KiB fdatasync calls measured just before in the same
+//                 directory. Its events/s is the pace.
+//   latency-jobs  the same after --preload events pushed, with the reflection jobs on their
+//                 default schedule (or --daemon-config's): they run during the measurement
+//                 (job_runs_overlapping, job_seconds_overlapping say how much).
 //   under-job     --preload events pushed, then --under-job-events ingested (windowed) with the
 //                 daemon idle, then --job (cluster by default: the heaviest) started over the
 //                 control socket and as many ingested while it runs; ratio_to_idle compares the
@@ -652,17 +657,38 @@ SyncProbe probe_fdatasync(const fs::path& dir, int samples) {
 // (send to reply, µs) as percentiles, and as ratios to the disk's own fdatasync percentiles
 // (probe_fdatasync, run just before in the database's directory). Throughput here is the
 // pace, not a capacity.
-ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::path& dir) {
-  const config::Config cfg = daemon_config(options, dir, "latency");
+// With `with_jobs` (mode latency-jobs): the reflection jobs on their configured schedule
+// (the defaults, or --daemon-config's), --preload events pushed first, and the paced events
+// follow them; the job runs that overlapped the measurement are counted.
+ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::path& dir,
+                       bool with_jobs) {
+  const std::string mode = with_jobs ? "latency-jobs" : "latency";
+  config::Config cfg = daemon_config(options, dir, mode);
+  if (with_jobs) cfg.jobs = options.base.jobs;
   const std::uint64_t events = std::min(options.events, options.latency_events);
-  ModeResult result{"latency", 0, 0.0};
+  const std::uint64_t first = with_jobs ? options.preload : 0;
+  ModeResult result{mode, 0, 0.0};
   const SyncProbe disk = probe_fdatasync(dir, 3000);
   std::vector<double> latencies;
   latencies.reserve(events);
   {
     ForkedDaemon daemon(cfg);
     zmq::context_t context(1);
-    ControlClient(context, cfg.bus.control.front()).wait_ready();
+    ControlClient control(context, cfg.bus.control.front());
+    control.wait_ready();
+    if (with_jobs) {
+      zmq::socket_t push(context, zmq::socket_type::push);
+      push.set(zmq::sockopt::linger, 0);
+      push.connect(cfg.bus.push.front());
+      push_events(push, corpus, 0, options.preload, options.batch);
+      await_finished(control, options.preload, nullptr, "latency-jobs preload");
+    }
+    const auto wall_us = [] {
+      return std::chrono::duration_cast<std::chrono::microseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+    const std::int64_t measured_from_us = wall_us();
     zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
     const int dealer_fd = dealer.get(zmq::sockopt::fd);
     using Clock = std::chrono::steady_clock;
@@ -676,7 +702,7 @@ ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::p
       const auto now = Clock::now();
       if (sent < events && now >= start + period * static_cast<long>(sent)) {
         payload.clear();
-        corpus.append_event(payload, sent);
+        corpus.append_event(payload, first + sent);
         const std::string request_id = std::to_string(sent);
         sent_at[sent] = Clock::now();
         dealer.send(zmq::buffer(request_id), zmq::send_flags::sndmore);
@@ -718,7 +744,34 @@ ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::p
     result.seconds = Seconds(Clock::now() - start).count();
     result.extra["daemon_peak_rss_mb"] =
         static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
-    if (!daemon.stop()) throw std::runtime_error("latency: the daemon did not exit cleanly");
+    if (with_jobs) {
+      // Runs that overlapped [measured_from, now]: started before its end, not ended before
+      // its start (finished_us 0 = still running).
+      const std::int64_t measured_to_us = wall_us();
+      const auto runs = control.request({{"cmd", "jobs"}, {"limit", 1000}});
+      std::uint64_t overlapping = 0;
+      double job_seconds = 0;
+      nlohmann::json names = nlohmann::json::array();
+      for (const auto& run : runs.at("runs")) {
+        const std::int64_t started = run.value("started_us", std::int64_t{0});
+        std::int64_t finished = run.value("finished_us", std::int64_t{0});
+        if (finished == 0) finished = measured_to_us;
+        if (started < measured_to_us && finished > measured_from_us) {
+          ++overlapping;
+          job_seconds += static_cast<double>(std::min(finished, measured_to_us) -
+                                             std::max(started, measured_from_us)) /
+                         1e6;
+          names.push_back(run.value("job", std::string()));
+        }
+      }
+      result.extra["preloaded_events"] = options.preload;
+      result.extra["job_runs_overlapping"] = overlapping;
+      result.extra["job_seconds_overlapping"] = job_seconds;
+      result.extra["jobs_overlapping"] = names;
+      // How the write lock was shared (store/write_gate.hpp), preload included.
+      result.extra["write_gate"] = control.status()["write_gate"];
+    }
+    if (!daemon.stop()) throw std::runtime_error(mode + ": the daemon did not exit cleanly");
   }
   std::sort(latencies.begin(), latencies.end());
   const auto pct = [&](double p) {
@@ -737,7 +790,7 @@ ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::p
   result.extra["fdatasync_p99_9_us"] = disk.p99_9_us;
   result.extra["ack_p99_to_fdatasync_p99"] = pct(99) / disk.p99_us;
   result.extra["ack_p99_9_to_fdatasync_p99_9"] = pct(99.9) / disk.p99_9_us;
-  result.stored = count_rows(cfg.store.path, cfg);
+  result.stored = count_rows(cfg.store.path, cfg) - first;
   result.expected = events;
   remove_database(cfg.store.path);
   return result;
@@ -1138,13 +1191,14 @@ int run(int argc, char** argv) {
   app.add_option("--modes", options.modes,
                  "Modes to run, the first being the baseline of the ratios")
       ->delimiter(',')
-      ->check(CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency", "under-job",
-                             "under-recall", "under-forget"}));
+      ->check(CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency",
+                             "latency-jobs", "under-job", "under-recall", "under-forget"}));
   app.add_option("--latency-events", options.latency_events, "latency: events (at most --events)")
       ->check(CLI::Range(1, 10'000'000));
   app.add_option("--rate", options.rate, "latency: events per second")
       ->check(CLI::Range(1, 1'000'000));
-  app.add_option("--preload", options.preload, "under-job: events stored before the job runs")
+  app.add_option("--preload", options.preload,
+                 "under-job, under-recall, under-forget, latency-jobs: events stored first")
       ->check(CLI::Range(1, 100'000'000));
   app.add_option(
          "--under-job-events", options.under_job_events,
@@ -1202,8 +1256,8 @@ int run(int argc, char** argv) {
         results.push_back(run_baseline(corpus, options, cfg, dir.path(), true));
       if (mode == "push") results.push_back(run_push(corpus, options, dir.path()));
       if (mode == "ingest") results.push_back(run_ingest(corpus, options, dir.path()));
-      if (mode == "latency") {
-        results.push_back(run_latency(corpus, options, dir.path()));
+      if (mode == "latency" || mode == "latency-jobs") {
+        results.push_back(run_latency(corpus, options, dir.path(), mode == "latency-jobs"));
         results.back().paced = true;
       }
       if (mode == "under-job") results.push_back(run_under_job(corpus, options, dir.path()));

@@ -599,8 +599,10 @@ void Bus::publish(const std::string& topic, nlohmann::json payload) {
   payload["seq"] = ++notify_seq_;
   const std::string body = payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   try {
-    notify_->send(zmq::buffer(topic), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-    notify_->send(zmq::buffer(body), zmq::send_flags::dontwait);
+    // Frame by frame with EINTR retried: a signal between the two frames must not leave the
+    // topic waiting for a body (the next announcement's topic would become it).
+    send_frame(*notify_, zmq::message_t(topic.data(), topic.size()), zmq::send_flags::sndmore);
+    send_frame(*notify_, zmq::message_t(body.data(), body.size()), zmq::send_flags::none);
   } catch (const zmq::error_t& error) {
     spdlog::warn("notify: publish failed: {}", error.what());
   }
