@@ -3,6 +3,7 @@
 // any thread: atomics, Histogram snapshots, and the scheduler's and read thread's tallies
 // (their own locks). docs/METRICS.md lists every family.
 
+#include <atomic>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -18,6 +19,12 @@ using metrics::Labels;
 using Samples = std::vector<std::pair<Labels, double>>;
 
 double as_double(std::uint64_t value) { return static_cast<double>(value); }
+
+// The one sample of a family without labels.
+template <typename Number>
+Samples one(const std::atomic<Number>& value) {
+  return {{{}, static_cast<double>(value.load())}};
+}
 
 double file_bytes(const std::string& path) {
   std::error_code error;
@@ -55,24 +62,24 @@ std::string Daemon::render_metrics() const {
               "subscribe a message kept whole as a dead letter counts as one rejected).",
               events);
   out.counter("reflectd_messages_total", "Messages read on the ingest, push and subscribe sockets.",
-              {{{}, as_double(bus.messages.load())}});
+              one(bus.messages));
   out.counter("reflectd_dead_letters_total",
               "Messages or events kept in the dead_letters table instead of being stored.",
-              {{{}, as_double(writer.dead_letters.load())}});
+              one(writer.dead_letters));
   out.counter("reflectd_commits_total", "Group transactions committed by the writer.",
-              {{{}, as_double(writer.commits.load())}});
+              one(writer.commits));
   out.counter("reflectd_storage_errors_total",
               "Failed fdatasync calls of the WAL (after one, nothing more is stored until a "
               "restart).",
-              {{{}, as_double(writer.storage_errors.load())}});
+              one(writer.storage_errors));
   out.counter("reflectd_replies_dropped_total",
               "Replies a vanished or slow peer never took (it resends with the same ids).",
-              {{{}, as_double(bus.replies_dropped.load())}});
+              one(bus.replies_dropped));
   out.counter("reflectd_ingest_pauses_total",
               "Times the bus stopped reading because the writer's queue was full.",
-              {{{}, as_double(bus.paused.load())}});
+              one(bus.paused));
   out.gauge("reflectd_writer_queue_events", "Events received and not yet committed.",
-            {{{}, as_double(writer.queue_events.load())}});
+            one(writer.queue_events));
   const std::int64_t last_seq = writer.last_seq.load();
   const std::int64_t indexed = writer.fts_indexed_seq.load();
   out.gauge("reflectd_last_seq", "Highest events.seq committed.",
@@ -112,10 +119,10 @@ std::string Daemon::render_metrics() const {
                 run_durations);
   out.counter("reflectd_write_gate_job_yields_total",
               "Times a job's write transaction gave the write lock to waiting ingest.",
-              {{{}, as_double(gate.job_yields.load())}});
+              one(gate.job_yields));
   out.counter("reflectd_write_gate_writer_waits_total",
               "Times the writer waited for a job's write transaction to yield.",
-              {{{}, as_double(gate.writer_waits.load())}});
+              one(gate.writer_waits));
 
   std::vector<std::pair<Labels, HistogramSnapshot>> reads;
   for (auto& [cmd, snapshot] : reads_->durations()) reads.push_back({{{"command", cmd}}, snapshot});

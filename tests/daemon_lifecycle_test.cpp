@@ -410,6 +410,31 @@ std::string event(const std::string& id, const std::string& content) {
       .dump();
 }
 
+// A DEALER on the daemon's ingest socket for windowed bursts (the window bounds what queues).
+zmq::socket_t burst_dealer(zmq::context_t& context, const Lifecycle& daemon) {
+  zmq::socket_t dealer(context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.set(zmq::sockopt::sndhwm, 0);
+  dealer.set(zmq::sockopt::rcvhwm, 0);
+  dealer.connect(daemon.endpoint("ingest"));
+  return dealer;
+}
+
+// Sends events `prefix`-<n> until `total` are sent or `window` await an answer; returns the new
+// count sent.
+int fill_window(zmq::socket_t& dealer, int sent, int answered, int total, int window,
+                const std::string& prefix) {
+  while (sent < total && sent - answered < window) {
+    const std::string id = prefix + "-" + std::to_string(sent);
+    if (!dealer.send(zmq::buffer(event(id, "event " + id + " of the " + prefix + " test")),
+                     zmq::send_flags::dontwait)) {
+      break;
+    }
+    ++sent;
+  }
+  return sent;
+}
+
 // Sends one event on ingest and expects it stored.
 void expect_ingest_works(const Lifecycle& daemon, const std::string& id) {
   const auto reply = request(daemon.endpoint("ingest"), event(id, "still serving: " + id), 10s);
@@ -482,11 +507,7 @@ TEST_CASE("SIGTERM while publishing: every acknowledged event is in the database
   Lifecycle daemon;
 
   zmq::context_t context(1);
-  zmq::socket_t dealer(context, zmq::socket_type::dealer);
-  dealer.set(zmq::sockopt::linger, 0);
-  dealer.set(zmq::sockopt::sndhwm, 0);  // The window bounds what is queued.
-  dealer.set(zmq::sockopt::rcvhwm, 0);
-  dealer.connect(daemon.endpoint("ingest"));
+  zmq::socket_t dealer = burst_dealer(context, daemon);
 
   std::vector<std::string> acked;
   int sent = 0;
@@ -503,14 +524,7 @@ TEST_CASE("SIGTERM while publishing: every acknowledged event is in the database
                                        << "\ndaemon log:\n"
                                        << daemon.log());
     }
-    while (sent < kEvents && sent - replies < kWindow) {
-      const std::string id = "sigterm-" + std::to_string(sent);
-      if (!dealer.send(zmq::buffer(event(id, "event " + id + " of the SIGTERM test")),
-                       zmq::send_flags::dontwait)) {
-        break;
-      }
-      ++sent;
-    }
+    sent = fill_window(dealer, sent, replies, kEvents, kWindow, "sigterm");
     zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, 50ms);
     bool read_any = false;
@@ -582,25 +596,14 @@ TEST_CASE("signals during a burst: every event is answered and the daemon keeps 
   Lifecycle daemon;
 
   zmq::context_t context(1);
-  zmq::socket_t dealer(context, zmq::socket_type::dealer);
-  dealer.set(zmq::sockopt::linger, 0);
-  dealer.set(zmq::sockopt::sndhwm, 0);
-  dealer.set(zmq::sockopt::rcvhwm, 0);
-  dealer.connect(daemon.endpoint("ingest"));
+  zmq::socket_t dealer = burst_dealer(context, daemon);
 
   int sent = 0;
   int stored = 0;
   int signals = 0;
   const auto deadline = SteadyClock::now() + 120s;
   while (stored < kEvents && daemon.child().running() && SteadyClock::now() < deadline) {
-    while (sent < kEvents && sent - stored < kWindow) {
-      const std::string id = "sighup-" + std::to_string(sent);
-      if (!dealer.send(zmq::buffer(event(id, "event " + id + " of the signal test")),
-                       zmq::send_flags::dontwait)) {
-        break;
-      }
-      ++sent;
-    }
+    sent = fill_window(dealer, sent, stored, kEvents, kWindow, "sighup");
     daemon.child().send_signal(SIGHUP);
     ++signals;
     zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
