@@ -103,6 +103,7 @@ void Daemon::start() {
   if (const int interrupted = scheduler_->recover_interrupted(); interrupted > 0) {
     spdlog::warn("{} job runs were interrupted by the previous stop", interrupted);
   }
+  resume_interrupted_clears();
   store::WriterOptions writer_settings = writer_options(config_, store_path_);
   writer_settings.gate = write_gate_.get();
   writer_ = std::make_unique<store::Writer>(std::move(writer_settings), clock_, [this] {

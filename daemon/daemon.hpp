@@ -95,6 +95,10 @@ class Daemon {
                         const bus::Principal& caller, const bus::ControlReply& reply);
   void control_memory_op(const std::string& cmd, const nlohmann::json& request,
                          const bus::Principal& caller, const bus::ControlReply& reply);
+  /// At start, before the scheduler runs: queues the finish of the derived-state clears a
+  /// crash interrupted (memory_ops/forget.hpp finish_pending_clears()) and the rebuild of
+  /// those namespaces.
+  void resume_interrupted_clears();
   /// merge_entities (memory_ops/entity_merges.hpp), a task on the jobs' thread.
   void control_merge_entities(const nlohmann::json& request, const bus::Principal& caller,
                               const bus::ControlReply& reply);

@@ -4,10 +4,13 @@
 // the jobs' thread (Scheduler::request_task), never beside a job; a delete then asks the jobs
 // to rebuild the namespaces it touched.
 
+#include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 #include "bus/control_request.hpp"
@@ -27,7 +30,7 @@ namespace {
 using json = nlohmann::json;
 using bus::text_param;
 
-/// A forget's timeout (one delete transaction plus the index optimization), seconds.
+/// A forget's timeout (the chunked clear, the delete transaction and the index optimization), s.
 constexpr std::int64_t kForgetTimeoutS = 3600;
 
 memory_ops::WriteScope write_scope(const json& request, const bus::Principal& caller) {
@@ -56,7 +59,53 @@ std::vector<memory_ops::SelectedEvent> select(SQLite::Database& db,
   return std::move(*allowed);
 }
 
+// The runs that rebuild `namespaces` (memory_ops::kRebuildJobs, those configured), in order:
+// {job, namespace}.
+std::vector<std::pair<std::string, std::string>> rebuild_runs(
+    const jobs::Scheduler& scheduler, const std::set<std::string>& namespaces) {
+  const auto names = scheduler.job_names();
+  std::vector<std::pair<std::string, std::string>> runs;
+  for (const auto& ns : namespaces) {
+    for (const auto job : memory_ops::kRebuildJobs) {
+      if (std::find(names.begin(), names.end(), job) != names.end()) {
+        runs.emplace_back(std::string(job), ns);
+      }
+    }
+  }
+  return runs;
+}
+
+// Queues `runs`; `last_done` (may be empty) is called when the last one ends.
+void queue_runs(jobs::Scheduler& scheduler,
+                const std::vector<std::pair<std::string, std::string>>& runs,
+                jobs::Scheduler::RunDone last_done) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    scheduler.request(runs[i].first, runs[i].second,
+                      i + 1 == runs.size() ? std::move(last_done) : jobs::Scheduler::RunDone());
+  }
+}
+
 }  // namespace
+
+void Daemon::resume_interrupted_clears() {
+  const auto pending = memory_ops::pending_clears(*jobs_db_);
+  if (pending.empty()) return;
+  spdlog::warn("a forget was interrupted while it cleared the derived state of {}: finishing "
+               "the clear, then the jobs rebuild it (the events were not deleted: repeat the "
+               "forget)",
+               fmt::join(pending, ", "));
+  jobs::Job task;
+  task.name = "forget";
+  task.schedule.timeout_s = kForgetTimeoutS;
+  auto* scheduler = scheduler_.get();
+  task.run = [scheduler](jobs::JobContext& ctx) {
+    const std::set<std::string> cleared = memory_ops::finish_pending_clears(ctx);
+    const auto runs = rebuild_runs(*scheduler, cleared);
+    queue_runs(*scheduler, runs, {});
+    return json{{"resumed", true}, {"namespaces", cleared}, {"rebuild_runs", runs.size()}};
+  };
+  scheduler_->request_task(std::move(task), "", {});
+}
 
 void Daemon::control_memory_op(const std::string& cmd, const json& request,
                                const bus::Principal& caller, const bus::ControlReply& reply) {
@@ -93,25 +142,13 @@ void Daemon::control_memory_op(const std::string& cmd, const json& request,
       result["kept"] = std::move(kept);
       // The jobs rebuild each namespace from its first event; with "wait", the answer comes
       // when the last of those runs ended.
-      const auto names = scheduler->job_names();
-      std::vector<std::pair<std::string, std::string>> runs;
-      for (const auto& ns : outcome.namespaces) {
-        for (const auto job : memory_ops::kRebuildJobs) {
-          if (std::find(names.begin(), names.end(), job) != names.end()) {
-            runs.emplace_back(std::string(job), ns);
-          }
-        }
-      }
+      const auto runs = rebuild_runs(*scheduler, outcome.namespaces);
       result["rebuild_runs"] = runs.size();
-      for (std::size_t i = 0; i < runs.size(); ++i) {
-        jobs::Scheduler::RunDone done;
-        if (wait && i + 1 == runs.size()) {
-          done = [reply, result](const jobs::RunRecord&) {
-            reply({{"ok", true}, {"forgotten", result}});
-          };
-        }
-        scheduler->request(runs[i].first, runs[i].second, std::move(done));
-      }
+      queue_runs(*scheduler, runs,
+                 wait ? jobs::Scheduler::RunDone([reply, result](const jobs::RunRecord&) {
+                   reply({{"ok", true}, {"forgotten", result}});
+                 })
+                      : jobs::Scheduler::RunDone());
       if (wait && runs.empty()) reply({{"ok", true}, {"forgotten", result}});
       return result;
     };

@@ -20,16 +20,31 @@
 //
 // A table added to a job must be added here; derived_state_test checks that every table of
 // the schema is either cleared here or listed as kept.
+//
+// How a clear runs (run_pending_clears()): the namespace is first marked in derived_clears, in
+// a transaction of its own; then every table is emptied of the namespace's rows a chunk of
+// kClearChunkRows at a time, in write transactions that end as soon as the writer waits
+// (jobs/job.hpp WriteTransaction::should_yield()), so that ingest goes on beside a clear of
+// millions of rows; the last one removes the mark. The steps are idempotent: a clear that a
+// crash or a cancellation interrupted runs again from its first step, and a daemon that
+// starts with a marked namespace finishes its clear before any job runs
+// (daemon/memory_commands.cpp). Until then readers may see the namespace's derived records
+// partly gone; the events themselves are deleted only after the clear (memory_ops/forget.hpp).
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <array>
+#include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "jobs/job.hpp"
 
 namespace reflectd::memory_ops {
 
-/// The tables clear_derived_state() empties of the namespace's rows (all of them but the
+/// The tables run_pending_clears() empties of the namespace's rows (all of them but the
 /// knowledge rows of provenance 'external' and the job_state rows of other namespaces).
 inline constexpr std::array<std::string_view, 36> kDerivedTables{"knowledge_evidence",
                                                                  "consolidation_streams",
@@ -74,7 +89,7 @@ inline constexpr std::array<std::string_view, 3> kForgetEditedTables{"events", "
 
 /// Tables no hard forget touches (see above). The full-text index (events_fts and its shadow
 /// tables) is purged of the forgotten events by forget.cpp.
-inline constexpr std::array<std::string_view, 11> kKeptTables{"audit_log",
+inline constexpr std::array<std::string_view, 12> kKeptTables{"audit_log",
                                                               "dead_letters",
                                                               "job_runs",
                                                               "fts_state",
@@ -84,15 +99,28 @@ inline constexpr std::array<std::string_view, 11> kKeptTables{"audit_log",
                                                               "forget_in_progress",
                                                               "entity_merges",
                                                               "agent_medallions",
-                                                              "medallion_evidence"};
+                                                              "medallion_evidence",
+                                                              "derived_clears"};
 
-/// Deletes every row the jobs derived for namespace `ns` and their watermarks (job_state rows
-/// of the namespace, decay_edge_watermarks, importance_state, entity_summary_watermarks,
-/// medallion_spans) and the jobs' audit rows about them, so that the next runs start the
-/// namespace from its first event. Must run inside a write transaction that marked itself in
-/// forget_in_progress (memory_ops/forget.cpp). Returns the rows deleted. Errors:
-/// SQLite::Exception.
-std::int64_t clear_derived_state(SQLite::Database& db, const std::string& ns);
+/// Rows one statement of a chunked clear deletes at most: about 1-3 ms of deleting at 1M
+/// events (docs/PERFORMANCE.md, "Forget"), so that a waiting writer waits little longer than
+/// the jobs' write slice.
+inline constexpr std::int64_t kClearChunkRows = 2000;
+
+/// Marks namespace `ns` for a clear (a derived_clears row; run_pending_clears() does it). Must
+/// run inside a write transaction. Errors: SQLite::Exception.
+void mark_for_clear(SQLite::Database& db, const std::string& ns, std::int64_t now_us);
+
+/// The namespaces marked for a clear, by name.
+std::vector<std::string> pending_clears(SQLite::Database& db);
+
+/// Clears every marked namespace as described above, on the jobs' connection, and inserts each
+/// one cleared into `cleared`. Returns the rows deleted. Run it with foreign keys off on that
+/// connection (children go before parents, so no step leaves a dangling reference; with them
+/// on, SQLite would look up each deleted row's children). Errors: SQLite::Exception;
+/// JobCancelled between two transactions (the mark stays, and the clear is finished by the
+/// next run_pending_clears()).
+std::int64_t run_pending_clears(jobs::JobContext& ctx, std::set<std::string>& cleared);
 
 /// The jobs that rebuild a namespace's derived state, in the order to run them.
 inline constexpr std::array<std::string_view, 5> kRebuildJobs{"cluster", "consolidate",

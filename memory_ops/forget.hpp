@@ -65,22 +65,36 @@ struct DeleteOutcome {
   nlohmann::json to_json() const;
 };
 
-/// Deletes `events` as described above, except the index optimization and the checkpoint
+/// Deletes `events` as described above, except the clear of their namespaces' derived state
+/// (done before, by forget_events()), the index optimization and the checkpoint
 /// (optimize_full_text_index(), truncate_wal(), after the commit). Must run inside a write
-/// transaction on a connection whose secure_delete is on.
+/// transaction on a connection whose secure_delete is on and whose foreign keys are off; a row
+/// left referring to a deleted event (a bug: a derived table missing from the clear) throws
+/// std::logic_error naming it, and the transaction rolls back.
 DeleteOutcome delete_events(SQLite::Database& db, const std::vector<SelectedEvent>& events,
                             const std::string& actor, std::int64_t now_us,
                             const std::string& rationale);
 
 /// The whole hard delete on the jobs' connection (a forget's or the retention job's run):
-/// delete_events() in one write transaction, then the index optimization in another, then
-/// truncate_wal(). The delete runs with foreign keys off on that connection: with them on,
-/// SQLite scans every child table that has no index on its reference to events once per
-/// deleted event (10,000 events: seconds even on a small store); instead PRAGMA
-/// foreign_key_check runs once before the commit, and a violation (a bug) rolls everything
-/// back with std::logic_error naming the table. Errors: SQLite::Exception, JobCancelled.
+///  1. the events' namespaces are marked for a clear (memory_ops/derived_state.hpp), in one
+///     short transaction;
+///  2. their derived state is cleared in chunks that give way to the writer (with any clear
+///     a crash left unfinished);
+///  3. delete_events() in one write transaction;
+///  4. the index optimization in another, then truncate_wal().
+/// A crash or a cancellation before 3 deletes no event: the clear is finished at the next
+/// start (finish_pending_clears()) and the jobs rebuild the namespace from all its events; a
+/// rerun of the forget then does it all. Everything runs with foreign keys off on that
+/// connection: with them on, SQLite scans every child table that has no index on its reference
+/// to events once per deleted event (10,000 events: seconds even on a small store).
+/// Errors: SQLite::Exception, JobCancelled, std::logic_error (above).
 DeleteOutcome forget_events(jobs::JobContext& ctx, const std::vector<SelectedEvent>& events,
                             const std::string& actor, const std::string& rationale);
+
+/// Finishes the clears a crash or a cancellation left (step 2 above) and returns the
+/// namespaces cleared: the jobs must rebuild them. Run it before any job (the daemon queues it
+/// at start). Errors: SQLite::Exception, JobCancelled.
+std::set<std::string> finish_pending_clears(jobs::JobContext& ctx);
 
 /// FTS5 'optimize' of events_fts: merges the index into one segment, which drops the postings
 /// of deleted events (O(index size)). Must run inside a write transaction.

@@ -9,11 +9,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "common/clock.hpp"
 #include "common/timestamp.hpp"
@@ -32,6 +35,7 @@
 #include "memory_ops/medallions.hpp"
 #include "recall/record_reads.hpp"
 #include "store/database.hpp"
+#include "store/write_gate.hpp"
 #include "support/corpus.hpp"
 #include "support/daemon_fixture.hpp"
 #include "support/db_dump.hpp"
@@ -306,6 +310,163 @@ TEST_CASE("forget delete: the rebuild equals the jobs' work on a store that neve
   const std::regex facts_watermark("facts\\|\\|seq\\|[0-9]+\\|\n");
   CHECK(std::regex_replace(derived_dump(forgot), facts_watermark, "") ==
         std::regex_replace(derived_dump(never), facts_watermark, ""));
+}
+
+// The clear of a namespace's derived state runs in chunks that end when the writer waits, and
+// a clear cut short (a crash, a cancellation) leaves its mark and is finished by the next one.
+TEST_CASE("forget delete: a chunked clear gives way to the writer and a cut-short one resumes") {
+  test::TempDir dir;
+  FakeClock clock(kNow);
+  auto lines = test::corpus_lines("libzmq-commits.jsonl");
+  lines.resize(1500);
+  const auto marked = marked_events("2012-06-01T12:00:00Z");
+  lines.insert(lines.begin() + 750, marked.begin(), marked.end());
+  const std::string undisturbed_path = dir.file("undisturbed.db");
+  REQUIRE(test::load_lines(undisturbed_path, lines, clock) == lines.size());
+  {
+    auto db = test::open_writer(undisturbed_path);
+    run_every_job(db, kNow);
+  }
+  const std::string yielding_path = dir.file("yielding.db");
+  std::filesystem::copy_file(undisturbed_path, yielding_path);
+
+  auto undisturbed = test::open_writer(undisturbed_path);
+  hard_delete(undisturbed, select_marked(undisturbed));
+  run_every_job(undisturbed, kNow);
+
+  auto yielding = test::open_writer(yielding_path);
+  const auto derived_rows = [&] {
+    return yielding
+        .execAndGet(
+            "SELECT (SELECT count(*) FROM event_entities) + (SELECT count(*) FROM "
+            "event_clusters) + (SELECT count(*) FROM knowledge_evidence)")
+        .getInt64();
+  };
+  const std::int64_t rows_before = derived_rows();
+  REQUIRE(rows_before > 5 * memory_ops::kClearChunkRows);
+  // A writer that always waits (every job transaction ends after its 2 ms slice); it stops the
+  // run once the clear has given way to it twice.
+  store::WriteGate gate(1, 2);
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> stop_writer{false};
+  bool stopped_once = false;  // the writer thread's
+  std::thread writer([&] {
+    while (!stop_writer) {
+      if (gate.writer_enter(60'000)) {
+        if (!stopped_once && gate.stats().job_yields.load() >= 2) stopping = stopped_once = true;
+        gate.writer_exit();
+      }
+      std::this_thread::yield();
+    }
+  });
+  struct Join {
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~Join() {
+      stop = true;
+      if (thread.joinable()) thread.join();
+    }
+  } join_writer{stop_writer, writer};
+  const auto run_with_gate = [&](const std::function<void(jobs::JobContext&)>& run) {
+    jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+    jobs::JobContext ctx{yielding, clock, cancel, "", "demand", 0, {}, &gate};
+    run(ctx);
+  };
+  {
+    SQLite::Transaction transaction(yielding);
+    memory_ops::mark_for_clear(yielding, "libzmq", kNow);
+    transaction.commit();
+  }
+  yielding.exec("PRAGMA foreign_keys = OFF");
+  std::set<std::string> cleared;
+  CHECK_THROWS_AS(run_with_gate([&](jobs::JobContext& ctx) {
+                    memory_ops::run_pending_clears(ctx, cleared);
+                  }),
+                  jobs::JobCancelled);
+  yielding.exec("PRAGMA foreign_keys = ON");
+  CHECK(cleared.empty());
+  CHECK(memory_ops::pending_clears(yielding) == std::vector<std::string>{"libzmq"});
+  const std::int64_t rows_cut_short = derived_rows();
+  CHECK(rows_cut_short < rows_before);
+  CHECK(rows_cut_short > 0);
+  CHECK(gate.stats().job_yields.load() >= 2);
+
+  // The forget finishes the clear it finds, under the same writer.
+  stopping = false;
+  const std::uint64_t turns_before = gate.stats().job_turns.load();
+  run_with_gate([&](jobs::JobContext& ctx) {
+    const auto outcome =
+        memory_ops::forget_events(ctx, select_marked(yielding), "test", "test forget");
+    CHECK(outcome.events_deleted == 2);
+    CHECK(outcome.namespaces == std::set<std::string>{"libzmq"});
+  });
+  stop_writer = true;
+  writer.join();
+  CHECK(gate.stats().job_turns.load() - turns_before > 3);
+  CHECK(memory_ops::pending_clears(yielding).empty());
+  CHECK(derived_rows() == 0);
+  CHECK(yielding.execAndGet("SELECT count(*) FROM forget_in_progress").getInt() == 0);
+  CHECK_FALSE(SQLite::Statement(yielding, "PRAGMA foreign_key_check").executeStep());
+  run_every_job(yielding, kNow);
+  CHECK(derived_dump(yielding) == derived_dump(undisturbed));
+  CHECK(places_of(yielding, kMarker).empty());
+}
+
+// A crash between a forget's mark and the end of its clear: the next start finishes the clear
+// before any job runs and the jobs rebuild the namespace (its events were not deleted).
+TEST_CASE("forget delete: a clear a crash cut short is finished at the next start") {
+  test::TempDir dir;
+  config::Config config = test::loopback_config(dir);
+  jobs_on_demand(config);
+  FakeClock clock(kNow);
+  auto lines = test::corpus_lines("libzmq-commits.jsonl");
+  lines.resize(800);
+  REQUIRE(test::load_lines(config.store.path, lines, clock) == lines.size());
+  {
+    auto db = test::open_writer(config.store.path);
+    run_every_job(db, kNow);
+    SQLite::Transaction transaction(db);
+    memory_ops::mark_for_clear(db, "libzmq", kNow);
+    // What the first transactions of the clear did before the crash.
+    db.exec("INSERT INTO forget_in_progress (id) VALUES (1)");
+    db.exec(
+        "DELETE FROM audit_log WHERE actor LIKE 'job:%' AND record_type = 'knowledge' AND "
+        "record_id IN (SELECT decision_id FROM knowledge WHERE namespace = 'libzmq')");
+    db.exec("DELETE FROM forget_in_progress");
+    transaction.commit();
+  }
+  test::RunningDaemon running(config);
+  Clients clients(running);
+  auto ask = [&](const json& request) { return test::control(clients.control, request); };
+  // The resumed clear, then its five rebuild runs, each to its end.
+  json runs;
+  std::vector<std::string> order;
+  for (const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+       std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(std::chrono::milliseconds(20))) {
+    runs = ask({{"cmd", "jobs"}, {"limit", 20}});
+    order.clear();
+    for (const auto& run : runs["runs"]) {
+      order.insert(order.begin(), run["job"].get<std::string>() + " " +
+                                      run["namespace"].get<std::string>() + " " +
+                                      run["status"].get<std::string>());
+    }
+    if (order.size() == 6 && order.back() != "decay libzmq running") break;
+  }
+  INFO(runs.dump());
+  CHECK(order == std::vector<std::string>{"forget  ok", "cluster libzmq ok",
+                                          "consolidate libzmq ok", "importance libzmq ok",
+                                          "medallion libzmq ok", "decay libzmq ok"});
+  const json& resumed = runs["runs"].back();
+  CHECK(resumed["result"] ==
+        json::parse(R"({"resumed":true,"namespaces":["libzmq"],"rebuild_runs":5})"));
+  running.stop();
+  auto db = test::open_writer(config.store.path);
+  CHECK(memory_ops::pending_clears(db).empty());
+  CHECK(db.execAndGet("SELECT count(*) FROM entities WHERE namespace = 'libzmq'").getInt() > 100);
+  CHECK(db.execAndGet("SELECT count(*) FROM knowledge WHERE namespace = 'libzmq'").getInt() > 10);
+  CHECK(db.execAndGet("SELECT count(*) FROM medallions WHERE id = 'med:libzmq'").getInt() == 1);
+  CHECK(db.execAndGet("SELECT count(*) FROM events").getInt() == 800);
 }
 
 TEST_CASE("forget delete: a forgotten fact hands its place back in the supersession chain") {
