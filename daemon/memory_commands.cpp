@@ -90,10 +90,11 @@ void queue_runs(jobs::Scheduler& scheduler,
 void Daemon::resume_interrupted_clears() {
   const auto pending = memory_ops::pending_clears(*jobs_db_);
   if (pending.empty()) return;
-  spdlog::warn("a forget was interrupted while it cleared the derived state of {}: finishing "
-               "the clear, then the jobs rebuild it (the events were not deleted: repeat the "
-               "forget)",
-               fmt::join(pending, ", "));
+  spdlog::warn(
+      "a forget was interrupted while it cleared the derived state of {}: finishing "
+      "the clear, then the jobs rebuild it (the events were not deleted: repeat the "
+      "forget)",
+      fmt::join(pending, ", "));
   jobs::Job task;
   task.name = "forget";
   task.schedule.timeout_s = kForgetTimeoutS;

@@ -136,9 +136,9 @@ std::string key_columns(SQLite::Database& db, const char* table) {
 std::string step_sql(SQLite::Database& db, const ClearStep& step) {
   if (step.table == nullptr) return step.where;
   const std::string keys = key_columns(db, step.table);
-  const std::string select = step.keys != nullptr
-                                 ? std::string(step.keys)
-                                 : "SELECT " + keys + " FROM " + step.table + " WHERE " + step.where;
+  const std::string select =
+      step.keys != nullptr ? std::string(step.keys)
+                           : "SELECT " + keys + " FROM " + step.table + " WHERE " + step.where;
   return "DELETE FROM " + std::string(step.table) + " WHERE (" + keys + ") IN (" + select +
          " LIMIT ?2)";
 }

@@ -177,8 +177,8 @@ void check_no_references(SQLite::Database& db) {
     }
   }
   for (const auto& [table, column] : references) {
-    SQLite::Statement dangling(db, "SELECT 1 FROM \"" + table + "\" WHERE \"" + column +
-                                       "\" IN " + kForgotten + " LIMIT 1");
+    SQLite::Statement dangling(db, "SELECT 1 FROM \"" + table + "\" WHERE \"" + column + "\" IN " +
+                                       kForgotten + " LIMIT 1");
     if (dangling.executeStep()) {
       throw std::logic_error("forget would leave a row of " + table + " (" + column +
                              ") referring to an event that is gone");

@@ -215,12 +215,11 @@ std::string derived_tables(const std::string& path) {
   // entity_summary_epoch counts changes of mentions (jobs/entity_summaries.hpp): a forget's
   // clear that a kill cut short is finished, then done again by the rerun, and counts twice;
   // only whether it changed during a pass matters, never its value.
-  SQLite::Statement list(
-      db,
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
-      "('events', 'fts_state', 'dead_letters', 'job_runs', 'sqlite_sequence', "
-      "'entity_summary_epoch') AND name NOT LIKE "
-      "'events_fts%' ORDER BY name");
+  SQLite::Statement list(db,
+                         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
+                         "('events', 'fts_state', 'dead_letters', 'job_runs', 'sqlite_sequence', "
+                         "'entity_summary_epoch') AND name NOT LIKE "
+                         "'events_fts%' ORDER BY name");
   while (list.executeStep()) tables.push_back(list.getColumn(0).getString());
   std::string out;
   for (const auto& table : tables) {

@@ -379,10 +379,9 @@ TEST_CASE("forget delete: a chunked clear gives way to the writer and a cut-shor
   }
   yielding.exec("PRAGMA foreign_keys = OFF");
   std::set<std::string> cleared;
-  CHECK_THROWS_AS(run_with_gate([&](jobs::JobContext& ctx) {
-                    memory_ops::run_pending_clears(ctx, cleared);
-                  }),
-                  jobs::JobCancelled);
+  CHECK_THROWS_AS(
+      run_with_gate([&](jobs::JobContext& ctx) { memory_ops::run_pending_clears(ctx, cleared); }),
+      jobs::JobCancelled);
   yielding.exec("PRAGMA foreign_keys = ON");
   CHECK(cleared.empty());
   CHECK(memory_ops::pending_clears(yielding) == std::vector<std::string>{"libzmq"});
