@@ -52,9 +52,10 @@
 //   under-forget  --preload events pushed plus --forget-events more (namespace libzmq, agent
 //                 bench-forget), every job run once (so that there is derived state to clear),
 //                 --under-job-events ingested idle, then a hard forget of the --forget-events
-//                 ({"mode":"delete","wait":true}: the delete, the index optimization and the
-//                 rebuild of namespace libzmq) and as many ingested while it runs; reports the
-//                 forget's time to its reply and ratio_to_idle.
+//                 ({"mode":"delete"}: the chunked clear, the delete, the index optimization
+//                 and, with --forget-wait true, the rebuild of namespace libzmq) and as many
+//                 ingested while it runs; reports the forget's time to its reply, its own
+//                 run's time, the writer's longest wait for the jobs and ratio_to_idle.
 // The daemon runs in a child process forked before this one starts any thread, so its peak
 // RSS is its own; it stops with SIGTERM like reflectd and must exit 0.
 //
@@ -150,6 +151,8 @@ struct Options {
   std::string job = "cluster";
   std::uint64_t recall_qps = 100;
   std::uint64_t forget_events = 10'000;
+  bool forget_wait =
+      true;  ///< under-forget: the reply (and the measured time) includes the rebuild.
   std::vector<std::string> modes{"baseline", "baseline-fts", "push",         "ingest",
                                  "latency",  "under-job",    "under-recall", "under-forget"};
   std::string data_dir = REFLECTD_DATA_DIR;
@@ -960,7 +963,7 @@ ModeResult run_under_forget(const Corpus& corpus, const Options& options, const 
       socket.send(zmq::buffer(nlohmann::json{
                       {"cmd", "forget"},
                       {"mode", "delete"},
-                      {"wait", true},
+                      {"wait", options.forget_wait},
                       {"filter", {{"namespace", "libzmq"}, {"agent_id", "bench-forget"}}}}
                                   .dump()),
                   zmq::send_flags::none);
@@ -990,6 +993,21 @@ ModeResult run_under_forget(const Corpus& corpus, const Options& options, const 
     result.extra["preloaded_events"] = options.preload;
     result.extra["forgotten_events"] = forgotten["forgotten"]["events_deleted"];
     result.extra["forget_seconds"] = forget_s;
+    // The forget's own run (its chunked clear, its delete and the index optimization), without
+    // the rebuild runs that "wait" includes, and how long the writer ever waited for the jobs.
+    const auto forget_runs = control.request({{"cmd", "jobs"}, {"job", "forget"}, {"limit", 1}});
+    const auto& forget_run = forget_runs.at("runs").at(0);
+    result.extra["forget_run_seconds"] =
+        static_cast<double>(forget_run.at("finished_us").get<std::int64_t>() -
+                            forget_run.at("started_us").get<std::int64_t>()) /
+        1e6;
+    const auto gate = control.status().at("write_gate");
+    result.extra["writer_wait_max_ms"] =
+        static_cast<double>(gate.at("writer_wait_max_us").get<std::int64_t>()) / 1e3;
+    result.extra["writer_timeouts"] = gate.at("writer_timeouts");
+    for (const char* stage : {"clear_ms", "clear_transactions", "delete_ms", "optimize_ms"}) {
+      result.extra[stage] = forgotten["forgotten"][stage];
+    }
     result.extra["idle_events_per_s"] = idle_rate;
     result.extra["under_forget_events_per_s"] = busy_rate;
     result.extra["ratio_to_idle"] = busy_rate / idle_rate;
@@ -1209,6 +1227,10 @@ int run(int argc, char** argv) {
   app.add_option("--forget-events", options.forget_events,
                  "under-forget: events stored to be forgotten (namespace libzmq)")
       ->check(CLI::Range(1ULL, 100'000ULL));
+  app.add_option("--forget-wait", options.forget_wait,
+                 "under-forget: true = the forget's reply (and forget_seconds) comes after the "
+                 "jobs rebuilt the namespace; false = after the forget's own run (the clear, the "
+                 "delete and the index optimization), and the daemon stops during the rebuild");
   app.add_option("--job", options.job, "under-job: the job to run")
       ->check(CLI::IsMember({"cluster", "consolidate", "importance", "medallion", "decay"}));
   app.add_option("--data", options.data_dir, "Directory holding the .jsonl event streams")

@@ -80,6 +80,12 @@ std::string format_forgotten(const json& reply) {
            cell(result, key) + '\n';
   }
   out += "namespaces:              " + joined(result.value("namespaces", json::array())) + '\n';
+  if (result.contains("clear_ms")) {
+    out += "took:                    clear " + cell(result, "clear_ms") + " ms in " +
+           cell(result, "clear_transactions") + " transactions, delete " +
+           cell(result, "delete_ms") + " ms, index optimization " + cell(result, "optimize_ms") +
+           " ms\n";
+  }
   return out + kept_lines(result);
 }
 

@@ -79,10 +79,11 @@ std::vector<std::pair<std::string, std::string>> rebuild_runs(
 void queue_runs(jobs::Scheduler& scheduler,
                 const std::vector<std::pair<std::string, std::string>>& runs,
                 jobs::Scheduler::RunDone last_done) {
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    scheduler.request(runs[i].first, runs[i].second,
-                      i + 1 == runs.size() ? std::move(last_done) : jobs::Scheduler::RunDone());
+  if (runs.empty()) return;
+  for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
+    scheduler.request(runs[i].first, runs[i].second, {});
   }
+  scheduler.request(runs.back().first, runs.back().second, std::move(last_done));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "memory_ops/derived_state.hpp"
 
+#include <algorithm>
 #include <array>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -11,10 +13,17 @@ namespace {
 // `table` is null, a statement run once (`where` is then the whole statement). `keys`, when
 // set, selects the doomed rows' keys itself (a join where a WHERE on `table` alone would be a
 // correlated scan per row); its columns are the table's primary key, or rowid.
+//
+// `cursor`, when set, is an integer column the chunks advance along (?3: the largest value the
+// previous chunk deleted; >=, since a value may have rows left, and the rows deleted are gone),
+// so that each chunk starts where the last one ended instead of
+// scanning again the rows the step keeps (the audit log's other rows) or reaching its rows in
+// an order that scatters the table's pages (the mentions, in seq order).
 struct ClearStep {
   const char* table;
   const char* where;
   const char* keys = nullptr;
+  const char* cursor = nullptr;
 };
 
 // Children before parents (the foreign keys), and entity_relationships before
@@ -36,7 +45,8 @@ constexpr std::array<ClearStep, 39> kSteps{{
      "OR (record_type = 'entity' AND json_extract(previous, '$.namespace') = ?1) "
      "OR (record_type = 'observation' AND instr(record_id, ':' || ?1 || ':') > 0 AND "
      "substr(record_id, 1, instr(record_id, ':' || ?1 || ':') - 1) IN "
-     "('pattern', 'competence', 'community', 'trend')))"},
+     "('pattern', 'competence', 'community', 'trend')))",
+     nullptr, "audit_id"},
     // Consolidation: the job's knowledge. Agents' own records (provenance 'external') stay as
     // their events made them: their own event as evidence, the lifecycle columns as
     // knowledge_store.cpp inserts them; the rebuild evaluates them again. Driven from the
@@ -70,7 +80,8 @@ constexpr std::array<ClearStep, 39> kSteps{{
     {"trajectory_outcomes", "namespace = ?1"},
     {"unanswered_questions", "namespace = ?1"},
     // Clusters.
-    {"event_clusters", "cluster_id IN (SELECT cluster_id FROM clusters WHERE namespace = ?1)"},
+    {"event_clusters", "+cluster_id IN (SELECT cluster_id FROM clusters WHERE namespace = ?1)",
+     nullptr, "seq"},
     {"cluster_entities", "cluster_id IN (SELECT cluster_id FROM clusters WHERE namespace = ?1)"},
     {"cluster_postings", "namespace = ?1"},
     {"cluster_terms", "namespace = ?1"},
@@ -80,7 +91,8 @@ constexpr std::array<ClearStep, 39> kSteps{{
     // importance, dirty summaries) is cleared below, and the clear counts itself once in
     // entity_summary_epoch when its mark goes (migration 36's derived_clears_done).
     {"entity_relationships", "namespace = ?1"},
-    {"event_entities", "entity_id IN (SELECT entity_id FROM entities WHERE namespace = ?1)"},
+    {"event_entities", "+entity_id IN (SELECT entity_id FROM entities WHERE namespace = ?1)",
+     nullptr, "seq"},
     {"entity_mention_weights",
      "entity_id IN (SELECT entity_id FROM entities WHERE namespace = ?1)"},
     {"entity_summary_dirty", "entity_id IN (SELECT entity_id FROM entities WHERE namespace = ?1)"},
@@ -136,6 +148,12 @@ std::string key_columns(SQLite::Database& db, const char* table) {
 std::string step_sql(SQLite::Database& db, const ClearStep& step) {
   if (step.table == nullptr) return step.where;
   const std::string keys = key_columns(db, step.table);
+  if (step.cursor != nullptr) {
+    const std::string cursor = step.cursor;
+    return "DELETE FROM " + std::string(step.table) + " WHERE (" + keys + ") IN (SELECT " + keys +
+           " FROM " + step.table + " WHERE " + cursor + " >= ?3 AND (" + step.where +
+           ") ORDER BY " + cursor + " LIMIT ?2) RETURNING " + cursor;
+  }
   const std::string select =
       step.keys != nullptr ? std::string(step.keys)
                            : "SELECT " + keys + " FROM " + step.table + " WHERE " + step.where;
@@ -152,9 +170,10 @@ void begin_clear(SQLite::Database& db) {
 void end_clear(SQLite::Database& db) { db.exec("DELETE FROM forget_in_progress"); }
 
 // Runs `statement` (step_sql() of `step`) once for `ns`, deleting at most `limit` rows (-1: all
-// of them). Returns the rows deleted (0 for a step without a table).
+// of them) past `cursor` (a step with a cursor column; advanced to the last row deleted).
+// Returns the rows deleted (0 for a step without a table).
 std::int64_t run_step(SQLite::Statement& statement, const ClearStep& step, const std::string& ns,
-                      std::int64_t limit) {
+                      std::int64_t limit, std::int64_t& cursor) {
   statement.reset();
   statement.bind(1, ns);
   if (step.table == nullptr) {
@@ -162,7 +181,15 @@ std::int64_t run_step(SQLite::Statement& statement, const ClearStep& step, const
     return 0;
   }
   statement.bind(2, static_cast<std::int64_t>(limit));
-  return statement.exec();
+  if (step.cursor == nullptr) return statement.exec();
+  statement.bind(3, static_cast<std::int64_t>(cursor));
+  std::int64_t deleted = 0;
+  while (statement.executeStep()) {
+    ++deleted;
+    cursor = std::max(cursor, statement.getColumn(0).getInt64());
+  }
+  statement.reset();
+  return deleted;
 }
 
 }  // namespace
@@ -183,26 +210,33 @@ std::vector<std::string> pending_clears(SQLite::Database& db) {
   return out;
 }
 
-std::int64_t run_pending_clears(jobs::JobContext& ctx, std::set<std::string>& cleared) {
+std::int64_t run_pending_clears(jobs::JobContext& ctx, std::set<std::string>& cleared,
+                                std::int64_t* transactions) {
   std::int64_t deleted = 0;
   for (const std::string& ns : pending_clears(ctx.db)) {
     std::vector<SQLite::Statement> statements;
     statements.reserve(kSteps.size());
     for (const ClearStep& step : kSteps) statements.emplace_back(ctx.db, step_sql(ctx.db, step));
     std::size_t next = 0;
+    std::int64_t cursor = std::numeric_limits<std::int64_t>::min();
     while (next < kSteps.size()) {
       ctx.cancel.check();
       jobs::WriteTransaction transaction(ctx);
       begin_clear(ctx.db);
       bool yield = false;
       while (next < kSteps.size() && !yield) {
-        const std::int64_t n = run_step(statements[next], kSteps[next], ns, kClearChunkRows);
+        const std::int64_t n =
+            run_step(statements[next], kSteps[next], ns, kClearChunkRows, cursor);
         deleted += n;
-        if (kSteps[next].table == nullptr || n < kClearChunkRows) ++next;
+        if (kSteps[next].table == nullptr || n < kClearChunkRows) {
+          ++next;
+          cursor = std::numeric_limits<std::int64_t>::min();
+        }
         yield = transaction.should_yield();
       }
       end_clear(ctx.db);
       transaction.commit();
+      if (transactions != nullptr) ++*transactions;
     }
     cleared.insert(ns);
   }

@@ -115,12 +115,14 @@ void mark_for_clear(SQLite::Database& db, const std::string& ns, std::int64_t no
 std::vector<std::string> pending_clears(SQLite::Database& db);
 
 /// Clears every marked namespace as described above, on the jobs' connection, and inserts each
-/// one cleared into `cleared`. Returns the rows deleted. Run it with foreign keys off on that
+/// one cleared into `cleared`; adds the write transactions it took to `*transactions` when
+/// given. Returns the rows deleted. Run it with foreign keys off on that
 /// connection (children go before parents, so no step leaves a dangling reference; with them
 /// on, SQLite would look up each deleted row's children). Errors: SQLite::Exception;
 /// JobCancelled between two transactions (the mark stays, and the clear is finished by the
 /// next run_pending_clears()).
-std::int64_t run_pending_clears(jobs::JobContext& ctx, std::set<std::string>& cleared);
+std::int64_t run_pending_clears(jobs::JobContext& ctx, std::set<std::string>& cleared,
+                                std::int64_t* transactions = nullptr);
 
 /// The jobs that rebuild a namespace's derived state, in the order to run them.
 inline constexpr std::array<std::string_view, 5> kRebuildJobs{"cluster", "consolidate",

@@ -253,6 +253,20 @@ DeleteOutcome delete_events(SQLite::Database& db, const std::vector<SelectedEven
   // The events' full-text postings go with them (events_fts_delete, migration 25).
   SQLite::Statement remove(db, std::string("DELETE FROM events WHERE seq IN ") + kForgotten);
   out.events_deleted = remove.exec();
+  // Each namespace's newest time, once (migration 36 keeps the per-row trigger out of a forget).
+  SQLite::Statement newest(db,
+                           "INSERT INTO event_namespaces (namespace, max_ts_us) "
+                           "SELECT namespace, max(ts_us) FROM events WHERE namespace = ?1 "
+                           "GROUP BY namespace");
+  SQLite::Statement gone(db, "DELETE FROM event_namespaces WHERE namespace = ?1");
+  for (const auto& ns : out.namespaces) {
+    gone.reset();
+    gone.bind(1, ns);
+    gone.exec();
+    newest.reset();
+    newest.bind(1, ns);
+    newest.exec();
+  }
   check_no_references(db);
   db.exec("DELETE FROM temp.forget_seqs");
   db.exec("DELETE FROM forget_in_progress");
@@ -273,14 +287,20 @@ DeleteOutcome forget_events(jobs::JobContext& ctx, const std::vector<SelectedEve
   ctx.db.exec("PRAGMA foreign_keys = OFF");
   try {
     std::set<std::string> cleared;
-    const std::int64_t cleared_rows = run_pending_clears(ctx, cleared);
+    std::int64_t transactions = 0;
+    const std::int64_t clear_start = ctx.clock.monotonic_us();
+    const std::int64_t cleared_rows = run_pending_clears(ctx, cleared, &transactions);
+    const std::int64_t delete_start = ctx.clock.monotonic_us();
     ctx.cancel.check();
     jobs::WriteTransaction transaction(ctx);
     outcome = delete_events(ctx.db, events, actor, ctx.clock.now_us(), rationale);
     outcome.derived_rows_cleared += cleared_rows;
+    outcome.clear_ms = (delete_start - clear_start) / 1000;
+    outcome.clear_transactions = transactions;
     // A clear an earlier forget left unfinished (a crash) was finished too: rebuild it as well.
     outcome.namespaces.insert(cleared.begin(), cleared.end());
     transaction.commit();
+    outcome.delete_ms = (ctx.clock.monotonic_us() - delete_start) / 1000;
   } catch (...) {
     ctx.db.exec("PRAGMA foreign_keys = ON");
     throw;
@@ -288,9 +308,11 @@ DeleteOutcome forget_events(jobs::JobContext& ctx, const std::vector<SelectedEve
   ctx.db.exec("PRAGMA foreign_keys = ON");
   ctx.cancel.check();
   {
+    const std::int64_t optimize_start = ctx.clock.monotonic_us();
     jobs::WriteTransaction transaction(ctx);
     optimize_full_text_index(ctx.db);
     transaction.commit();
+    outcome.optimize_ms = (ctx.clock.monotonic_us() - optimize_start) / 1000;
   }
   outcome.wal_truncated = truncate_wal(ctx.db);
   return outcome;
@@ -326,7 +348,11 @@ json DeleteOutcome::to_json() const {
           {"audit_rows_redacted", audit_rows_redacted},
           {"derived_rows_cleared", derived_rows_cleared},
           {"namespaces", namespaces},
-          {"wal_truncated", wal_truncated}};
+          {"wal_truncated", wal_truncated},
+          {"clear_ms", clear_ms},
+          {"clear_transactions", clear_transactions},
+          {"delete_ms", delete_ms},
+          {"optimize_ms", optimize_ms}};
 }
 
 }  // namespace reflectd::memory_ops

@@ -62,6 +62,12 @@ struct DeleteOutcome {
   std::int64_t derived_rows_cleared = 0;
   std::set<std::string> namespaces;  ///< Whose derived state the jobs must rebuild.
   bool wal_truncated = false;        ///< Set by forget_events().
+  // Set by forget_events(): the stages' wall times (ms, the jobs' monotonic clock) and the
+  // write transactions the clear took (more than one when it gave way to the writer).
+  std::int64_t clear_ms = 0;
+  std::int64_t clear_transactions = 0;
+  std::int64_t delete_ms = 0;
+  std::int64_t optimize_ms = 0;
   nlohmann::json to_json() const;
 };
 

@@ -1136,7 +1136,10 @@ ALTER TABLE agent_medallions ADD COLUMN sensitivity TEXT NOT NULL DEFAULT 'publi
     //    that one a crash interrupted is finished at the next start before any job runs. The
     //    mention trigger stands aside while a forget runs: per deleted mention it did four
     //    writes on rows the same clear deletes (21.6 of 27.8 s of a clear at 1M events); a
-    //    finished clear counts itself once in entity_summary_epoch instead.
+    //    finished clear counts itself once in entity_summary_epoch instead. So does the
+    //    trigger that keeps each namespace's newest time: deleting events that share the
+    //    newest time scanned the namespace once per event (8.9 s of a 10,000-event forget at
+    //    300,000 events); the forget computes it once per namespace.
     R"sql(
 CREATE TABLE IF NOT EXISTS derived_clears (
   namespace    TEXT    PRIMARY KEY,
@@ -1153,6 +1156,14 @@ WHEN NOT EXISTS (SELECT 1 FROM forget_in_progress) BEGIN
   INSERT INTO entity_summary_dirty (entity_id, full) VALUES (old.entity_id, 1)
   ON CONFLICT (entity_id) DO UPDATE SET full = 1;
   UPDATE entity_summary_epoch SET changes = changes + 1 WHERE id = 1;
+END;
+DROP TRIGGER IF EXISTS events_namespace_deleted;
+CREATE TRIGGER events_namespace_deleted AFTER DELETE ON events
+WHEN NOT EXISTS (SELECT 1 FROM forget_in_progress)
+  AND old.ts_us >= (SELECT max_ts_us FROM event_namespaces WHERE namespace = old.namespace) BEGIN
+  DELETE FROM event_namespaces WHERE namespace = old.namespace;
+  INSERT INTO event_namespaces (namespace, max_ts_us)
+    SELECT namespace, max(ts_us) FROM events WHERE namespace = old.namespace GROUP BY namespace;
 END;
 )sql",
 };
