@@ -154,8 +154,7 @@ std::variant<CompressedContext, RecallError> build_context(Recaller& recaller,
   }
 
   // Cold: pointers to the hits that were not shown.
-  for (std::size_t i = 0; i < found.results.size(); ++i) {
-    const RecallHit& h = found.results[i];
+  for (const RecallHit& h : found.results) {
     if (shown.contains(h.id)) continue;
     std::string first = h.redacted ? h.content : fold_space(h.content);
     if (first.size() > kPointerBytes) first = cut_content(first, kPointerBytes).first + "...";

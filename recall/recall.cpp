@@ -123,7 +123,7 @@ std::vector<double> bm25_scores(const std::vector<std::vector<std::string>>& doc
     for (std::size_t i = 0; i < docs.size(); ++i) {
       const auto tf = static_cast<double>(std::count(docs[i].begin(), docs[i].end(), t));
       if (tf == 0) continue;
-      const double length = static_cast<double>(docs[i].size());
+      const auto length = static_cast<double>(docs[i].size());
       scores[i] += idf * tf * (kK1 + 1) / (tf + kK1 * (1 - kB + kB * length / average));
     }
   }
@@ -236,6 +236,7 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   const auto indexed = static_cast<double>(lag.indexed_through_seq);
   if (params_.max_term_share < 1 && lexical_terms.size() > 2 && indexed >= kMinStopWordEvents) {
     std::vector<std::pair<std::int64_t, std::string>> by_documents;
+    by_documents.reserve(lexical_terms.size());
     for (const std::string& t : lexical_terms) {
       by_documents.emplace_back(rows.term_documents(stemmer_.stem(t)), t);
     }
@@ -286,6 +287,7 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
 
   // 4. Spreading activation: hop 1 from the best lexical hits to their episode neighbours.
   std::vector<const Scored*> by_lexical;
+  by_lexical.reserve(pool.size());
   for (const auto& [seq, s] : pool) by_lexical.push_back(&s);
   std::sort(by_lexical.begin(), by_lexical.end(), [](const Scored* a, const Scored* b) {
     return a->lexical != b->lexical ? a->lexical > b->lexical : a->row.seq > b->row.seq;
@@ -434,12 +436,14 @@ std::vector<DerivedHit> Recaller::recall_derived(const std::string& ns,
     texts.push_back(std::move(fact));
   }
   std::vector<std::string> stems;
+  stems.reserve(terms.size());
   for (const std::string& t : terms) stems.push_back(stemmer_.stem(t));
   std::vector<std::vector<std::string>> docs;
   // An entity's summary quotes its events' salient lines, which the events' own results
   // already show: only the summaries of the entities the question names are candidates, and
   // they are, whatever their words (kNamedEntityBonus).
   std::vector<bool> named_entity;
+  named_entity.reserve(texts.size());
   for (const DerivedText& d : texts) {
     named_entity.push_back(d.kind == "entity_summary" && named.contains(d.id));
   }
