@@ -1,5 +1,7 @@
 #include "memory_ops/forget.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <stdexcept>
 
 #include "memory_ops/derived_state.hpp"
@@ -186,6 +188,26 @@ void check_no_references(SQLite::Database& db) {
   }
 }
 
+// Foreign keys off on `db` for a scope (forget_events()). The pragma takes effect only outside
+// a transaction: construct and destroy it between transactions. Every exit turns them back on;
+// a failure to do so (the connection is then unusable anyway) is logged, not thrown.
+class ForeignKeysOff {
+ public:
+  explicit ForeignKeysOff(SQLite::Database& db) : db_(db) { db_.exec("PRAGMA foreign_keys = OFF"); }
+  ~ForeignKeysOff() {
+    try {
+      db_.exec("PRAGMA foreign_keys = ON");
+    } catch (const SQLite::Exception& error) {
+      spdlog::error("forget: cannot turn foreign keys back on: {}", error.what());
+    }
+  }
+  ForeignKeysOff(const ForeignKeysOff&) = delete;
+  ForeignKeysOff& operator=(const ForeignKeysOff&) = delete;
+
+ private:
+  SQLite::Database& db_;
+};
+
 }  // namespace
 
 std::optional<std::vector<SelectedEvent>> forgettable(std::vector<SelectedEvent> events,
@@ -283,9 +305,8 @@ DeleteOutcome forget_events(jobs::JobContext& ctx, const std::vector<SelectedEve
     transaction.commit();
   }
   DeleteOutcome outcome;
-  // Only outside a transaction does the pragma take effect; every exit turns it back on.
-  ctx.db.exec("PRAGMA foreign_keys = OFF");
-  try {
+  {
+    const ForeignKeysOff off(ctx.db);
     std::set<std::string> cleared;
     std::int64_t transactions = 0;
     const std::int64_t clear_start = ctx.clock.monotonic_us();
@@ -301,11 +322,7 @@ DeleteOutcome forget_events(jobs::JobContext& ctx, const std::vector<SelectedEve
     outcome.namespaces.insert(cleared.begin(), cleared.end());
     transaction.commit();
     outcome.delete_ms = (ctx.clock.monotonic_us() - delete_start) / 1000;
-  } catch (...) {
-    ctx.db.exec("PRAGMA foreign_keys = ON");
-    throw;
   }
-  ctx.db.exec("PRAGMA foreign_keys = ON");
   ctx.cancel.check();
   {
     const std::int64_t optimize_start = ctx.clock.monotonic_us();
@@ -320,14 +337,8 @@ DeleteOutcome forget_events(jobs::JobContext& ctx, const std::vector<SelectedEve
 
 std::set<std::string> finish_pending_clears(jobs::JobContext& ctx) {
   std::set<std::string> cleared;
-  ctx.db.exec("PRAGMA foreign_keys = OFF");
-  try {
-    run_pending_clears(ctx, cleared);
-  } catch (...) {
-    ctx.db.exec("PRAGMA foreign_keys = ON");
-    throw;
-  }
-  ctx.db.exec("PRAGMA foreign_keys = ON");
+  const ForeignKeysOff off(ctx.db);
+  run_pending_clears(ctx, cleared);
   return cleared;
 }
 
