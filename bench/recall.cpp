@@ -194,6 +194,10 @@ int run(int argc, char** argv) {
   app.add_option("--events", extra_events,
                  "synthetic events (real streams cycled) stored first, for latency at scale")
       ->capture_default_str();
+  std::string config_path;
+  app.add_option("--config", config_path,
+                 "a reflectd YAML file whose recall.* keys replace the defaults")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
 
   const std::vector<json> turns = bench::read_lines(data + "/events.jsonl");
@@ -216,10 +220,20 @@ int run(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
 
   auto db = store::open_database({path, "normal", 5000}, store::Access::kReader);
-  const auto cfg = config::defaults();
+  const auto cfg = config_path.empty() ? config::defaults() : config::load_file(config_path);
   const auto vitality = daemon::vitality_params(cfg.decay);
   jobs::register_sql_functions(db, vitality);
-  recall::Recaller recaller(db, daemon::recall_params(cfg));
+  std::shared_ptr<const recall::WordNetLoader> wordnet;
+  if (!cfg.recall.wordnet_dir.empty()) {
+    const auto load_start = std::chrono::steady_clock::now();
+    wordnet = std::make_shared<const recall::WordNetLoader>(cfg.recall.wordnet_dir);
+    if (wordnet->get() == nullptr) throw std::runtime_error(wordnet->error());
+    std::cout << "wordnet: " << wordnet->get()->synset_count() << " synsets loaded in "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start)
+                     .count()
+              << " s\n";
+  }
+  recall::Recaller recaller(db, daemon::recall_params(cfg, wordnet));
   Baseline baseline(turns);
   const recall::ReadScope scope;
 

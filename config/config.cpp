@@ -98,8 +98,9 @@ void apply(Config& config, const KeySpec& spec, const YAML::Node& node, std::str
   const std::string_view key = spec.path;
   switch (spec.type) {
     case KeyType::kString: {
-      // A string whose default is empty (an optional file) may be empty: "not set".
-      const bool may_be_empty = spec.default_yaml == "\"\"";
+      // A string whose default is written quoted (an optional file, an endpoint that "" turns
+      // off) may be empty: "not set".
+      const bool may_be_empty = spec.default_yaml.starts_with('"');
       if (!node.IsScalar() || (node.Scalar().empty() && !may_be_empty)) {
         fail(origin, node.Mark(), key,
              may_be_empty ? "must be a string" : "must be a non-empty string");

@@ -133,6 +133,10 @@ struct RecallConfig {
   std::int64_t max_content_bytes = 0;  ///< Content returned in full up to this size.
   double max_term_share = 0;           ///< Collection stop words: share of the indexed events.
   std::int64_t derived_results = 0;    ///< Derived records returned beside the events.
+  std::string wordnet_dir;             ///< WordNet database directory; empty: none.
+  double semantic_weight = 0;          ///< Weight of the related words' BM25.
+  std::int64_t related_words = 0;      ///< Related words looked up per question term.
+  std::int64_t related_depth = 0;      ///< Hyponym levels searched below a term.
 };
 
 /// Consolidation (LedgerMind reflection, Arandu L2/L3); defaults are the anchors' values.

@@ -121,7 +121,11 @@ void Daemon::start() {
       std::make_unique<SQLite::Database>(store::open_database(database, store::Access::kReader));
   reader_vitality_ = vitality_params(config_.decay);
   jobs::register_sql_functions(*reader_db_, reader_vitality_);
-  reads_ = std::make_unique<ReadThread>(database, reader_vitality_, recall_params(config_), clock_);
+  if (!config_.recall.wordnet_dir.empty()) {
+    wordnet_ = std::make_shared<const recall::WordNetLoader>(config_.recall.wordnet_dir);
+  }
+  reads_ = std::make_unique<ReadThread>(database, reader_vitality_,
+                                        recall_params(config_, wordnet_), clock_);
   writer_->set_commit_listener([this](const std::map<std::string, std::uint64_t>& stored) {
     for (const auto& [ns, count] : stored) scheduler_->events_committed(ns, count);
   });
@@ -238,7 +242,7 @@ void Daemon::reload_now() {
     writer_->set_profiles(decay_profiles(config_.decay));
     scheduler_->reconfigure(std::move(next_jobs));
     reader_vitality_ = vitality_params(config_.decay);
-    reads_->reconfigure(reader_vitality_, recall_params(config_));
+    reads_->reconfigure(reader_vitality_, recall_params(config_, wordnet_));
     spdlog::set_level(spdlog::level::from_str(config_.log.level));
     bus_->set_max_message_bytes(config_.bus.max_message_bytes);
     writer_->set_commit_limits(config_.store.commit_max_events, config_.store.commit_max_delay_ms);

@@ -114,7 +114,8 @@ jobs::ClusterParams cluster_params(const config::Config& config) {
   return p;
 }
 
-recall::RecallParams recall_params(const config::Config& config) {
+recall::RecallParams recall_params(const config::Config& config,
+                                   std::shared_ptr<const recall::WordNetLoader> wordnet) {
   const auto& r = config.recall;
   recall::RecallParams p;
   p.candidates = r.candidates;
@@ -129,6 +130,10 @@ recall::RecallParams recall_params(const config::Config& config) {
   p.max_content_bytes = r.max_content_bytes;
   p.max_term_share = r.max_term_share;
   p.derived_results = r.derived_results;
+  p.wordnet = std::move(wordnet);
+  p.semantic_weight = r.semantic_weight;
+  p.related_words = r.related_words;
+  p.related_depth = r.related_depth;
   return p;
 }
 

@@ -41,8 +41,10 @@ jobs::MedallionParams medallion_params(const config::Config& config);
 /// `entities.*`, `clustering.*` and the community settings of the `cluster` job.
 jobs::ClusterParams cluster_params(const config::Config& config);
 
-/// The recall.* keys as recall::RecallParams.
-recall::RecallParams recall_params(const config::Config& config);
+/// The recall.* keys as recall::RecallParams, with the WordNet of recall.wordnet_dir (null
+/// when it is "").
+recall::RecallParams recall_params(const config::Config& config,
+                                   std::shared_ptr<const recall::WordNetLoader> wordnet);
 
 /// `importance.*` (and entities.edge_half_life_days for edge strength).
 jobs::ImportanceParams importance_params(const config::Config& config);

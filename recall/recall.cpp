@@ -1,5 +1,7 @@
 #include "recall/recall.hpp"
 
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -63,6 +65,28 @@ std::string ascii_lower(std::string s) {
   return s;
 }
 
+// A deferred read transaction for the scope, unless the caller already holds one.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(SQLite::Database& db)
+      : db_(db), began_(sqlite3_get_autocommit(db.getHandle()) != 0) {
+    if (began_) db_.exec("BEGIN");
+  }
+  ~ReadTransaction() {
+    if (began_ && sqlite3_get_autocommit(db_.getHandle()) == 0) {
+      // A read transaction has nothing to keep: ending it cannot lose anything, and a
+      // failure (the connection is closing) leaves nothing to undo.
+      sqlite3_exec(db_.getHandle(), "COMMIT", nullptr, nullptr, nullptr);
+    }
+  }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+ private:
+  SQLite::Database& db_;
+  bool began_;
+};
+
 // One scored event of the pool.
 struct Scored {
   EventRow row;
@@ -70,6 +94,7 @@ struct Scored {
   double hop1 = 0;
   double hop2 = 0;
   double entity = 0;
+  double semantic = 0;
   double speaker = 0;
   double temporal = 0;
   double score = 0;
@@ -192,7 +217,10 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
                                                            const ReadScope& scope,
                                                            std::int64_t now_us) {
   RecallResponse out;
-  // Read first: the rows below come from the same or a later snapshot.
+  // One read transaction for the whole question: one snapshot, and one set of file locks
+  // instead of one per statement (the related words' lookups run dozens).
+  const ReadTransaction snapshot(db_);
+  // Read first: the rows below come from the same snapshot.
   const store::FtsLag lag = store::read_fts_lag(db_);
   out.indexed_through_seq = lag.indexed_through_seq;
   out.lag_events = lag.lag_events;
@@ -285,6 +313,47 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   }
   for (auto& [seq, s] : pool) s.lexical = max_bm25 > 0 ? s.lexical / max_bm25 : 0;
 
+  // 3b. Related words: WordNet's synonyms and hyponyms of the lexical terms that the index
+  // holds, one more FTS5 query; their BM25 on the lexical stage's scale.
+  std::vector<std::string> related;
+  const WordNet* wordnet = params_.wordnet ? params_.wordnet->get() : nullptr;
+  if (wordnet != nullptr && params_.semantic_weight > 0 && params_.related_words > 0) {
+    std::set<std::string> taken;  // stems of the query's terms and of the words already added
+    for (const std::string& t : query.terms) taken.insert(stemmer_.stem(t));
+    HyponymLimits limits;
+    limits.max_words = static_cast<std::size_t>(params_.related_words);
+    limits.max_depth = static_cast<std::size_t>(params_.related_depth);
+    for (const std::string& t : lexical_terms) {
+      for (const RelatedWord& r : wordnet->hyponyms(t, limits)) {
+        if (jobs::Tokenizer::is_stop_word(r.word) || speakers.contains(r.word)) continue;
+        const std::string stem = stemmer_.stem(r.word);
+        if (taken.contains(stem)) continue;
+        const std::int64_t documents = rows.term_documents(stem);
+        if (documents == 0) continue;
+        if (params_.max_term_share < 1 && indexed >= kMinStopWordEvents &&
+            static_cast<double>(documents) > params_.max_term_share * indexed) {
+          continue;
+        }
+        taken.insert(stem);
+        related.push_back(r.word);
+        out.related_terms[t].push_back(r.word);
+      }
+    }
+  }
+  if (!related.empty()) {
+    std::vector<std::pair<std::int64_t, double>> semantic;
+    double max_semantic = 0;
+    for (LexicalRow& hit :
+         rows.lexical(fts_match(related, {}), filter, params_.candidates / 4)) {
+      max_semantic = std::max(max_semantic, hit.bm25);
+      semantic.emplace_back(hit.row.seq, hit.bm25);
+      auto [it, inserted] = pool.try_emplace(hit.row.seq);
+      if (inserted) it->second.row = std::move(hit.row);
+    }
+    const double scale = max_bm25 > 0 ? max_bm25 : max_semantic;
+    for (const auto& [seq, bm25] : semantic) pool[seq].semantic = scale > 0 ? bm25 / scale : 0;
+  }
+
   // 4. Spreading activation: hop 1 from the best lexical hits to their episode neighbours.
   std::vector<const Scored*> by_lexical;
   by_lexical.reserve(pool.size());
@@ -370,7 +439,8 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
         }
       }
     }
-    const double base = s.lexical + s.hop1 + s.hop2 + params_.entity_weight * s.entity;
+    const double base = s.lexical + s.hop1 + s.hop2 + params_.entity_weight * s.entity +
+                        params_.semantic_weight * s.semantic;
     s.score = base * (1 + params_.speaker_weight * s.speaker) *
               (1 + params_.temporal_weight * s.temporal) *
               (1 - params_.salience_weight + params_.salience_weight * std::min(1.0, r.salience)) *
@@ -408,10 +478,14 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
                       s.hop1 + s.hop2,   s.temporal,
                       s.speaker,         std::min(1.0, r.salience),
                       r.vitality_factor, rows.importance(r.seq)};
+    hit.components.semantic = s.semantic;
     if (!r.redacted) {
       const std::string lower = ascii_lower(r.content);
       for (const std::string& t : lexical_terms) {
         if (names_term(lower, t)) hit.why_terms.push_back(t);
+      }
+      for (const std::string& w : related) {
+        if (names_term(lower, w)) hit.why_related.push_back(w);
       }
       if (s.speaker > 0) hit.why_entities.push_back("agent:" + ascii_lower(r.agent_id));
       hit.why_entities.insert(hit.why_entities.end(), s.entities.begin(), s.entities.end());
@@ -504,13 +578,17 @@ json to_json(const RecallHit& hit) {
               {"graph", hit.components.graph},
               {"temporal", hit.components.temporal},
               {"speaker", hit.components.speaker},
+              {"semantic", hit.components.semantic},
               {"salience", hit.components.salience},
               {"vitality", hit.components.vitality},
               {"importance", hit.components.importance}}},
             {"content", hit.content},
             {"truncated", hit.truncated},
             {"redacted", hit.redacted},
-            {"why", {{"terms", hit.why_terms}, {"entities", hit.why_entities}}}};
+            {"why",
+             {{"terms", hit.why_terms},
+              {"entities", hit.why_entities},
+              {"related", hit.why_related}}}};
   json times = json::array();
   for (const TimeMention& m : hit.times) {
     times.push_back({{"text", m.phrase},
@@ -553,6 +631,7 @@ json to_json(const RecallResponse& response) {
             {"temporal_range", range},
             {"expanded_terms", response.expanded_terms},
             {"dropped_terms", response.dropped_terms},
+            {"related_terms", response.related_terms},
             {"asks_when", response.asks_when}}},
           {"spreading",
            {{"seeds", response.spreading.seeds},

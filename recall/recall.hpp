@@ -11,6 +11,9 @@
 //   3. Lexical: FTS5 BM25 over events_fts (porter), the `candidates` best in scope; terms in
 //      more than `max_term_share` of the indexed events are left out (the two rarest stay);
 //      lexical(e) = bm25(e) / max bm25 over the candidates, in [0,1].
+//  3b. Related words (recall/wordnet.hpp): WordNet's synonyms and hyponyms of each lexical
+//      term ("activities" -> pottery, swimming) that the index holds, searched in a second
+//      FTS5 query; semantic(e) = its bm25(e) / the lexical stage's max bm25.
 //   4. Spreading activation from the `seeds` best lexical hits: hop 1 reaches the events
 //      right before and after a seed in its episode (activation hop1_weight x lexical(seed)),
 //      hop 2 the seed's whole episode (hop2_weight x the episode's best lexical score), and
@@ -21,7 +24,7 @@
 //      time expression, or when the question names a time and the event (its timestamp or a
 //      date its content resolves to) falls in that temporal_range; else 0.
 //   6. Fusion (a linear blend, then multipliers):
-//        base  = lexical + graph + entity_weight x entity
+//        base  = lexical + graph + entity_weight x entity + semantic_weight x semantic
 //        score = base x (1 + speaker_weight x speaker) x (1 + temporal_weight x temporal)
 //                x (1 - salience_weight + salience_weight x min(1, salience now))
 //                x vitality factor (1 / 0.75 / 0.5 for active / decaying / dormant knowledge)
@@ -43,6 +46,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -53,6 +58,7 @@
 #include "recall/porter_stemmer.hpp"
 #include "recall/query.hpp"
 #include "recall/read_scope.hpp"
+#include "recall/wordnet.hpp"
 
 namespace reflectd::recall {
 
@@ -73,6 +79,11 @@ struct RecallParams {
   double max_term_share = 0.1;
   /// Derived records (knowledge, observations, entity summaries) returned beside the events.
   std::int64_t derived_results = 3;
+  /// Related words (stage 3b), loaded at the first question; null leaves the stage out.
+  std::shared_ptr<const WordNetLoader> wordnet;
+  double semantic_weight = 0.15;      ///< Weight of semantic(e) in the base score.
+  std::int64_t related_words = 64;    ///< Related words looked up per lexical term.
+  std::int64_t related_depth = 3;     ///< Hyponym levels below a term's senses.
 };
 
 struct RecallRequest {
@@ -98,6 +109,7 @@ struct RecallError {
 /// The parts of a result's score (all >= 0; see the header comment).
 struct ScoreComponents {
   double lexical = 0, entity = 0, graph = 0, temporal = 0, speaker = 0;
+  double semantic = 0;    ///< BM25 of the related words, on the lexical scale.
   double salience = 0;    ///< Salience now, in [0, 1] after the min.
   double vitality = 1;    ///< 1, 0.75 or 0.5.
   double importance = 0;  ///< The highest importance_score of the entities it names.
@@ -115,6 +127,7 @@ struct RecallHit {
   bool redacted = false;
   std::vector<std::string> why_terms;     ///< Query terms the content holds (stemmed match).
   std::vector<std::string> why_entities;  ///< Primed entity keys it names or speaks as.
+  std::vector<std::string> why_related;   ///< Related words (stage 3b) the content holds.
   /// The time expressions of its content resolved against its own timestamp ("yesterday" in
   /// a turn of 8 May 2023 -> 7 May 2023); empty when redacted.
   std::vector<TimeMention> times;
@@ -146,6 +159,8 @@ struct RecallResponse {
   std::vector<PrimedEntity> primed_entities;
   std::vector<std::string> expanded_terms;  ///< Terms and phrases searched.
   std::vector<std::string> dropped_terms;   ///< Collection stop words left out of the query.
+  /// Lexical term -> the related words searched for it (stage 3b; only words the index holds).
+  std::map<std::string, std::vector<std::string>> related_terms;
   std::optional<TimeRange> temporal_range;
   bool asks_when = false;
   Spreading spreading;

@@ -286,7 +286,7 @@ TEST_CASE("recall returns the current facts about the entities a question names"
   }
   auto db = store::open_database({path, "normal", 5000}, store::Access::kReader);
   jobs::register_sql_functions(db, daemon::vitality_params(config::defaults().decay));
-  recall::Recaller recaller(db, daemon::recall_params(config::defaults()));
+  recall::Recaller recaller(db, daemon::recall_params(config::defaults(), nullptr));
   recall::RecallRequest request;
   request.text = "Where does Ana live now?";
   request.ns = "talk";

@@ -176,7 +176,7 @@ struct Reader {
   explicit Reader(const std::string& path)
       : db(store::open_database({path, "normal", 5000}, store::Access::kReader)),
         recaller((jobs::register_sql_functions(db, vitality), db),
-                 daemon::recall_params(config::defaults())) {}
+                 daemon::recall_params(config::defaults(), nullptr)) {}
 };
 
 std::vector<std::string> ids(const recall::RecallResponse& r) {
@@ -431,4 +431,167 @@ TEST_CASE("recall returns the namespace's derived records beside the events") {
   const json everywhere =
       test::control(control, {{"cmd", "recall"}, {"text", "why is the lamp lit in storms?"}});
   CHECK(everywhere["derived"].empty());
+}
+
+namespace {
+
+// A WordNet database of seven nouns and one verb in the wndb(5WN) format. "activity" has
+// sport, hobby and flower below it (depth 1) and swimming and tulip below those (depth 2);
+// athletics has no tag count; "swimming"'s first two senses are natation and the act, so as a
+// hyponym of sport (its third sense) it is too rare a reading to count.
+void write_small_wordnet(const std::string& dir) {
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+  };
+  write("data.noun",
+        "  1 This is a licence header line\n"
+        "00000100 03 n 01 activity 0 003 ~ 00000200 n 0000 ~ 00000300 n 0000 "
+        "~ 00000400 n 0000 | any specific behavior\n"
+        "00000200 04 n 02 sport 0 athletics 0 002 ~ 00000500 n 0000 ~ 00000800 n 0000 | "
+        "an active diversion\n"
+        "00000300 04 n 01 hobby 0 000 | an auxiliary activity\n"
+        "00000400 04 n 01 flower 0 001 ~ 00000600 n 0000 | a plant grown for its blossoms\n"
+        "00000500 04 n 02 natation 0 swimming 0 000 | the act of swimming\n"
+        "00000600 20 n 01 tulip 0 000 | a bulbous plant\n"
+        "00000700 04 n 01 swimming 0 000 | a swimming pool visit\n"
+        "00000800 04 n 01 swimming 0 000 | a race in water\n");
+  write("index.noun",
+        "  1 This is a licence header line\n"
+        "activity n 1 1 ~ 1 1 00000100\n"
+        "athletics n 1 0 1 0 00000200\n"
+        "flower n 1 1 ~ 1 1 00000400\n"
+        "hobby n 1 0 1 1 00000300\n"
+        "natation n 1 0 1 1 00000500\n"
+        "sport n 1 1 ~ 1 1 00000200\n"
+        "swimming n 3 0 3 1 00000500 00000700 00000800\n"
+        "tulip n 1 0 1 1 00000600\n");
+  write("data.verb", "00000100 29 v 01 swim 0 000 00 | travel through water\n");
+  write("index.verb", "swim v 1 0 1 1 00000100\n");
+  write("noun.exc", "");
+  write("verb.exc", "swam swim\n");
+  write("cntlist.rev",
+        "activity%1:04:00:: 1 10\n"
+        "sport%1:04:00:: 1 5\n"
+        "hobby%1:04:00:: 1 2\n"
+        "flower%1:20:00:: 1 7\n"
+        "tulip%1:20:00:: 1 1\n"
+        "swimming%1:04:00:: 1 3\n"
+        "natation%1:04:00:: 1 1\n"
+        "swim%2:38:00:: 1 4\n");
+}
+
+std::vector<std::string> words(const std::vector<recall::RelatedWord>& related) {
+  std::vector<std::string> out;
+  for (const auto& r : related) out.push_back(r.word + "/" + std::to_string(r.depth));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("WordNet: morphy, then synonyms and hyponyms by depth and tag count, within limits") {
+  test::TempDir dir;
+  write_small_wordnet(dir.path().string());
+  const auto wn = recall::WordNet::load(dir.path());
+  CHECK(wn.synset_count() == 9);
+
+  // "activities" -> activity (the ies -> y rule), which is not itself a related word; by
+  // depth, then tag count (descending), then the word: flower (7), sport (5), hobby (2);
+  // athletics has no tag count; at depth 2 swimming (3) and natation (1) share sport's
+  // hyponym, and the third synset under sport is swimming's third sense: not counted again.
+  recall::HyponymLimits limits;
+  CHECK(words(wn.hyponyms("activities", limits)) ==
+        std::vector<std::string>{"flower/1", "sport/1", "hobby/1", "swimming/2", "natation/2",
+                                 "tulip/2"});
+  limits.max_depth = 1;
+  CHECK(words(wn.hyponyms("activity", limits)) ==
+        std::vector<std::string>{"flower/1", "sport/1", "hobby/1"});
+  limits.max_depth = 3;
+  limits.max_words = 2;
+  CHECK(words(wn.hyponyms("activity", limits)) == std::vector<std::string>{"flower/1", "sport/1"});
+  // One sense only: swimming's first sense is natation, its second not the sport's hyponym.
+  limits = {};
+  limits.max_senses = 1;
+  CHECK(words(wn.hyponyms("sports", limits)) ==
+        std::vector<std::string>{"swimming/1", "natation/1"});
+  // A synonym is depth 0; the verb exception list turns "swam" into swim, which has nothing
+  // related; unknown words have nothing either.
+  CHECK(words(wn.hyponyms("natation", {})) == std::vector<std::string>{"swimming/0"});
+  CHECK(wn.hyponyms("swam", {}).empty());
+  CHECK(wn.hyponyms("zeppelin", {}).empty());
+}
+
+TEST_CASE("WordNet: a missing or malformed database stops the load naming the file") {
+  test::TempDir dir;
+  CHECK_THROWS_WITH(recall::WordNet::load(dir.path() / "nowhere"),
+                    Catch::Contains("nowhere/data.noun") && Catch::Contains("wordnet-base"));
+  // The loader checks the files at once (a daemon's start) and loads at the first get().
+  CHECK_THROWS_WITH(recall::WordNetLoader(dir.path() / "nowhere"),
+                    Catch::Contains("nowhere/data.noun"));
+  write_small_wordnet(dir.path().string());
+  std::filesystem::remove(dir.path() / "cntlist.rev");
+  CHECK_THROWS_WITH(recall::WordNetLoader(dir.path()), Catch::Contains("cntlist.rev"));
+  write_small_wordnet(dir.path().string());
+  std::ofstream(dir.file("index.verb")) << "swim v one 0 1 1 00000100\n";
+  CHECK_THROWS_WITH(recall::WordNet::load(dir.path()),
+                    Catch::Contains("index.verb:1") && Catch::Contains("wndb"));
+  // A load that fails leaves recall without related words, and says why.
+  const recall::WordNetLoader loader(dir.path());
+  CHECK(loader.error().empty());
+  CHECK(loader.get() == nullptr);
+  CHECK_THAT(loader.error(), Catch::Contains("index.verb:1"));
+}
+
+TEST_CASE("WordNet: Debian's WordNet 3.0 loads whole and relates everyday words") {
+  const std::string debian = config::defaults().recall.wordnet_dir;
+  const auto wn = recall::WordNet::load(debian);
+  CHECK(wn.synset_count() == 82'115 + 13'767);  // WordNet 3.0's noun and verb synsets
+  // The two most frequent senses of "sport" and of "book", and what lies below them.
+  const auto sports = words(wn.hyponyms("sports", {}));
+  const auto books = words(wn.hyponyms("books", {}));
+  for (const char* w : {"athletics/0", "swimming/2", "football/2", "tennis/3"}) {
+    CHECK(std::find(sports.begin(), sports.end(), w) != sports.end());
+  }
+  for (const char* w : {"novel/1", "diary/2", "encyclopedia/2"}) {
+    CHECK(std::find(books.begin(), books.end(), w) != books.end());
+  }
+  CHECK(sports.size() <= 64);
+}
+
+TEST_CASE("recall: related words find what the question names only by its kind") {
+  Corpus corpus;
+  test::TempDir dir;
+  write_small_wordnet(dir.path().string());
+  Reader plain(corpus.path);
+  // "flowers" and "love" are in no turn: without WordNet nothing answers.
+  CHECK(ask(plain, corpus, "Which flowers does Ben love?").results.empty());
+
+  auto params = daemon::recall_params(config::defaults(), nullptr);
+  params.wordnet = std::make_shared<const recall::WordNetLoader>(dir.path());
+  auto ask_with = [&](const recall::RecallParams& p) {
+    recall::Recaller recaller(plain.db, p);
+    recall::RecallRequest request;
+    request.text = "Which flowers does Ben love?";
+    request.ns = "talk";
+    auto answer = recaller.recall(request, recall::ReadScope{}, corpus.clock.now_us());
+    REQUIRE(std::holds_alternative<recall::RecallResponse>(answer));
+    return std::get<recall::RecallResponse>(answer);
+  };
+  const auto flowers = ask_with(params);
+  CHECK(flowers.related_terms ==
+        std::map<std::string, std::vector<std::string>>{{"flowers", {"tulip"}}});
+  REQUIRE(flowers.results.size() == 2);
+  // Ben's turn first (a speaker the question names), the shorter match scoring 1.
+  CHECK(flowers.results[0].id == "t5");
+  CHECK(flowers.results[0].components.semantic == 1.0);
+  CHECK(flowers.results[0].components.lexical == 0);
+  CHECK(flowers.results[0].why_related == std::vector<std::string>{"tulip"});
+  CHECK(flowers.results[1].id == "t4");
+  CHECK(flowers.results[1].components.semantic > 0);
+  CHECK(flowers.results[1].components.semantic < 1);
+  CHECK(recall::to_json(flowers)["expanded_query"]["related_terms"] ==
+        json{{"flowers", {"tulip"}}});
+
+  // semantic_weight 0 leaves the stage out.
+  params.semantic_weight = 0;
+  CHECK(ask_with(params).results.empty());
 }
