@@ -228,10 +228,10 @@ int run(int argc, char** argv) {
     const auto load_start = std::chrono::steady_clock::now();
     wordnet = std::make_shared<const recall::WordNetLoader>(cfg.recall.wordnet_dir);
     if (wordnet->get() == nullptr) throw std::runtime_error(wordnet->error());
-    std::cout << "wordnet: " << wordnet->get()->synset_count() << " synsets loaded in "
-              << std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start)
-                     .count()
-              << " s\n";
+    std::cout
+        << "wordnet: " << wordnet->get()->synset_count() << " synsets loaded in "
+        << std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count()
+        << " s\n";
   }
   recall::Recaller recaller(db, daemon::recall_params(cfg, wordnet));
   Baseline baseline(turns);

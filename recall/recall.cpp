@@ -208,7 +208,7 @@ std::variant<RecallRequest, RecallError> recall_request_from_json(const json& re
 
 Recaller::Recaller(SQLite::Database& db, RecallParams params)
     : db_(db),
-      params_(params),
+      params_(std::move(params)),
       rows_(db),
       derived_(db, derived_texts_sql()),
       facts_(db, entity_facts_sql()) {}
@@ -343,8 +343,7 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   if (!related.empty()) {
     std::vector<std::pair<std::int64_t, double>> semantic;
     double max_semantic = 0;
-    for (LexicalRow& hit :
-         rows.lexical(fts_match(related, {}), filter, params_.candidates / 4)) {
+    for (LexicalRow& hit : rows.lexical(fts_match(related, {}), filter, params_.candidates / 4)) {
       max_semantic = std::max(max_semantic, hit.bm25);
       semantic.emplace_back(hit.row.seq, hit.bm25);
       auto [it, inserted] = pool.try_emplace(hit.row.seq);
@@ -560,35 +559,34 @@ std::vector<DerivedHit> Recaller::recall_derived(const std::string& ns,
 }
 
 json to_json(const RecallHit& hit) {
-  json j = {{"id", hit.id},
-            {"seq", hit.seq},
-            {"kind", hit.kind},
-            {"namespace", hit.ns},
-            {"agent_id", hit.agent_id.empty() ? json() : json(hit.agent_id)},
-            {"ts", format_rfc3339_us(hit.ts_us)},
-            {"date", format_day(hit.ts_us)},
-            {"episode_id", hit.episode_id.empty() ? json() : json(hit.episode_id)},
-            {"sequence_number", hit.sequence_number ? json(*hit.sequence_number) : json()},
-            {"sensitivity", hit.sensitivity},
-            {"status", hit.status},
-            {"score", hit.score},
-            {"components",
-             {{"lexical", hit.components.lexical},
-              {"entity", hit.components.entity},
-              {"graph", hit.components.graph},
-              {"temporal", hit.components.temporal},
-              {"speaker", hit.components.speaker},
-              {"semantic", hit.components.semantic},
-              {"salience", hit.components.salience},
-              {"vitality", hit.components.vitality},
-              {"importance", hit.components.importance}}},
-            {"content", hit.content},
-            {"truncated", hit.truncated},
-            {"redacted", hit.redacted},
-            {"why",
-             {{"terms", hit.why_terms},
-              {"entities", hit.why_entities},
-              {"related", hit.why_related}}}};
+  json j = {
+      {"id", hit.id},
+      {"seq", hit.seq},
+      {"kind", hit.kind},
+      {"namespace", hit.ns},
+      {"agent_id", hit.agent_id.empty() ? json() : json(hit.agent_id)},
+      {"ts", format_rfc3339_us(hit.ts_us)},
+      {"date", format_day(hit.ts_us)},
+      {"episode_id", hit.episode_id.empty() ? json() : json(hit.episode_id)},
+      {"sequence_number", hit.sequence_number ? json(*hit.sequence_number) : json()},
+      {"sensitivity", hit.sensitivity},
+      {"status", hit.status},
+      {"score", hit.score},
+      {"components",
+       {{"lexical", hit.components.lexical},
+        {"entity", hit.components.entity},
+        {"graph", hit.components.graph},
+        {"temporal", hit.components.temporal},
+        {"speaker", hit.components.speaker},
+        {"semantic", hit.components.semantic},
+        {"salience", hit.components.salience},
+        {"vitality", hit.components.vitality},
+        {"importance", hit.components.importance}}},
+      {"content", hit.content},
+      {"truncated", hit.truncated},
+      {"redacted", hit.redacted},
+      {"why",
+       {{"terms", hit.why_terms}, {"entities", hit.why_entities}, {"related", hit.why_related}}}};
   json times = json::array();
   for (const TimeMention& m : hit.times) {
     times.push_back({{"text", m.phrase},

@@ -3,9 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -63,12 +63,22 @@ bool one_ascii_word(std::string_view s) {
 }
 
 // morphy(7WN) detachment rules: suffix -> ending.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kNounRules{{
-    {"s", ""}, {"ses", "s"}, {"xes", "x"}, {"zes", "z"},
-    {"ches", "ch"}, {"shes", "sh"}, {"men", "man"}, {"ies", "y"}}};
-constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kVerbRules{{
-    {"s", ""}, {"ies", "y"}, {"es", "e"}, {"es", ""},
-    {"ed", "e"}, {"ed", ""}, {"ing", "e"}, {"ing", ""}}};
+constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kNounRules{{{"s", ""},
+                                                                                   {"ses", "s"},
+                                                                                   {"xes", "x"},
+                                                                                   {"zes", "z"},
+                                                                                   {"ches", "ch"},
+                                                                                   {"shes", "sh"},
+                                                                                   {"men", "man"},
+                                                                                   {"ies", "y"}}};
+constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kVerbRules{{{"s", ""},
+                                                                                   {"ies", "y"},
+                                                                                   {"es", "e"},
+                                                                                   {"es", ""},
+                                                                                   {"ed", "e"},
+                                                                                   {"ed", ""},
+                                                                                   {"ing", "e"},
+                                                                                   {"ing", ""}}};
 
 constexpr std::uint32_t kNoRank = 0xffffffff;
 
@@ -149,8 +159,8 @@ WordNet WordNet::load(const std::filesystem::path& dir) {
       const std::vector<std::string_view> f = fields(line);
       std::size_t synset_count = 0;
       std::size_t pointer_count = 0;
-      if (f.size() < 4 || !parse_number(f[2], synset_count) ||
-          !parse_number(f[3], pointer_count) || f.size() < 6 + pointer_count + synset_count) {
+      if (f.size() < 4 || !parse_number(f[2], synset_count) || !parse_number(f[3], pointer_count) ||
+          f.size() < 6 + pointer_count + synset_count) {
         malformed(index_path, number);
       }
       const std::string lemma = lower(f[0]);
@@ -204,9 +214,7 @@ WordNet WordNet::load(const std::filesystem::path& dir) {
   return wn;
 }
 
-std::size_t WordNet::synset_count() const {
-  return noun_.synsets.size() + verb_.synsets.size();
-}
+std::size_t WordNet::synset_count() const { return noun_.synsets.size() + verb_.synsets.size(); }
 
 std::vector<std::string> WordNet::lemmas(std::string_view word, const PartOfSpeech& pos,
                                          bool noun) const {
@@ -289,9 +297,8 @@ std::vector<RelatedWord> WordNet::hyponyms(std::string_view word,
   return out;
 }
 
-constexpr std::array<std::string_view, 7> kFiles{"data.noun",  "data.verb", "index.noun",
-                                                "index.verb", "noun.exc",  "verb.exc",
-                                                "cntlist.rev"};
+constexpr std::array<std::string_view, 7> kFiles{
+    "data.noun", "data.verb", "index.noun", "index.verb", "noun.exc", "verb.exc", "cntlist.rev"};
 
 WordNetLoader::WordNetLoader(std::filesystem::path dir) : dir_(std::move(dir)) {
   for (const std::string_view file : kFiles) open_file(dir_ / file);
@@ -304,8 +311,7 @@ const WordNet* WordNetLoader::get() const {
       wordnet_ = std::make_unique<const WordNet>(WordNet::load(dir_));
       spdlog::info("recall: WordNet loaded from {} ({} synsets, {:.2f} s)", dir_.string(),
                    wordnet_->synset_count(),
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                       .count());
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     } catch (const std::exception& e) {
       error_ = e.what();
       spdlog::error("recall: {}; recalling without related words", error_);

@@ -30,9 +30,9 @@ struct HyponymLimits {
   /// Senses of the word (and of each related word) considered; WordNet lists a lemma's
   /// senses most frequent first, and rare senses ("pottery" as a workshop) mislead.
   std::size_t max_senses = 2;
-  std::size_t max_depth = 3;        ///< Hyponym levels below the word's senses.
-  std::size_t max_synsets = 4096;   ///< Synsets visited per word (bounds "entity", "thing").
-  std::size_t max_words = 64;       ///< Words returned, nearest and most frequent first.
+  std::size_t max_depth = 3;       ///< Hyponym levels below the word's senses.
+  std::size_t max_synsets = 4096;  ///< Synsets visited per word (bounds "entity", "thing").
+  std::size_t max_words = 64;      ///< Words returned, nearest and most frequent first.
 };
 
 /// A word that names the same thing as, or a kind of, the word asked about.
@@ -77,8 +77,7 @@ class WordNet {
   };
 
   // morphy(7WN): the exception list, the word itself, then the detachment rules.
-  std::vector<std::string> lemmas(std::string_view word, const PartOfSpeech& pos,
-                                  bool noun) const;
+  std::vector<std::string> lemmas(std::string_view word, const PartOfSpeech& pos, bool noun) const;
 
   PartOfSpeech noun_, verb_;
   std::vector<std::string> words_;

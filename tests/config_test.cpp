@@ -159,8 +159,8 @@ TEST_CASE("jobs.synchronous sets the jobs' connection, never above store.synchro
 }
 
 TEST_CASE("an optional string (a quoted default) may be set to \"\" to turn it off") {
-  const auto config = load_string("daemon:\n  metrics_listen: \"\"\nrecall:\n  wordnet_dir: \"\"\n",
-                                  "off.yaml");
+  const auto config =
+      load_string("daemon:\n  metrics_listen: \"\"\nrecall:\n  wordnet_dir: \"\"\n", "off.yaml");
   CHECK(config.daemon.metrics_listen.empty());
   CHECK(config.recall.wordnet_dir.empty());
   CHECK(reflectd::config::defaults().recall.wordnet_dir == "/usr/share/wordnet");

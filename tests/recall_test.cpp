@@ -482,6 +482,7 @@ void write_small_wordnet(const std::string& dir) {
 
 std::vector<std::string> words(const std::vector<recall::RelatedWord>& related) {
   std::vector<std::string> out;
+  out.reserve(related.size());
   for (const auto& r : related) out.push_back(r.word + "/" + std::to_string(r.depth));
   return out;
 }
