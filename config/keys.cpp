@@ -513,7 +513,7 @@ const std::array kKeys{
   KeySpec{"recall.wordnet_dir", KT::kString, "\"/usr/share/wordnet\"", 0, 0, "", false, "",
           "Directory of the WordNet 3.0 database (Debian's wordnet-base) whose synonyms and hyponyms of a question's words are searched beside them (\"activities\" finds pottery and swimming). The daemon does not start when the files are missing; \"\" recalls without related words.",
           +[](Config& c) -> std::string& { return c.recall.wordnet_dir; }},
-  KeySpec{"recall.semantic_weight", KT::kReal, "0.15", 0, 0, "", true, "",
+  KeySpec{"recall.semantic_weight", KT::kReal, "0.3", 0, 0, "", true, "",
           "Weight of the related words' normalised BM25 (semantic) in the base score; 0 leaves the related-words query out.",
           +[](Config& c) -> double& { return c.recall.semantic_weight; }, 0.0, 10.0},
   KeySpec{"recall.related_words", KT::kInteger, "64", 0, 1000, "", true, "words",

@@ -81,7 +81,7 @@ struct RecallParams {
   std::int64_t derived_results = 3;
   /// Related words (stage 3b), loaded at the first question; null leaves the stage out.
   std::shared_ptr<const WordNetLoader> wordnet;
-  double semantic_weight = 0.15;    ///< Weight of semantic(e) in the base score.
+  double semantic_weight = 0.3;     ///< Weight of semantic(e) in the base score.
   std::int64_t related_words = 64;  ///< Related words looked up per lexical term.
   std::int64_t related_depth = 3;   ///< Hyponym levels below a term's senses.
 };
