@@ -137,6 +137,7 @@ struct RecallConfig {
   double semantic_weight = 0;          ///< Weight of the related words' BM25.
   std::int64_t related_words = 0;      ///< Related words looked up per question term.
   std::int64_t related_depth = 0;      ///< Hyponym levels searched below a term.
+  std::int64_t related_postings = 0;   ///< Documents the related words may match together.
 };
 
 /// Consolidation (LedgerMind reflection, Arandu L2/L3); defaults are the anchors' values.

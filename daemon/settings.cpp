@@ -134,6 +134,7 @@ recall::RecallParams recall_params(const config::Config& config,
   p.semantic_weight = r.semantic_weight;
   p.related_words = r.related_words;
   p.related_depth = r.related_depth;
+  p.related_postings = r.related_postings;
   return p;
 }
 

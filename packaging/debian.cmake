@@ -24,8 +24,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # reflectd_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION misc)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# recall.wordnet_dir's default: the WordNet database recall's related words come from.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "wordnet-base")
+# The WordNet database recall.wordnet_dir may name (related words; off by default).
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "wordnet-base")
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 # /etc/reflectd/reflectd.yaml is the operator's: an upgrade keeps their edits (dpkg conffile).
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA "${CMAKE_CURRENT_LIST_DIR}/conffiles")

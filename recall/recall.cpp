@@ -320,6 +320,7 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   if (wordnet != nullptr && params_.semantic_weight > 0 && params_.related_words > 0) {
     std::set<std::string> taken;  // stems of the query's terms and of the words already added
     for (const std::string& t : query.terms) taken.insert(stemmer_.stem(t));
+    std::int64_t postings = 0;  // documents of the words taken
     HyponymLimits limits;
     limits.max_words = static_cast<std::size_t>(params_.related_words);
     limits.max_depth = static_cast<std::size_t>(params_.related_depth);
@@ -334,6 +335,10 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
             static_cast<double>(documents) > params_.max_term_share * indexed) {
           continue;
         }
+        // The query reads every posting of every word: a budget bounds its cost at scale,
+        // where a common related word ("work", "use") matches thousands of events.
+        if (postings + documents > params_.related_postings) continue;
+        postings += documents;
         taken.insert(stem);
         related.push_back(r.word);
         out.related_terms[t].push_back(r.word);

@@ -84,6 +84,9 @@ struct RecallParams {
   double semantic_weight = 0.3;     ///< Weight of semantic(e) in the base score.
   std::int64_t related_words = 64;  ///< Related words looked up per lexical term.
   std::int64_t related_depth = 3;   ///< Hyponym levels below a term's senses.
+  /// Most documents (FTS5 postings) the related words may match together, nearest words
+  /// first; a word that would pass it is skipped.
+  std::int64_t related_postings = 5000;
 };
 
 struct RecallRequest {
