@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -117,7 +118,8 @@ struct Scores {
     const std::set<std::string> gold(evidence.begin(), evidence.end());
     auto recall_at = [&](std::size_t k) {
       int found = 0;
-      for (std::size_t i = 0; i < std::min(k, ranked.size()); ++i) found += gold.count(ranked[i]);
+      for (std::size_t i = 0; i < std::min(k, ranked.size()); ++i)
+        found += static_cast<int>(gold.count(ranked[i]));
       return static_cast<double>(found) / static_cast<double>(gold.size());
     };
     double dcg = 0, ideal = 0;
@@ -316,9 +318,10 @@ int run(int argc, char** argv) {
   for (const auto& [category, s] : ours) {
     const Scores& b = plain[category];
     auto cell = [](double v, double base) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.3f (%.3f, %.2fx)", v, base, base > 0 ? v / base : 0.0);
-      return std::string(buf);
+      std::array<char, 64> buf{};
+      std::snprintf(buf.data(), buf.size(), "%.3f (%.3f, %.2fx)", v, base,
+                    base > 0 ? v / base : 0.0);
+      return std::string(buf.data());
     };
     std::printf("%-12s %5d  %-21s %-21s %-21s\n", category.c_str(), s.n,
                 cell(s.mean(s.r5), b.mean(b.r5)).c_str(),
