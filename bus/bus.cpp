@@ -1,6 +1,7 @@
 #include "bus/bus.hpp"
 
 #include "bus/control_request.hpp"
+#include "bus/message_outcome.hpp"
 #include "bus/zmq_io.hpp"
 
 #include <fmt/format.h>
@@ -84,20 +85,6 @@ std::string reply_body(const store::WriteResult& result, bool batch) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// Dead letters for the rejected parts of a fire-and-forget message.
-std::vector<store::DeadLetter> dead_letters_for(const DecodedMessage& message,
-                                                std::string_view payload, const std::string& label,
-                                                std::int64_t now_us) {
-  std::string reason = message.error;
-  for (const auto& entry : message.events) {
-    if (entry.event) continue;
-    if (!reason.empty()) reason += "; ";
-    if (message.batch) reason += "[" + std::to_string(entry.index) + "] ";
-    reason += entry.error;
-  }
-  if (reason.empty()) return {};
-  return {store::DeadLetter{std::string(payload), label, std::move(reason), now_us}};
-}
 
 }  // namespace
 
@@ -326,27 +313,6 @@ std::string handshake_failure(int event, std::uint32_t value) {
   }
 }
 
-// Called on the writer's thread once per message (bus/bus.hpp SocketEventCounts).
-void count_results(SocketEventCounts& counts, const store::WriteResult& result,
-                   std::size_t dead_letters) {
-  std::uint64_t stored = 0;
-  std::uint64_t duplicate = 0;
-  // A message refused whole (it does not parse) has no events: it counts once.
-  std::uint64_t rejected =
-      dead_letters + (result.results.empty() && !result.message_error.empty() ? 1 : 0);
-  for (const store::EventResult& event : result.results) {
-    if (event.status == store::EventStatus::kStored) {
-      ++stored;
-    } else if (event.status == store::EventStatus::kDuplicate) {
-      ++duplicate;
-    } else {
-      ++rejected;
-    }
-  }
-  counts.stored.fetch_add(stored, std::memory_order_relaxed);
-  counts.duplicate.fetch_add(duplicate, std::memory_order_relaxed);
-  counts.rejected.fetch_add(rejected, std::memory_order_relaxed);
-}
 
 }  // namespace
 

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "bus/event_decoder.hpp"
+#include "bus/message_outcome.hpp"
 #include "bus/security.hpp"
 #include "bus/socket_reactor.hpp"
 #include "common/clock.hpp"
@@ -65,15 +66,6 @@ struct SubscribeLink {
   std::uint64_t handshakes_failed = 0;  ///< Each reconnect attempt that failed counts.
   bool connected = false;               ///< A handshake succeeded and no disconnect since.
   std::string last_failure;             ///< Why the last handshake failed; empty if none did.
-};
-
-/// What became of the events that arrived on one kind of socket.
-struct SocketEventCounts {
-  std::atomic<std::uint64_t> stored{0};
-  std::atomic<std::uint64_t> duplicate{0};
-  /// Refused events (invalid, not authorized, storage unavailable), and on push and subscribe
-  /// the messages kept whole as dead letters (a message that does not parse has no events).
-  std::atomic<std::uint64_t> rejected{0};
 };
 
 /// Counters kept by the bus thread; read from any thread (relaxed loads, Histogram snapshots).

@@ -31,6 +31,7 @@ COMMANDS
   entities              list the most important entities
   clusters              list the largest clusters of similar events
   keygen PATH           write a CURVE keypair: PATH (secret, mode 0600) and PATH.pub
+  jetstream init|publish  create a shard's NATS JetStream stream; publish events into it
   Run `reflectctl COMMAND --help` for the options of a command. Global options may be given
   before or after the command; --push EP (an alias of --push-endpoint) only before `publish`,
   where --push is publish's mode flag.
@@ -690,6 +691,42 @@ EXIT STATUS
   1  the daemon answered with an error
   2  invalid command line, configuration file or endpoint
   3  no reply within --timeout-ms)";
+
+inline constexpr const char* kJetStreamDescription =
+    "NATS JetStream: create a shard's stream, publish events into it (docs/CLUSTER.md).\n";
+
+inline constexpr const char* kJetStreamFooter = R"(
+DESCRIPTION
+  reflectd nodes read events from a JetStream stream (bus.jetstream in reflectd.yaml): one
+  stream is one shard, whose subjects are reflectd.events.<namespace> for the namespaces it
+  holds. Each replica of a shard has a durable consumer of its own and stores every event of
+  the stream, in stream order, before acknowledging it.
+
+  init      creates the stream (file storage, --replicas Raft copies, Nats-Msg-Id
+            deduplication within --duplicate-window-s). A stream that already exists with the
+            same subjects and replicas is left as it is; one that differs is never changed:
+            the command fails and says what differs.
+  publish   sends each JSON object line on reflectd.events.<its "namespace">, with
+            Nats-Msg-Id = its "id" (a line without one gets "id":"line:<SHA-256 of the
+            line>", as with `reflectctl publish`), and waits for every PubAck: an
+            acknowledged event is on a quorum of the stream's servers. Publishes whose PubAck
+            does not come are resent, up to 5 rounds; JetStream's duplicate window and the
+            event ids keep resends from storing anything twice.
+
+SERVERS
+  --nats URL (repeatable) names the servers; without it, bus.jetstream.servers of --config
+  FILE, and its credentials_file and tls_* files.
+
+EXIT STATUS
+  0 done (publish: every line stored or duplicate); 1 failed (publish: a line skipped or
+  never acknowledged); 2 usage; 3 no NATS server reachable.
+
+EXAMPLES
+  reflectctl jetstream init --nats nats://10.0.0.1:4222 --stream TEAM_A \
+      --namespace team-a --namespace team-a-ci --replicas 3
+  reflectctl jetstream publish --nats nats://10.0.0.1:4222 events.jsonl
+  reflectctl --config /etc/reflectd/reflectd.yaml jetstream publish --json - < events.jsonl
+)";
 
 inline constexpr const char* kKeygenDescription =
     "Write a CURVE keypair in the ZeroMQ certificate format (zcert): PATH holds the secret\n"

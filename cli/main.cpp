@@ -18,6 +18,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/facts.hpp"
 #include "cli/help_text.hpp"
+#include "cli/jetstream.hpp"
 #include "cli/jobs.hpp"
 #include "cli/knowledge.hpp"
 #include "cli/mcp/reflectd_tools.hpp"
@@ -102,6 +103,14 @@ struct Commands {
   int other_timeout_ms = 3000;  // search, reinforce, events, medallion, entities, clusters.
   std::string curve_key_file;   // --curve-key
   std::string server_key_file;  // --server-key
+  CLI::App* jetstream = nullptr;
+  CLI::App* jetstream_init = nullptr;
+  CLI::App* jetstream_publish = nullptr;
+  std::vector<std::string> nats_servers;  // --nats: overrides bus.jetstream.servers
+  JetStreamOptions jetstream_options;
+  reflectd::bus::StreamLayout stream_layout;
+  std::vector<std::string> jetstream_files;
+  std::int64_t jetstream_window = 256;
   CLI::App* keygen = nullptr;
   std::string keygen_path;
   bool keygen_force = false;
@@ -623,6 +632,61 @@ void add_clusters(CLI::App& app, Commands& c) {
   c.clusters = cmd;
 }
 
+void add_jetstream(CLI::App& app, Commands& c) {
+  CLI::App* cmd = app.add_subcommand("jetstream", kJetStreamDescription);
+  cmd->footer(kJetStreamFooter);
+  cmd->require_subcommand(1);
+  const auto common = [&c](CLI::App& sub) {
+    sub.option_defaults()->always_capture_default();
+    sub.add_option("--nats", c.nats_servers,
+                   "a NATS server URL, nats://host:4222 or tls://host:4222 (repeatable; "
+                   "overrides bus.jetstream.servers)")
+        ->allow_extra_args(false)
+        ->type_name("URL");
+    sub.add_option("-t,--timeout-ms", c.jetstream_options.timeout_ms,
+                   "wait this long to connect, and for each JetStream reply")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{3600000}))
+        ->type_name("MS");
+    sub.add_flag("--json", c.jetstream_options.json, "print the result as one JSON object");
+  };
+  CLI::App* init = cmd->add_subcommand("init", "create a shard's stream (or check it exists)");
+  common(*init);
+  reflectd::bus::StreamLayout& layout = c.stream_layout;
+  init->add_option("--stream", layout.name,
+                   "the stream's name (default: bus.jetstream.stream of --config, REFLECTD)")
+      ->type_name("NAME");
+  init->add_option("--namespace", layout.namespaces,
+                   "a namespace of the shard: subject reflectd.events.<NS> (repeatable; none: "
+                   "every namespace, reflectd.events.>)")
+      ->allow_extra_args(false)
+      ->type_name("NS");
+  init->add_option("--replicas", layout.replicas,
+                   "Raft replicas of the stream (3 survives the loss of one server)")
+      ->check(CLI::Range(1, 5))
+      ->type_name("N");
+  init->add_option("--max-bytes", layout.max_bytes, "limit on the stream's size; -1 = none")
+      ->type_name("BYTES");
+  init->add_option("--max-age-s", layout.max_age_s,
+                   "messages older than this are removed; 0 = kept forever")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("S");
+  init->add_option("--duplicate-window-s", layout.duplicate_window_s,
+                   "how long JetStream remembers a Nats-Msg-Id to drop a resend")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86400}))
+      ->type_name("S");
+  CLI::App* publish = cmd->add_subcommand("publish", "publish JSON Lines events into JetStream");
+  common(*publish);
+  publish->add_option("FILE", c.jetstream_files,
+                      "JSON Lines files, sent in order; - or none reads standard input");
+  publish->add_option("-w,--window", c.jetstream_window,
+                      "messages published and not yet acknowledged, at most")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{65536}))
+      ->type_name("N");
+  c.jetstream = cmd;
+  c.jetstream_init = init;
+  c.jetstream_publish = publish;
+}
+
 void add_keygen(CLI::App& app, Commands& c) {
   CLI::App* cmd = app.add_subcommand("keygen", kKeygenDescription);
   cmd->footer(kKeygenFooter);
@@ -667,7 +731,16 @@ std::optional<std::string> chosen_state_change(const Commands& c) {
 
 void resolve(Commands& c) {
   const reflectd::config::Config config = load_client_config(c.endpoints);
-  if (*c.publish) {
+  if (*c.jetstream) {
+    c.jetstream_options.connection = config.bus.jetstream;
+    if (!c.nats_servers.empty()) c.jetstream_options.connection.servers = c.nats_servers;
+    if (c.jetstream_options.connection.servers.empty()) {
+      throw std::runtime_error(
+          "jetstream: no NATS server: pass --nats URL, or --config FILE with "
+          "bus.jetstream.servers");
+    }
+    if (c.stream_layout.name.empty()) c.stream_layout.name = config.bus.jetstream.stream;
+  } else if (*c.publish) {
     PublishOptions& o = c.publish_options;
     o.endpoint = resolve_endpoint(c.endpoints, config, o.push ? Role::kPush : Role::kIngest);
     o.timeout = std::chrono::milliseconds(c.publish_timeout_ms);
@@ -735,6 +808,10 @@ void resolve(Commands& c) {
 }
 
 int dispatch(const Commands& c) {
+  if (*c.jetstream_init) return run_jetstream_init(c.jetstream_options, c.stream_layout);
+  if (*c.jetstream_publish) {
+    return run_jetstream_publish(c.jetstream_options, c.jetstream_files, c.jetstream_window);
+  }
   if (*c.publish) return run_publish(c.publish_options);
   if (*c.status) return run_status(c.status_options);
   if (*c.run) return run_job(c.run_options);
@@ -786,6 +863,7 @@ int run(int argc, char** argv) {
   add_medallion(app, commands);
   add_entities(app, commands);
   add_clusters(app, commands);
+  add_jetstream(app, commands);
   add_keygen(app, commands);
   try {
     app.parse(argc, argv);

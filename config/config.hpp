@@ -20,6 +20,20 @@ struct LogConfig {
   std::string level;  ///< spdlog level name: trace, debug, info, warn, error, critical, off.
 };
 
+/// JetStream input (bus/jetstream_inlet.hpp, docs/CLUSTER.md). Off while `servers` is empty.
+struct JetStreamConfig {
+  std::vector<std::string> servers;  ///< nats:// or tls:// URLs of the cluster's servers.
+  std::string stream;                ///< The stream this node consumes (one shard).
+  std::string consumer;              ///< This node's durable pull consumer; one per replica.
+  std::string filter_subject;        ///< Consumer filter; "" = every subject of the stream.
+  std::int64_t batch = 0;            ///< Most messages per pull (and unacknowledged), messages.
+  std::int64_t ack_wait_s = 0;       ///< Seconds before JetStream redelivers an unacked message.
+  std::string credentials_file;      ///< NATS user credentials (.creds: JWT and nkey seed).
+  std::string tls_ca_file;           ///< CA certificates trusted for tls:// servers.
+  std::string tls_cert_file;         ///< Client certificate chain (mutual TLS).
+  std::string tls_key_file;          ///< Client private key (mutual TLS).
+};
+
 struct BusConfig {
   std::vector<std::string> ingest;            ///< ROUTER endpoints (acknowledged ingest) to bind.
   std::vector<std::string> push;              ///< PULL endpoints (fire-and-forget ingest) to bind.
@@ -35,6 +49,7 @@ struct BusConfig {
   std::int64_t linger_ms = 0;              ///< ZMQ_LINGER at shutdown, milliseconds.
   std::int64_t heartbeat_interval_ms = 0;  ///< ZMQ_HEARTBEAT_IVL on tcp, milliseconds.
   std::int64_t heartbeat_timeout_ms = 0;   ///< ZMQ_HEARTBEAT_TIMEOUT on tcp, milliseconds.
+  JetStreamConfig jetstream;               ///< NATS JetStream input.
 };
 
 struct StoreConfig {

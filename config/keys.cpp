@@ -72,6 +72,51 @@ const std::array kKeys{
           "ZMQ_HEARTBEAT_TIMEOUT: a tcp peer silent this long is disconnected.",
           +[](Config& c) -> std::int64_t& { return c.bus.heartbeat_timeout_ms; }},
 
+  KeySpec{"bus.jetstream.servers", KT::kStringList, "[]", 0, 0, "", false, "",
+          "NATS servers (nats://host:port or tls://host:port) of the JetStream cluster this node "
+          "reads events from (docs/CLUSTER.md). [] = no JetStream input. Events are committed "
+          "to SQLite before each message is acknowledged to JetStream; rejected messages become "
+          "dead letters and are terminated (never redelivered).",
+          +[](Config& c) -> std::vector<std::string>& { return c.bus.jetstream.servers; }},
+  KeySpec{"bus.jetstream.stream", KT::kString, "REFLECTD", 0, 0, "", false, "",
+          "The JetStream stream this node consumes: one shard (`reflectctl jetstream init` "
+          "creates it with its namespaces' subjects reflectd.events.<namespace>).",
+          +[](Config& c) -> std::string& { return c.bus.jetstream.stream; }},
+  KeySpec{"bus.jetstream.consumer", KT::kString, "\"\"", 0, 0, "", false, "",
+          "This node's durable pull consumer on the stream, created if absent (no '.', '*', "
+          "'>' or spaces). Required with bus.jetstream.servers. Every replica of a shard needs a "
+          "name of its own: two nodes on one consumer would split the stream between them.",
+          +[](Config& c) -> std::string& { return c.bus.jetstream.consumer; }},
+  KeySpec{"bus.jetstream.filter_subject", KT::kString, "\"\"", 0, 0, "", false, "",
+          "The consumer's subject filter, e.g. reflectd.events.team-a; \"\" = the whole stream.",
+          +[](Config& c) -> std::string& { return c.bus.jetstream.filter_subject; }},
+  KeySpec{"bus.jetstream.batch", KT::kInteger, "500", 1, 10000, "", false, "messages",
+          "Most messages pulled at once, and the consumer's max_ack_pending: a new batch is "
+          "delivered only once the previous one is committed and acknowledged, so every "
+          "replica stores the stream in stream order, redeliveries included. Pulls shrink to "
+          "the room left in the writer's queue.",
+          +[](Config& c) -> std::int64_t& { return c.bus.jetstream.batch; }},
+  KeySpec{"bus.jetstream.ack_wait_s", KT::kInteger, "30", 1, 3600, "", false, "s",
+          "The consumer's ack_wait: JetStream redelivers a message not acknowledged this long "
+          "after delivery. After a crash the node resumes after at most this long.",
+          +[](Config& c) -> std::int64_t& { return c.bus.jetstream.ack_wait_s; }},
+  KeySpec{"bus.jetstream.credentials_file", KT::kString, "\"\"", 0, 0, "", false, "",
+          "NATS user credentials file (.creds: the user JWT and its nkey seed, as `nsc` writes "
+          "it). Empty: none; a user and password may instead be given in the server URLs "
+          "(nats://user:password@host:4222).",
+          +[](Config& c) -> std::string& { return c.bus.jetstream.credentials_file; }},
+  KeySpec{"bus.jetstream.tls_ca_file", KT::kString, "\"\"", 0, 0, "", false, "",
+          "CA certificates (PEM) that sign the servers' certificates for tls:// URLs. Empty: the "
+          "system's defaults.",
+          +[](Config& c) -> std::string& { return c.bus.jetstream.tls_ca_file; }},
+  KeySpec{"bus.jetstream.tls_cert_file", KT::kString, "\"\"", 0, 0, "", false, "",
+          "Client certificate chain (PEM) for servers that verify clients; set with "
+          "bus.jetstream.tls_key_file.",
+          +[](Config& c) -> std::string& { return c.bus.jetstream.tls_cert_file; }},
+  KeySpec{"bus.jetstream.tls_key_file", KT::kString, "\"\"", 0, 0, "", false, "",
+          "Client private key (PEM) matching bus.jetstream.tls_cert_file.",
+          +[](Config& c) -> std::string& { return c.bus.jetstream.tls_key_file; }},
+
   KeySpec{"security.curve_secret_key_file", KT::kString, "\"\"", 0, 0, "", false, "",
           "The daemon's CURVE certificate (ZeroMQ zcert format, secret key, mode 0600; "
           "`reflectctl keygen FILE` writes one). Set together with security.authorized_keys_file "

@@ -60,8 +60,10 @@ Daemon::Daemon(config::Config config, DaemonOptions options, const Clock& clock)
 Daemon::~Daemon() {
   if (metrics_) metrics_->stop();
   // Jobs and the writer call back into the bus: stop them before the bus goes away.
+  if (jetstream_) jetstream_->stop_reading();
   if (scheduler_) scheduler_->stop();
   if (writer_) writer_->stop();
+  if (jetstream_) jetstream_->close();
 }
 
 void Daemon::start() {
@@ -108,6 +110,7 @@ void Daemon::start() {
   writer_settings.gate = write_gate_.get();
   writer_ = std::make_unique<store::Writer>(std::move(writer_settings), clock_, [this] {
     if (bus::Bus* bus = bus_for_writer_.load()) bus->writer_has_space();
+    if (bus::JetStreamInlet* inlet = jetstream_for_writer_.load()) inlet->writer_has_space();
   });
 
   bus_ = std::make_unique<bus::Bus>(
@@ -130,7 +133,15 @@ void Daemon::start() {
     for (const auto& [ns, count] : stored) scheduler_->events_committed(ns, count);
   });
 
+  if (!config_.bus.jetstream.servers.empty()) {
+    jetstream_ = std::make_unique<bus::JetStreamInlet>(
+        config_.bus.jetstream, *writer_, clock_, config_.bus.max_message_bytes,
+        config_.store.writer_queue_events);
+    jetstream_for_writer_ = jetstream_.get();
+  }
+
   bus_->start();
+  if (jetstream_) jetstream_->start();
   scheduler_->start();
   if (!config_.daemon.metrics_listen.empty()) {
     metrics_ = std::make_unique<metrics::HttpServer>(config_.daemon.metrics_listen,
@@ -179,6 +190,7 @@ void Daemon::stop_now() {
   stopping_ = true;
   notify_systemd("STOPPING=1");
   bus_->stop_reading();
+  if (jetstream_) jetstream_->stop_reading();
   if (metrics_) metrics_->stop();  // a scrape in progress ends first (join)
   // A running job is cancelled cooperatively; its open transaction rolls back.
   scheduler_->stop();
@@ -190,6 +202,8 @@ void Daemon::stop_now() {
   // Commits everything already received; its replies are posted to the io_context ahead of
   // the close below, so they are sent (within bus.linger_ms) before the sockets close.
   writer_->stop();
+  // After the writer: the messages it answered while stopping have sent their acks.
+  if (jetstream_) jetstream_->close();
   boost::asio::post(io_, [this] {
     bus_->close();
     if (zap_) zap_->close();
@@ -366,6 +380,7 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
         {"lag_events",
          std::max<std::int64_t>(0, stats.last_seq.load() - stats.fts_indexed_seq.load())}}},
       {"database", store_path_},
+      {"jetstream", jetstream_ ? jetstream_->status() : nlohmann::json()},
       {"endpoints",
        {{"ingest", bound.ingest},
         {"push", bound.push},

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "bus/bus.hpp"
+#include "bus/jetstream_inlet.hpp"
 #include "bus/security.hpp"
 #include "bus/zap_handler.hpp"
 #include "common/clock.hpp"
@@ -140,6 +141,10 @@ class Daemon {
   std::unique_ptr<ReadThread> reads_;                     // recall, context, get, episode
   store::AccessBatch unflushed_accesses_;                 // a batch the writer refused (io thread)
   std::atomic<bus::Bus*> bus_for_writer_{nullptr};        // read by the writer thread
+  // The JetStream input (bus.jetstream.servers set); its completions need the writer to stop
+  // before it closes.
+  std::unique_ptr<bus::JetStreamInlet> jetstream_;
+  std::atomic<bus::JetStreamInlet*> jetstream_for_writer_{nullptr};  // read by the writer
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<boost::asio::steady_timer> stats_timer_;
   std::unique_ptr<boost::asio::steady_timer> watchdog_timer_;

@@ -57,10 +57,27 @@ std::string Daemon::render_metrics() const {
   add_socket(events, "ingest", bus.ingest);
   add_socket(events, "push", bus.push);
   add_socket(events, "subscribe", bus.subscribe);
+  if (jetstream_) add_socket(events, "jetstream", jetstream_->stats().events);
   out.counter("reflectd_events_total",
-              "Events received, by socket and outcome (stored, duplicate, rejected; on push and "
-              "subscribe a message kept whole as a dead letter counts as one rejected).",
+              "Events received, by socket and outcome (stored, duplicate, rejected; on push, "
+              "subscribe and jetstream a message kept whole as a dead letter counts as one "
+              "rejected).",
               events);
+  if (jetstream_) {
+    const bus::JetStreamStats& js = jetstream_->stats();
+    out.counter("reflectd_jetstream_messages_total",
+                "JetStream messages pulled (redeliveries included), by what was sent back: ack "
+                "after the commit, term for a dead letter, nak after a storage error.",
+                {{{{"reply", "ack"}}, as_double(js.acked.load())},
+                 {{{"reply", "term"}}, as_double(js.terminated.load())},
+                 {{{"reply", "nak"}}, as_double(js.nacked.load())}});
+    out.counter("reflectd_jetstream_pull_errors_total",
+                "Pulls from the JetStream consumer that failed (timeouts not counted).",
+                one(js.pull_errors));
+    out.gauge("reflectd_jetstream_connected",
+              "1 while the JetStream inlet is subscribed and its connection is up.",
+              {{{}, js.connected.load() ? 1.0 : 0.0}});
+  }
   out.counter("reflectd_messages_total", "Messages read on the ingest, push and subscribe sockets.",
               one(bus.messages));
   out.counter("reflectd_dead_letters_total",

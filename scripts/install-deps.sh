@@ -8,6 +8,7 @@ packages=(
   libboost-dev libyaml-cpp-dev libspdlog-dev catch2 libsystemd-dev
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libhowardhinnant-date-dev libssl-dev
   libutf8proc-dev libstemmer-dev libigraph-dev libgoogle-perftools-dev libabsl-dev wordnet-base
+  libnats-dev nats-server
   systemd lintian
   curl python3 python3-prometheus-client
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14

@@ -43,6 +43,7 @@ inline constexpr const char* kJobsOnDemandYaml =
 struct ChildOptions {
   std::string extra{};             ///< top-level YAML sections other than bus/store/log
   std::string store_extra{};       ///< keys appended to `store:`, each indented two spaces
+  std::string bus_extra{};         ///< keys appended to `bus:`, each indented two spaces
   std::string log_level = "warn";  ///< `log.level`: what the child writes to its stderr
 };
 
@@ -55,8 +56,7 @@ inline std::string child_config(const TempDir& dir, const std::string& db,
          "bus:\n  ingest: [\"" +
          ipc_endpoint(dir, "i") + "\"]\n  push: [\"" + ipc_endpoint(dir, "p") +
          "\"]\n  notify: [\"" + ipc_endpoint(dir, "n") + "\"]\n  control: [\"" +
-         ipc_endpoint(dir, "c") +
-         "\"]\n"
+         ipc_endpoint(dir, "c") + "\"]\n" + options.bus_extra +
          "store:\n  path: \"" +
          db + "\"\n" + options.store_extra +
          // A free port for GET /metrics: tests run side by side.

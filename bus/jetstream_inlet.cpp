@@ -1,0 +1,389 @@
+#include "bus/jetstream_inlet.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+
+#include "bus/event_decoder.hpp"
+#include "bus/nats_client.hpp"
+
+namespace reflectd::bus {
+namespace {
+
+// A pull waits this long for messages before it checks for shutdown and asks again.
+constexpr std::int64_t kPullTimeoutMs = 500;
+// Connecting and JetStream API requests (consumer creation) give up after this long.
+constexpr std::int64_t kRequestTimeoutMs = 5000;
+constexpr std::int64_t kFirstRetryMs = 250;
+constexpr std::int64_t kMaxRetryMs = 5000;
+// Redelivery delay after a storage error.
+constexpr std::int64_t kNakDelayMs = 1000;
+constexpr std::int64_t kCloseFlushMs = 2000;
+constexpr std::int64_t kNanosPerSecond = 1'000'000'000;
+
+// Stream and consumer names: JetStream refuses '.', '*', '>', whitespace and path separators.
+void check_name(const std::string& value, const char* key) {
+  if (value.empty()) {
+    throw std::invalid_argument(fmt::format(
+        "{}: required with bus.jetstream.servers (each replica of a shard needs a consumer name "
+        "of its own)",
+        key));
+  }
+  if (value.find_first_of(".*> \t\r\n/\\") != std::string::npos) {
+    throw std::invalid_argument(
+        fmt::format("{}: \"{}\" must not contain '.', '*', '>', '/', '\\' or whitespace", key,
+                    value));
+  }
+}
+
+}  // namespace
+
+struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::State> {
+  State(config::JetStreamConfig config_in, store::Writer& writer_in, const Clock& clock_in,
+        std::int64_t max_message_bytes_in, std::int64_t writer_queue_events_in)
+      : config(std::move(config_in)),
+        writer(writer_in),
+        clock(clock_in),
+        decoder(clock_in),
+        max_message_bytes(max_message_bytes_in),
+        writer_queue_events(writer_queue_events_in) {}
+
+  const config::JetStreamConfig config;
+  store::Writer& writer;
+  const Clock& clock;
+  EventDecoder decoder;  // the inlet's thread only
+  const std::int64_t max_message_bytes;
+  const std::int64_t writer_queue_events;
+  JetStreamStats stats;
+
+  // Destroyed in reverse order: the subscription before the context and the connection.
+  NatsConnectionPtr connection;
+  JsCtxPtr js;
+  NatsSubscriptionPtr subscription;
+
+  mutable std::mutex mutex;
+  std::condition_variable wake;  // an answer arrived, the writer has room, or stopping
+  std::int64_t in_flight = 0;    // messages handed to the writer, not yet answered
+  bool writer_space = false;
+  bool stopping = false;
+  std::string last_error;
+
+  void record_error(const std::string& error) {
+    bool changed = false;
+    {
+      const std::lock_guard lock(mutex);
+      changed = error != last_error;
+      last_error = error;
+    }
+    if (changed) spdlog::warn("jetstream: {}", error);
+  }
+
+  // Waits `ms` or until stopping; returns false when stopping.
+  bool pause(std::int64_t ms) {
+    std::unique_lock lock(mutex);
+    return !wake.wait_for(lock, std::chrono::milliseconds(ms), [&] { return stopping; });
+  }
+
+  void connect_and_bind();
+  void pull_once();
+  void handle(natsMsg* msg);
+  void answered(natsMsg* msg, const store::WriteResult& result, std::size_t dead_letters);
+};
+
+namespace {
+
+void on_disconnected(natsConnection* /*connection*/, void* closure) {
+  auto* state = static_cast<JetStreamInlet::State*>(closure);
+  state->stats.connected.store(false, std::memory_order_relaxed);
+  spdlog::warn("jetstream: disconnected from NATS; reconnecting");
+}
+
+void on_reconnected(natsConnection* connection, void* closure) {
+  auto* state = static_cast<JetStreamInlet::State*>(closure);
+  state->stats.connected.store(true, std::memory_order_relaxed);
+  char url[256] = {0};
+  natsConnection_GetConnectedUrl(connection, url, sizeof url);
+  spdlog::info("jetstream: reconnected to {}", url);
+}
+
+}  // namespace
+
+void JetStreamInlet::State::connect_and_bind() {
+  if (!connection) {
+    connection = nats_connect(config, "reflectd " + config.consumer, kRequestTimeoutMs,
+                              {on_disconnected, on_reconnected, this});
+    js = jetstream_context(connection.get(), kRequestTimeoutMs);
+  }
+  // The consumer is created here and the subscription binds to it, so that nats.c never
+  // deletes it (it deletes consumers it created itself when a subscription goes away).
+  jsConsumerConfig consumer;
+  jsConsumerConfig_Init(&consumer);
+  consumer.Durable = config.consumer.c_str();
+  consumer.AckPolicy = js_AckExplicit;
+  consumer.AckWait = config.ack_wait_s * kNanosPerSecond;
+  consumer.MaxAckPending = config.batch;
+  consumer.DeliverPolicy = js_DeliverAll;
+  if (!config.filter_subject.empty()) consumer.FilterSubject = config.filter_subject.c_str();
+  jsConsumerInfo* info = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  natsStatus status = js_AddConsumer(&info, js.get(), config.stream.c_str(), &consumer, nullptr,
+                                     &code);
+  if (status != NATS_OK && code != JSStreamNotFoundErr) {
+    // It exists with other settings (batch or ack_wait changed since it was created).
+    jsConsumerInfo_Destroy(info);
+    info = nullptr;
+    status = js_UpdateConsumer(&info, js.get(), config.stream.c_str(), &consumer, nullptr, &code);
+  }
+  jsConsumerInfo_Destroy(info);
+  if (status != NATS_OK) {
+    if (code == JSStreamNotFoundErr) {
+      throw NatsError(fmt::format(
+          "stream {} not found: create it with `reflectctl jetstream init --stream {}` "
+          "(docs/CLUSTER.md)",
+          config.stream, config.stream));
+    }
+    throw NatsError(nats_error_text(
+        fmt::format("cannot create consumer {} on stream {} (JetStream error {})",
+                    config.consumer, config.stream, static_cast<int>(code)),
+        status));
+  }
+  jsSubOptions options;
+  jsSubOptions_Init(&options);
+  options.Stream = config.stream.c_str();
+  options.Consumer = config.consumer.c_str();
+  natsSubscription* sub = nullptr;
+  status = js_PullSubscribe(&sub, js.get(), config.filter_subject.c_str(),
+                            config.consumer.c_str(), nullptr, &options, &code);
+  if (status != NATS_OK) {
+    natsSubscription_Destroy(sub);
+    throw NatsError(nats_error_text(
+        fmt::format("cannot bind to consumer {} on stream {}", config.consumer, config.stream),
+        status));
+  }
+  subscription.reset(sub);
+  stats.connected.store(true, std::memory_order_relaxed);
+  {
+    const std::lock_guard lock(mutex);
+    last_error.clear();
+  }
+  char url[256] = {0};
+  natsConnection_GetConnectedUrl(connection.get(), url, sizeof url);
+  spdlog::info("jetstream: consuming stream {} as {} through {}", config.stream, config.consumer,
+               url);
+}
+
+void JetStreamInlet::State::pull_once() {
+  {
+    // The previous batch first: with max_ack_pending = batch nothing later can be delivered
+    // before it is acknowledged anyway, and this keeps the writer's queue bounded.
+    std::unique_lock lock(mutex);
+    wake.wait(lock, [&] { return stopping || in_flight == 0; });
+    if (stopping) return;
+  }
+  const auto queued = static_cast<std::int64_t>(
+      writer.stats().queue_events.load(std::memory_order_relaxed));
+  const std::int64_t room = std::clamp<std::int64_t>(writer_queue_events - queued, 1, config.batch);
+  natsMsgList list{nullptr, 0};
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status =
+      natsSubscription_Fetch(&list, subscription.get(), static_cast<int>(room), kPullTimeoutMs,
+                             &code);
+  if (status == NATS_TIMEOUT) return;
+  if (status != NATS_OK) {
+    stats.pull_errors.fetch_add(1, std::memory_order_relaxed);
+    record_error(nats_error_text("pull from " + config.stream + "/" + config.consumer, status));
+    pause(kFirstRetryMs);
+    return;
+  }
+  {
+    const std::lock_guard lock(mutex);
+    in_flight += list.Count;
+  }
+  for (int i = 0; i < list.Count; ++i) {
+    natsMsg* msg = list.Msgs[i];
+    list.Msgs[i] = nullptr;  // owned by its completion from here on
+    handle(msg);
+  }
+  natsMsgList_Destroy(&list);
+}
+
+void JetStreamInlet::State::handle(natsMsg* msg) {
+  stats.messages.fetch_add(1, std::memory_order_relaxed);
+  const std::int64_t now = clock.now_us();
+  const std::string_view payload(natsMsg_GetData(msg),
+                                 static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
+  const std::string subject = natsMsg_GetSubject(msg);
+  const std::string label = "jetstream:" + subject;
+  const std::string_view ns = subject_namespace(subject);
+  store::WriteRequest request;
+  if (ns.empty()) {
+    request.dead_letters.push_back(store::DeadLetter{
+        std::string(payload), label,
+        fmt::format("subject: must be {}<namespace>, got \"{}\"", kEventSubjectPrefix, subject),
+        now});
+  } else {
+    DecodedMessage message =
+        decoder.decode(payload, static_cast<std::size_t>(max_message_bytes), nullptr);
+    for (auto& entry : message.events) {
+      if (entry.event && entry.event->ns != ns) {
+        entry.error = fmt::format(
+            "namespace: must be the namespace of the subject {} (\"{}\"), got \"{}\"", subject,
+            ns, entry.event->ns);
+        entry.event.reset();
+      }
+    }
+    request.dead_letters = dead_letters_for(message, payload, label, now);
+    request.entries = std::move(message.events);
+    if (request.dead_letters.empty()) {
+      request.dead_letter_endpoint = label;
+      request.raw_payload.assign(payload);
+    }
+  }
+  const std::size_t dead_letters = request.dead_letters.size();
+  // A std::function must be copyable: the message travels in a shared_ptr.
+  std::shared_ptr<natsMsg> owned(msg, natsMsg_Destroy);
+  request.on_done = [self = shared_from_this(), owned, dead_letters](store::WriteResult&& result) {
+    self->answered(owned.get(), result, dead_letters);
+  };
+  while (!writer.submit(std::move(request))) {
+    std::unique_lock lock(mutex);
+    wake.wait(lock, [&] { return stopping || writer_space; });
+    writer_space = false;
+    if (stopping) {
+      // Already read: queue it anyway rather than leave it for ack_wait to redeliver.
+      lock.unlock();
+      writer.submit(std::move(request), true);
+      return;
+    }
+  }
+}
+
+void JetStreamInlet::State::answered(natsMsg* msg, const store::WriteResult& result,
+                                     std::size_t dead_letters) {
+  count_results(stats.events, result, dead_letters);
+  const bool refused =
+      std::any_of(result.results.begin(), result.results.end(), [](const store::EventResult& r) {
+        return r.status == store::EventStatus::kRejected;
+      });
+  if (!result.storage_error.empty()) {
+    natsMsg_NakWithDelay(msg, kNakDelayMs, nullptr);
+    stats.nacked.fetch_add(1, std::memory_order_relaxed);
+  } else if (dead_letters > 0 || refused || !result.message_error.empty()) {
+    natsMsg_Term(msg, nullptr);
+    stats.terminated.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    natsMsg_Ack(msg, nullptr);
+    stats.acked.fetch_add(1, std::memory_order_relaxed);
+  }
+  {
+    const std::lock_guard lock(mutex);
+    --in_flight;
+  }
+  wake.notify_all();
+}
+
+JetStreamInlet::JetStreamInlet(config::JetStreamConfig config, store::Writer& writer,
+                               const Clock& clock, std::int64_t max_message_bytes,
+                               std::int64_t writer_queue_events) {
+  if (config.servers.empty()) {
+    throw std::invalid_argument("bus.jetstream.servers: at least one NATS server URL is needed");
+  }
+  check_name(config.stream, "bus.jetstream.stream");
+  check_name(config.consumer, "bus.jetstream.consumer");
+  state_ = std::make_shared<State>(std::move(config), writer, clock, max_message_bytes,
+                                   writer_queue_events);
+}
+
+JetStreamInlet::~JetStreamInlet() {
+  stop_reading();
+  close();
+}
+
+void JetStreamInlet::start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+void JetStreamInlet::run() {
+  State& state = *state_;
+  std::int64_t retry_ms = kFirstRetryMs;
+  for (;;) {
+    {
+      const std::lock_guard lock(state.mutex);
+      if (state.stopping) return;
+    }
+    if (!state.subscription) {
+      try {
+        state.connect_and_bind();
+        retry_ms = kFirstRetryMs;
+      } catch (const std::exception& error) {
+        state.record_error(error.what());
+        if (!state.pause(retry_ms)) return;
+        retry_ms = std::min(retry_ms * 2, kMaxRetryMs);
+        continue;
+      }
+    }
+    state.pull_once();
+  }
+}
+
+void JetStreamInlet::stop_reading() {
+  {
+    const std::lock_guard lock(state_->mutex);
+    state_->stopping = true;
+  }
+  state_->wake.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void JetStreamInlet::close() {
+  if (!state_->connection) return;
+  natsConnection_FlushTimeout(state_->connection.get(), kCloseFlushMs);
+  // Dropping interest only: the consumer was bound, not created, by the subscription.
+  state_->subscription.reset();
+  natsConnection_Close(state_->connection.get());
+  state_->stats.connected.store(false, std::memory_order_relaxed);
+}
+
+void JetStreamInlet::writer_has_space() {
+  {
+    const std::lock_guard lock(state_->mutex);
+    state_->writer_space = true;
+  }
+  state_->wake.notify_all();
+}
+
+const JetStreamStats& JetStreamInlet::stats() const { return state_->stats; }
+
+nlohmann::json JetStreamInlet::status() const {
+  const State& state = *state_;
+  const JetStreamStats& s = state.stats;
+  auto load = [](const std::atomic<std::uint64_t>& value) {
+    return value.load(std::memory_order_relaxed);
+  };
+  nlohmann::json out = {
+      {"servers", state.config.servers},
+      {"stream", state.config.stream},
+      {"consumer", state.config.consumer},
+      {"connected", s.connected.load(std::memory_order_relaxed)},
+      {"messages", load(s.messages)},
+      {"stored", load(s.events.stored)},
+      {"duplicate", load(s.events.duplicate)},
+      {"rejected", load(s.events.rejected)},
+      {"acked", load(s.acked)},
+      {"terminated", load(s.terminated)},
+      {"nacked", load(s.nacked)},
+      {"pull_errors", load(s.pull_errors)},
+  };
+  const std::lock_guard lock(state.mutex);
+  out["in_flight"] = state.in_flight;
+  out["last_error"] = state.last_error;
+  return out;
+}
+
+}  // namespace reflectd::bus

@@ -1,0 +1,96 @@
+#pragma once
+// The JetStream inlet: events read from a NATS JetStream stream (one shard) through this
+// node's durable pull consumer, validated exactly as on push, committed by the writer, and
+// only then acknowledged to JetStream (docs/CLUSTER.md).
+//
+//   - Delivery: at least once (a message is acknowledged after the fsync that makes its
+//     events durable); event ids make each event stored once, so a redelivered message
+//     counts as duplicate and is acknowledged again.
+//   - Order: the consumer's max_ack_pending is bus.jetstream.batch and the inlet pulls the
+//     next batch only once the previous one is answered, so a redelivery (after a crash, or
+//     past ack_wait) always comes before any later message: every replica stores its shard
+//     in stream order, which is what makes replicas' derived tables equal.
+//   - Rejects: a message that does not decode, whose subject is not reflectd.events.<ns>, or
+//     one of whose events breaks a rule or names another namespace than its subject, is kept
+//     in dead_letters (endpoint "jetstream:<subject>") in the same transaction as its valid
+//     events, and then terminated (+TERM): JetStream never redelivers it.
+//   - Storage errors: the message is negatively acknowledged (+NAK, 1 s delay), so that
+//     JetStream redelivers it.
+//   - Back-pressure: a pull asks for at most the room left in the writer's queue; when the
+//     writer refuses a message the inlet waits for writer_has_space().
+//   - The connection is made by the inlet's thread, retried every 0.25-5 s while NATS is
+//     unreachable or the stream is missing (status() says why); nats.c then reconnects by
+//     itself.
+//
+// Thread-safety: the constructor, start(), stop_reading() and close() on one thread (the
+// daemon's); writer_has_space(), stats() and status() from any thread.
+// Errors: the constructor throws std::invalid_argument naming the bus.jetstream key whose
+// value cannot work; nothing else throws.
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "bus/message_outcome.hpp"
+#include "common/clock.hpp"
+#include "config/config.hpp"
+#include "store/writer.hpp"
+
+namespace reflectd::bus {
+
+/// Counters of the inlet since start; read with relaxed loads.
+struct JetStreamStats {
+  SocketEventCounts events;                  ///< Outcome of the events read.
+  std::atomic<std::uint64_t> messages{0};    ///< Messages pulled (redeliveries included).
+  std::atomic<std::uint64_t> acked{0};       ///< +ACK sent after the commit.
+  std::atomic<std::uint64_t> terminated{0};  ///< +TERM sent for messages kept as dead letters.
+  std::atomic<std::uint64_t> nacked{0};      ///< +NAK sent after a storage error.
+  std::atomic<std::uint64_t> pull_errors{0};  ///< Pulls that failed (not counting timeouts).
+  std::atomic<bool> connected{false};         ///< Subscribed and the connection is up.
+};
+
+class JetStreamInlet {
+ public:
+  /// Checks `config` (servers, stream and consumer names) and keeps what it needs;
+  /// `max_message_bytes` is bus.max_message_bytes, `writer_queue_events` the writer's queue
+  /// capacity. Connects nothing yet. Throws std::invalid_argument naming the key.
+  JetStreamInlet(config::JetStreamConfig config, store::Writer& writer, const Clock& clock,
+                 std::int64_t max_message_bytes, std::int64_t writer_queue_events);
+  /// stop_reading() and close().
+  ~JetStreamInlet();
+  JetStreamInlet(const JetStreamInlet&) = delete;
+  JetStreamInlet& operator=(const JetStreamInlet&) = delete;
+
+  /// Starts the inlet's thread: connect, create or bind the durable consumer, pull.
+  void start();
+  /// Stops pulling and joins the thread. Messages already handed to the writer keep their
+  /// completion: they are acknowledged when the writer answers them (call close() after the
+  /// writer has stopped).
+  void stop_reading();
+  /// Flushes the acknowledgements sent so far (at most 2 s) and closes the connection. A
+  /// message whose acknowledgement never left is redelivered to the next run and counted as
+  /// a duplicate there.
+  void close();
+
+  /// Called (any thread) when the writer's queue has room again.
+  void writer_has_space();
+
+  const JetStreamStats& stats() const;
+  /// {"servers", "stream", "consumer", "connected", "messages", "stored", "duplicate", "rejected", "acked", "terminated", "nacked",
+  ///  "pull_errors", "in_flight", "last_error"}.
+  nlohmann::json status() const;
+
+  struct State;  // shared with the completions of messages in flight
+
+ private:
+  void run();
+
+  std::shared_ptr<State> state_;
+  std::thread thread_;
+};
+
+}  // namespace reflectd::bus

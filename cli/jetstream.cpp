@@ -1,0 +1,257 @@
+#include "cli/jetstream.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "cli/event_line.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/line_reader.hpp"
+
+namespace reflectd::cli {
+namespace {
+
+constexpr int kResendRounds = 5;
+constexpr std::size_t kShownProblems = 10;
+
+struct Outgoing {
+  std::string subject;
+  std::string payload;
+  std::string where;  // FILE:LINE
+};
+
+// What the PubAck handler (nats.c's thread) and the main thread share.
+struct Tally {
+  std::mutex mutex;
+  std::uint64_t stored = 0;
+  std::uint64_t duplicate = 0;
+  std::vector<std::string> failed_ids;  // to resend
+  std::map<std::string, std::string> last_error;  // id -> error
+};
+
+void on_pub_ack(jsCtx* /*js*/, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error, void* closure) {
+  auto* tally = static_cast<Tally*>(closure);
+  const char* id = nullptr;
+  natsMsgHeader_Get(msg, "Nats-Msg-Id", &id);
+  {
+    const std::lock_guard lock(tally->mutex);
+    if (ack != nullptr) {
+      ++(ack->Duplicate ? tally->duplicate : tally->stored);
+    } else if (id != nullptr) {
+      tally->failed_ids.emplace_back(id);
+      tally->last_error[id] =
+          error != nullptr && error->ErrText != nullptr ? error->ErrText : "publish failed";
+    }
+  }
+  natsMsg_Destroy(msg);
+}
+
+// The namespace and id of an event line, or an error.
+struct LineEvent {
+  std::string ns;
+  std::string id;
+  std::string payload;
+  std::string error;
+};
+
+LineEvent read_line(std::string_view text) {
+  LineEvent out;
+  const std::string_view line = strip_cr(text);
+  const LineCheck check = check_line(line);
+  if (check.shape != LineShape::kObject) {
+    out.error = "not a JSON object";
+    return out;
+  }
+  out.payload = check.has_id ? std::string(line) : with_line_id(line);
+  const nlohmann::json event = nlohmann::json::parse(out.payload, nullptr, false);
+  const auto ns = event.find("namespace");
+  if (ns == event.end() || !ns->is_string() || ns->get_ref<const std::string&>().empty()) {
+    out.error = "namespace: required to choose the subject reflectd.events.<namespace>";
+    return out;
+  }
+  out.ns = ns->get<std::string>();
+  if (out.ns.find_first_of("*> \t") != std::string::npos) {
+    out.error = "namespace: must be 1-64 characters of [A-Za-z0-9._:-]";
+    return out;
+  }
+  const auto id = event.find("id");
+  out.id = id != event.end() && id->is_string() ? id->get<std::string>() : line_id(line);
+  return out;
+}
+
+bus::NatsConnectionPtr connect_or_report(const JetStreamOptions& options, int& status) {
+  try {
+    return bus::nats_connect(options.connection, "reflectctl", options.timeout_ms);
+  } catch (const bus::NatsError& error) {
+    std::cerr << "reflectctl jetstream: " << error.what() << '\n';
+    status = kExitUnreachable;
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+int run_jetstream_init(const JetStreamOptions& options, const bus::StreamLayout& layout) {
+  int status = kExitOk;
+  const bus::NatsConnectionPtr connection = connect_or_report(options, status);
+  if (!connection) return status;
+  const bus::JsCtxPtr js = bus::jetstream_context(connection.get(), options.timeout_ms);
+  try {
+    const bool created = bus::ensure_stream(js.get(), layout);
+    std::string subjects;
+    for (const auto& subject : bus::stream_subjects(layout)) {
+      subjects += (subjects.empty() ? "" : ", ") + subject;
+    }
+    if (options.json) {
+      std::cout << nlohmann::json{{"stream", layout.name},
+                                  {"created", created},
+                                  {"subjects", bus::stream_subjects(layout)},
+                                  {"replicas", layout.replicas}}
+                       .dump()
+                << '\n';
+    } else {
+      std::cout << fmt::format("stream {} {}: subjects {}, {} replicas, file storage\n",
+                               layout.name, created ? "created" : "already exists", subjects,
+                               layout.replicas);
+    }
+    return kExitOk;
+  } catch (const bus::NatsError& error) {
+    std::cerr << "reflectctl jetstream init: " << error.what() << '\n';
+    return kExitFailed;
+  }
+}
+
+int run_jetstream_publish(const JetStreamOptions& options, const std::vector<std::string>& files,
+                          std::int64_t window) {
+  LineReader reader(files);
+  int status = kExitOk;
+  const bus::NatsConnectionPtr connection = connect_or_report(options, status);
+  if (!connection) return status;
+  Tally tally;
+  jsOptions js_options;
+  jsOptions_Init(&js_options);
+  js_options.Wait = options.timeout_ms;
+  js_options.PublishAsync.MaxPending = window;
+  js_options.PublishAsync.AckHandler = on_pub_ack;
+  js_options.PublishAsync.AckHandlerClosure = &tally;
+  jsCtx* raw_js = nullptr;
+  if (const natsStatus s = natsConnection_JetStream(&raw_js, connection.get(), &js_options);
+      s != NATS_OK) {
+    std::cerr << "reflectctl jetstream publish: " << bus::nats_error_text("JetStream", s) << '\n';
+    return kExitFailed;
+  }
+  const bus::JsCtxPtr js(raw_js);
+
+  std::map<std::string, Outgoing> sent;  // by id: what a resend needs
+  std::vector<std::string> skipped;      // FILE:LINE: error
+  std::uint64_t skipped_count = 0;
+  const auto started = std::chrono::steady_clock::now();
+  while (auto line = reader.next()) {
+    if (line->text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = fmt::format("{}:{}", reader.names()[line->file], line->number);
+    LineEvent event = read_line(line->text);
+    if (!event.error.empty()) {
+      ++skipped_count;
+      if (skipped.size() < kShownProblems) skipped.push_back(where + ": " + event.error);
+      continue;
+    }
+    Outgoing out{bus::event_subject(event.ns), std::move(event.payload), where};
+    natsMsg* msg = nullptr;
+    natsMsg_Create(&msg, out.subject.c_str(), nullptr, out.payload.data(),
+                   static_cast<int>(out.payload.size()));
+    natsMsgHeader_Set(msg, "Nats-Msg-Id", event.id.c_str());
+    if (js_PublishMsgAsync(js.get(), &msg, nullptr) != NATS_OK) {
+      natsMsg_Destroy(msg);
+      const std::lock_guard lock(tally.mutex);
+      tally.failed_ids.push_back(event.id);
+    }
+    sent.emplace(event.id, std::move(out));
+  }
+  jsPubOptions complete;
+  jsPubOptions_Init(&complete);
+  complete.MaxWait = options.timeout_ms;
+  if (js_PublishAsyncComplete(js.get(), &complete) != NATS_OK) {
+    // PubAcks that never came (a server died with them): resend those too.
+    natsMsgList pending{nullptr, 0};
+    if (js_PublishAsyncGetPendingList(&pending, js.get()) == NATS_OK) {
+      const std::lock_guard lock(tally.mutex);
+      for (int i = 0; i < pending.Count; ++i) {
+        const char* id = nullptr;
+        if (natsMsgHeader_Get(pending.Msgs[i], "Nats-Msg-Id", &id) == NATS_OK) {
+          tally.failed_ids.emplace_back(id);
+        }
+      }
+      natsMsgList_Destroy(&pending);
+    }
+  }
+  // Resends wait for each PubAck: a quorum is being re-elected, or a server is back.
+  std::vector<std::string> failed;
+  {
+    const std::lock_guard lock(tally.mutex);
+    failed.swap(tally.failed_ids);
+  }
+  std::uint64_t resent = 0;
+  for (int round = 0; round < kResendRounds && !failed.empty(); ++round) {
+    if (round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(250 << round));
+    std::vector<std::string> still;
+    for (const std::string& id : failed) {
+      const Outgoing& out = sent.at(id);
+      jsPubOptions publish;
+      jsPubOptions_Init(&publish);
+      publish.MsgId = id.c_str();
+      publish.MaxWait = options.timeout_ms;
+      jsPubAck* ack = nullptr;
+      jsErrCode code = static_cast<jsErrCode>(0);
+      ++resent;
+      const natsStatus s = js_Publish(&ack, js.get(), out.subject.c_str(), out.payload.data(),
+                                      static_cast<int>(out.payload.size()), &publish, &code);
+      const std::lock_guard lock(tally.mutex);
+      if (s == NATS_OK) {
+        ++(ack->Duplicate ? tally.duplicate : tally.stored);
+        tally.last_error.erase(id);
+      } else {
+        still.push_back(id);
+        tally.last_error[id] = bus::nats_error_text("publish", s);
+      }
+      jsPubAck_Destroy(ack);
+    }
+    failed.swap(still);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::vector<std::string> failures;
+  for (const std::string& id : failed) {
+    if (failures.size() >= kShownProblems) break;
+    failures.push_back(fmt::format("{}: {}", sent.at(id).where, tally.last_error[id]));
+  }
+  const std::lock_guard lock(tally.mutex);
+  if (options.json) {
+    std::cout << nlohmann::json{{"sent", sent.size()},
+                                {"stored", tally.stored},
+                                {"duplicate", tally.duplicate},
+                                {"failed", failed.size()},
+                                {"skipped", skipped_count},
+                                {"resent", resent},
+                                {"seconds", seconds},
+                                {"failures", failures},
+                                {"skipped_lines", skipped}}
+                     .dump()
+              << '\n';
+  } else {
+    std::cout << fmt::format(
+        "sent {} events: {} stored, {} duplicate, {} failed ({} resends); {} lines skipped; "
+        "{:.2f} s\n",
+        sent.size(), tally.stored, tally.duplicate, failed.size(), resent, skipped_count,
+        seconds);
+    for (const auto& text : skipped) std::cout << "  skipped " << text << '\n';
+    for (const auto& text : failures) std::cout << "  failed " << text << '\n';
+  }
+  return failed.empty() && skipped_count == 0 ? kExitOk : kExitFailed;
+}
+
+}  // namespace reflectd::cli

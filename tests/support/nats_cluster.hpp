@@ -1,0 +1,139 @@
+#pragma once
+// A real NATS JetStream cluster for tests: `servers` nats-server processes (Debian's
+// nats-server) clustered over loopback routes, each with JetStream on file storage in a
+// directory of its own, started, killed and restarted as child processes.
+//
+// Error policy: construction throws std::runtime_error when nats-server cannot be started or
+// the cluster has no JetStream leader within 30 s; wait_* return false on timeout.
+// Thread-safety: one thread.
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bus/nats_client.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace reflectd::test {
+
+/// A loopback TCP port free at the time of the call (the kernel's choice for port 0).
+inline int free_tcp_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("socket() failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot find a free port");
+  }
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+/// The nats-server executable (Debian installs it in /usr/sbin, outside a user's PATH).
+inline std::string nats_server_binary() {
+  for (const char* path : {"/usr/sbin/nats-server", "/usr/bin/nats-server"}) {
+    if (::access(path, X_OK) == 0) return path;
+  }
+  throw std::runtime_error("nats-server not found: install Debian's nats-server package");
+}
+
+class NatsCluster {
+ public:
+  explicit NatsCluster(const TempDir& dir, int servers = 3) : dir_(dir) {
+    for (int i = 0; i < servers; ++i) {
+      client_ports_.push_back(free_tcp_port());
+      route_ports_.push_back(free_tcp_port());
+    }
+    std::string routes;
+    for (const int port : route_ports_) {
+      routes += (routes.empty() ? "" : ", ") + ("nats-route://127.0.0.1:" + std::to_string(port));
+    }
+    for (int i = 0; i < servers; ++i) {
+      const std::string name = "n" + std::to_string(i + 1);
+      write_text_file(dir_.file(name + ".conf"),
+                      "server_name: " + name + "\nlisten: 127.0.0.1:" +
+                          std::to_string(client_ports_[i]) + "\njetstream {\n  store_dir: \"" +
+                          dir_.file(name + "-store") +
+                          "\"\n}\ncluster {\n  name: reflectd-test\n  listen: 127.0.0.1:" +
+                          std::to_string(route_ports_[i]) + "\n  routes: [" + routes + "]\n}\n");
+      processes_.emplace_back();
+    }
+    for (int i = 0; i < servers; ++i) start(i);
+    if (!wait_jetstream(std::chrono::seconds(30))) {
+      throw std::runtime_error("the NATS cluster elected no JetStream leader within 30 s");
+    }
+  }
+
+  int size() const { return static_cast<int>(client_ports_.size()); }
+  std::string url(int i) const { return "nats://127.0.0.1:" + std::to_string(client_ports_[i]); }
+  std::vector<std::string> urls() const {
+    std::vector<std::string> out;
+    for (int i = 0; i < size(); ++i) out.push_back(url(i));
+    return out;
+  }
+
+  /// Starts (or restarts) server `i`, its log in <dir>/n<i+1>.log.
+  void start(int i) {
+    const std::string name = "n" + std::to_string(i + 1);
+    processes_[i] = std::make_unique<ChildProcess>(
+        std::vector<std::string>{nats_server_binary(), "-c", dir_.file(name + ".conf")},
+        SpawnOptions{"", dir_.file(name + ".log"), dir_.file(name + ".log")});
+  }
+
+  /// SIGKILL server `i` and reap it.
+  void kill(int i) {
+    processes_[i]->send_signal(SIGKILL);
+    processes_[i]->wait_for(std::chrono::seconds(10));
+  }
+
+  /// True once a JetStream API request through every running server is answered (the
+  /// cluster has a meta leader and each server routes to it).
+  bool wait_jetstream(std::chrono::milliseconds timeout) {
+    return wait_until(
+        [&] {
+          for (int i = 0; i < size(); ++i) {
+            if (!processes_[i] || !processes_[i]->running()) continue;
+            if (!answers(i)) return false;
+          }
+          return true;
+        },
+        timeout, std::chrono::milliseconds(100));
+  }
+
+ private:
+  bool answers(int i) const {
+    config::JetStreamConfig config;
+    config.servers = {url(i)};
+    try {
+      const bus::NatsConnectionPtr connection = bus::nats_connect(config, "test", 500);
+      const bus::JsCtxPtr js = bus::jetstream_context(connection.get(), 1000);
+      jsAccountInfo* info = nullptr;
+      const natsStatus status = js_GetAccountInfo(&info, js.get(), nullptr, nullptr);
+      jsAccountInfo_Destroy(info);
+      return status == NATS_OK;
+    } catch (const bus::NatsError&) {
+      return false;
+    }
+  }
+
+  const TempDir& dir_;
+  std::vector<int> client_ports_;
+  std::vector<int> route_ports_;
+  std::vector<std::unique_ptr<ChildProcess>> processes_;
+};
+
+}  // namespace reflectd::test
