@@ -56,6 +56,12 @@
 //                 and, with --forget-wait true, the rebuild of namespace libzmq) and as many
 //                 ingested while it runs; reports the forget's time to its reply, its own
 //                 run's time, the writer's longest wait for the jobs and ratio_to_idle.
+//   jetstream     a nats-server (Debian's, one server, JetStream on file storage in the
+//                 temporary directory) and a stream of 1 replica; the events published into it
+//                 one per message on reflectd.events.<namespace> with Nats-Msg-Id = id (async,
+//                 --window in flight; publish_events_per_s), then a daemon with bus.jetstream
+//                 started and timed until every event is stored: its JetStream inlet's rate
+//                 (pull, commit, fsync, ack). Not in the default modes (it needs nats-server).
 // The daemon runs in a child process forked before this one starts any thread, so its peak
 // RSS is its own; it stops with SIGTERM like reflectd and must exit 0.
 //
@@ -76,6 +82,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,6 +106,7 @@
 #include <vector>
 
 #include "bus/event_decoder.hpp"
+#include "bus/nats_client.hpp"
 #include "common/clock.hpp"
 #include "common/guarded_main.hpp"
 #include "common/heap.hpp"
@@ -191,6 +199,7 @@ class Corpus {
         if (line.empty()) continue;
         auto event = nlohmann::ordered_json::parse(line);
         event["id"] = marker;
+        namespaces_.push_back(event.value("namespace", ""));
         const std::string text = event.dump();
         const auto at = text.find('"' + marker + '"');
         templates_.push_back({text.substr(0, at + 1), text.substr(at + 1 + marker.size())});
@@ -242,12 +251,16 @@ class Corpus {
 
   std::size_t size() const { return templates_.size(); }
 
+  /// The namespace of event n.
+  const std::string& ns(std::uint64_t n) const { return namespaces_[n % namespaces_.size()]; }
+
  private:
   struct Template {
     std::string prefix;
     std::string suffix;
   };
   std::vector<Template> templates_;
+  std::vector<std::string> namespaces_;
   bool random_ids_ = false;
 };
 
@@ -522,6 +535,111 @@ ModeResult run_push(const Corpus& corpus, const Options& options, const fs::path
     result.extra["daemon_peak_rss_mb"] =
         static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
     if (!daemon.stop()) throw std::runtime_error("push: the daemon did not exit cleanly");
+  }
+  result.stored = count_rows(cfg.store.path, cfg);
+  remove_database(cfg.store.path);
+  return result;
+}
+
+// A nats-server child process with JetStream in `dir`, on a free loopback port; killed (and
+// reaped) when destroyed.
+class NatsServer {
+ public:
+  explicit NatsServer(const fs::path& dir) {
+    const char* binary = ::access("/usr/sbin/nats-server", X_OK) == 0 ? "/usr/sbin/nats-server"
+                                                                      : "/usr/bin/nats-server";
+    port_ = 14000 + static_cast<int>(::getpid() % 20000);
+    const std::string conf = (dir / "nats.conf").string();
+    std::ofstream(conf) << "listen: 127.0.0.1:" << port_ << "\njetstream { store_dir: \""
+                        << (dir / "nats-store").string() << "\" }\n";
+    std::vector<std::string> args = {binary, "-c", conf, "-l", (dir / "nats.log").string()};
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    if (::posix_spawn(&pid_, binary, nullptr, nullptr, argv.data(), environ) != 0) {
+      throw std::runtime_error(std::string("cannot start ") + binary +
+                               " (Debian package nats-server)");
+    }
+  }
+  ~NatsServer() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  NatsServer(const NatsServer&) = delete;
+  NatsServer& operator=(const NatsServer&) = delete;
+  std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+ModeResult run_jetstream(const Corpus& corpus, const Options& options, const fs::path& dir) {
+  config::Config cfg = daemon_config(options, dir, "jetstream");
+  NatsServer server(dir);
+  cfg.bus.jetstream.servers = {server.url()};
+  cfg.bus.jetstream.stream = "BENCH";
+  cfg.bus.jetstream.consumer = "bench";
+  ModeResult result{"jetstream", 0, 0.0};
+  {
+    bus::NatsConnectionPtr connection;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!connection) {
+      try {
+        connection = bus::nats_connect(cfg.bus.jetstream, "bench_ingest", 1000);
+      } catch (const bus::NatsError&) {
+        if (std::chrono::steady_clock::now() > deadline) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+    jsOptions js_options;
+    jsOptions_Init(&js_options);
+    js_options.PublishAsync.MaxPending = static_cast<int64_t>(options.window) * 8;
+    jsCtx* raw = nullptr;
+    if (natsConnection_JetStream(&raw, connection.get(), &js_options) != NATS_OK) {
+      throw std::runtime_error("jetstream: no JetStream context");
+    }
+    const bus::JsCtxPtr js(raw);
+    bus::StreamLayout layout;
+    layout.name = "BENCH";
+    layout.replicas = 1;
+    bus::ensure_stream(js.get(), layout);
+    const auto publish_start = std::chrono::steady_clock::now();
+    std::string payload;
+    for (std::uint64_t n = 0; n < options.events; ++n) {
+      payload.clear();
+      corpus.append_event(payload, n);
+      const std::string subject = bus::event_subject(corpus.ns(n));
+      const std::string id = "bench:" + std::to_string(n);
+      natsMsg* msg = nullptr;
+      natsMsg_Create(&msg, subject.c_str(), nullptr, payload.data(),
+                     static_cast<int>(payload.size()));
+      natsMsgHeader_Set(msg, "Nats-Msg-Id", id.c_str());
+      if (js_PublishMsgAsync(js.get(), &msg, nullptr) != NATS_OK) {
+        natsMsg_Destroy(msg);
+        throw std::runtime_error("jetstream: publish failed");
+      }
+    }
+    jsPubOptions complete;
+    jsPubOptions_Init(&complete);
+    complete.MaxWait = 60'000;
+    if (js_PublishAsyncComplete(js.get(), &complete) != NATS_OK) {
+      throw std::runtime_error("jetstream: PubAcks missing after 60 s");
+    }
+    result.extra["publish_events_per_s"] =
+        static_cast<double>(options.events) /
+        Seconds(std::chrono::steady_clock::now() - publish_start).count();
+
+    ForkedDaemon daemon(cfg);
+    zmq::context_t context(1);
+    ControlClient control(context, cfg.bus.control.front());
+    control.wait_ready();
+    const auto start = std::chrono::steady_clock::now();
+    await_finished(control, options.events, nullptr, "jetstream");
+    result.seconds = Seconds(std::chrono::steady_clock::now() - start).count();
+    result.extra["daemon_peak_rss_mb"] =
+        static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
+    if (!daemon.stop()) throw std::runtime_error("jetstream: the daemon did not exit cleanly");
   }
   result.stored = count_rows(cfg.store.path, cfg);
   remove_database(cfg.store.path);
@@ -1209,8 +1327,9 @@ int run(int argc, char** argv) {
   app.add_option("--modes", options.modes,
                  "Modes to run, the first being the baseline of the ratios")
       ->delimiter(',')
-      ->check(CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency",
-                             "latency-jobs", "under-job", "under-recall", "under-forget"}));
+      ->check(
+          CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency", "latency-jobs",
+                         "under-job", "under-recall", "under-forget", "jetstream"}));
   app.add_option("--latency-events", options.latency_events, "latency: events (at most --events)")
       ->check(CLI::Range(1, 10'000'000));
   app.add_option("--rate", options.rate, "latency: events per second")
@@ -1283,6 +1402,7 @@ int run(int argc, char** argv) {
         results.back().paced = true;
       }
       if (mode == "under-job") results.push_back(run_under_job(corpus, options, dir.path()));
+      if (mode == "jetstream") results.push_back(run_jetstream(corpus, options, dir.path()));
       if (mode == "under-forget") {
         results.push_back(run_under_forget(corpus, options, dir.path()));
       }

@@ -85,7 +85,6 @@ std::string reply_body(const store::WriteResult& result, bool batch) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-
 }  // namespace
 
 Bus::Bus(boost::asio::io_context& io, zmq::context_t& context, const config::BusConfig& config,
@@ -312,7 +311,6 @@ std::string handshake_failure(int event, std::uint32_t value) {
     default: return fmt::format("monitor event 0x{:x}", event);
   }
 }
-
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -11,6 +12,8 @@
 
 #include "bus/event_decoder.hpp"
 #include "bus/nats_client.hpp"
+#include "store/database.hpp"
+#include "store/jetstream_positions.hpp"
 
 namespace reflectd::bus {
 namespace {
@@ -34,19 +37,21 @@ void check_name(const std::string& value, const char* key) {
         "of its own)",
         key));
   }
-  if (value.find_first_of(".*> \t\r\n/\\") != std::string::npos) {
-    throw std::invalid_argument(
-        fmt::format("{}: \"{}\" must not contain '.', '*', '>', '/', '\\' or whitespace", key,
-                    value));
+  // Whitespace characters need escapes, so no raw string literal here.
+  if (value.find_first_of(".*> \t\r\n/\\") != std::string::npos) {  // NOLINT
+    throw std::invalid_argument(fmt::format(
+        R"({}: "{}" must not contain '.', '*', '>', '/', '\' or whitespace)", key, value));
   }
 }
 
 }  // namespace
 
 struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::State> {
-  State(config::JetStreamConfig config_in, store::Writer& writer_in, const Clock& clock_in,
-        std::int64_t max_message_bytes_in, std::int64_t writer_queue_events_in)
+  State(config::JetStreamConfig config_in, store::DatabaseOptions database_in,
+        store::Writer& writer_in, const Clock& clock_in, std::int64_t max_message_bytes_in,
+        std::int64_t writer_queue_events_in)
       : config(std::move(config_in)),
+        database(std::move(database_in)),
         writer(writer_in),
         clock(clock_in),
         decoder(clock_in),
@@ -54,6 +59,7 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
         writer_queue_events(writer_queue_events_in) {}
 
   const config::JetStreamConfig config;
+  const store::DatabaseOptions database;  // read for the committed position at each bind
   store::Writer& writer;
   const Clock& clock;
   EventDecoder decoder;  // the inlet's thread only
@@ -72,6 +78,13 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   bool writer_space = false;
   bool stopping = false;
   std::string last_error;
+  // Set by a reconnect (nats.c's thread), a failed pull or a gap in the consumer sequence: the
+  // consumer is recreated at the committed position before the next pull.
+  std::atomic<bool> resync{false};
+  // The inlet's thread only: the next consumer sequence expected (each delivery, redeliveries
+  // included, takes the next one) and the highest stream sequence handed to the writer.
+  std::uint64_t next_consumer_seq = 1;
+  std::uint64_t submitted_stream_seq = 0;
 
   void record_error(const std::string& error) {
     bool changed = false;
@@ -91,7 +104,7 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
 
   void connect_and_bind();
   void pull_once();
-  void handle(natsMsg* msg);
+  void handle(natsMsg* msg, bool record_position);
   void answered(natsMsg* msg, const store::WriteResult& result, std::size_t dead_letters);
 };
 
@@ -106,9 +119,12 @@ void on_disconnected(natsConnection* /*connection*/, void* closure) {
 void on_reconnected(natsConnection* connection, void* closure) {
   auto* state = static_cast<JetStreamInlet::State*>(closure);
   state->stats.connected.store(true, std::memory_order_relaxed);
-  char url[256] = {0};
-  natsConnection_GetConnectedUrl(connection, url, sizeof url);
-  spdlog::info("jetstream: reconnected to {}", url);
+  // A pull answered while the connection was down may be lost: start again from what is
+  // committed rather than risk storing a later message before it.
+  state->resync.store(true);
+  std::array<char, 256> url{};
+  natsConnection_GetConnectedUrl(connection, url.data(), url.size());
+  spdlog::info("jetstream: reconnected to {}", url.data());
 }
 
 }  // namespace
@@ -119,20 +135,40 @@ void JetStreamInlet::State::connect_and_bind() {
                               {on_disconnected, on_reconnected, this});
     js = jetstream_context(connection.get(), kRequestTimeoutMs);
   }
-  // The consumer is created here and the subscription binds to it, so that nats.c never
-  // deletes it (it deletes consumers it created itself when a subscription goes away).
+  // The committed position is the truth: the consumer is recreated to deliver from the next
+  // stream sequence on, so that whatever was in flight when this node stopped (or lost its
+  // connection) is delivered again, in stream order, before anything later. The consumer is
+  // created here and the subscription binds to it, so that nats.c never deletes it (it
+  // deletes consumers it created itself when a subscription goes away).
+  std::uint64_t position = 0;
+  {
+    SQLite::Database db = store::open_database(database, store::Access::kReader);
+    position = store::jetstream_position(db, config.stream);
+  }
+  subscription.reset();
+  auto deleted_code = static_cast<jsErrCode>(0);
+  const natsStatus deleted = js_DeleteConsumer(js.get(), config.stream.c_str(),
+                                               config.consumer.c_str(), nullptr, &deleted_code);
+  if (deleted != NATS_OK && deleted != NATS_NOT_FOUND && deleted_code != JSConsumerNotFoundErr &&
+      deleted_code != JSStreamNotFoundErr) {
+    throw NatsError(nats_error_text(
+        fmt::format("cannot recreate consumer {} on stream {} at sequence {} (JetStream error {})",
+                    config.consumer, config.stream, position + 1, static_cast<int>(deleted_code)),
+        deleted));
+  }
   jsConsumerConfig consumer;
   jsConsumerConfig_Init(&consumer);
   consumer.Durable = config.consumer.c_str();
   consumer.AckPolicy = js_AckExplicit;
   consumer.AckWait = config.ack_wait_s * kNanosPerSecond;
   consumer.MaxAckPending = config.batch;
-  consumer.DeliverPolicy = js_DeliverAll;
+  consumer.DeliverPolicy = position > 0 ? js_DeliverByStartSequence : js_DeliverAll;
+  consumer.OptStartSeq = position > 0 ? position + 1 : 0;
   if (!config.filter_subject.empty()) consumer.FilterSubject = config.filter_subject.c_str();
   jsConsumerInfo* info = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
-  natsStatus status = js_AddConsumer(&info, js.get(), config.stream.c_str(), &consumer, nullptr,
-                                     &code);
+  auto code = static_cast<jsErrCode>(0);
+  natsStatus status =
+      js_AddConsumer(&info, js.get(), config.stream.c_str(), &consumer, nullptr, &code);
   if (status != NATS_OK && code != JSStreamNotFoundErr) {
     // It exists with other settings (batch or ack_wait changed since it was created).
     jsConsumerInfo_Destroy(info);
@@ -142,23 +178,23 @@ void JetStreamInlet::State::connect_and_bind() {
   jsConsumerInfo_Destroy(info);
   if (status != NATS_OK) {
     if (code == JSStreamNotFoundErr) {
-      throw NatsError(fmt::format(
-          "stream {} not found: create it with `reflectctl jetstream init --stream {}` "
-          "(docs/CLUSTER.md)",
-          config.stream, config.stream));
+      throw NatsError(
+          fmt::format("stream {} not found: create it with `reflectctl jetstream init --stream {}` "
+                      "(docs/CLUSTER.md)",
+                      config.stream, config.stream));
     }
-    throw NatsError(nats_error_text(
-        fmt::format("cannot create consumer {} on stream {} (JetStream error {})",
-                    config.consumer, config.stream, static_cast<int>(code)),
-        status));
+    throw NatsError(
+        nats_error_text(fmt::format("cannot create consumer {} on stream {} (JetStream error {})",
+                                    config.consumer, config.stream, static_cast<int>(code)),
+                        status));
   }
   jsSubOptions options;
   jsSubOptions_Init(&options);
   options.Stream = config.stream.c_str();
   options.Consumer = config.consumer.c_str();
   natsSubscription* sub = nullptr;
-  status = js_PullSubscribe(&sub, js.get(), config.filter_subject.c_str(),
-                            config.consumer.c_str(), nullptr, &options, &code);
+  status = js_PullSubscribe(&sub, js.get(), config.filter_subject.c_str(), config.consumer.c_str(),
+                            nullptr, &options, &code);
   if (status != NATS_OK) {
     natsSubscription_Destroy(sub);
     throw NatsError(nats_error_text(
@@ -166,15 +202,18 @@ void JetStreamInlet::State::connect_and_bind() {
         status));
   }
   subscription.reset(sub);
+  next_consumer_seq = 1;
+  submitted_stream_seq = position;
+  resync.store(false);
   stats.connected.store(true, std::memory_order_relaxed);
   {
     const std::lock_guard lock(mutex);
     last_error.clear();
   }
-  char url[256] = {0};
-  natsConnection_GetConnectedUrl(connection.get(), url, sizeof url);
-  spdlog::info("jetstream: consuming stream {} as {} through {}", config.stream, config.consumer,
-               url);
+  std::array<char, 256> url{};
+  natsConnection_GetConnectedUrl(connection.get(), url.data(), url.size());
+  spdlog::info("jetstream: consuming stream {} as {} from sequence {} through {}", config.stream,
+               config.consumer, position + 1, url.data());
 }
 
 void JetStreamInlet::State::pull_once() {
@@ -185,34 +224,56 @@ void JetStreamInlet::State::pull_once() {
     wake.wait(lock, [&] { return stopping || in_flight == 0; });
     if (stopping) return;
   }
-  const auto queued = static_cast<std::int64_t>(
-      writer.stats().queue_events.load(std::memory_order_relaxed));
+  const auto queued =
+      static_cast<std::int64_t>(writer.stats().queue_events.load(std::memory_order_relaxed));
   const std::int64_t room = std::clamp<std::int64_t>(writer_queue_events - queued, 1, config.batch);
   natsMsgList list{nullptr, 0};
-  jsErrCode code = static_cast<jsErrCode>(0);
-  const natsStatus status =
-      natsSubscription_Fetch(&list, subscription.get(), static_cast<int>(room), kPullTimeoutMs,
-                             &code);
+  auto code = static_cast<jsErrCode>(0);
+  const natsStatus status = natsSubscription_Fetch(&list, subscription.get(),
+                                                   static_cast<int>(room), kPullTimeoutMs, &code);
   if (status == NATS_TIMEOUT) return;
   if (status != NATS_OK) {
     stats.pull_errors.fetch_add(1, std::memory_order_relaxed);
     record_error(nats_error_text("pull from " + config.stream + "/" + config.consumer, status));
+    resync.store(true);
     pause(kFirstRetryMs);
     return;
   }
+  // Only an unbroken run of consumer sequences is stored: a gap means a delivery never
+  // reached this node, and storing what follows it would put the stream out of order.
+  int usable = 0;
+  std::uint64_t last_new = 0;  // index + 1 of the last message that advances the position
+  for (; usable < list.Count; ++usable) {
+    jsMsgMetaData* meta = nullptr;
+    if (natsMsg_GetMetaData(&meta, list.Msgs[usable]) != NATS_OK) break;
+    const std::uint64_t consumer_seq = meta->Sequence.Consumer;
+    const std::uint64_t stream_seq = meta->Sequence.Stream;
+    jsMsgMetaData_Destroy(meta);
+    if (consumer_seq != next_consumer_seq) break;
+    ++next_consumer_seq;
+    if (stream_seq > submitted_stream_seq) {
+      submitted_stream_seq = stream_seq;
+      last_new = static_cast<std::uint64_t>(usable) + 1;
+    }
+  }
+  if (usable < list.Count) {
+    spdlog::warn("jetstream: a delivery of {}/{} was lost; resuming from the committed position",
+                 config.stream, config.consumer);
+    resync.store(true);
+  }
   {
     const std::lock_guard lock(mutex);
-    in_flight += list.Count;
+    in_flight += usable;
   }
-  for (int i = 0; i < list.Count; ++i) {
+  for (int i = 0; i < usable; ++i) {
     natsMsg* msg = list.Msgs[i];
     list.Msgs[i] = nullptr;  // owned by its completion from here on
-    handle(msg);
+    handle(msg, static_cast<std::uint64_t>(i) + 1 == last_new);
   }
-  natsMsgList_Destroy(&list);
+  natsMsgList_Destroy(&list);  // what follows a gap: delivered again after the resync
 }
 
-void JetStreamInlet::State::handle(natsMsg* msg) {
+void JetStreamInlet::State::handle(natsMsg* msg, bool record_position) {
   stats.messages.fetch_add(1, std::memory_order_relaxed);
   const std::int64_t now = clock.now_us();
   const std::string_view payload(natsMsg_GetData(msg),
@@ -231,9 +292,9 @@ void JetStreamInlet::State::handle(natsMsg* msg) {
         decoder.decode(payload, static_cast<std::size_t>(max_message_bytes), nullptr);
     for (auto& entry : message.events) {
       if (entry.event && entry.event->ns != ns) {
-        entry.error = fmt::format(
-            "namespace: must be the namespace of the subject {} (\"{}\"), got \"{}\"", subject,
-            ns, entry.event->ns);
+        entry.error =
+            fmt::format(R"(namespace: must be the namespace of the subject {} ("{}"), got "{}")",
+                        subject, ns, entry.event->ns);
         entry.event.reset();
       }
     }
@@ -244,20 +305,29 @@ void JetStreamInlet::State::handle(natsMsg* msg) {
       request.raw_payload.assign(payload);
     }
   }
+  if (record_position) {
+    // The batch's newest message carries the position: requests commit in order, so when it
+    // commits, every message before it has.
+    request.apply = [stream = config.stream, seq = submitted_stream_seq](SQLite::Database& db) {
+      store::record_jetstream_position(db, stream, seq);
+      return std::string();
+    };
+  }
   const std::size_t dead_letters = request.dead_letters.size();
   // A std::function must be copyable: the message travels in a shared_ptr.
   std::shared_ptr<natsMsg> owned(msg, natsMsg_Destroy);
   request.on_done = [self = shared_from_this(), owned, dead_letters](store::WriteResult&& result) {
     self->answered(owned.get(), result, dead_letters);
   };
-  while (!writer.submit(std::move(request))) {
+  // submit() leaves a refused request untouched, so it is submitted again.
+  while (!writer.submit(std::move(request))) {  // NOLINT(bugprone-use-after-move)
     std::unique_lock lock(mutex);
     wake.wait(lock, [&] { return stopping || writer_space; });
     writer_space = false;
     if (stopping) {
       // Already read: queue it anyway rather than leave it for ack_wait to redeliver.
       lock.unlock();
-      writer.submit(std::move(request), true);
+      writer.submit(std::move(request), true);  // NOLINT(bugprone-use-after-move)
       return;
     }
   }
@@ -266,10 +336,9 @@ void JetStreamInlet::State::handle(natsMsg* msg) {
 void JetStreamInlet::State::answered(natsMsg* msg, const store::WriteResult& result,
                                      std::size_t dead_letters) {
   count_results(stats.events, result, dead_letters);
-  const bool refused =
-      std::any_of(result.results.begin(), result.results.end(), [](const store::EventResult& r) {
-        return r.status == store::EventStatus::kRejected;
-      });
+  const bool refused = std::any_of(
+      result.results.begin(), result.results.end(),
+      [](const store::EventResult& r) { return r.status == store::EventStatus::kRejected; });
   if (!result.storage_error.empty()) {
     natsMsg_NakWithDelay(msg, kNakDelayMs, nullptr);
     stats.nacked.fetch_add(1, std::memory_order_relaxed);
@@ -287,16 +356,16 @@ void JetStreamInlet::State::answered(natsMsg* msg, const store::WriteResult& res
   wake.notify_all();
 }
 
-JetStreamInlet::JetStreamInlet(config::JetStreamConfig config, store::Writer& writer,
-                               const Clock& clock, std::int64_t max_message_bytes,
-                               std::int64_t writer_queue_events) {
+JetStreamInlet::JetStreamInlet(config::JetStreamConfig config, store::DatabaseOptions database,
+                               store::Writer& writer, const Clock& clock,
+                               std::int64_t max_message_bytes, std::int64_t writer_queue_events) {
   if (config.servers.empty()) {
     throw std::invalid_argument("bus.jetstream.servers: at least one NATS server URL is needed");
   }
   check_name(config.stream, "bus.jetstream.stream");
   check_name(config.consumer, "bus.jetstream.consumer");
-  state_ = std::make_shared<State>(std::move(config), writer, clock, max_message_bytes,
-                                   writer_queue_events);
+  state_ = std::make_shared<State>(std::move(config), std::move(database), writer, clock,
+                                   max_message_bytes, writer_queue_events);
 }
 
 JetStreamInlet::~JetStreamInlet() {
@@ -317,7 +386,13 @@ void JetStreamInlet::run() {
       const std::lock_guard lock(state.mutex);
       if (state.stopping) return;
     }
-    if (!state.subscription) {
+    if (!state.subscription || state.resync.load()) {
+      {
+        // Everything handed to the writer is committed (and its position recorded) first.
+        std::unique_lock lock(state.mutex);
+        state.wake.wait(lock, [&] { return state.stopping || state.in_flight == 0; });
+        if (state.stopping) return;
+      }
       try {
         state.connect_and_bind();
         retry_ms = kFirstRetryMs;

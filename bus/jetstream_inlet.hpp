@@ -6,10 +6,15 @@
 //   - Delivery: at least once (a message is acknowledged after the fsync that makes its
 //     events durable); event ids make each event stored once, so a redelivered message
 //     counts as duplicate and is acknowledged again.
-//   - Order: the consumer's max_ack_pending is bus.jetstream.batch and the inlet pulls the
-//     next batch only once the previous one is answered, so a redelivery (after a crash, or
-//     past ack_wait) always comes before any later message: every replica stores its shard
-//     in stream order, which is what makes replicas' derived tables equal.
+//   - Order: every replica stores its shard in stream order, which is what makes replicas'
+//     derived tables equal. The database keeps, in the transaction that commits a batch, the
+//     batch's highest stream sequence (store/jetstream_positions.hpp); at start, after a
+//     reconnect, after a failed pull and when a gap in the consumer sequence shows a lost
+//     delivery, the inlet waits for what it handed to the writer, then recreates its durable
+//     consumer to deliver from that position + 1. Between those points deliveries come in
+//     stream order, and a redelivery (past ack_wait) is of a message already handed to the
+//     writer, which stores it once (a duplicate). The consumer's max_ack_pending is
+//     bus.jetstream.batch and the next batch is pulled once the previous one is answered.
 //   - Rejects: a message that does not decode, whose subject is not reflectd.events.<ns>, or
 //     one of whose events breaks a rule or names another namespace than its subject, is kept
 //     in dead_letters (endpoint "jetstream:<subject>") in the same transaction as its valid
@@ -38,17 +43,18 @@
 #include "bus/message_outcome.hpp"
 #include "common/clock.hpp"
 #include "config/config.hpp"
+#include "store/database.hpp"
 #include "store/writer.hpp"
 
 namespace reflectd::bus {
 
 /// Counters of the inlet since start; read with relaxed loads.
 struct JetStreamStats {
-  SocketEventCounts events;                  ///< Outcome of the events read.
-  std::atomic<std::uint64_t> messages{0};    ///< Messages pulled (redeliveries included).
-  std::atomic<std::uint64_t> acked{0};       ///< +ACK sent after the commit.
-  std::atomic<std::uint64_t> terminated{0};  ///< +TERM sent for messages kept as dead letters.
-  std::atomic<std::uint64_t> nacked{0};      ///< +NAK sent after a storage error.
+  SocketEventCounts events;                   ///< Outcome of the events read.
+  std::atomic<std::uint64_t> messages{0};     ///< Messages pulled (redeliveries included).
+  std::atomic<std::uint64_t> acked{0};        ///< +ACK sent after the commit.
+  std::atomic<std::uint64_t> terminated{0};   ///< +TERM sent for messages kept as dead letters.
+  std::atomic<std::uint64_t> nacked{0};       ///< +NAK sent after a storage error.
   std::atomic<std::uint64_t> pull_errors{0};  ///< Pulls that failed (not counting timeouts).
   std::atomic<bool> connected{false};         ///< Subscribed and the connection is up.
 };
@@ -56,10 +62,12 @@ struct JetStreamStats {
 class JetStreamInlet {
  public:
   /// Checks `config` (servers, stream and consumer names) and keeps what it needs;
+  /// `database` is the writer's database (read for the committed position at each bind),
   /// `max_message_bytes` is bus.max_message_bytes, `writer_queue_events` the writer's queue
   /// capacity. Connects nothing yet. Throws std::invalid_argument naming the key.
-  JetStreamInlet(config::JetStreamConfig config, store::Writer& writer, const Clock& clock,
-                 std::int64_t max_message_bytes, std::int64_t writer_queue_events);
+  JetStreamInlet(config::JetStreamConfig config, store::DatabaseOptions database,
+                 store::Writer& writer, const Clock& clock, std::int64_t max_message_bytes,
+                 std::int64_t writer_queue_events);
   /// stop_reading() and close().
   ~JetStreamInlet();
   JetStreamInlet(const JetStreamInlet&) = delete;
@@ -80,7 +88,8 @@ class JetStreamInlet {
   void writer_has_space();
 
   const JetStreamStats& stats() const;
-  /// {"servers", "stream", "consumer", "connected", "messages", "stored", "duplicate", "rejected", "acked", "terminated", "nacked",
+  /// {"servers", "stream", "consumer", "connected", "messages", "stored", "duplicate", "rejected",
+  /// "acked", "terminated", "nacked",
   ///  "pull_errors", "in_flight", "last_error"}.
   nlohmann::json status() const;
 

@@ -121,12 +121,14 @@ std::vector<std::string> stream_subjects(const StreamLayout& layout) {
 bool ensure_stream(jsCtx* js, const StreamLayout& layout) {
   const std::vector<std::string> subjects = stream_subjects(layout);
   jsStreamInfo* raw = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
+  auto code = static_cast<jsErrCode>(0);
   natsStatus status = js_GetStreamInfo(&raw, js, layout.name.c_str(), nullptr, &code);
   if (status == NATS_OK) {
     const std::unique_ptr<jsStreamInfo, StreamInfoDeleter> info(raw);
     std::vector<std::string> existing;
-    for (int i = 0; i < info->Config->SubjectsLen; ++i) existing.emplace_back(info->Config->Subjects[i]);
+    existing.reserve(static_cast<std::size_t>(info->Config->SubjectsLen));
+    for (int i = 0; i < info->Config->SubjectsLen; ++i)
+      existing.emplace_back(info->Config->Subjects[i]);
     std::vector<std::string> wanted = subjects;
     std::sort(existing.begin(), existing.end());
     std::sort(wanted.begin(), wanted.end());
@@ -160,10 +162,9 @@ bool ensure_stream(jsCtx* js, const StreamLayout& layout) {
   status = js_AddStream(&created, js, &config, nullptr, &code);
   jsStreamInfo_Destroy(created);
   if (status != NATS_OK) {
-    throw NatsError(nats_error_text(
-        fmt::format("cannot create stream {} (JetStream error {})", layout.name,
-                    static_cast<int>(code)),
-        status));
+    throw NatsError(nats_error_text(fmt::format("cannot create stream {} (JetStream error {})",
+                                                layout.name, static_cast<int>(code)),
+                                    status));
   }
   return true;
 }

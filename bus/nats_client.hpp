@@ -79,11 +79,11 @@ JsCtxPtr jetstream_context(natsConnection* connection, std::int64_t timeout_ms);
 
 /// What `reflectctl jetstream init` creates: one stream = one shard.
 struct StreamLayout {
-  std::string name;                     ///< Stream name (e.g. REFLECTD, or one per shard).
-  std::vector<std::string> namespaces;  ///< Its subjects: reflectd.events.<ns>; [] = all (">").
-  int replicas = 3;                     ///< Raft replicas (1-5; 3 survives one server's loss).
-  std::int64_t max_bytes = -1;          ///< Limit on stored bytes; -1 = none.
-  std::int64_t max_age_s = 0;           ///< Oldest message kept, seconds; 0 = forever.
+  std::string name;                       ///< Stream name (e.g. REFLECTD, or one per shard).
+  std::vector<std::string> namespaces;    ///< Its subjects: reflectd.events.<ns>; [] = all (">").
+  int replicas = 3;                       ///< Raft replicas (1-5; 3 survives one server's loss).
+  std::int64_t max_bytes = -1;            ///< Limit on stored bytes; -1 = none.
+  std::int64_t max_age_s = 0;             ///< Oldest message kept, seconds; 0 = forever.
   std::int64_t duplicate_window_s = 120;  ///< Nats-Msg-Id deduplication window, seconds.
 };
 

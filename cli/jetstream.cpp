@@ -30,7 +30,7 @@ struct Tally {
   std::mutex mutex;
   std::uint64_t stored = 0;
   std::uint64_t duplicate = 0;
-  std::vector<std::string> failed_ids;  // to resend
+  std::vector<std::string> failed_ids;            // to resend
   std::map<std::string, std::string> last_error;  // id -> error
 };
 
@@ -206,7 +206,7 @@ int run_jetstream_publish(const JetStreamOptions& options, const std::vector<std
       publish.MsgId = id.c_str();
       publish.MaxWait = options.timeout_ms;
       jsPubAck* ack = nullptr;
-      jsErrCode code = static_cast<jsErrCode>(0);
+      auto code = static_cast<jsErrCode>(0);
       ++resent;
       const natsStatus s = js_Publish(&ack, js.get(), out.subject.c_str(), out.payload.data(),
                                       static_cast<int>(out.payload.size()), &publish, &code);
@@ -231,14 +231,10 @@ int run_jetstream_publish(const JetStreamOptions& options, const std::vector<std
   }
   const std::lock_guard lock(tally.mutex);
   if (options.json) {
-    std::cout << nlohmann::json{{"sent", sent.size()},
-                                {"stored", tally.stored},
-                                {"duplicate", tally.duplicate},
-                                {"failed", failed.size()},
-                                {"skipped", skipped_count},
-                                {"resent", resent},
-                                {"seconds", seconds},
-                                {"failures", failures},
+    std::cout << nlohmann::json{{"sent", sent.size()},          {"stored", tally.stored},
+                                {"duplicate", tally.duplicate}, {"failed", failed.size()},
+                                {"skipped", skipped_count},     {"resent", resent},
+                                {"seconds", seconds},           {"failures", failures},
                                 {"skipped_lines", skipped}}
                      .dump()
               << '\n';
@@ -246,8 +242,7 @@ int run_jetstream_publish(const JetStreamOptions& options, const std::vector<std
     std::cout << fmt::format(
         "sent {} events: {} stored, {} duplicate, {} failed ({} resends); {} lines skipped; "
         "{:.2f} s\n",
-        sent.size(), tally.stored, tally.duplicate, failed.size(), resent, skipped_count,
-        seconds);
+        sent.size(), tally.stored, tally.duplicate, failed.size(), resent, skipped_count, seconds);
     for (const auto& text : skipped) std::cout << "  skipped " << text << '\n';
     for (const auto& text : failures) std::cout << "  failed " << text << '\n';
   }

@@ -678,8 +678,9 @@ void add_jetstream(CLI::App& app, Commands& c) {
   common(*publish);
   publish->add_option("FILE", c.jetstream_files,
                       "JSON Lines files, sent in order; - or none reads standard input");
-  publish->add_option("-w,--window", c.jetstream_window,
-                      "messages published and not yet acknowledged, at most")
+  publish
+      ->add_option("-w,--window", c.jetstream_window,
+                   "messages published and not yet acknowledged, at most")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{65536}))
       ->type_name("N");
   c.jetstream = cmd;

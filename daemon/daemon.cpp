@@ -134,9 +134,9 @@ void Daemon::start() {
   });
 
   if (!config_.bus.jetstream.servers.empty()) {
-    jetstream_ = std::make_unique<bus::JetStreamInlet>(
-        config_.bus.jetstream, *writer_, clock_, config_.bus.max_message_bytes,
-        config_.store.writer_queue_events);
+    jetstream_ = std::make_unique<bus::JetStreamInlet>(config_.bus.jetstream, database, *writer_,
+                                                       clock_, config_.bus.max_message_bytes,
+                                                       config_.store.writer_queue_events);
     jetstream_for_writer_ = jetstream_.get();
   }
 

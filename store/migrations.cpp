@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 36> kMigrations{
+constexpr std::array<const char*, 37> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1165,6 +1165,14 @@ WHEN NOT EXISTS (SELECT 1 FROM forget_in_progress)
   INSERT INTO event_namespaces (namespace, max_ts_us)
     SELECT namespace, max(ts_us) FROM events WHERE namespace = old.namespace GROUP BY namespace;
 END;
+)sql",
+    // 37: where this database stands in each JetStream stream it reads (bus/jetstream_inlet.hpp):
+    // the highest stream sequence whose events are committed, written in the same transaction.
+    R"sql(
+CREATE TABLE IF NOT EXISTS jetstream_positions (
+  stream TEXT PRIMARY KEY,
+  stream_seq INTEGER NOT NULL
+) WITHOUT ROWID;
 )sql",
 };
 

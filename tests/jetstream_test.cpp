@@ -46,8 +46,9 @@ class Replica {
     ChildOptions options;
     options.bus_extra = "  jetstream:\n    servers: [" + urls +
                         "]\n    stream: SHARD\n    consumer: " + consumer +
-                        "\n    ack_wait_s: 2\n    batch: 100\n";
+                        "\n    ack_wait_s: 2\n    batch: 20\n";
     options.extra = kNoJobsYaml;
+    options.log_level = "info";  // the inlet logs where it resumes
     config_ = dir_.file("reflectd.yaml");
     write_text_file(config_, child_config(dir_, db(), options));
   }
@@ -56,9 +57,9 @@ class Replica {
   std::string control() const { return ipc_endpoint(dir_, "c"); }
 
   void start(zmq::context_t& context) {
-    process_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{REFLECTD_BIN, "--config", config_},
-        SpawnOptions{"", "", dir_.file("stderr.log")});
+    process_ =
+        std::make_unique<ChildProcess>(std::vector<std::string>{REFLECTD_BIN, "--config", config_},
+                                       SpawnOptions{"", "", dir_.file("stderr.log")});
     REQUIRE(wait_ready(context, control(), 15s));
   }
   void signal(int number) { process_->send_signal(number); }
@@ -92,8 +93,8 @@ class Replica {
 };
 
 // Publishes `payload` on `subject` through JetStream and waits for its PubAck.
-void publish_raw(const NatsCluster& cluster, const std::string& subject,
-                 const std::string& payload, const std::string& id) {
+void publish_raw(const NatsCluster& cluster, const std::string& subject, const std::string& payload,
+                 const std::string& id) {
   config::JetStreamConfig config;
   config.servers = cluster.urls();
   const bus::NatsConnectionPtr connection = bus::nats_connect(config, "test", 2000);
@@ -110,7 +111,7 @@ void publish_raw(const NatsCluster& cluster, const std::string& subject,
 std::vector<std::string> nats_args(const NatsCluster& cluster) {
   std::vector<std::string> args;
   for (const auto& url : cluster.urls()) {
-    args.push_back("--nats");
+    args.emplace_back("--nats");
     args.push_back(url);
   }
   return args;
@@ -136,8 +137,9 @@ std::map<std::string, std::string> table_dumps(const std::string& path) {
   out["events_fts (instances)"] =
       dump(db, "SELECT term, doc, col, offset FROM temp.fts_instances ORDER BY 1, 2, 3, 4");
   SQLite::Statement tables(
-      db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-          "ORDER BY name");
+      db,
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+      "ORDER BY name");
   while (tables.executeStep()) {
     const std::string table = tables.getColumn(0).getString();
     if (std::count(kSegmentTables.begin(), kSegmentTables.end(), table) > 0) continue;
@@ -183,15 +185,16 @@ void run_job_cycle(const std::string& path, std::int64_t now_us) {
 
 }  // namespace
 
-TEST_CASE("jetstream: two replicas of a shard store every event once, in the same order, "
-          "through a server's and a replica's SIGKILL and a stall",
-          "[cluster]") {
+TEST_CASE(
+    "jetstream: two replicas of a shard store every event once, in the same order, "
+    "through a server's and a replica's SIGKILL and a stall",
+    "[cluster]") {
   const TempDir dir;
   NatsCluster cluster(dir);
   zmq::context_t context(1);
 
-  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream", "init", "--stream", "SHARD",
-                                   "--replicas", "3"};
+  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream",  "init", "--stream",
+                                   "SHARD",        "--replicas", "3"};
   for (const auto& arg : nats_args(cluster)) init.push_back(arg);
   const RunResult created = run_process(init, 30s);
   INFO(created.out << created.err);
@@ -245,8 +248,11 @@ TEST_CASE("jetstream: two replicas of a shard store every event once, in the sam
   std::vector<std::string> second = publish;
   second.push_back(write_half("second.jsonl", half, lines.size()));
   ChildProcess publisher(second, SpawnOptions{"", dir.file("second.out"), dir.file("second.err")});
+  // Small batches (20) make the kill land while A has messages in flight.
   wait_until([&] { return a.events() > n_half || !publisher.running(); }, 60s, 5ms);
   a.kill();
+  const std::int64_t a_at_kill = a.events();
+  INFO("replica A had " << a_at_kill << " events when killed");
   const auto publisher_status = publisher.wait_for(120s);
   INFO(read_text_file(dir.file("second.out")) << read_text_file(dir.file("second.err")));
   REQUIRE(publisher_status);
@@ -267,9 +273,18 @@ TEST_CASE("jetstream: two replicas of a shard store every event once, in the sam
   CHECK(a.stop() == 0);
   CHECK(b.stop() == 0);
 
+  // A resumed from its committed position (the refused pair and at least the first half are
+  // behind it), not from the stream's start.
+  const std::string restarted = a.log();
+  const auto from = restarted.find("from sequence ");
+  REQUIRE(from != std::string::npos);
+  CHECK(std::stoll(restarted.substr(from + 14)) >= n_half + 3);
   for (const Replica* replica : {&a, &b}) {
     CHECK(replica->count("SELECT count(DISTINCT uid) FROM events") == all);
     CHECK(replica->count("SELECT count(*) FROM dead_letters") == 2);
+    // The position covers the whole stream: the 2 refused messages and every turn.
+    CHECK(replica->count("SELECT stream_seq FROM jetstream_positions WHERE stream = 'SHARD'") ==
+          all + 2);
   }
   // The same events in the same order (seq) on both, and the same derived tables after one
   // full job cycle at the same fixed time.

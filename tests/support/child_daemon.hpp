@@ -56,9 +56,8 @@ inline std::string child_config(const TempDir& dir, const std::string& db,
          "bus:\n  ingest: [\"" +
          ipc_endpoint(dir, "i") + "\"]\n  push: [\"" + ipc_endpoint(dir, "p") +
          "\"]\n  notify: [\"" + ipc_endpoint(dir, "n") + "\"]\n  control: [\"" +
-         ipc_endpoint(dir, "c") + "\"]\n" + options.bus_extra +
-         "store:\n  path: \"" +
-         db + "\"\n" + options.store_extra +
+         ipc_endpoint(dir, "c") + "\"]\n" + options.bus_extra + "store:\n  path: \"" + db + "\"\n" +
+         options.store_extra +
          // A free port for GET /metrics: tests run side by side.
          "daemon:\n  metrics_listen: \"127.0.0.1:0\"\n" + options.extra;
 }

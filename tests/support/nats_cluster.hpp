@@ -65,9 +65,9 @@ class NatsCluster {
     for (int i = 0; i < servers; ++i) {
       const std::string name = "n" + std::to_string(i + 1);
       write_text_file(dir_.file(name + ".conf"),
-                      "server_name: " + name + "\nlisten: 127.0.0.1:" +
-                          std::to_string(client_ports_[i]) + "\njetstream {\n  store_dir: \"" +
-                          dir_.file(name + "-store") +
+                      "server_name: " + name +
+                          "\nlisten: 127.0.0.1:" + std::to_string(client_ports_[i]) +
+                          "\njetstream {\n  store_dir: \"" + dir_.file(name + "-store") +
                           "\"\n}\ncluster {\n  name: reflectd-test\n  listen: 127.0.0.1:" +
                           std::to_string(route_ports_[i]) + "\n  routes: [" + routes + "]\n}\n");
       processes_.emplace_back();
