@@ -161,7 +161,7 @@ void JetStreamInlet::State::connect_and_bind() {
   consumer.Durable = config.consumer.c_str();
   consumer.AckPolicy = js_AckExplicit;
   consumer.AckWait = config.ack_wait_s * kNanosPerSecond;
-  consumer.MaxAckPending = config.batch;
+  consumer.MaxAckPending = 2 * config.batch;  // one batch committing, one being pulled
   consumer.DeliverPolicy = position > 0 ? js_DeliverByStartSequence : js_DeliverAll;
   consumer.OptStartSeq = position > 0 ? position + 1 : 0;
   if (!config.filter_subject.empty()) consumer.FilterSubject = config.filter_subject.c_str();
@@ -218,10 +218,10 @@ void JetStreamInlet::State::connect_and_bind() {
 
 void JetStreamInlet::State::pull_once() {
   {
-    // The previous batch first: with max_ack_pending = batch nothing later can be delivered
-    // before it is acknowledged anyway, and this keeps the writer's queue bounded.
+    // At most one batch committing while the next is pulled (max_ack_pending is 2 x batch):
+    // this keeps the writer's queue bounded.
     std::unique_lock lock(mutex);
-    wake.wait(lock, [&] { return stopping || in_flight == 0; });
+    wake.wait(lock, [&] { return stopping || in_flight < config.batch; });
     if (stopping) return;
   }
   const auto queued =
@@ -239,6 +239,7 @@ void JetStreamInlet::State::pull_once() {
     pause(kFirstRetryMs);
     return;
   }
+  stats.pulls.fetch_add(1, std::memory_order_relaxed);
   // Only an unbroken run of consumer sequences is stored: a gap means a delivery never
   // reached this node, and storing what follows it would put the stream out of order.
   int usable = 0;
@@ -446,6 +447,7 @@ nlohmann::json JetStreamInlet::status() const {
       {"stream", state.config.stream},
       {"consumer", state.config.consumer},
       {"connected", s.connected.load(std::memory_order_relaxed)},
+      {"pulls", load(s.pulls)},
       {"messages", load(s.messages)},
       {"stored", load(s.events.stored)},
       {"duplicate", load(s.events.duplicate)},

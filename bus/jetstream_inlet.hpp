@@ -13,8 +13,8 @@
 //     delivery, the inlet waits for what it handed to the writer, then recreates its durable
 //     consumer to deliver from that position + 1. Between those points deliveries come in
 //     stream order, and a redelivery (past ack_wait) is of a message already handed to the
-//     writer, which stores it once (a duplicate). The consumer's max_ack_pending is
-//     bus.jetstream.batch and the next batch is pulled once the previous one is answered.
+//     writer, which stores it once (a duplicate). The consumer's max_ack_pending is twice
+//     bus.jetstream.batch: one batch is pulled while the previous one commits.
 //   - Rejects: a message that does not decode, whose subject is not reflectd.events.<ns>, or
 //     one of whose events breaks a rule or names another namespace than its subject, is kept
 //     in dead_letters (endpoint "jetstream:<subject>") in the same transaction as its valid
@@ -51,6 +51,7 @@ namespace reflectd::bus {
 /// Counters of the inlet since start; read with relaxed loads.
 struct JetStreamStats {
   SocketEventCounts events;                   ///< Outcome of the events read.
+  std::atomic<std::uint64_t> pulls{0};        ///< Pulls that returned messages.
   std::atomic<std::uint64_t> messages{0};     ///< Messages pulled (redeliveries included).
   std::atomic<std::uint64_t> acked{0};        ///< +ACK sent after the commit.
   std::atomic<std::uint64_t> terminated{0};   ///< +TERM sent for messages kept as dead letters.
@@ -88,8 +89,8 @@ class JetStreamInlet {
   void writer_has_space();
 
   const JetStreamStats& stats() const;
-  /// {"servers", "stream", "consumer", "connected", "messages", "stored", "duplicate", "rejected",
-  /// "acked", "terminated", "nacked",
+  /// {"servers", "stream", "consumer", "connected", "pulls", "messages", "stored", "duplicate",
+  /// "rejected", "acked", "terminated", "nacked",
   ///  "pull_errors", "in_flight", "last_error"}.
   nlohmann::json status() const;
 

@@ -90,11 +90,10 @@ const std::array kKeys{
   KeySpec{"bus.jetstream.filter_subject", KT::kString, "\"\"", 0, 0, "", false, "",
           "The consumer's subject filter, e.g. reflectd.events.team-a; \"\" = the whole stream.",
           +[](Config& c) -> std::string& { return c.bus.jetstream.filter_subject; }},
-  KeySpec{"bus.jetstream.batch", KT::kInteger, "500", 1, 10000, "", false, "messages",
-          "Most messages pulled at once, and the consumer's max_ack_pending: a new batch is "
-          "delivered only once the previous one is committed and acknowledged, so every "
-          "replica stores the stream in stream order, redeliveries included. Pulls shrink to "
-          "the room left in the writer's queue.",
+  KeySpec{"bus.jetstream.batch", KT::kInteger, "1000", 1, 10000, "", false, "messages",
+          "Most messages pulled at once; one batch is pulled while the previous one commits "
+          "(the consumer's max_ack_pending is twice this). Pulls shrink to the room left in "
+          "the writer's queue.",
           +[](Config& c) -> std::int64_t& { return c.bus.jetstream.batch; }},
   KeySpec{"bus.jetstream.ack_wait_s", KT::kInteger, "30", 1, 3600, "", false, "s",
           "The consumer's ack_wait: JetStream redelivers a message not acknowledged this long "
