@@ -49,14 +49,15 @@ void check_name(const std::string& value, const char* key) {
 struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::State> {
   State(config::JetStreamConfig config_in, store::DatabaseOptions database_in,
         store::Writer& writer_in, const Clock& clock_in, std::int64_t max_message_bytes_in,
-        std::int64_t writer_queue_events_in)
+        std::int64_t writer_queue_events_in, NatsControlHandler control_handler_in)
       : config(std::move(config_in)),
         database(std::move(database_in)),
         writer(writer_in),
         clock(clock_in),
         decoder(clock_in),
         max_message_bytes(max_message_bytes_in),
-        writer_queue_events(writer_queue_events_in) {}
+        writer_queue_events(writer_queue_events_in),
+        control_handler(std::move(control_handler_in)) {}
 
   const config::JetStreamConfig config;
   const store::DatabaseOptions database;  // read for the committed position at each bind
@@ -65,12 +66,14 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   EventDecoder decoder;  // the inlet's thread only
   const std::int64_t max_message_bytes;
   const std::int64_t writer_queue_events;
+  const NatsControlHandler control_handler;
   JetStreamStats stats;
 
   // Destroyed in reverse order: the subscription before the context and the connection.
   NatsConnectionPtr connection;
   JsCtxPtr js;
   NatsSubscriptionPtr subscription;
+  std::unique_ptr<NatsControl> control;  // reads over NATS, made at the first bind
 
   mutable std::mutex mutex;
   std::condition_variable wake;  // an answer arrived, the writer has room, or stopping
@@ -103,6 +106,7 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   }
 
   void connect_and_bind();
+  void subscribe_control();
   void pull_once();
   void handle(natsMsg* msg, bool record_position);
   void answered(natsMsg* msg, const store::WriteResult& result, std::size_t dead_letters);
@@ -205,6 +209,14 @@ void JetStreamInlet::State::connect_and_bind() {
   next_consumer_seq = 1;
   submitted_stream_seq = position;
   resync.store(false);
+  if (control_handler && !control) {
+    try {
+      subscribe_control();
+    } catch (const NatsError& error) {
+      record_error(error.what());
+      resync.store(true);  // tried again at the next bind
+    }
+  }
   stats.connected.store(true, std::memory_order_relaxed);
   {
     const std::lock_guard lock(mutex);
@@ -214,6 +226,26 @@ void JetStreamInlet::State::connect_and_bind() {
   natsConnection_GetConnectedUrl(connection.get(), url.data(), url.size());
   spdlog::info("jetstream: consuming stream {} as {} from sequence {} through {}", config.stream,
                config.consumer, position + 1, url.data());
+}
+
+void JetStreamInlet::State::subscribe_control() {
+  jsStreamInfo* info = nullptr;
+  const natsStatus status =
+      js_GetStreamInfo(&info, js.get(), config.stream.c_str(), nullptr, nullptr);
+  if (status != NATS_OK) {
+    jsStreamInfo_Destroy(info);
+    throw NatsError(nats_error_text("stream " + config.stream + " info", status));
+  }
+  std::vector<std::string> events;
+  for (int i = 0; i < info->Config->SubjectsLen; ++i)
+    events.emplace_back(info->Config->Subjects[i]);
+  jsStreamInfo_Destroy(info);
+  const std::vector<std::string> subjects = control_subjects(events);
+  control = std::make_unique<NatsControl>(connection.get(), weak_from_this(), subjects,
+                                          config.stream, control_handler);
+  std::string list;
+  for (const auto& subject : subjects) list += (list.empty() ? "" : ", ") + subject;
+  spdlog::info("jetstream: answering control requests on {} (queue group {})", list, config.stream);
 }
 
 void JetStreamInlet::State::pull_once() {
@@ -359,14 +391,15 @@ void JetStreamInlet::State::answered(natsMsg* msg, const store::WriteResult& res
 
 JetStreamInlet::JetStreamInlet(config::JetStreamConfig config, store::DatabaseOptions database,
                                store::Writer& writer, const Clock& clock,
-                               std::int64_t max_message_bytes, std::int64_t writer_queue_events) {
+                               std::int64_t max_message_bytes, std::int64_t writer_queue_events,
+                               NatsControlHandler control) {
   if (config.servers.empty()) {
     throw std::invalid_argument("bus.jetstream.servers: at least one NATS server URL is needed");
   }
   check_name(config.stream, "bus.jetstream.stream");
   check_name(config.consumer, "bus.jetstream.consumer");
   state_ = std::make_shared<State>(std::move(config), std::move(database), writer, clock,
-                                   max_message_bytes, writer_queue_events);
+                                   max_message_bytes, writer_queue_events, std::move(control));
 }
 
 JetStreamInlet::~JetStreamInlet() {

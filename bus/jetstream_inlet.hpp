@@ -41,6 +41,7 @@
 #include <thread>
 
 #include "bus/message_outcome.hpp"
+#include "bus/nats_control.hpp"
 #include "common/clock.hpp"
 #include "config/config.hpp"
 #include "store/database.hpp"
@@ -66,9 +67,12 @@ class JetStreamInlet {
   /// `database` is the writer's database (read for the committed position at each bind),
   /// `max_message_bytes` is bus.max_message_bytes, `writer_queue_events` the writer's queue
   /// capacity. Connects nothing yet. Throws std::invalid_argument naming the key.
+  /// With a `control` handler, the node also answers control requests on
+  /// reflectd.control.<namespace> for its stream's namespaces (bus/nats_control.hpp), in the
+  /// queue group named after the stream, from its first bind on.
   JetStreamInlet(config::JetStreamConfig config, store::DatabaseOptions database,
                  store::Writer& writer, const Clock& clock, std::int64_t max_message_bytes,
-                 std::int64_t writer_queue_events);
+                 std::int64_t writer_queue_events, NatsControlHandler control = {});
   /// stop_reading() and close().
   ~JetStreamInlet();
   JetStreamInlet(const JetStreamInlet&) = delete;

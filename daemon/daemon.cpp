@@ -134,9 +134,27 @@ void Daemon::start() {
   });
 
   if (!config_.bus.jetstream.servers.empty()) {
-    jetstream_ = std::make_unique<bus::JetStreamInlet>(config_.bus.jetstream, database, *writer_,
-                                                       clock_, config_.bus.max_message_bytes,
-                                                       config_.store.writer_queue_events);
+    // Reads over NATS (docs/CLUSTER.md): status and the read commands, on the io thread like
+    // requests from the control socket; the caller is limited to the subject's namespace.
+    bus::NatsControlHandler nats_control = [this](nlohmann::json request,
+                                                  const bus::Principal& caller,
+                                                  std::function<void(nlohmann::json)> reply) {
+      boost::asio::post(
+          io_, [this, request = std::move(request), caller, reply = std::move(reply)] {
+            const std::string cmd = request.value("cmd", "");
+            if (stopping_) return reply({{"ok", false}, {"error", "reflectd is stopping"}});
+            if (cmd != "status" && !ReadThread::answers(cmd)) {
+              return reply({{"ok", false},
+                            {"error", "cmd: '" + cmd +
+                                          "' is not answered over NATS (status and the reads "
+                                          "are; use the control socket)"}});
+            }
+            handle_control(request, caller, reply);
+          });
+    };
+    jetstream_ = std::make_unique<bus::JetStreamInlet>(
+        config_.bus.jetstream, database, *writer_, clock_, config_.bus.max_message_bytes,
+        config_.store.writer_queue_events, std::move(nats_control));
     jetstream_for_writer_ = jetstream_.get();
   }
 

@@ -1,0 +1,93 @@
+#include "bus/nats_control.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace reflectd::bus {
+
+struct NatsControl::Context {
+  natsConnection* connection = nullptr;
+  std::weak_ptr<void> owner;
+  NatsControlHandler handler;
+};
+
+namespace {
+
+void send_reply(const std::shared_ptr<NatsControl::Context>& context, const std::string& subject,
+                const nlohmann::json& body) {
+  // Invalid UTF-8 quoted from a request is replaced rather than thrown on.
+  const std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::shared_ptr<void> alive = context->owner.lock();
+  if (!alive) return;  // the connection is gone: the requester times out
+  natsConnection_Publish(context->connection, subject.c_str(), text.data(),
+                         static_cast<int>(text.size()));
+}
+
+void on_request(natsConnection* /*connection*/, natsSubscription* /*sub*/, natsMsg* msg,
+                void* closure) {
+  const NatsMsgPtr owned(msg);
+  // The context lives as long as a subscription can call this.
+  const auto& context = *static_cast<std::shared_ptr<NatsControl::Context>*>(closure);
+  const char* reply_to = natsMsg_GetReply(msg);
+  if (reply_to == nullptr) return;  // a publish, not a request: nobody to answer
+  const std::string subject = natsMsg_GetSubject(msg);
+  const std::string reply_subject = reply_to;
+  const std::string_view ns = std::string_view(subject).substr(kControlSubjectPrefix.size());
+  nlohmann::json request = nlohmann::json::parse(
+      natsMsg_GetData(msg), natsMsg_GetData(msg) + natsMsg_GetDataLength(msg), nullptr, false);
+  if (!request.is_object()) {
+    send_reply(context, reply_subject,
+               {{"ok", false}, {"error", "request: must be a JSON object"}});
+    return;
+  }
+  context->handler(std::move(request), NatsControl::caller_for(ns),
+                   [context, reply_subject](nlohmann::json body) {
+                     send_reply(context, reply_subject, body);
+                   });
+}
+
+}  // namespace
+
+std::vector<std::string> control_subjects(const std::vector<std::string>& event_subjects) {
+  std::vector<std::string> out;
+  for (const auto& subject : event_subjects) {
+    if (subject.rfind(kEventSubjectPrefix, 0) != 0) continue;
+    out.push_back(std::string(kControlSubjectPrefix) +
+                  subject.substr(kEventSubjectPrefix.size()));
+  }
+  return out;
+}
+
+Principal NatsControl::caller_for(std::string_view ns) {
+  Principal caller;
+  caller.public_key = "nats";  // not the local operator
+  caller.agent_id = "nats";
+  caller.all_namespaces = false;
+  caller.namespaces = {std::string(ns)};
+  caller.admin = false;
+  return caller;
+}
+
+NatsControl::NatsControl(natsConnection* connection, std::weak_ptr<void> owner,
+                         const std::vector<std::string>& subjects, const std::string& queue,
+                         NatsControlHandler handler)
+    : context_(std::make_shared<Context>(
+          Context{connection, std::move(owner), std::move(handler)})) {
+  for (const auto& subject : subjects) {
+    natsSubscription* sub = nullptr;
+    const natsStatus status = natsConnection_QueueSubscribe(
+        &sub, connection, subject.c_str(), queue.c_str(), on_request, &context_);
+    if (status != NATS_OK) {
+      natsSubscription_Destroy(sub);
+      throw NatsError(nats_error_text("cannot subscribe to " + subject, status));
+    }
+    subscriptions_.emplace_back(sub);
+  }
+}
+
+NatsControl::~NatsControl() {
+  for (auto& sub : subscriptions_) natsSubscription_Unsubscribe(sub.get());
+  subscriptions_.clear();
+}
+
+}  // namespace reflectd::bus
