@@ -554,6 +554,7 @@ class NatsServer {
                         << (dir / "nats-store").string() << "\" }\n";
     std::vector<std::string> args = {binary, "-c", conf, "-l", (dir / "nats.log").string()};
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
     if (::posix_spawn(&pid_, binary, nullptr, nullptr, argv.data(), environ) != 0) {

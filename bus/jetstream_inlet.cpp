@@ -237,6 +237,7 @@ void JetStreamInlet::State::subscribe_control() {
     throw NatsError(nats_error_text("stream " + config.stream + " info", status));
   }
   std::vector<std::string> events;
+  events.reserve(static_cast<std::size_t>(info->Config->SubjectsLen));
   for (int i = 0; i < info->Config->SubjectsLen; ++i)
     events.emplace_back(info->Config->Subjects[i]);
   jsStreamInfo_Destroy(info);

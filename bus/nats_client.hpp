@@ -28,6 +28,9 @@ namespace reflectd::bus {
 /// The prefix of every event subject: "reflectd.events." + namespace.
 inline constexpr std::string_view kEventSubjectPrefix = "reflectd.events.";
 
+/// The prefix of every control subject: "reflectd.control." + namespace (bus/nats_control.hpp).
+inline constexpr std::string_view kControlSubjectPrefix = "reflectd.control.";
+
 /// "reflectd.events." + `ns`.
 std::string event_subject(std::string_view ns);
 

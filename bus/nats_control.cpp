@@ -41,7 +41,7 @@ void on_request(natsConnection* /*connection*/, natsSubscription* /*sub*/, natsM
     return;
   }
   context->handler(std::move(request), NatsControl::caller_for(ns),
-                   [context, reply_subject](nlohmann::json body) {
+                   [context, reply_subject](const nlohmann::json& body) {
                      send_reply(context, reply_subject, body);
                    });
 }
@@ -52,8 +52,7 @@ std::vector<std::string> control_subjects(const std::vector<std::string>& event_
   std::vector<std::string> out;
   for (const auto& subject : event_subjects) {
     if (subject.rfind(kEventSubjectPrefix, 0) != 0) continue;
-    out.push_back(std::string(kControlSubjectPrefix) +
-                  subject.substr(kEventSubjectPrefix.size()));
+    out.push_back(std::string(kControlSubjectPrefix) + subject.substr(kEventSubjectPrefix.size()));
   }
   return out;
 }
@@ -71,12 +70,12 @@ Principal NatsControl::caller_for(std::string_view ns) {
 NatsControl::NatsControl(natsConnection* connection, std::weak_ptr<void> owner,
                          const std::vector<std::string>& subjects, const std::string& queue,
                          NatsControlHandler handler)
-    : context_(std::make_shared<Context>(
-          Context{connection, std::move(owner), std::move(handler)})) {
+    : context_(
+          std::make_shared<Context>(Context{connection, std::move(owner), std::move(handler)})) {
   for (const auto& subject : subjects) {
     natsSubscription* sub = nullptr;
-    const natsStatus status = natsConnection_QueueSubscribe(
-        &sub, connection, subject.c_str(), queue.c_str(), on_request, &context_);
+    const natsStatus status = natsConnection_QueueSubscribe(&sub, connection, subject.c_str(),
+                                                            queue.c_str(), on_request, &context_);
     if (status != NATS_OK) {
       natsSubscription_Destroy(sub);
       throw NatsError(nats_error_text("cannot subscribe to " + subject, status));

@@ -26,9 +26,6 @@
 
 namespace reflectd::bus {
 
-/// The prefix of every control subject: "reflectd.control." + namespace.
-inline constexpr std::string_view kControlSubjectPrefix = "reflectd.control.";
-
 /// The control subjects matching a stream's event subjects: reflectd.events.X becomes
 /// reflectd.control.X (wildcards kept); subjects outside reflectd.events. are skipped.
 std::vector<std::string> control_subjects(const std::vector<std::string>& event_subjects);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "bus/nats_client.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/socket.hpp"
 
@@ -43,18 +44,47 @@ std::optional<json> control_request(const std::string& endpoint, const json& req
   return std::nullopt;
 }
 
+std::optional<json> nats_control_request(const std::vector<std::string>& servers,
+                                         const json& request, std::chrono::milliseconds timeout) {
+  const auto ns = request.find("namespace");
+  if (ns == request.end() || !ns->is_string() || ns->get_ref<const std::string&>().empty()) {
+    throw std::runtime_error(
+        "with --nats a request goes to the shard of its namespace: give --namespace NS");
+  }
+  config::JetStreamConfig config;
+  config.servers = servers;
+  const bus::NatsConnectionPtr connection =
+      bus::nats_connect(config, "reflectctl", timeout.count());
+  const std::string subject = std::string(bus::kControlSubjectPrefix) + ns->get<std::string>();
+  const std::string body = request.dump();
+  natsMsg* reply = nullptr;
+  const natsStatus status =
+      natsConnection_Request(&reply, connection.get(), subject.c_str(), body.data(),
+                             static_cast<int>(body.size()), timeout.count());
+  if (status == NATS_TIMEOUT || status == NATS_NO_RESPONDERS) return std::nullopt;
+  if (status != NATS_OK) throw std::runtime_error(bus::nats_error_text(subject, status));
+  const bus::NatsMsgPtr owned(reply);
+  const char* data = natsMsg_GetData(reply);
+  json parsed = json::parse(data, data + natsMsg_GetDataLength(reply), nullptr, false);
+  if (parsed.is_discarded()) return json(std::string(data, natsMsg_GetDataLength(reply)));
+  return parsed;
+}
+
 int run_control_command(const ControlCommand& command, const ControlOptions& options,
                         const json& request) {
   const std::string prefix = "reflectctl " + std::string(command.name) + ": ";
   std::optional<json> reply;
   try {
-    reply = control_request(options.endpoint, request, options.timeout, options.curve);
+    reply = options.nats.empty()
+                ? control_request(options.endpoint, request, options.timeout, options.curve)
+                : nats_control_request(options.nats, request, options.timeout);
   } catch (const std::runtime_error& error) {
     std::cerr << prefix << error.what() << '\n';
     return kExitUsage;
   }
   if (!reply) {
-    std::cerr << prefix << "no reply from " << options.endpoint << " within "
+    std::cerr << prefix << "no reply from "
+              << (options.nats.empty() ? options.endpoint : "any node over NATS") << " within "
               << options.timeout.count() << " ms; is reflectd running there?\n";
     return kExitUnreachable;
   }

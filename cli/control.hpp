@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,9 @@ struct ControlOptions {
   std::chrono::milliseconds timeout{3000};  ///< For connecting and the reply together.
   bool json = false;                        ///< Print the daemon's JSON reply instead of a table.
   std::optional<CurveClientKeys> curve;     ///< Connect with CURVE (--curve-key, --server-key).
+  /// --nats: send the request over NATS instead, to reflectd.control.<its "namespace">, where
+  /// any live replica of the shard holding that namespace answers (docs/CLUSTER.md).
+  std::vector<std::string> nats;
 };
 
 /// Sends `request` as [request id, JSON] on a DEALER connected to `endpoint` and returns the
@@ -33,6 +37,13 @@ struct ControlOptions {
 std::optional<nlohmann::json> control_request(
     const std::string& endpoint, const nlohmann::json& request, std::chrono::milliseconds timeout,
     const std::optional<CurveClientKeys>& curve = std::nullopt);
+
+/// Sends `request` over NATS request-reply to reflectd.control.<request["namespace"]> through
+/// `servers`; nullopt when no node answered within `timeout`. Throws std::runtime_error when
+/// the request names no namespace or no server accepts the connection.
+std::optional<nlohmann::json> nats_control_request(const std::vector<std::string>& servers,
+                                                   const nlohmann::json& request,
+                                                   std::chrono::milliseconds timeout);
 
 /// Turns a reply into the text printed on stdout.
 using ReplyFormatter = std::function<std::string(const nlohmann::json& reply)>;

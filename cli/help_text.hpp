@@ -714,8 +714,12 @@ DESCRIPTION
             event ids keep resends from storing anything twice.
 
 SERVERS
-  --nats URL (repeatable) names the servers; without it, bus.jetstream.servers of --config
-  FILE, and its credentials_file and tls_* files.
+  --nats URL (repeatable, a global option) names the servers; without it,
+  bus.jetstream.servers of --config FILE, and its credentials_file and tls_* files.
+
+READS OVER NATS
+  With --nats, the read commands (recall, context, get, search, ...) are sent over NATS to
+  reflectd.control.<--namespace>, where one live replica of the shard holding it answers.
 
 EXIT STATUS
   0 done (publish: every line stored or duplicate); 1 failed (publish: a line skipped or

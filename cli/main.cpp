@@ -159,6 +159,12 @@ void add_global_options(CLI::App& app, Commands& c) {
                  "the daemon's public key file (its keygen .pub) for CURVE")
       ->envname("REFLECTCTL_SERVER_KEY")
       ->type_name("FILE");
+  app.add_option("--nats", c.nats_servers,
+                 "a NATS server URL, nats://host:4222 (repeatable): `jetstream` commands use it "
+                 "instead of bus.jetstream.servers, and read commands go over NATS to the shard "
+                 "of their --namespace (docs/CLUSTER.md)")
+      ->allow_extra_args(false)
+      ->type_name("URL");
   app.set_version_flag("-V,--version", std::string("reflectctl ") + reflectd::kVersion);
 }
 
@@ -638,11 +644,6 @@ void add_jetstream(CLI::App& app, Commands& c) {
   cmd->require_subcommand(1);
   const auto common = [&c](CLI::App& sub) {
     sub.option_defaults()->always_capture_default();
-    sub.add_option("--nats", c.nats_servers,
-                   "a NATS server URL, nats://host:4222 or tls://host:4222 (repeatable; "
-                   "overrides bus.jetstream.servers)")
-        ->allow_extra_args(false)
-        ->type_name("URL");
     sub.add_option("-t,--timeout-ms", c.jetstream_options.timeout_ms,
                    "wait this long to connect, and for each JetStream reply")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{3600000}))
@@ -719,6 +720,7 @@ void resolve_control(ControlOptions& options, const Commands& c,
   options.endpoint = resolve_endpoint(c.endpoints, config, Role::kControl);
   options.timeout = std::chrono::milliseconds(timeout_ms);
   options.curve = load_curve_client(c.curve_key_file, c.server_key_file);
+  options.nats = c.nats_servers;
 }
 
 // Resolves endpoints and limits; throws std::runtime_error (or config::ConfigError).
