@@ -88,8 +88,9 @@ inline constexpr std::array<std::string_view, 3> kForgetEditedTables{"events", "
                                                                      "fact_entity_links"};
 
 /// Tables no hard forget touches (see above). The full-text index (events_fts and its shadow
-/// tables) is purged of the forgotten events by forget.cpp.
-inline constexpr std::array<std::string_view, 12> kKeptTables{"audit_log",
+/// tables) is purged of the forgotten events by forget.cpp. jetstream_positions stays: a
+/// forgotten event must not be pulled from JetStream again.
+inline constexpr std::array<std::string_view, 13> kKeptTables{"audit_log",
                                                               "dead_letters",
                                                               "job_runs",
                                                               "fts_state",
@@ -100,7 +101,8 @@ inline constexpr std::array<std::string_view, 12> kKeptTables{"audit_log",
                                                               "entity_merges",
                                                               "agent_medallions",
                                                               "medallion_evidence",
-                                                              "derived_clears"};
+                                                              "derived_clears",
+                                                              "jetstream_positions"};
 
 /// Rows one statement of a chunked clear deletes at most: about 1-3 ms of deleting at 1M
 /// events (docs/PERFORMANCE.md, "Forget"), so that a waiting writer waits little longer than
