@@ -173,12 +173,6 @@ void JetStreamInlet::State::connect_and_bind() {
   auto code = static_cast<jsErrCode>(0);
   natsStatus status =
       js_AddConsumer(&info, js.get(), config.stream.c_str(), &consumer, nullptr, &code);
-  if (status != NATS_OK && code != JSStreamNotFoundErr) {
-    // It exists with other settings (batch or ack_wait changed since it was created).
-    jsConsumerInfo_Destroy(info);
-    info = nullptr;
-    status = js_UpdateConsumer(&info, js.get(), config.stream.c_str(), &consumer, nullptr, &code);
-  }
   jsConsumerInfo_Destroy(info);
   if (status != NATS_OK) {
     if (code == JSStreamNotFoundErr) {

@@ -59,16 +59,15 @@ struct LineEvent {
   std::string error;
 };
 
+// One parse of the line: its shape, namespace and id (the payload gets an id if it has none).
 LineEvent read_line(std::string_view text) {
   LineEvent out;
   const std::string_view line = strip_cr(text);
-  const LineCheck check = check_line(line);
-  if (check.shape != LineShape::kObject) {
+  const nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
+  if (!event.is_object()) {
     out.error = "not a JSON object";
     return out;
   }
-  out.payload = check.has_id ? std::string(line) : with_line_id(line);
-  const nlohmann::json event = nlohmann::json::parse(out.payload, nullptr, false);
   const auto ns = event.find("namespace");
   if (ns == event.end() || !ns->is_string() || ns->get_ref<const std::string&>().empty()) {
     out.error = "namespace: required to choose the subject reflectd.events.<namespace>";
@@ -80,6 +79,7 @@ LineEvent read_line(std::string_view text) {
     return out;
   }
   const auto id = event.find("id");
+  out.payload = id != event.end() ? std::string(line) : with_line_id(line);
   out.id = id != event.end() && id->is_string() ? id->get<std::string>() : line_id(line);
   return out;
 }

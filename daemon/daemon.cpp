@@ -141,9 +141,13 @@ void Daemon::start() {
                                                   std::function<void(nlohmann::json)> reply) {
       boost::asio::post(
           io_, [this, request = std::move(request), caller, reply = std::move(reply)] {
-            const std::string cmd = request.value("cmd", "");
             if (stopping_) return reply({{"ok", false}, {"error", "reflectd is stopping"}});
-            if (cmd != "status" && !ReadThread::answers(cmd)) {
+            // A missing or non-string "cmd" goes on to handle_control(), which says what it
+            // needs.
+            const auto field = request.find("cmd");
+            const std::string cmd =
+                field != request.end() && field->is_string() ? field->get<std::string>() : "";
+            if (!cmd.empty() && cmd != "status" && !ReadThread::answers(cmd)) {
               return reply({{"ok", false},
                             {"error", "cmd: '" + cmd +
                                           "' is not answered over NATS (status and the reads "

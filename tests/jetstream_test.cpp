@@ -310,6 +310,9 @@ TEST_CASE(
       cluster, subject, {{"cmd", "forget"}, {"ids", {"locomo:conv-26:D1:3"}}, {"reason", "test"}});
   CHECK(forget.value("ok", true) == false);
   CHECK_THAT(forget.value("error", ""), Catch::Contains("not answered over NATS"));
+  const nlohmann::json no_cmd = nats_request(cluster, subject, {{"cmd", 5}});
+  CHECK(no_cmd.value("ok", true) == false);
+  CHECK_THAT(no_cmd.value("error", ""), Catch::Contains("\"cmd\" (string) is required"));
   CHECK(a.stop() == 0);
   const nlohmann::json from_b = nats_request(cluster, subject, question);
   CHECK(from_b.value("ok", false));
