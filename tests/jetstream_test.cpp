@@ -286,7 +286,14 @@ TEST_CASE(
   INFO("replica B: " << b.events() << " events\n" << b.log());
   REQUIRE(complete);
   // Nothing left unacknowledged: each replica's status after the stream is drained.
-  const nlohmann::json status_b = control_request(context, b.control(), {{"cmd", "status"}});
+  // Redeliveries that B took while stalled may still be in flight (duplicates): await them.
+  nlohmann::json status_b;
+  wait_until(
+      [&] {
+        status_b = control_request(context, b.control(), {{"cmd", "status"}});
+        return status_b.is_object() && status_b["jetstream"]["in_flight"] == 0;
+      },
+      30s);
   CHECK(status_b["jetstream"]["terminated"] == 2);
   CHECK(status_b["jetstream"]["in_flight"] == 0);
 
