@@ -59,7 +59,8 @@ nlohmann::json memory_decision(const store::EventResult& r) {
           {"metadata", std::move(metadata)}};
 }
 
-std::string reply_body(const store::WriteResult& result, bool batch) {
+// `forwarded`: the results' sequence numbers are JetStream stream sequences ("stream_seq").
+std::string reply_body(const store::WriteResult& result, bool batch, bool forwarded) {
   nlohmann::json results = nlohmann::json::array();
   bool ok = result.message_error.empty();
   for (const store::EventResult& r : result.results) {
@@ -71,7 +72,7 @@ std::string reply_body(const store::WriteResult& result, bool batch) {
       item["error"] = r.error;
       ok = false;
     } else {
-      item["seq"] = r.seq;
+      item[forwarded ? "stream_seq" : "seq"] = r.seq;
     }
     if (!r.duplicate_of.empty()) item["duplicate_of"] = r.duplicate_of;
     if (r.semantic || r.status == store::EventStatus::kRejected) {
@@ -421,10 +422,11 @@ bool Bus::handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames) {
   std::weak_ptr<std::atomic<bool>> alive = alive_;
   Inlet* target = &inlet;
   const std::int64_t received_us = clock_.monotonic_us();
-  request.on_done = [this, alive, target, envelope, batch,
+  const bool forwarded = forwarder_ != nullptr;
+  request.on_done = [this, alive, target, envelope, batch, forwarded,
                      received_us](store::WriteResult&& result) {
     count_results(stats_.ingest, result, 0);
-    auto body = std::make_shared<std::string>(reply_body(result, batch));
+    auto body = std::make_shared<std::string>(reply_body(result, batch, forwarded));
     boost::asio::post(io_, [this, alive, target, envelope, body, received_us] {
       if (auto flag = alive.lock(); flag && flag->load()) {
         send_reply(*target, std::move(*envelope), *body);
@@ -504,10 +506,17 @@ void Bus::handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames) {
   }
 }
 
+bool Bus::offer(const Inlet& inlet, store::WriteRequest& request) {
+  if (forwarder_ != nullptr && inlet.role == Role::kIngest) {
+    return forwarder_->submit(std::move(request));
+  }
+  return writer_.submit(std::move(request));
+}
+
 bool Bus::submit(Inlet& inlet, store::WriteRequest&& request) {
-  if (writer_.submit(std::move(request))) return true;
-  // Writer full: keep this one, stop reading everywhere until the writer has room. submit()
-  // moves from the request only when it takes it (store/writer.hpp).
+  if (offer(inlet, request)) return true;
+  // Writer (or forwarder) full: keep this one, stop reading everywhere until it has room.
+  // submit() moves from the request only when it takes it (store/writer.hpp).
   inlet.pending = std::move(request);  // NOLINT(bugprone-use-after-move)
   if (!paused_) {
     paused_ = true;
@@ -527,7 +536,7 @@ void Bus::writer_has_space() {
 void Bus::retry_pending() {
   for (auto& inlet : inlets_) {
     if (!inlet->pending) continue;
-    if (!writer_.submit(std::move(*inlet->pending))) return;  // Still full; wait for next signal.
+    if (!offer(*inlet, *inlet->pending)) return;  // Still full; wait for the next signal.
     inlet->pending.reset();
   }
   paused_ = false;

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "bus/event_decoder.hpp"
+#include "bus/jetstream_forwarder.hpp"
 #include "bus/message_outcome.hpp"
 #include "bus/security.hpp"
 #include "bus/socket_reactor.hpp"
@@ -106,7 +107,13 @@ class Bus {
   /// Publishes [topic, payload] on notify, adding "seq" to the payload.
   void publish(const std::string& topic, nlohmann::json payload);
 
-  /// Called by the writer (any thread) when its queue has room again.
+  /// Sends acknowledged ingest to `forwarder` instead of the writer (bus.forward: jetstream):
+  /// replies then come after JetStream's PubAck, each result carrying "stream_seq" (the
+  /// stream sequence) instead of "seq". Call before start(); `forwarder` outlives the Bus's
+  /// reading (stop_reading() first, then JetStreamForwarder::close(), then close()).
+  void forward_ingest_to(JetStreamForwarder& forwarder) { forwarder_ = &forwarder; }
+
+  /// Called by the writer, or the forwarder (any thread), when its queue has room again.
   void writer_has_space();
 
   /// Live setting (SIGHUP): the authorized keys used for messages read from now on; a
@@ -166,6 +173,8 @@ class Bus {
   bool handle_fire_and_forget(Inlet& inlet, std::vector<zmq::message_t>& frames);
   void handle_control(Inlet& inlet, std::vector<zmq::message_t>& frames);
   bool submit(Inlet& inlet, store::WriteRequest&& request);
+  // Hands `request` to the writer, or to the forwarder for ingest; false when that is full.
+  bool offer(const Inlet& inlet, store::WriteRequest& request);
   void retry_pending();
   void send_reply(Inlet& inlet, std::vector<zmq::message_t>&& envelope, const std::string& body);
 
@@ -173,6 +182,7 @@ class Bus {
   zmq::context_t& context_;
   config::BusConfig config_;
   store::Writer& writer_;
+  JetStreamForwarder* forwarder_ = nullptr;  // acknowledged ingest goes here when set
   const Clock& clock_;
   ControlHandler control_;
   SecuritySettings security_;

@@ -92,8 +92,16 @@ NatsConnectionPtr nats_connect(const config::JetStreamConfig& config, const std:
     check(natsOptions_SetReconnectedCB(options.get(), events.reconnected, events.closure),
           "NATS options");
   }
+  if (events.connect_in_background) {
+    check(natsOptions_SetRetryOnFailedConnect(options.get(), true, events.reconnected,
+                                              events.closure),
+          "NATS options");
+  }
   natsConnection* connection = nullptr;
   const natsStatus status = natsConnection_Connect(&connection, options.get());
+  if (status == NATS_NOT_YET_CONNECTED && events.connect_in_background) {
+    return NatsConnectionPtr(connection);
+  }
   if (status != NATS_OK) {
     natsConnection_Destroy(connection);
     throw NatsError(nats_error_text("cannot connect to NATS " + joined(config.servers), status));

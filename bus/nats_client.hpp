@@ -31,6 +31,10 @@ inline constexpr std::string_view kEventSubjectPrefix = "reflectd.events.";
 /// The prefix of every control subject: "reflectd.control." + namespace (bus/nats_control.hpp).
 inline constexpr std::string_view kControlSubjectPrefix = "reflectd.control.";
 
+/// The subject of control requests gathered from every shard: each node subscribes in its
+/// stream's queue group, so one replica of each shard answers (bus/nats_control.hpp).
+inline constexpr std::string_view kClusterControlSubject = "reflectd.cluster.control";
+
 /// "reflectd.events." + `ns`.
 std::string event_subject(std::string_view ns);
 
@@ -68,6 +72,10 @@ struct NatsConnectionEvents {
   natsConnectionHandler disconnected = nullptr;
   natsConnectionHandler reconnected = nullptr;
   void* closure = nullptr;
+  /// When no server accepts the first connection: false = throw NatsError; true = return a
+  /// connection that keeps trying in the background (nats.c's RetryOnFailedConnect; what is
+  /// published meanwhile waits in its reconnect buffer, and `reconnected` fires on success).
+  bool connect_in_background = false;
 };
 
 /// Connects to `config.servers` (tried in order, no randomizing, so that tests and operators

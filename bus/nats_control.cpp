@@ -9,6 +9,8 @@ struct NatsControl::Context {
   natsConnection* connection = nullptr;
   std::weak_ptr<void> owner;
   NatsControlHandler handler;
+  std::string shard;        // the queue group: the stream's name
+  Principal shard_caller;   // the caller of a cluster-wide request
 };
 
 namespace {
@@ -32,16 +34,22 @@ void on_request(natsConnection* /*connection*/, natsSubscription* /*sub*/, natsM
   if (reply_to == nullptr) return;  // a publish, not a request: nobody to answer
   const std::string subject = natsMsg_GetSubject(msg);
   const std::string reply_subject = reply_to;
-  const std::string_view ns = std::string_view(subject).substr(kControlSubjectPrefix.size());
+  const bool cluster = subject == kClusterControlSubject;
   nlohmann::json request = nlohmann::json::parse(
       natsMsg_GetData(msg), natsMsg_GetData(msg) + natsMsg_GetDataLength(msg), nullptr, false);
   if (!request.is_object()) {
-    send_reply(context, reply_subject,
-               {{"ok", false}, {"error", "request: must be a JSON object"}});
+    nlohmann::json error = {{"ok", false}, {"error", "request: must be a JSON object"}};
+    if (cluster) error["shard"] = context->shard;
+    send_reply(context, reply_subject, error);
     return;
   }
-  context->handler(std::move(request), NatsControl::caller_for(ns),
-                   [context, reply_subject](const nlohmann::json& body) {
+  const Principal caller =
+      cluster ? context->shard_caller
+              : NatsControl::caller_for(
+                    std::string_view(subject).substr(kControlSubjectPrefix.size()));
+  context->handler(std::move(request), caller,
+                   [context, reply_subject, cluster](nlohmann::json body) {
+                     if (cluster && body.is_object()) body["shard"] = context->shard;
                      send_reply(context, reply_subject, body);
                    });
 }
@@ -67,12 +75,29 @@ Principal NatsControl::caller_for(std::string_view ns) {
   return caller;
 }
 
+Principal NatsControl::shard_caller(const std::vector<std::string>& subjects) {
+  Principal caller = caller_for("");
+  caller.namespaces.clear();
+  for (const auto& subject : subjects) {
+    const std::string ns = subject.substr(kControlSubjectPrefix.size());
+    if (ns.find_first_of("*>") != std::string::npos) {
+      caller.all_namespaces = true;
+      caller.namespaces.clear();
+      break;
+    }
+    caller.namespaces.push_back(ns);
+  }
+  return caller;
+}
+
 NatsControl::NatsControl(natsConnection* connection, std::weak_ptr<void> owner,
                          const std::vector<std::string>& subjects, const std::string& queue,
                          NatsControlHandler handler)
-    : context_(
-          std::make_shared<Context>(Context{connection, std::move(owner), std::move(handler)})) {
-  for (const auto& subject : subjects) {
+    : context_(std::make_shared<Context>(Context{connection, std::move(owner), std::move(handler),
+                                                 queue, shard_caller(subjects)})) {
+  std::vector<std::string> all = subjects;
+  all.emplace_back(kClusterControlSubject);
+  for (const auto& subject : all) {
     natsSubscription* sub = nullptr;
     const natsStatus status = natsConnection_QueueSubscribe(&sub, connection, subject.c_str(),
                                                             queue.c_str(), on_request, &context_);

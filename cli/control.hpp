@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,20 @@ std::optional<nlohmann::json> nats_control_request(const std::vector<std::string
                                                    const nlohmann::json& request,
                                                    std::chrono::milliseconds timeout);
 
+/// What every shard answered to one request gathered over NATS.
+struct GatheredReplies {
+  std::vector<std::string> shards;          ///< Every JetStream stream of reflectd.events., sorted.
+  std::map<std::string, nlohmann::json> replies;  ///< By shard (stream name).
+  std::vector<std::string> missing;         ///< Shards with no answer within the timeout.
+};
+
+/// Sends `request` once to reflectd.cluster.control (bus/nats_control.hpp), where one replica
+/// of each shard answers, and collects the answers until every shard listed by JetStream
+/// (streams with a reflectd.events. subject) has answered or `timeout` has passed. Throws
+/// std::runtime_error when no server accepts the connection or the streams cannot be listed.
+GatheredReplies nats_gather(const std::vector<std::string>& servers, const nlohmann::json& request,
+                            std::chrono::milliseconds timeout);
+
 /// Turns a reply into the text printed on stdout.
 using ReplyFormatter = std::function<std::string(const nlohmann::json& reply)>;
 
@@ -61,6 +76,12 @@ struct ControlCommand {
 /// else `command.format`'s text; an "ok": false reply's "error" goes to stderr. Returns
 /// kExitOk, kExitFailed (the daemon answered "ok": false), kExitUsage (bad endpoint) or
 /// kExitUnreachable (no reply within options.timeout).
+///
+/// With options.nats and a request without "namespace", the request is gathered from every
+/// shard (nats_gather): each shard's reply is printed under its name (with --json, one object
+/// {"ok","shards":{name: reply},"missing":[...]}) and the shards that did not answer are
+/// named on stderr; kExitFailed when a shard answered "ok": false, kExitUnreachable when one
+/// did not answer.
 int run_control_command(const ControlCommand& command, const ControlOptions& options,
                         const nlohmann::json& request);
 

@@ -162,7 +162,9 @@ void add_global_options(CLI::App& app, Commands& c) {
   app.add_option("--nats", c.nats_servers,
                  "a NATS server URL, nats://host:4222 (repeatable): `jetstream` commands use it "
                  "instead of bus.jetstream.servers, and read commands go over NATS to the shard "
-                 "of their --namespace (docs/CLUSTER.md)")
+                 "of their --namespace; without --namespace (status, jobs, knowledge...) one "
+                 "replica of every shard answers, each reply under its shard's name, and shards "
+                 "silent for --timeout-ms are named (docs/CLUSTER.md)")
       ->allow_extra_args(false)
       ->type_name("URL");
   app.set_version_flag("-V,--version", std::string("reflectctl ") + reflectd::kVersion);

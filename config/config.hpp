@@ -32,6 +32,8 @@ struct JetStreamConfig {
   std::string tls_ca_file;           ///< CA certificates trusted for tls:// servers.
   std::string tls_cert_file;         ///< Client certificate chain (mutual TLS).
   std::string tls_key_file;          ///< Client private key (mutual TLS).
+  std::int64_t forward_timeout_ms = 0;   ///< bus.forward: jetstream: PubAck wait, milliseconds.
+  std::int64_t forward_max_pending = 0;  ///< bus.forward: jetstream: unacknowledged events.
 };
 
 struct BusConfig {
@@ -49,7 +51,8 @@ struct BusConfig {
   std::int64_t linger_ms = 0;              ///< ZMQ_LINGER at shutdown, milliseconds.
   std::int64_t heartbeat_interval_ms = 0;  ///< ZMQ_HEARTBEAT_IVL on tcp, milliseconds.
   std::int64_t heartbeat_timeout_ms = 0;   ///< ZMQ_HEARTBEAT_TIMEOUT on tcp, milliseconds.
-  JetStreamConfig jetstream;               ///< NATS JetStream input.
+  std::string forward;                     ///< Acknowledged ingest goes to: store|jetstream.
+  JetStreamConfig jetstream;               ///< NATS JetStream input (and forwarding).
 };
 
 struct StoreConfig {

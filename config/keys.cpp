@@ -72,6 +72,15 @@ const std::array kKeys{
           "ZMQ_HEARTBEAT_TIMEOUT: a tcp peer silent this long is disconnected.",
           +[](Config& c) -> std::int64_t& { return c.bus.heartbeat_timeout_ms; }},
 
+  KeySpec{"bus.forward", KT::kEnum, "store", 0, 0, "store|jetstream", false, "",
+          "Where acknowledged ingest goes. store: this node's SQLite; the reply means committed "
+          "here. jetstream: each valid event is published to the JetStream subject "
+          "reflectd.events.<namespace> (Nats-Msg-Id = its id) and the reply comes after "
+          "JetStream's PubAck, i.e. once a quorum of the stream's replicas holds it; the nodes "
+          "that consume the stream store it (docs/CLUSTER.md). Needs bus.jetstream.servers, and "
+          "bus.push and bus.subscribe empty (fire-and-forget events would bypass the stream).",
+          +[](Config& c) -> std::string& { return c.bus.forward; }},
+
   KeySpec{"bus.jetstream.servers", KT::kStringList, "[]", 0, 0, "", false, "",
           "NATS servers (nats://host:port or tls://host:port) of the JetStream cluster this node "
           "reads events from (docs/CLUSTER.md). [] = no JetStream input. Events are committed "
@@ -84,7 +93,8 @@ const std::array kKeys{
           +[](Config& c) -> std::string& { return c.bus.jetstream.stream; }},
   KeySpec{"bus.jetstream.consumer", KT::kString, "\"\"", 0, 0, "", false, "",
           "This node's durable pull consumer on the stream, created if absent (no '.', '*', "
-          "'>' or spaces). Required with bus.jetstream.servers. Every replica of a shard needs a "
+          "'>' or spaces). Required with bus.jetstream.servers, except on a gateway that only "
+          "forwards (bus.forward: jetstream, consumer \"\"). Every replica of a shard needs a "
           "name of its own: two nodes on one consumer would split the stream between them.",
           +[](Config& c) -> std::string& { return c.bus.jetstream.consumer; }},
   KeySpec{"bus.jetstream.filter_subject", KT::kString, "\"\"", 0, 0, "", false, "",
@@ -99,6 +109,15 @@ const std::array kKeys{
           "The consumer's ack_wait: JetStream redelivers a message not acknowledged this long "
           "after delivery. After a crash the node resumes after at most this long.",
           +[](Config& c) -> std::int64_t& { return c.bus.jetstream.ack_wait_s; }},
+  KeySpec{"bus.jetstream.forward_timeout_ms", KT::kInteger, "5000", 100, 600000, "", false, "ms",
+          "With bus.forward: jetstream, how long a forwarded event waits for its PubAck; past it "
+          "the ingest reply says the event was not stored (resend it with the same id).",
+          +[](Config& c) -> std::int64_t& { return c.bus.jetstream.forward_timeout_ms; }},
+  KeySpec{"bus.jetstream.forward_max_pending", KT::kInteger, "10000", 1, 1000000, "", false,
+          "events",
+          "With bus.forward: jetstream, most events published and not yet acknowledged by "
+          "JetStream; at this many the bus stops reading ingest until PubAcks come back.",
+          +[](Config& c) -> std::int64_t& { return c.bus.jetstream.forward_max_pending; }},
   KeySpec{"bus.jetstream.credentials_file", KT::kString, "\"\"", 0, 0, "", false, "",
           "NATS user credentials file (.creds: the user JWT and its nkey seed, as `nsc` writes "
           "it). Empty: none; a user and password may instead be given in the server URLs "

@@ -64,6 +64,7 @@ Daemon::~Daemon() {
   if (scheduler_) scheduler_->stop();
   if (writer_) writer_->stop();
   if (jetstream_) jetstream_->close();
+  if (forwarder_) forwarder_->close();
 }
 
 void Daemon::start() {
@@ -133,7 +134,15 @@ void Daemon::start() {
     for (const auto& [ns, count] : stored) scheduler_->events_committed(ns, count);
   });
 
-  if (!config_.bus.jetstream.servers.empty()) {
+  if (config_.bus.forward == "jetstream") {
+    forwarder_ = std::make_unique<bus::JetStreamForwarder>(config_.bus, [this] {
+      if (bus::Bus* bus = bus_for_writer_.load()) bus->writer_has_space();
+    });
+    bus_->forward_ingest_to(*forwarder_);
+  }
+  // A gateway (bus.forward: jetstream without a consumer) forwards and consumes nothing.
+  const bool gateway = forwarder_ && config_.bus.jetstream.consumer.empty();
+  if (!config_.bus.jetstream.servers.empty() && !gateway) {
     // Reads over NATS (docs/CLUSTER.md): status and the read commands, on the io thread like
     // requests from the control socket; the caller is limited to the subject's namespace.
     bus::NatsControlHandler nats_control = [this](nlohmann::json request,
@@ -162,6 +171,7 @@ void Daemon::start() {
     jetstream_for_writer_ = jetstream_.get();
   }
 
+  if (forwarder_) forwarder_->start();
   bus_->start();
   if (jetstream_) jetstream_->start();
   scheduler_->start();
@@ -226,6 +236,8 @@ void Daemon::stop_now() {
   writer_->stop();
   // After the writer: the messages it answered while stopping have sent their acks.
   if (jetstream_) jetstream_->close();
+  // Waits for the PubAcks of what was forwarded; their replies are posted ahead of the close.
+  if (forwarder_) forwarder_->close();
   boost::asio::post(io_, [this] {
     bus_->close();
     if (zap_) zap_->close();
@@ -403,6 +415,7 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
          std::max<std::int64_t>(0, stats.last_seq.load() - stats.fts_indexed_seq.load())}}},
       {"database", store_path_},
       {"jetstream", jetstream_ ? jetstream_->status() : nlohmann::json()},
+      {"forward", forwarder_ ? forwarder_->status() : nlohmann::json()},
       {"endpoints",
        {{"ingest", bound.ingest},
         {"push", bound.push},

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "bus/bus.hpp"
+#include "bus/jetstream_forwarder.hpp"
 #include "bus/jetstream_inlet.hpp"
 #include "bus/security.hpp"
 #include "bus/zap_handler.hpp"
@@ -145,6 +146,8 @@ class Daemon {
   // before it closes.
   std::unique_ptr<bus::JetStreamInlet> jetstream_;
   std::atomic<bus::JetStreamInlet*> jetstream_for_writer_{nullptr};  // read by the writer
+  // bus.forward: jetstream: acknowledged ingest is published to JetStream, not stored here.
+  std::unique_ptr<bus::JetStreamForwarder> forwarder_;
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<boost::asio::steady_timer> stats_timer_;
   std::unique_ptr<boost::asio::steady_timer> watchdog_timer_;

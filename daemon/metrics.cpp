@@ -78,6 +78,16 @@ std::string Daemon::render_metrics() const {
               "1 while the JetStream inlet is subscribed and its connection is up.",
               {{{}, js.connected.load() ? 1.0 : 0.0}});
   }
+  if (forwarder_) {
+    const bus::ForwarderStats& forwarded = forwarder_->stats();
+    out.counter("reflectd_jetstream_forwarded_events_total",
+                "Events of acknowledged ingest forwarded to JetStream (bus.forward: jetstream), "
+                "by result: stored or duplicate (PubAck), failed (error or timeout; answered as "
+                "not stored).",
+                {{{{"result", "stored"}}, as_double(forwarded.stored.load())},
+                 {{{"result", "duplicate"}}, as_double(forwarded.duplicate.load())},
+                 {{{"result", "failed"}}, as_double(forwarded.failed.load())}});
+  }
   out.counter("reflectd_messages_total", "Messages read on the ingest, push and subscribe sockets.",
               one(bus.messages));
   out.counter("reflectd_dead_letters_total",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bus/event_decoder.hpp"
+#include "bus/event_encoder.hpp"
 #include "common/timestamp.hpp"
 #include "fuzz/fuzz_check.hpp"
 
@@ -18,41 +19,6 @@ namespace reflectd::fuzz {
 
 inline nlohmann::json parsed_or_null(const std::string& text) {
   return text.empty() ? nlohmann::json() : nlohmann::json::parse(text);
-}
-
-/// The wire form of an accepted event (README "Wire format v1").
-inline nlohmann::json to_wire(const store::EventRecord& e) {
-  nlohmann::json wire = {{"schema_version", e.schema_version},
-                         {"kind", e.kind},
-                         {"content", e.content},
-                         {"namespace", e.ns},
-                         {"source", e.source},
-                         {"sensitivity", e.sensitivity},
-                         {"timestamp", format_rfc3339_us(e.timestamp_us)}};
-  if (!e.uid_derived) wire["id"] = e.uid;
-  if (!e.agent_id.empty()) wire["agent_id"] = e.agent_id;
-  if (!e.episode_id.empty()) wire["episode_id"] = e.episode_id;
-  if (!e.emotion.empty()) wire["emotion"] = e.emotion;
-  if (e.sequence_number) wire["sequence_number"] = *e.sequence_number;
-  const std::pair<const char*, const std::optional<double>*> numbers[] = {
-      {"confidence", &e.confidence},
-      {"credibility", &e.credibility},
-      {"importance", &e.importance},
-      {"salience", &e.salience},
-      {"emotional_valence", &e.emotional_valence},
-      {"emotional_arousal", &e.emotional_arousal}};
-  for (const auto& [name, value] : numbers) {
-    if (*value) wire[name] = **value;
-  }
-  const std::pair<const char*, const std::string*> objects[] = {
-      {"context", &e.context_json},     {"tags", &e.tags_json},
-      {"entities", &e.entities_json},   {"relations", &e.relations_json},
-      {"lifecycle", &e.lifecycle_json}, {"resolution", &e.resolution_json},
-      {"metadata", &e.metadata_json}};
-  for (const auto& [name, text] : objects) {
-    if (!text->empty()) wire[name] = nlohmann::json::parse(*text);
-  }
-  return wire;
 }
 
 inline void check_same_event(const store::EventRecord& a, const store::EventRecord& b) {
@@ -117,7 +83,7 @@ inline void check_message(bus::EventDecoder& decoder, const bus::DecodedMessage&
     FUZZ_CHECK(entry.id == e.uid && !e.uid.empty(), "id '%s' uid '%s'", entry.id.c_str(),
                e.uid.c_str());
     FUZZ_CHECK(e.content_hash.size() == 64, "content_hash");
-    batch.push_back(to_wire(e));
+    batch.push_back(bus::encode_event(e));
     accepted.push_back(&e);
   }
   if (accepted.empty()) return;

@@ -37,24 +37,35 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// One reflectd replica of the shard: its own directory, database and durable consumer.
+// One reflectd node: its own directory, database and durable consumer of the shard. With
+// `forward`, acknowledged ingest is forwarded to JetStream (bus.forward: jetstream, no push
+// endpoint); with an empty `consumer` too it is a gateway that consumes nothing.
 class Replica {
  public:
-  Replica(const std::string& consumer, const std::vector<std::string>& servers) {
+  Replica(const std::string& consumer, const std::vector<std::string>& servers,
+          bool forward = false) {
     std::string urls;
     for (const auto& url : servers) urls += (urls.empty() ? "\"" : ", \"") + url + "\"";
     ChildOptions options;
     options.bus_extra = "  jetstream:\n    servers: [" + urls +
-                        "]\n    stream: SHARD\n    consumer: " + consumer +
-                        "\n    ack_wait_s: 2\n    batch: 20\n";
+                        "]\n    stream: SHARD\n    consumer: \"" + consumer +
+                        "\"\n    ack_wait_s: 2\n    batch: 20\n    forward_timeout_ms: 1000\n";
+    if (forward) options.bus_extra += "  forward: jetstream\n";
     options.extra = kNoJobsYaml;
     options.log_level = "info";  // the inlet logs where it resumes
     config_ = dir_.file("reflectd.yaml");
-    write_text_file(config_, child_config(dir_, db(), options));
+    std::string yaml = child_config(dir_, db(), options);
+    if (forward) {
+      const std::string push = "  push: [\"" + ipc_endpoint(dir_, "p") + "\"]\n";
+      yaml.replace(yaml.find(push), push.size(), "  push: []\n");
+    }
+    write_text_file(config_, yaml);
   }
 
   std::string db() const { return dir_.file("events.db"); }
   std::string control() const { return ipc_endpoint(dir_, "c"); }
+  std::string ingest() const { return ipc_endpoint(dir_, "i"); }
+  std::string config() const { return config_; }
 
   void start(zmq::context_t& context) {
     process_ =
@@ -359,6 +370,103 @@ TEST_CASE(
     }
   }
   CHECK(derived_rows > 100);  // the cycle derived something to compare
+}
+
+TEST_CASE(
+    "jetstream: a gateway forwards acknowledged ingest and answers after the PubAck; a "
+    "replica stores each event once",
+    "[cluster]") {
+  const TempDir dir;
+  NatsCluster cluster(dir, 1);
+  zmq::context_t context(1);
+  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream",  "init", "--stream",
+                                   "SHARD",        "--replicas", "1"};
+  for (const auto& arg : nats_args(cluster)) init.push_back(arg);
+  REQUIRE(run_process(init, 30s).status.code == 0);
+
+  // Forwarding needs a cluster, and no fire-and-forget input beside it.
+  {
+    Replica refused("", cluster.urls());
+    std::string yaml = read_text_file(refused.config());
+    yaml.replace(yaml.find("  jetstream:"), 0, "  forward: jetstream\n");
+    write_text_file(refused.config(), yaml);
+    const RunResult run = run_process({REFLECTD_BIN, "--config", refused.config()}, 30s);
+    CHECK(run.status.code != 0);
+    CHECK_THAT(run.err, Catch::Contains("set bus.push and bus.subscribe to []"));
+  }
+
+  Replica gateway("", cluster.urls(), true);
+  Replica replica("replica", cluster.urls());
+  gateway.start(context);
+  replica.start(context);
+  const auto event = [](const std::string& id, const std::string& content) {
+    return nlohmann::json{{"id", id},
+                          {"kind", "conversation"},
+                          {"namespace", "team-a"},
+                          {"agent_id", "ana"},
+                          {"content", content},
+                          {"timestamp", "2026-11-20T10:00:00Z"}};
+  };
+  // A batch with one invalid event: the valid ones are in the stream when the reply comes,
+  // numbered by the stream; the invalid one is answered as on a node that stores.
+  const nlohmann::json batch = {event("f-1", "the socket leaks memory on reconnect"),
+                                {{"id", "f-bad"}, {"kind", "conversation"}},
+                                event("f-2", "fixed by closing the monitor socket")};
+  const nlohmann::json reply = control_request(context, gateway.ingest(), batch, 10000);
+  INFO(reply.dump());
+  CHECK(reply["ok"] == false);
+  REQUIRE(reply["results"].size() == 3);
+  CHECK(reply["results"][0] ==
+        nlohmann::json({{"index", 0}, {"id", "f-1"}, {"status", "stored"}, {"stream_seq", 1}}));
+  CHECK(reply["results"][1]["status"] == "rejected");
+  CHECK_THAT(reply["results"][1].value("error", ""), Catch::Contains("content"));
+  CHECK(reply["results"][2] ==
+        nlohmann::json({{"index", 2}, {"id", "f-2"}, {"status", "stored"}, {"stream_seq", 2}}));
+  // A resend within the stream's duplicate window: JetStream says duplicate.
+  const nlohmann::json again = control_request(context, gateway.ingest(), batch[0], 10000);
+  CHECK(again["results"][0] ==
+        nlohmann::json({{"id", "f-1"}, {"status", "duplicate"}, {"stream_seq", 1}}));
+
+  REQUIRE(wait_until([&] { return replica.events() == 2; }, 30s));
+  CHECK(replica.count("SELECT count(*) FROM events WHERE uid IN ('f-1', 'f-2') AND "
+                      "agent_id = 'ana' AND namespace = 'team-a'") == 2);
+
+  // NATS down: the reply says the event was not stored, within forward_timeout_ms.
+  cluster.kill(0);
+  const nlohmann::json down =
+      control_request(context, gateway.ingest(), event("f-3", "retried after the outage"), 10000);
+  INFO(down.dump());
+  CHECK(down["ok"] == false);
+  CHECK(down["results"][0]["status"] == "rejected");
+  CHECK_THAT(down["results"][0].value("error", ""),
+             Catch::StartsWith("jetstream: ") && Catch::EndsWith("resend with the same id)"));
+  // Back up: the publisher's resend is stored (or found a duplicate, when the buffered first
+  // attempt reached the server after all), and the replica holds it once.
+  cluster.start(0);
+  REQUIRE(cluster.wait_jetstream(30s));
+  std::string status;
+  REQUIRE(wait_until(
+      [&] {
+        const nlohmann::json r = control_request(
+            context, gateway.ingest(), event("f-3", "retried after the outage"), 10000);
+        status = r["results"][0].value("status", "");
+        return status != "rejected";
+      },
+      60s, 250ms));
+  CHECK((status == "stored" || status == "duplicate"));
+  REQUIRE(wait_until([&] { return replica.events() == 3; }, 30s));
+
+  const nlohmann::json gateway_status = control_request(context, gateway.control(), {{"cmd", "status"}});
+  INFO(gateway_status.dump());
+  CHECK(gateway_status["forward"]["connected"] == true);
+  CHECK(gateway_status["forward"]["pending_events"] == 0);
+  CHECK(gateway_status["forward"]["failed"].get<int>() >= 1);
+  CHECK(gateway_status["jetstream"].is_null());  // a gateway consumes nothing
+  CHECK(gateway_status["events"]["stored"] == 0);
+  CHECK(gateway.events() == 0);
+  CHECK(gateway.stop() == 0);
+  CHECK(replica.stop() == 0);
+  CHECK(replica.count("SELECT count(DISTINCT uid) FROM events") == 3);
 }
 
 }  // namespace reflectd::test

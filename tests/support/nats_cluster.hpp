@@ -1,6 +1,6 @@
 #pragma once
 // A real NATS JetStream cluster for tests: `servers` nats-server processes (Debian's
-// nats-server) clustered over loopback routes, each with JetStream on file storage in a
+// nats-server) clustered over loopback routes (one server: standalone JetStream), each with JetStream on file storage in a
 // directory of its own, started, killed and restarted as child processes.
 //
 // Error policy: construction throws std::runtime_error when nats-server cannot be started or
@@ -64,12 +64,16 @@ class NatsCluster {
     }
     for (int i = 0; i < servers; ++i) {
       const std::string name = "n" + std::to_string(i + 1);
+      // One server runs JetStream standalone: a cluster of one never elects a meta leader.
+      const std::string cluster =
+          servers == 1 ? ""
+                       : "cluster {\n  name: reflectd-test\n  listen: 127.0.0.1:" +
+                             std::to_string(route_ports_[i]) + "\n  routes: [" + routes + "]\n}\n";
       write_text_file(dir_.file(name + ".conf"),
                       "server_name: " + name +
                           "\nlisten: 127.0.0.1:" + std::to_string(client_ports_[i]) +
                           "\njetstream {\n  store_dir: \"" + dir_.file(name + "-store") +
-                          "\"\n}\ncluster {\n  name: reflectd-test\n  listen: 127.0.0.1:" +
-                          std::to_string(route_ports_[i]) + "\n  routes: [" + routes + "]\n}\n");
+                          "\"\n}\n" + cluster);
       processes_.emplace_back();
     }
     for (int i = 0; i < servers; ++i) start(i);
