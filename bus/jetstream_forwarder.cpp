@@ -56,7 +56,8 @@ void JetStreamForwarder::start() {
   options.Wait = config_.forward_timeout_ms;
   // Room for one message beyond the limit (submit() takes a whole message), so that nats.c
   // never stalls the publishing thread: the bus's own back-pressure comes first.
-  options.PublishAsync.MaxPending = config_.forward_max_pending + kMaxBatchEvents;
+  options.PublishAsync.MaxPending =
+      config_.forward_max_pending + static_cast<std::int64_t>(kMaxBatchEvents);
   options.PublishAsync.AckHandler = &JetStreamForwarder::on_pub_ack;
   options.PublishAsync.AckHandlerClosure = this;
   jsCtx* js = nullptr;
@@ -97,8 +98,8 @@ bool JetStreamForwarder::submit(store::WriteRequest&& request) {
         continue;
       }
       const std::string subject = event_subject(entry.event->ns);
-      const std::string payload = encode_event(*entry.event).dump(
-          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+      const std::string payload =
+          encode_event(*entry.event).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       natsMsg* msg = nullptr;
       if (const natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, payload.data(),
                                               static_cast<int>(payload.size()));
@@ -134,8 +135,8 @@ bool JetStreamForwarder::submit(store::WriteRequest&& request) {
   return true;
 }
 
-void JetStreamForwarder::on_pub_ack(jsCtx* /*js*/, natsMsg* msg, jsPubAck* ack,
-                                    jsPubAckErr* error, void* closure) {
+void JetStreamForwarder::on_pub_ack(jsCtx* /*js*/, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
+                                    void* closure) {
   auto* self = static_cast<JetStreamForwarder*>(closure);
   std::string why;
   if (ack == nullptr) {

@@ -86,8 +86,7 @@ class JetStreamForwarder {
     std::size_t result = 0;  // index into its message's results
   };
 
-  static void on_pub_ack(jsCtx* js, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
-                         void* closure);
+  static void on_pub_ack(jsCtx* js, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error, void* closure);
   void settle(natsMsg* msg, const jsPubAck* ack, const std::string& error);
   // Pops every finished request at the front of the queue and completes it (lock held).
   void complete_ready();
@@ -103,7 +102,7 @@ class JetStreamForwarder {
 
   mutable std::mutex mutex_;
   std::condition_variable drained_;
-  std::deque<std::shared_ptr<Pending>> queue_;          // submission order
+  std::deque<std::shared_ptr<Pending>> queue_;        // submission order
   std::unordered_map<natsMsg*, InFlight> in_flight_;  // by nats.c's message
   std::int64_t pending_events_ = 0;
   bool refused_ = false;  // a submit() was refused: signal has_space_ when room comes back

@@ -9,8 +9,8 @@ struct NatsControl::Context {
   natsConnection* connection = nullptr;
   std::weak_ptr<void> owner;
   NatsControlHandler handler;
-  std::string shard;        // the queue group: the stream's name
-  Principal shard_caller;   // the caller of a cluster-wide request
+  std::string shard;       // the queue group: the stream's name
+  Principal shard_caller;  // the caller of a cluster-wide request
 };
 
 namespace {
@@ -44,9 +44,9 @@ void on_request(natsConnection* /*connection*/, natsSubscription* /*sub*/, natsM
     return;
   }
   const Principal caller =
-      cluster ? context->shard_caller
-              : NatsControl::caller_for(
-                    std::string_view(subject).substr(kControlSubjectPrefix.size()));
+      cluster
+          ? context->shard_caller
+          : NatsControl::caller_for(std::string_view(subject).substr(kControlSubjectPrefix.size()));
   context->handler(std::move(request), caller,
                    [context, reply_subject, cluster](nlohmann::json body) {
                      if (cluster && body.is_object()) body["shard"] = context->shard;

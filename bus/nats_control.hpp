@@ -43,8 +43,8 @@ using NatsControlHandler = std::function<void(nlohmann::json request, const Prin
 class NatsControl {
  public:
   /// Subscribes to `subjects` and to kClusterControlSubject in queue group `queue` (the
-  /// stream's name, which also names the shard in cluster answers) on `connection`. `owner` owns the
-  /// connection: a reply sent once it is gone is dropped. Close the connection before
+  /// stream's name, which also names the shard in cluster answers) on `connection`. `owner` owns
+  /// the connection: a reply sent once it is gone is dropped. Close the connection before
   /// destroying this object, so that no delivery is still running.
   NatsControl(natsConnection* connection, std::weak_ptr<void> owner,
               const std::vector<std::string>& subjects, const std::string& queue,

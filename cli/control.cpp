@@ -108,9 +108,8 @@ GatheredReplies nats_gather(const std::vector<std::string>& servers, const json&
   const bus::NatsSubscriptionPtr sub(raw);
   const std::string body = request.dump();
   const std::string subject(bus::kClusterControlSubject);
-  if (const natsStatus s = natsConnection_PublishRequest(connection.get(), subject.c_str(), inbox,
-                                                         body.data(),
-                                                         static_cast<int>(body.size()));
+  if (const natsStatus s = natsConnection_PublishRequest(
+          connection.get(), subject.c_str(), inbox, body.data(), static_cast<int>(body.size()));
       s != NATS_OK) {
     throw std::runtime_error(bus::nats_error_text(subject, s));
   }
@@ -119,8 +118,8 @@ GatheredReplies nats_gather(const std::vector<std::string>& servers, const json&
                        [&out](const std::string& shard) { return out.replies.count(shard) > 0; });
   };
   while (out.shards.empty() || !answered_all()) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
     natsMsg* msg = nullptr;
     if (natsSubscription_NextMsg(&msg, sub.get(), left.count()) != NATS_OK) break;

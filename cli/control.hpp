@@ -48,9 +48,9 @@ std::optional<nlohmann::json> nats_control_request(const std::vector<std::string
 
 /// What every shard answered to one request gathered over NATS.
 struct GatheredReplies {
-  std::vector<std::string> shards;          ///< Every JetStream stream of reflectd.events., sorted.
+  std::vector<std::string> shards;  ///< Every JetStream stream of reflectd.events., sorted.
   std::map<std::string, nlohmann::json> replies;  ///< By shard (stream name).
-  std::vector<std::string> missing;         ///< Shards with no answer within the timeout.
+  std::vector<std::string> missing;               ///< Shards with no answer within the timeout.
 };
 
 /// Sends `request` once to reflectd.cluster.control (bus/nats_control.hpp), where one replica

@@ -22,17 +22,17 @@ struct LogConfig {
 
 /// JetStream input (bus/jetstream_inlet.hpp, docs/CLUSTER.md). Off while `servers` is empty.
 struct JetStreamConfig {
-  std::vector<std::string> servers;  ///< nats:// or tls:// URLs of the cluster's servers.
-  std::string stream;                ///< The stream this node consumes (one shard).
-  std::string consumer;              ///< This node's durable pull consumer; one per replica.
-  std::string filter_subject;        ///< Consumer filter; "" = every subject of the stream.
-  std::int64_t batch = 0;            ///< Most messages per pull (and unacknowledged), messages.
-  std::int64_t ack_wait_s = 0;       ///< Seconds before JetStream redelivers an unacked message.
-  std::string credentials_file;      ///< NATS user credentials (.creds: JWT and nkey seed).
-  std::string tls_ca_file;           ///< CA certificates trusted for tls:// servers.
-  std::string tls_cert_file;         ///< Client certificate chain (mutual TLS).
-  std::string tls_key_file;          ///< Client private key (mutual TLS).
-  std::int64_t forward_timeout_ms = 0;   ///< bus.forward: jetstream: PubAck wait, milliseconds.
+  std::vector<std::string> servers;     ///< nats:// or tls:// URLs of the cluster's servers.
+  std::string stream;                   ///< The stream this node consumes (one shard).
+  std::string consumer;                 ///< This node's durable pull consumer; one per replica.
+  std::string filter_subject;           ///< Consumer filter; "" = every subject of the stream.
+  std::int64_t batch = 0;               ///< Most messages per pull (and unacknowledged), messages.
+  std::int64_t ack_wait_s = 0;          ///< Seconds before JetStream redelivers an unacked message.
+  std::string credentials_file;         ///< NATS user credentials (.creds: JWT and nkey seed).
+  std::string tls_ca_file;              ///< CA certificates trusted for tls:// servers.
+  std::string tls_cert_file;            ///< Client certificate chain (mutual TLS).
+  std::string tls_key_file;             ///< Client private key (mutual TLS).
+  std::int64_t forward_timeout_ms = 0;  ///< bus.forward: jetstream: PubAck wait, milliseconds.
   std::int64_t forward_max_pending = 0;  ///< bus.forward: jetstream: unacknowledged events.
 };
 

@@ -379,8 +379,8 @@ TEST_CASE(
   const TempDir dir;
   NatsCluster cluster(dir, 1);
   zmq::context_t context(1);
-  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream",  "init", "--stream",
-                                   "SHARD",        "--replicas", "1"};
+  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream", "init",        "--stream", "SHARD",
+                                   "--replicas",   "1",         "--namespace", "team-a"};
   for (const auto& arg : nats_args(cluster)) init.push_back(arg);
   REQUIRE(run_process(init, 30s).status.code == 0);
 
@@ -400,12 +400,9 @@ TEST_CASE(
   gateway.start(context);
   replica.start(context);
   const auto event = [](const std::string& id, const std::string& content) {
-    return nlohmann::json{{"id", id},
-                          {"kind", "conversation"},
-                          {"namespace", "team-a"},
-                          {"agent_id", "ana"},
-                          {"content", content},
-                          {"timestamp", "2026-11-20T10:00:00Z"}};
+    return nlohmann::json{
+        {"id", id},          {"kind", "conversation"}, {"namespace", "team-a"},
+        {"agent_id", "ana"}, {"content", content},     {"timestamp", "2026-11-20T10:00:00Z"}};
   };
   // A batch with one invalid event: the valid ones are in the stream when the reply comes,
   // numbered by the stream; the invalid one is answered as on a node that stores.
@@ -447,8 +444,8 @@ TEST_CASE(
   std::string status;
   REQUIRE(wait_until(
       [&] {
-        const nlohmann::json r = control_request(
-            context, gateway.ingest(), event("f-3", "retried after the outage"), 10000);
+        const nlohmann::json r = control_request(context, gateway.ingest(),
+                                                 event("f-3", "retried after the outage"), 10000);
         status = r["results"][0].value("status", "");
         return status != "rejected";
       },
@@ -456,7 +453,8 @@ TEST_CASE(
   CHECK((status == "stored" || status == "duplicate"));
   REQUIRE(wait_until([&] { return replica.events() == 3; }, 30s));
 
-  const nlohmann::json gateway_status = control_request(context, gateway.control(), {{"cmd", "status"}});
+  const nlohmann::json gateway_status =
+      control_request(context, gateway.control(), {{"cmd", "status"}});
   INFO(gateway_status.dump());
   CHECK(gateway_status["forward"]["connected"] == true);
   CHECK(gateway_status["forward"]["pending_events"] == 0);
@@ -464,6 +462,27 @@ TEST_CASE(
   CHECK(gateway_status["jetstream"].is_null());  // a gateway consumes nothing
   CHECK(gateway_status["events"]["stored"] == 0);
   CHECK(gateway.events() == 0);
+
+  // A request without a namespace is gathered from every shard: SHARD answers (through its
+  // replica), the shard OTHER has no node and is named as missing.
+  std::vector<std::string> other = {REFLECTCTL_BIN, "jetstream", "init",        "--stream", "OTHER",
+                                    "--replicas",   "1",         "--namespace", "team-b"};
+  for (const auto& arg : nats_args(cluster)) other.push_back(arg);
+  REQUIRE(run_process(other, 30s).status.code == 0);
+  std::vector<std::string> gather_argv = {REFLECTCTL_BIN};
+  for (const auto& arg : nats_args(cluster)) gather_argv.push_back(arg);
+  gather_argv.insert(gather_argv.end(), {"status", "--json", "--timeout-ms", "1500"});
+  const RunResult gathered = run_process(gather_argv, 30s);
+  INFO(gathered.out << gathered.err);
+  CHECK(gathered.status.code == 3);
+  CHECK_THAT(gathered.err, Catch::Contains("no answer within 1500 ms from shard(s): OTHER"));
+  const auto summary = nlohmann::json::parse(gathered.out, nullptr, false);
+  REQUIRE(summary.is_object());
+  CHECK(summary["ok"] == false);
+  CHECK(summary["missing"] == nlohmann::json::array({"OTHER"}));
+  CHECK(summary["shards"]["SHARD"]["ok"] == true);
+  CHECK(summary["shards"]["SHARD"]["events"]["stored"] == 3);
+
   CHECK(gateway.stop() == 0);
   CHECK(replica.stop() == 0);
   CHECK(replica.count("SELECT count(DISTINCT uid) FROM events") == 3);

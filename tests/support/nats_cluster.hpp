@@ -1,7 +1,8 @@
 #pragma once
 // A real NATS JetStream cluster for tests: `servers` nats-server processes (Debian's
-// nats-server) clustered over loopback routes (one server: standalone JetStream), each with JetStream on file storage in a
-// directory of its own, started, killed and restarted as child processes.
+// nats-server) clustered over loopback routes (one server: standalone JetStream), each with
+// JetStream on file storage in a directory of its own, started, killed and restarted as child
+// processes.
 //
 // Error policy: construction throws std::runtime_error when nats-server cannot be started or
 // the cluster has no JetStream leader within 30 s; wait_* return false on timeout.
@@ -69,11 +70,10 @@ class NatsCluster {
           servers == 1 ? ""
                        : "cluster {\n  name: reflectd-test\n  listen: 127.0.0.1:" +
                              std::to_string(route_ports_[i]) + "\n  routes: [" + routes + "]\n}\n";
-      write_text_file(dir_.file(name + ".conf"),
-                      "server_name: " + name +
-                          "\nlisten: 127.0.0.1:" + std::to_string(client_ports_[i]) +
-                          "\njetstream {\n  store_dir: \"" + dir_.file(name + "-store") +
-                          "\"\n}\n" + cluster);
+      write_text_file(
+          dir_.file(name + ".conf"),
+          "server_name: " + name + "\nlisten: 127.0.0.1:" + std::to_string(client_ports_[i]) +
+              "\njetstream {\n  store_dir: \"" + dir_.file(name + "-store") + "\"\n}\n" + cluster);
       processes_.emplace_back();
     }
     for (int i = 0; i < servers; ++i) start(i);
