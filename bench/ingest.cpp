@@ -62,6 +62,12 @@
 //                 --window in flight; publish_events_per_s), then a daemon with bus.jetstream
 //                 started and timed until every event is stored: its JetStream inlet's rate
 //                 (pull, commit, fsync, ack). Not in the default modes (it needs nats-server).
+//   jetstream-shards  the same with two shards on two nodes: event n in namespace
+//                 bench-<n % 2> (its JSON's namespace rewritten), streams SHARD_0 and SHARD_1,
+//                 one node consuming each, both started at once and timed until both are done.
+//   forward       windowed ingest (as `ingest`) into a gateway with bus.forward: jetstream
+//                 (consumer "": it stores nothing), each message answered after JetStream's
+//                 PubAck: the forwarder's acknowledged rate.
 // The daemon runs in a child process forked before this one starts any thread, so its peak
 // RSS is its own; it stops with SIGTERM like reflectd and must exit 0.
 //
@@ -99,6 +105,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -545,14 +552,17 @@ ModeResult run_push(const Corpus& corpus, const Options& options, const fs::path
 // reaped) when destroyed.
 class NatsServer {
  public:
-  explicit NatsServer(const fs::path& dir) {
+  /// `name` names its files in `dir` (a store of its own per mode: a stream left by an
+  /// earlier mode would answer its ids as duplicates).
+  NatsServer(const fs::path& dir, const std::string& name) {
     const char* binary = ::access("/usr/sbin/nats-server", X_OK) == 0 ? "/usr/sbin/nats-server"
                                                                       : "/usr/bin/nats-server";
     port_ = 14000 + static_cast<int>(::getpid() % 20000);
-    const std::string conf = (dir / "nats.conf").string();
+    const std::string conf = (dir / (name + "-nats.conf")).string();
     std::ofstream(conf) << "listen: 127.0.0.1:" << port_ << "\njetstream { store_dir: \""
-                        << (dir / "nats-store").string() << "\" }\n";
-    std::vector<std::string> args = {binary, "-c", conf, "-l", (dir / "nats.log").string()};
+                        << (dir / (name + "-nats-store")).string() << "\" }\n";
+    std::vector<std::string> args = {binary, "-c", conf, "-l",
+                                     (dir / (name + "-nats.log")).string()};
     std::vector<char*> argv;
     argv.reserve(args.size() + 1);
     for (auto& arg : args) argv.push_back(arg.data());
@@ -575,62 +585,86 @@ class NatsServer {
   int port_ = 0;
 };
 
+// A connection to `server`, retried for 10 s while it starts.
+bus::NatsConnectionPtr connect_when_up(const config::JetStreamConfig& config) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    try {
+      return bus::nats_connect(config, "bench_ingest", 1000);
+    } catch (const bus::NatsError&) {
+      if (std::chrono::steady_clock::now() > deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+}
+
+// Event n's JSON with its namespace replaced by `ns` (the templates are compact JSON).
+std::string with_namespace(std::string event, const std::string& from, const std::string& ns) {
+  const std::string key = R"("namespace":")" + from + "\"";
+  const auto at = event.find(key);
+  if (at != std::string::npos) event.replace(at, key.size(), R"("namespace":")" + ns + "\"");
+  return event;
+}
+
+// Creates the streams of `layouts` (replicas 1) and publishes the events into them, one per
+// message on reflectd.events.<namespace_of(n)>, Nats-Msg-Id = the event's id, --window x 8 in
+// flight; returns the publishing rate (events/s, every PubAck received).
+double publish_to_jetstream(const Corpus& corpus, const Options& options,
+                            const config::JetStreamConfig& config,
+                            const std::vector<bus::StreamLayout>& layouts,
+                            const std::function<std::string(std::uint64_t)>& namespace_of) {
+  const bus::NatsConnectionPtr connection = connect_when_up(config);
+  jsOptions js_options;
+  jsOptions_Init(&js_options);
+  js_options.PublishAsync.MaxPending = static_cast<int64_t>(options.window) * 8;
+  jsCtx* raw = nullptr;
+  if (natsConnection_JetStream(&raw, connection.get(), &js_options) != NATS_OK) {
+    throw std::runtime_error("jetstream: no JetStream context");
+  }
+  const bus::JsCtxPtr js(raw);
+  for (const auto& layout : layouts) bus::ensure_stream(js.get(), layout);
+  const auto start = std::chrono::steady_clock::now();
+  std::string payload;
+  for (std::uint64_t n = 0; n < options.events; ++n) {
+    payload.clear();
+    corpus.append_event(payload, n);
+    const std::string ns = namespace_of(n);
+    if (ns != corpus.ns(n)) payload = with_namespace(payload, corpus.ns(n), ns);
+    const std::string subject = bus::event_subject(ns);
+    const std::string id = "bench:" + std::to_string(n);
+    natsMsg* msg = nullptr;
+    natsMsg_Create(&msg, subject.c_str(), nullptr, payload.data(),
+                   static_cast<int>(payload.size()));
+    natsMsgHeader_Set(msg, "Nats-Msg-Id", id.c_str());
+    if (js_PublishMsgAsync(js.get(), &msg, nullptr) != NATS_OK) {
+      natsMsg_Destroy(msg);
+      throw std::runtime_error("jetstream: publish failed");
+    }
+  }
+  jsPubOptions complete;
+  jsPubOptions_Init(&complete);
+  complete.MaxWait = 60'000;
+  if (js_PublishAsyncComplete(js.get(), &complete) != NATS_OK) {
+    throw std::runtime_error("jetstream: PubAcks missing after 60 s");
+  }
+  return static_cast<double>(options.events) /
+         Seconds(std::chrono::steady_clock::now() - start).count();
+}
+
 ModeResult run_jetstream(const Corpus& corpus, const Options& options, const fs::path& dir) {
   config::Config cfg = daemon_config(options, dir, "jetstream");
-  NatsServer server(dir);
+  NatsServer server(dir, "jetstream");
   cfg.bus.jetstream.servers = {server.url()};
   cfg.bus.jetstream.stream = "BENCH";
   cfg.bus.jetstream.consumer = "bench";
   ModeResult result{"jetstream", 0, 0.0};
   {
-    bus::NatsConnectionPtr connection;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!connection) {
-      try {
-        connection = bus::nats_connect(cfg.bus.jetstream, "bench_ingest", 1000);
-      } catch (const bus::NatsError&) {
-        if (std::chrono::steady_clock::now() > deadline) throw;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-    }
-    jsOptions js_options;
-    jsOptions_Init(&js_options);
-    js_options.PublishAsync.MaxPending = static_cast<int64_t>(options.window) * 8;
-    jsCtx* raw = nullptr;
-    if (natsConnection_JetStream(&raw, connection.get(), &js_options) != NATS_OK) {
-      throw std::runtime_error("jetstream: no JetStream context");
-    }
-    const bus::JsCtxPtr js(raw);
     bus::StreamLayout layout;
     layout.name = "BENCH";
     layout.replicas = 1;
-    bus::ensure_stream(js.get(), layout);
-    const auto publish_start = std::chrono::steady_clock::now();
-    std::string payload;
-    for (std::uint64_t n = 0; n < options.events; ++n) {
-      payload.clear();
-      corpus.append_event(payload, n);
-      const std::string subject = bus::event_subject(corpus.ns(n));
-      const std::string id = "bench:" + std::to_string(n);
-      natsMsg* msg = nullptr;
-      natsMsg_Create(&msg, subject.c_str(), nullptr, payload.data(),
-                     static_cast<int>(payload.size()));
-      natsMsgHeader_Set(msg, "Nats-Msg-Id", id.c_str());
-      if (js_PublishMsgAsync(js.get(), &msg, nullptr) != NATS_OK) {
-        natsMsg_Destroy(msg);
-        throw std::runtime_error("jetstream: publish failed");
-      }
-    }
-    jsPubOptions complete;
-    jsPubOptions_Init(&complete);
-    complete.MaxWait = 60'000;
-    if (js_PublishAsyncComplete(js.get(), &complete) != NATS_OK) {
-      throw std::runtime_error("jetstream: PubAcks missing after 60 s");
-    }
     result.extra["publish_events_per_s"] =
-        static_cast<double>(options.events) /
-        Seconds(std::chrono::steady_clock::now() - publish_start).count();
-
+        publish_to_jetstream(corpus, options, cfg.bus.jetstream, {layout},
+                             [&corpus](std::uint64_t n) { return corpus.ns(n); });
     ForkedDaemon daemon(cfg);
     zmq::context_t context(1);
     ControlClient control(context, cfg.bus.control.front());
@@ -644,6 +678,55 @@ ModeResult run_jetstream(const Corpus& corpus, const Options& options, const fs:
   }
   result.stored = count_rows(cfg.store.path, cfg);
   remove_database(cfg.store.path);
+  return result;
+}
+
+// Two shards on two nodes: event n goes to namespace bench-<n % 2> (its JSON's namespace
+// rewritten), stream SHARD_<n % 2>; after publishing, both nodes start at once and the time
+// runs until both have stored their half.
+ModeResult run_jetstream_shards(const Corpus& corpus, const Options& options, const fs::path& dir) {
+  NatsServer server(dir, "shards");
+  std::vector<config::Config> configs;
+  std::vector<bus::StreamLayout> layouts;
+  for (int shard = 0; shard < 2; ++shard) {
+    config::Config cfg = daemon_config(options, dir, "shard" + std::to_string(shard));
+    cfg.bus.jetstream.servers = {server.url()};
+    cfg.bus.jetstream.stream = "SHARD_" + std::to_string(shard);
+    cfg.bus.jetstream.consumer = "node" + std::to_string(shard);
+    configs.push_back(cfg);
+    bus::StreamLayout layout;
+    layout.name = cfg.bus.jetstream.stream;
+    layout.namespaces = {"bench-" + std::to_string(shard)};
+    layout.replicas = 1;
+    layouts.push_back(layout);
+  }
+  ModeResult result{"jetstream-shards", 0, 0.0};
+  result.extra["publish_events_per_s"] =
+      publish_to_jetstream(corpus, options, configs[0].bus.jetstream, layouts,
+                           [](std::uint64_t n) { return "bench-" + std::to_string(n % 2); });
+  {
+    ForkedDaemon node0(configs[0]);
+    ForkedDaemon node1(configs[1]);
+    zmq::context_t context(1);
+    ControlClient control0(context, configs[0].bus.control.front());
+    ControlClient control1(context, configs[1].bus.control.front());
+    control0.wait_ready();
+    control1.wait_ready();
+    const auto start = std::chrono::steady_clock::now();
+    const std::uint64_t half0 = (options.events + 1) / 2;
+    await_finished(control0, half0, nullptr, "jetstream-shards");
+    const double first = Seconds(std::chrono::steady_clock::now() - start).count();
+    await_finished(control1, options.events - half0, nullptr, "jetstream-shards");
+    result.seconds = Seconds(std::chrono::steady_clock::now() - start).count();
+    result.extra["shard0_done_s"] = first;
+    if (!node0.stop() || !node1.stop()) {
+      throw std::runtime_error("jetstream-shards: a daemon did not exit cleanly");
+    }
+  }
+  for (const auto& cfg : configs) {
+    result.stored += count_rows(cfg.store.path, cfg);
+    remove_database(cfg.store.path);
+  }
   return result;
 }
 
@@ -736,6 +819,38 @@ ModeResult run_ingest(const Corpus& corpus, const Options& options, const fs::pa
     std::cerr << "ingest: " << acknowledged << " events acknowledged but " << result.stored
               << " rows stored\n";
     result.stored = std::min(acknowledged, result.stored);
+  }
+  remove_database(cfg.store.path);
+  return result;
+}
+
+// ZeroMQ ingest through a gateway with bus.forward: jetstream: windowed batches as in `ingest`,
+// each answered after JetStream's PubAck (a stream of 1 replica on one nats-server); the
+// gateway stores nothing, so the rate is the acknowledged events per second.
+ModeResult run_forward(const Corpus& corpus, const Options& options, const fs::path& dir) {
+  config::Config cfg = daemon_config(options, dir, "forward");
+  NatsServer server(dir, "forward");
+  cfg.bus.forward = "jetstream";
+  cfg.bus.push.clear();
+  cfg.bus.jetstream.servers = {server.url()};
+  cfg.bus.jetstream.consumer = "";  // a gateway
+  ModeResult result{"forward", 0, 0.0};
+  {
+    const bus::NatsConnectionPtr connection = connect_when_up(cfg.bus.jetstream);
+    bus::StreamLayout layout;
+    layout.name = "BENCH";
+    layout.replicas = 1;
+    bus::ensure_stream(bus::jetstream_context(connection.get(), 5000).get(), layout);
+  }
+  {
+    ForkedDaemon daemon(cfg);
+    zmq::context_t context(1);
+    ControlClient(context, cfg.bus.control.front()).wait_ready();
+    zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
+    const auto start = std::chrono::steady_clock::now();
+    result.stored = ingest_windowed(dealer, corpus, 0, options.events, options);
+    result.seconds = Seconds(std::chrono::steady_clock::now() - start).count();
+    if (!daemon.stop()) throw std::runtime_error("forward: the daemon did not exit cleanly");
   }
   remove_database(cfg.store.path);
   return result;
@@ -1328,9 +1443,9 @@ int run(int argc, char** argv) {
   app.add_option("--modes", options.modes,
                  "Modes to run, the first being the baseline of the ratios")
       ->delimiter(',')
-      ->check(
-          CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency", "latency-jobs",
-                         "under-job", "under-recall", "under-forget", "jetstream"}));
+      ->check(CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency",
+                             "latency-jobs", "under-job", "under-recall", "under-forget",
+                             "jetstream", "jetstream-shards", "forward"}));
   app.add_option("--latency-events", options.latency_events, "latency: events (at most --events)")
       ->check(CLI::Range(1, 10'000'000));
   app.add_option("--rate", options.rate, "latency: events per second")
@@ -1404,6 +1519,10 @@ int run(int argc, char** argv) {
       }
       if (mode == "under-job") results.push_back(run_under_job(corpus, options, dir.path()));
       if (mode == "jetstream") results.push_back(run_jetstream(corpus, options, dir.path()));
+      if (mode == "jetstream-shards") {
+        results.push_back(run_jetstream_shards(corpus, options, dir.path()));
+      }
+      if (mode == "forward") results.push_back(run_forward(corpus, options, dir.path()));
       if (mode == "under-forget") {
         results.push_back(run_under_forget(corpus, options, dir.path()));
       }

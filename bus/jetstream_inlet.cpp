@@ -68,6 +68,7 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   const std::int64_t writer_queue_events;
   const NatsControlHandler control_handler;
   JetStreamStats stats;
+  std::shared_ptr<const AuthorizedKeys> keys;  // guarded by mutex (SIGHUP replaces it)
 
   // Destroyed in reverse order: the subscription before the context and the connection.
   NatsConnectionPtr connection;
@@ -308,16 +309,36 @@ void JetStreamInlet::State::handle(natsMsg* msg, bool record_position) {
                                  static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
   const std::string subject = natsMsg_GetSubject(msg);
   const std::string label = "jetstream:" + subject;
-  const std::string_view ns = subject_namespace(subject);
+  const std::optional<EventSubject> parsed = parse_event_subject(subject);
+  const std::string_view ns = parsed ? parsed->ns : std::string_view();
+  // The publisher's rights: the local operator's on reflectd.events., the agent's entry on
+  // reflectd.agents.<agent_id>. (its key is kept alive while the message is decoded).
+  std::shared_ptr<const AuthorizedKeys> rights;
+  const Principal* sender = nullptr;
+  std::string refused;
+  if (!parsed) {
+    refused = fmt::format("subject: must be {}<namespace> or {}<agent_id>.<namespace>, got \"{}\"",
+                          kEventSubjectPrefix, kAgentSubjectPrefix, subject);
+  } else if (!parsed->agent_id.empty()) {
+    {
+      const std::lock_guard lock(mutex);
+      rights = keys;
+    }
+    sender = rights ? rights->find_agent(parsed->agent_id) : nullptr;
+    if (sender == nullptr) {
+      refused = fmt::format(
+          "authorization: agent \"{}\" of subject {} is not listed once in the authorized keys "
+          "(security.authorized_keys_file)",
+          parsed->agent_id, subject);
+    }
+  }
   store::WriteRequest request;
-  if (ns.empty()) {
-    request.dead_letters.push_back(store::DeadLetter{
-        std::string(payload), label,
-        fmt::format("subject: must be {}<namespace>, got \"{}\"", kEventSubjectPrefix, subject),
-        now});
+  if (!refused.empty()) {
+    request.dead_letters.push_back(
+        store::DeadLetter{std::string(payload), label, std::move(refused), now});
   } else {
     DecodedMessage message =
-        decoder.decode(payload, static_cast<std::size_t>(max_message_bytes), nullptr);
+        decoder.decode(payload, static_cast<std::size_t>(max_message_bytes), sender);
     for (auto& entry : message.events) {
       if (entry.event && entry.event->ns != ns) {
         entry.error =
@@ -460,6 +481,11 @@ void JetStreamInlet::writer_has_space() {
     state_->writer_space = true;
   }
   state_->wake.notify_all();
+}
+
+void JetStreamInlet::set_authorized_keys(std::shared_ptr<const AuthorizedKeys> keys) {
+  const std::lock_guard lock(state_->mutex);
+  state_->keys = std::move(keys);
 }
 
 const JetStreamStats& JetStreamInlet::stats() const { return state_->stats; }

@@ -15,8 +15,13 @@
 //     stream order, and a redelivery (past ack_wait) is of a message already handed to the
 //     writer, which stores it once (a duplicate). The consumer's max_ack_pending is twice
 //     bus.jetstream.batch: one batch is pulled while the previous one commits.
-//   - Rejects: a message that does not decode, whose subject is not reflectd.events.<ns>, or
-//     one of whose events breaks a rule or names another namespace than its subject, is kept
+//   - Principals: a message on reflectd.events.<ns> is the local operator's (NATS
+//     permissions decide who may publish there); one on reflectd.agents.<agent_id>.<ns> gets
+//     the rights of the authorized-keys entry with that agent_id (agent_id stamped, its
+//     namespaces and max_sensitivity enforced), exactly as a CURVE client's message would.
+//   - Rejects: a message that does not decode, whose subject is neither of those (or names an
+//     agent the authorized keys do not list once), or one of whose events breaks a rule,
+//     breaks its principal's rights or names another namespace than its subject, is kept
 //     in dead_letters (endpoint "jetstream:<subject>") in the same transaction as its valid
 //     events, and then terminated (+TERM): JetStream never redelivers it.
 //   - Storage errors: the message is negatively acknowledged (+NAK, 1 s delay), so that
@@ -42,6 +47,7 @@
 
 #include "bus/message_outcome.hpp"
 #include "bus/nats_control.hpp"
+#include "bus/security.hpp"
 #include "common/clock.hpp"
 #include "config/config.hpp"
 #include "store/database.hpp"
@@ -91,6 +97,12 @@ class JetStreamInlet {
 
   /// Called (any thread) when the writer's queue has room again.
   void writer_has_space();
+
+  /// The authorized keys whose agent_ids may publish on reflectd.agents.<agent_id>.<ns>
+  /// (each such message's events get that entry's rights, as from its CURVE key); nullptr
+  /// (no CURVE configured) refuses those subjects. Any thread; applies to messages read from
+  /// then on (SIGHUP).
+  void set_authorized_keys(std::shared_ptr<const AuthorizedKeys> keys);
 
   const JetStreamStats& stats() const;
   /// {"servers", "stream", "consumer", "connected", "pulls", "messages", "stored", "duplicate",

@@ -32,12 +32,23 @@ std::string event_subject(std::string_view ns) {
   return std::string(kEventSubjectPrefix) + std::string(ns);
 }
 
-std::string_view subject_namespace(std::string_view subject) {
-  if (subject.size() <= kEventSubjectPrefix.size() ||
-      subject.substr(0, kEventSubjectPrefix.size()) != kEventSubjectPrefix) {
-    return {};
+std::string agent_subject(std::string_view agent_id, std::string_view ns) {
+  return fmt::format("{}{}.{}", kAgentSubjectPrefix, agent_id, ns);
+}
+
+std::optional<EventSubject> parse_event_subject(std::string_view subject) {
+  if (subject.starts_with(kEventSubjectPrefix)) {
+    const std::string_view ns = subject.substr(kEventSubjectPrefix.size());
+    if (ns.empty()) return std::nullopt;
+    return EventSubject{{}, ns};
   }
-  return subject.substr(kEventSubjectPrefix.size());
+  if (subject.starts_with(kAgentSubjectPrefix)) {
+    const std::string_view rest = subject.substr(kAgentSubjectPrefix.size());
+    const auto dot = rest.find('.');
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size()) return std::nullopt;
+    return EventSubject{rest.substr(0, dot), rest.substr(dot + 1)};
+  }
+  return std::nullopt;
 }
 
 std::string nats_error_text(std::string_view what, natsStatus status) {
@@ -119,10 +130,15 @@ JsCtxPtr jetstream_context(natsConnection* connection, std::int64_t timeout_ms) 
 }
 
 std::vector<std::string> stream_subjects(const StreamLayout& layout) {
-  if (layout.namespaces.empty()) return {std::string(kEventSubjectPrefix) + ">"};
+  if (layout.namespaces.empty()) {
+    return {std::string(kEventSubjectPrefix) + ">", std::string(kAgentSubjectPrefix) + ">"};
+  }
   std::vector<std::string> subjects;
-  subjects.reserve(layout.namespaces.size());
-  for (const auto& ns : layout.namespaces) subjects.push_back(event_subject(ns));
+  subjects.reserve(layout.namespaces.size() * 2);
+  for (const auto& ns : layout.namespaces) {
+    subjects.push_back(event_subject(ns));
+    subjects.push_back(agent_subject("*", ns));
+  }
   return subjects;
 }
 

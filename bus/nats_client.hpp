@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -35,12 +36,29 @@ inline constexpr std::string_view kControlSubjectPrefix = "reflectd.control.";
 /// stream's queue group, so one replica of each shard answers (bus/nats_control.hpp).
 inline constexpr std::string_view kClusterControlSubject = "reflectd.cluster.control";
 
+/// The prefix of the subjects an authenticated agent publishes on:
+/// "reflectd.agents." + agent_id + "." + namespace. NATS permissions give each agent's user
+/// publish rights on its own prefix only, and the node applies the authorized-keys entry of
+/// that agent_id to the events (docs/CLUSTER.md, "Security").
+inline constexpr std::string_view kAgentSubjectPrefix = "reflectd.agents.";
+
 /// "reflectd.events." + `ns`.
 std::string event_subject(std::string_view ns);
 
-/// The namespace an event subject names ("" when `subject` does not start with the prefix or
-/// names no namespace).
-std::string_view subject_namespace(std::string_view subject);
+/// "reflectd.agents." + `agent_id` + "." + `ns`.
+std::string agent_subject(std::string_view agent_id, std::string_view ns);
+
+/// What an event subject names: the namespace, and the agent for reflectd.agents. subjects
+/// (empty for reflectd.events.).
+struct EventSubject {
+  std::string_view agent_id;
+  std::string_view ns;
+};
+
+/// Parses reflectd.events.<ns> or reflectd.agents.<agent_id>.<ns> (the agent is one subject
+/// token, so an agent_id with '.' cannot publish there); nullopt for any other subject or an
+/// empty part.
+std::optional<EventSubject> parse_event_subject(std::string_view subject);
 
 class NatsError : public std::runtime_error {
  public:
@@ -98,7 +116,8 @@ struct StreamLayout {
   std::int64_t duplicate_window_s = 120;  ///< Nats-Msg-Id deduplication window, seconds.
 };
 
-/// The subjects of `layout`: reflectd.events.<ns> per namespace, or "reflectd.events.>".
+/// The subjects of `layout`: reflectd.events.<ns> and reflectd.agents.*.<ns> per namespace,
+/// or "reflectd.events.>" and "reflectd.agents.>".
 std::vector<std::string> stream_subjects(const StreamLayout& layout);
 
 /// Creates the stream (file storage, limits retention, discard old). An existing stream with

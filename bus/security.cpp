@@ -239,7 +239,16 @@ AuthorizedKeys AuthorizedKeys::load_string(std::string_view yaml, std::string_vi
     out.by_key_.emplace(std::move(key), std::move(p));
     ++index;
   }
+  for (const auto& [key, principal] : out.by_key_) {
+    const auto [it, added] = out.by_agent_.emplace(principal.agent_id, key);
+    if (!added) it->second.clear();  // which rights would apply is ambiguous
+  }
   return out;
+}
+
+const Principal* AuthorizedKeys::find_agent(std::string_view agent_id) const {
+  const auto it = by_agent_.find(agent_id);
+  return it == by_agent_.end() || it->second.empty() ? nullptr : find(it->second);
 }
 
 const Principal* AuthorizedKeys::find(std::string_view public_key) const {

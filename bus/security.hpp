@@ -67,10 +67,14 @@ class AuthorizedKeys {
 
   /// The entry of a Z85 public key, or nullptr.
   const Principal* find(std::string_view public_key) const;
+  /// The entry whose agent_id is `agent_id` (NATS publishers on reflectd.agents.<agent_id>.
+  /// subjects, docs/CLUSTER.md), or nullptr when no entry has it or several do.
+  const Principal* find_agent(std::string_view agent_id) const;
   std::size_t size() const { return by_key_.size(); }
 
  private:
   std::map<std::string, Principal, std::less<>> by_key_;
+  std::map<std::string, std::string, std::less<>> by_agent_;  // its key; "" when listed twice
 };
 
 /// What the daemon needs to secure its sockets; `curve` is false when CURVE is not configured.

@@ -160,12 +160,20 @@ int run_jetstream_publish(const JetStreamOptions& options, const std::vector<std
       if (skipped.size() < kShownProblems) skipped.push_back(where + ": " + event.error);
       continue;
     }
-    Outgoing out{bus::event_subject(event.ns), std::move(event.payload), where};
+    Outgoing out{options.agent.empty() ? bus::event_subject(event.ns)
+                                       : bus::agent_subject(options.agent, event.ns),
+                 std::move(event.payload), where};
     natsMsg* msg = nullptr;
     natsMsg_Create(&msg, out.subject.c_str(), nullptr, out.payload.data(),
                    static_cast<int>(out.payload.size()));
     natsMsgHeader_Set(msg, "Nats-Msg-Id", event.id.c_str());
-    if (js_PublishMsgAsync(js.get(), &msg, nullptr) != NATS_OK) {
+    // A PubAck lost with a server that died must free its place in the window (and be
+    // resent): without MaxWait it would be awaited forever and every later publish would
+    // stall on the full window.
+    jsPubOptions each;
+    jsPubOptions_Init(&each);
+    each.MaxWait = options.timeout_ms;
+    if (js_PublishMsgAsync(js.get(), &msg, &each) != NATS_OK) {
       natsMsg_Destroy(msg);
       const std::lock_guard lock(tally.mutex);
       tally.failed_ids.push_back(event.id);

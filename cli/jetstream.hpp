@@ -21,6 +21,9 @@ struct JetStreamOptions {
   config::JetStreamConfig connection;  ///< servers, credentials, TLS (bus.jetstream, --nats).
   std::int64_t timeout_ms = 5000;      ///< Connecting, API requests, each PubAck.
   bool json = false;                   ///< Print the summary as one JSON object.
+  /// publish: "" = subjects reflectd.events.<ns>; else reflectd.agents.<agent>.<ns>, where the
+  /// nodes apply the authorized-keys entry of that agent_id (docs/CLUSTER.md, "Security").
+  std::string agent;
 };
 
 /// Creates `layout` (or confirms an identical stream exists); prints what it did. Returns an

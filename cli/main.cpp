@@ -686,6 +686,17 @@ void add_jetstream(CLI::App& app, Commands& c) {
                    "messages published and not yet acknowledged, at most")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{65536}))
       ->type_name("N");
+  publish
+      ->add_option("--agent", c.jetstream_options.agent,
+                   "publish as this agent, on reflectd.agents.<ID>.<namespace>: the nodes give "
+                   "the events the rights of the authorized-keys entry with agent_id ID (NATS "
+                   "permissions must let only that agent's user publish there)")
+      ->check([](const std::string& id) {
+        return id.find_first_of(".*> \t") == std::string::npos
+                   ? std::string()
+                   : std::string("an agent id on a subject has no '.', '*', '>' or spaces");
+      })
+      ->type_name("ID");
   c.jetstream = cmd;
   c.jetstream_init = init;
   c.jetstream_publish = publish;

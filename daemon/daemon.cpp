@@ -168,6 +168,7 @@ void Daemon::start() {
     jetstream_ = std::make_unique<bus::JetStreamInlet>(
         config_.bus.jetstream, database, *writer_, clock_, config_.bus.max_message_bytes,
         config_.store.writer_queue_events, std::move(nats_control));
+    jetstream_->set_authorized_keys(security_.keys);
     jetstream_for_writer_ = jetstream_.get();
   }
 
@@ -284,6 +285,7 @@ void Daemon::reload_now() {
       security_.keys = next_keys;
       bus_->set_authorized_keys(next_keys);
       zap_->set_keys(next_keys);
+      if (jetstream_) jetstream_->set_authorized_keys(next_keys);
     } else if (security_.curve) {
       restart_needed.emplace_back("security.authorized_keys_file");
     }

@@ -21,6 +21,7 @@
 
 #include "bus/nats_client.hpp"
 #include "common/clock.hpp"
+#include "common/zcert.hpp"
 #include "config/config.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/job.hpp"
@@ -43,7 +44,7 @@ using namespace std::chrono_literals;
 class Replica {
  public:
   Replica(const std::string& consumer, const std::vector<std::string>& servers,
-          bool forward = false) {
+          bool forward = false, const std::string& extra_yaml = "") {
     std::string urls;
     for (const auto& url : servers) urls += (urls.empty() ? "\"" : ", \"") + url + "\"";
     ChildOptions options;
@@ -51,7 +52,7 @@ class Replica {
                         "]\n    stream: SHARD\n    consumer: \"" + consumer +
                         "\"\n    ack_wait_s: 2\n    batch: 20\n    forward_timeout_ms: 1000\n";
     if (forward) options.bus_extra += "  forward: jetstream\n";
-    options.extra = kNoJobsYaml;
+    options.extra = std::string(kNoJobsYaml) + extra_yaml;
     options.log_level = "info";  // the inlet logs where it resumes
     config_ = dir_.file("reflectd.yaml");
     std::string yaml = child_config(dir_, db(), options);
@@ -66,6 +67,7 @@ class Replica {
   std::string control() const { return ipc_endpoint(dir_, "c"); }
   std::string ingest() const { return ipc_endpoint(dir_, "i"); }
   std::string config() const { return config_; }
+  std::string file(const std::string& name) const { return dir_.file(name); }
 
   void start(zmq::context_t& context) {
     process_ =
@@ -217,7 +219,8 @@ void run_job_cycle(const std::string& path, std::int64_t now_us) {
 
 TEST_CASE(
     "jetstream: two replicas of a shard store every event once, in the same order, "
-    "through a server's and a replica's SIGKILL and a stall",
+    "through a server's and a replica's SIGKILL during a publish, a stall and a restart of "
+    "the whole cluster",
     "[cluster]") {
   const TempDir dir;
   NatsCluster cluster(dir);
@@ -230,7 +233,8 @@ TEST_CASE(
   INFO(created.out << created.err);
   REQUIRE(created.status.code == 0);
   CHECK(created.out ==
-        "stream SHARD created: subjects reflectd.events.>, 3 replicas, file storage\n");
+        "stream SHARD created: subjects reflectd.events.>, reflectd.agents.>, 3 replicas, file "
+        "storage\n");
 
   // Two messages no replica may store: not JSON, and an event whose namespace is not its
   // subject's. Each must become a dead letter on both replicas and be terminated.
@@ -271,18 +275,23 @@ TEST_CASE(
                 "'jetstream:reflectd.events.locomo-conv-26' AND reason LIKE "
                 "'%namespace: must be the namespace of the subject%'") == 1);
 
-  // The server both replicas read through (the first URL: no randomizing) dies, replica B
-  // stalls, and the second half is published; replica A is killed while it stores it.
-  cluster.kill(0);
+  // Replica B stalls and the second part is published; while it is being published and
+  // stored, the server that the publisher and both replicas use (the first URL: no
+  // randomizing) is SIGKILLed, then replica A. The last 10 turns wait for the end.
+  const std::size_t last = lines.size() - 10;
   b.signal(SIGSTOP);
   std::vector<std::string> second = publish;
-  second.push_back(write_half("second.jsonl", half, lines.size()));
+  second.push_back(write_half("second.jsonl", half, last));
   ChildProcess publisher(second, SpawnOptions{"", dir.file("second.out"), dir.file("second.err")});
-  // Small batches (20) make the kill land while A has messages in flight.
+  // Small batches (20) make the kills land while A has messages in flight.
   wait_until([&] { return a.events() > n_half || !publisher.running(); }, 60s, 5ms);
+  cluster.kill(0);
+  const std::int64_t a_at_server_kill = a.events();
+  wait_until([&] { return a.events() > a_at_server_kill + 100 || !publisher.running(); }, 30s, 5ms);
   a.kill();
   const std::int64_t a_at_kill = a.events();
-  INFO("replica A had " << a_at_kill << " events when killed");
+  INFO("replica A had " << a_at_server_kill << " events when the server died, " << a_at_kill
+                        << " when killed");
   const auto publisher_status = publisher.wait_for(120s);
   INFO(read_text_file(dir.file("second.out")) << read_text_file(dir.file("second.err")));
   REQUIRE(publisher_status);
@@ -291,6 +300,20 @@ TEST_CASE(
   b.signal(SIGCONT);
   cluster.start(0);
   a.start(context);
+  const auto before_restart = static_cast<std::int64_t>(last);
+  REQUIRE(wait_until([&] { return a.events() == before_restart && b.events() == before_restart; },
+                     120s));
+
+  // The whole cluster restarts (every server SIGKILLed): the stream, its positions and the
+  // consumers survive on file storage, and the last turns reach both replicas.
+  for (int i = 0; i < cluster.size(); ++i) cluster.kill(i);
+  for (int i = 0; i < cluster.size(); ++i) cluster.start(i);
+  REQUIRE(cluster.wait_jetstream(60s));
+  std::vector<std::string> third = publish;
+  third.push_back(write_half("third.jsonl", last, lines.size()));
+  const RunResult last_published = run_process(third, 120s);
+  INFO(last_published.out << last_published.err);
+  REQUIRE(last_published.status.code == 0);
   const auto all = static_cast<std::int64_t>(lines.size());
   const bool complete = wait_until([&] { return a.events() == all && b.events() == all; }, 120s);
   INFO("replica A: " << a.events() << " events\n" << a.log());
@@ -486,6 +509,69 @@ TEST_CASE(
   CHECK(gateway.stop() == 0);
   CHECK(replica.stop() == 0);
   CHECK(replica.count("SELECT count(DISTINCT uid) FROM events") == 3);
+}
+
+TEST_CASE(
+    "jetstream: a message on reflectd.agents.<agent_id>.<ns> gets that agent's authorized-keys "
+    "rights",
+    "[cluster]") {
+  const TempDir dir;
+  NatsCluster cluster(dir, 1);
+  zmq::context_t context(1);
+  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream",  "init", "--stream",
+                                   "SHARD",        "--replicas", "1"};
+  for (const auto& arg : nats_args(cluster)) init.push_back(arg);
+  REQUIRE(run_process(init, 30s).status.code == 0);
+
+  // The node's authorized keys: agent "planner" may write team-a up to "low".
+  const std::string server_key = dir.file("server.key");
+  write_cert_pair(server_key, generate_cert(), false);
+  const std::string keys = dir.file("keys.yaml");
+  write_text_file(keys, "keys:\n  - public_key: \"" + generate_cert().public_key +
+                            "\"\n    agent_id: planner\n    namespaces: [team-a]\n"
+                            "    max_sensitivity: low\n");
+  Replica replica("replica", cluster.urls(), false,
+                  "security:\n  curve_secret_key_file: \"" + server_key +
+                      "\"\n  authorized_keys_file: \"" + keys + "\"\n");
+  replica.start(context);
+
+  const auto line = [](const std::string& id, const std::string& ns, const std::string& level) {
+    return nlohmann::json{{"id", id},
+                          {"kind", "conversation"},
+                          {"namespace", ns},
+                          {"agent_id", "someone-else"},
+                          {"sensitivity", level},
+                          {"content", "use the monitor socket to detect reconnects"},
+                          {"timestamp", "2026-11-20T10:00:00Z"}}
+        .dump();
+  };
+  write_text_file(dir.file("planner.jsonl"), line("p-ok", "team-a", "low") + "\n" +
+                                                 line("p-high", "team-a", "high") + "\n" +
+                                                 line("p-other", "team-b", "public") + "\n");
+  write_text_file(dir.file("stranger.jsonl"), line("s-1", "team-a", "public") + "\n");
+  for (const auto& [agent, file] :
+       {std::pair{"planner", "planner.jsonl"}, std::pair{"stranger", "stranger.jsonl"}}) {
+    std::vector<std::string> argv = {REFLECTCTL_BIN};
+    for (const auto& arg : nats_args(cluster)) argv.push_back(arg);
+    argv.insert(argv.end(), {"jetstream", "publish", "--agent", agent, dir.file(file)});
+    const RunResult published = run_process(argv, 30s);
+    INFO(published.out << published.err);
+    REQUIRE(published.status.code == 0);
+  }
+  REQUIRE(wait_until([&] { return replica.count("SELECT count(*) FROM dead_letters") == 3; }, 30s));
+  CHECK(replica.count("SELECT count(*) FROM events") == 1);
+  // Stamped with the agent of the subject, whatever the event claimed.
+  CHECK(replica.count("SELECT count(*) FROM events WHERE uid = 'p-ok' AND agent_id = 'planner' "
+                      "AND json_extract(metadata, '$._claimed_agent_id') = 'someone-else'") == 1);
+  CHECK(replica.count("SELECT count(*) FROM dead_letters WHERE endpoint = "
+                      "'jetstream:reflectd.agents.planner.team-a' AND reason LIKE "
+                      "'%above the max_sensitivity ''low'' of agent ''planner''%'") == 1);
+  CHECK(replica.count("SELECT count(*) FROM dead_letters WHERE endpoint = "
+                      "'jetstream:reflectd.agents.planner.team-b' AND reason LIKE "
+                      "'%team-b%'") == 1);
+  CHECK(replica.count("SELECT count(*) FROM dead_letters WHERE reason LIKE "
+                      "'authorization: agent \"stranger\"%not listed once%'") == 1);
+  CHECK(replica.stop() == 0);
 }
 
 }  // namespace reflectd::test
