@@ -585,6 +585,40 @@ class NatsServer {
   int port_ = 0;
 };
 
+// Runs `work` in a child process and returns its result. The NATS client work of the
+// JetStream modes runs there, so that this process never starts nats.c's threads: a daemon
+// forked later (ForkedDaemon) would inherit nats.c's state with locks held by threads that
+// do not exist in the child, and could hang in its first NATS call.
+double in_child_process(const std::function<double()>& work) {
+  std::array<int, 2> fds{};
+  if (::pipe(fds.data()) != 0) throw std::runtime_error("pipe failed");
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::close(fds[0]);
+    int status = 1;
+    try {
+      const double value = work();
+      if (::write(fds[1], &value, sizeof value) == static_cast<ssize_t>(sizeof value)) status = 0;
+    } catch (const std::exception& error) {
+      std::cerr << "bench_ingest: " << error.what() << '\n';
+    }
+    std::fflush(nullptr);
+    ::_exit(status);
+  }
+  ::close(fds[1]);
+  double value = 0;
+  const ssize_t got = ::read(fds[0], &value, sizeof value);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (got != static_cast<ssize_t>(sizeof value) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw std::runtime_error("the NATS client process failed");
+  }
+  return value;
+}
+
 // A connection to `server`, retried for 10 s while it starts.
 bus::NatsConnectionPtr connect_when_up(const config::JetStreamConfig& config) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -662,9 +696,10 @@ ModeResult run_jetstream(const Corpus& corpus, const Options& options, const fs:
     bus::StreamLayout layout;
     layout.name = "BENCH";
     layout.replicas = 1;
-    result.extra["publish_events_per_s"] =
-        publish_to_jetstream(corpus, options, cfg.bus.jetstream, {layout},
-                             [&corpus](std::uint64_t n) { return corpus.ns(n); });
+    result.extra["publish_events_per_s"] = in_child_process([&] {
+      return publish_to_jetstream(corpus, options, cfg.bus.jetstream, {layout},
+                                  [&corpus](std::uint64_t n) { return corpus.ns(n); });
+    });
     ForkedDaemon daemon(cfg);
     zmq::context_t context(1);
     ControlClient control(context, cfg.bus.control.front());
@@ -701,9 +736,10 @@ ModeResult run_jetstream_shards(const Corpus& corpus, const Options& options, co
     layouts.push_back(layout);
   }
   ModeResult result{"jetstream-shards", 0, 0.0};
-  result.extra["publish_events_per_s"] =
-      publish_to_jetstream(corpus, options, configs[0].bus.jetstream, layouts,
-                           [](std::uint64_t n) { return "bench-" + std::to_string(n % 2); });
+  result.extra["publish_events_per_s"] = in_child_process([&] {
+    return publish_to_jetstream(corpus, options, configs[0].bus.jetstream, layouts,
+                                [](std::uint64_t n) { return "bench-" + std::to_string(n % 2); });
+  });
   {
     ForkedDaemon node0(configs[0]);
     ForkedDaemon node1(configs[1]);
@@ -835,13 +871,14 @@ ModeResult run_forward(const Corpus& corpus, const Options& options, const fs::p
   cfg.bus.jetstream.servers = {server.url()};
   cfg.bus.jetstream.consumer = "";  // a gateway
   ModeResult result{"forward", 0, 0.0};
-  {
+  in_child_process([&] {
     const bus::NatsConnectionPtr connection = connect_when_up(cfg.bus.jetstream);
     bus::StreamLayout layout;
     layout.name = "BENCH";
     layout.replicas = 1;
     bus::ensure_stream(bus::jetstream_context(connection.get(), 5000).get(), layout);
-  }
+    return 0.0;
+  });
   {
     ForkedDaemon daemon(cfg);
     zmq::context_t context(1);

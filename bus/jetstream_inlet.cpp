@@ -118,7 +118,13 @@ namespace {
 void on_disconnected(natsConnection* /*connection*/, void* closure) {
   auto* state = static_cast<JetStreamInlet::State*>(closure);
   state->stats.connected.store(false, std::memory_order_relaxed);
-  spdlog::warn("jetstream: disconnected from NATS; reconnecting");
+  bool stopping = false;
+  {
+    const std::lock_guard lock(state->mutex);
+    stopping = state->stopping;
+  }
+  // close() disconnects too: only a lost connection is worth a warning.
+  if (!stopping) spdlog::warn("jetstream: disconnected from NATS; reconnecting");
 }
 
 void on_reconnected(natsConnection* connection, void* closure) {
