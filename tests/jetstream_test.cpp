@@ -301,14 +301,18 @@ TEST_CASE(
   cluster.start(0);
   a.start(context);
   const auto before_restart = static_cast<std::int64_t>(last);
-  REQUIRE(wait_until([&] { return a.events() == before_restart && b.events() == before_restart; },
-                     120s));
+  const bool caught_up = wait_until(
+      [&] { return a.events() == before_restart && b.events() == before_restart; }, 120s);
+  INFO("replica A: " << a.events() << " events\n" << a.log());
+  INFO("replica B: " << b.events() << " events\n" << b.log());
+  REQUIRE(caught_up);
 
   // The whole cluster restarts (every server SIGKILLed): the stream, its positions and the
   // consumers survive on file storage, and the last turns reach both replicas.
   for (int i = 0; i < cluster.size(); ++i) cluster.kill(i);
   for (int i = 0; i < cluster.size(); ++i) cluster.start(i);
   REQUIRE(cluster.wait_jetstream(60s));
+  REQUIRE(cluster.wait_stream(0, "SHARD", 60s));
   std::vector<std::string> third = publish;
   third.push_back(write_half("third.jsonl", last, lines.size()));
   const RunResult last_published = run_process(third, 120s);

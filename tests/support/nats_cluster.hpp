@@ -118,6 +118,28 @@ class NatsCluster {
         timeout, std::chrono::milliseconds(100));
   }
 
+  /// True once stream `name` answers a stream-info request through server `i` (after a
+  /// restart of the whole cluster the stream elects its own Raft leader after the cluster's).
+  bool wait_stream(int i, const std::string& name, std::chrono::milliseconds timeout) const {
+    return wait_until(
+        [&] {
+          config::JetStreamConfig config;
+          config.servers = {url(i)};
+          try {
+            const bus::NatsConnectionPtr connection = bus::nats_connect(config, "test", 500);
+            const bus::JsCtxPtr js = bus::jetstream_context(connection.get(), 1000);
+            jsStreamInfo* info = nullptr;
+            const natsStatus status =
+                js_GetStreamInfo(&info, js.get(), name.c_str(), nullptr, nullptr);
+            jsStreamInfo_Destroy(info);
+            return status == NATS_OK;
+          } catch (const bus::NatsError&) {
+            return false;
+          }
+        },
+        timeout, std::chrono::milliseconds(100));
+  }
+
  private:
   bool answers(int i) const {
     config::JetStreamConfig config;
