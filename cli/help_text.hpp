@@ -698,9 +698,12 @@ inline constexpr const char* kJetStreamDescription =
 inline constexpr const char* kJetStreamFooter = R"(
 DESCRIPTION
   reflectd nodes read events from a JetStream stream (bus.jetstream in reflectd.yaml): one
-  stream is one shard, whose subjects are reflectd.events.<namespace> for the namespaces it
-  holds. Each replica of a shard has a durable consumer of its own and stores every event of
-  the stream, in stream order, before acknowledging it.
+  stream is one shard, whose subjects are reflectd.events.<namespace> and
+  reflectd.agents.*.<namespace> for the namespaces it holds. Each replica of a shard has a
+  durable consumer of its own and stores every event of the stream, in stream order, before
+  acknowledging it. Events on reflectd.agents.<agent_id>.<namespace> get the rights of the
+  authorized-keys entry with that agent_id (NATS permissions must keep that subject to the
+  agent's own user); events on reflectd.events. are the operator's.
 
   init      creates the stream (file storage, --replicas Raft copies, Nats-Msg-Id
             deduplication within --duplicate-window-s). A stream that already exists with the
@@ -711,7 +714,8 @@ DESCRIPTION
             line>", as with `reflectctl publish`), and waits for every PubAck: an
             acknowledged event is on a quorum of the stream's servers. Publishes whose PubAck
             does not come are resent, up to 5 rounds; JetStream's duplicate window and the
-            event ids keep resends from storing anything twice.
+            event ids keep resends from storing anything twice. With --agent ID, on
+            reflectd.agents.<ID>.<namespace> instead.
 
 SERVERS
   --nats URL (repeatable, a global option) names the servers; without it,
@@ -720,6 +724,13 @@ SERVERS
 READS OVER NATS
   With --nats, the read commands (recall, context, get, search, ...) are sent over NATS to
   reflectd.control.<--namespace>, where one live replica of the shard holding it answers.
+  Without --namespace (status, jobs, knowledge, ...) the request goes to
+  reflectd.cluster.control, one replica of every shard answers, each answer is printed under
+  its shard's name, and shards silent for --timeout-ms are named (exit status 3).
+
+ZEROMQ PUBLISHERS
+  A node with bus.forward: jetstream publishes the events of its ingest socket into the
+  stream and answers each message after JetStream's PubAck (docs/CLUSTER.md).
 
 EXIT STATUS
   0 done (publish: every line stored or duplicate); 1 failed (publish: a line skipped or
@@ -729,6 +740,8 @@ EXAMPLES
   reflectctl jetstream init --nats nats://10.0.0.1:4222 --stream TEAM_A \
       --namespace team-a --namespace team-a-ci --replicas 3
   reflectctl jetstream publish --nats nats://10.0.0.1:4222 events.jsonl
+  reflectctl jetstream publish --nats nats://10.0.0.1:4222 --agent planner plans.jsonl
+  reflectctl --nats nats://10.0.0.1:4222 status
   reflectctl --config /etc/reflectd/reflectd.yaml jetstream publish --json - < events.jsonl
 )";
 

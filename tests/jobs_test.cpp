@@ -972,7 +972,8 @@ void forget_incremental_state(SQLite::Database& db) {
 // The entity summaries refresh their marked entities in write transactions that end when
 // ingest waits at the write gate, and importance writes in one short transaction after scoring
 // in a snapshot: under a writer that always waits, the tables are those of an undisturbed run.
-TEST_CASE("importance and entity summaries under a writer that always waits keep their tables") {
+TEST_CASE("importance and entity summaries under a writer that always waits keep their tables",
+          "[summaries]") {
   test::TempDir dir;
   FakeClock clock(kNow);
   const std::string alone = dir.file("alone.db");
@@ -1029,7 +1030,8 @@ TEST_CASE("importance and entity summaries under a writer that always waits keep
 // keep a summary of data that no longer exists (its mark, set by the trigger, is cleared when
 // it is refreshed). After a second run, the tables equal those of a database changed before
 // its first run.
-TEST_CASE("entity summaries: a change during the first run retires the pass in seq order") {
+TEST_CASE("entity summaries: a change during the first run retires the pass in seq order",
+          "[summaries]") {
   test::TempDir dir;
   FakeClock clock(kNow);
   const std::string alone = dir.file("alone.db");
@@ -1110,7 +1112,8 @@ TEST_CASE("entity summaries: a change during the first run retires the pass in s
 // refreshed later that has it as a new mention but not among its kept two (so no trigger marks
 // it for a full search). The kept inputs must be dropped (migration 14's epoch), or the later
 // entity would quote an archived event with nothing left to correct it.
-TEST_CASE("entity summaries: a change during an incremental run drops the event inputs read") {
+TEST_CASE("entity summaries: a change during an incremental run drops the event inputs read",
+          "[summaries]") {
   test::TempDir dir;
   FakeClock clock(kNow);
   const std::string alone = dir.file("alone.db");
@@ -1199,8 +1202,8 @@ TEST_CASE("entity summaries: a change during an incremental run drops the event 
 // event_entities' primary key (jobs::read_new_mentions_in_one_pass), in importance and in the
 // summaries alike: swe-agent's new mentions behind all of libzmq's events take the seeks, the
 // same mentions arriving in small batches take the pass; both give the tables of one run.
-TEST_CASE(
-    "importance and entity summaries: new mentions by seeks or in one pass, the same tables") {
+TEST_CASE("importance and entity summaries: new mentions by seeks or in one pass, the same tables",
+          "[summaries]") {
   test::TempDir dir;
   FakeClock clock(kNow);
   const auto libzmq = test::corpus_lines("libzmq-commits.jsonl");
@@ -1297,8 +1300,8 @@ TEST_CASE(
   CHECK(every_pass);
 }
 
-TEST_CASE(
-    "importance and entity summaries: incremental runs equal one run and a run from scratch") {
+TEST_CASE("importance and entity summaries: incremental runs equal one run and a run from scratch",
+          "[summaries]") {
   test::TempDir dir;
   FakeClock clock(kNow);
   const std::string one = dir.file("one.db");
