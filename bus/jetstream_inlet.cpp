@@ -81,6 +81,7 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   std::int64_t in_flight = 0;    // messages handed to the writer, not yet answered
   bool writer_space = false;
   bool stopping = false;
+  bool closed = false;  // nats.c's last callback for the connection has run
   std::string last_error;
   // Set by a reconnect (nats.c's thread), a failed pull or a gap in the consumer sequence: the
   // consumer is recreated at the committed position before the next pull.
@@ -127,6 +128,15 @@ void on_disconnected(natsConnection* /*connection*/, void* closure) {
   if (!stopping) spdlog::warn("jetstream: disconnected from NATS; reconnecting");
 }
 
+// The last callback nats.c makes for the connection: close() waits for it, so that no
+// callback touches the State after the inlet is gone.
+void on_closed(natsConnection* /*connection*/, void* closure) {
+  auto* state = static_cast<JetStreamInlet::State*>(closure);
+  const std::lock_guard lock(state->mutex);
+  state->closed = true;
+  state->wake.notify_all();
+}
+
 void on_reconnected(natsConnection* connection, void* closure) {
   auto* state = static_cast<JetStreamInlet::State*>(closure);
   state->stats.connected.store(true, std::memory_order_relaxed);
@@ -143,7 +153,7 @@ void on_reconnected(natsConnection* connection, void* closure) {
 void JetStreamInlet::State::connect_and_bind() {
   if (!connection) {
     connection = nats_connect(config, "reflectd " + config.consumer, kRequestTimeoutMs,
-                              {on_disconnected, on_reconnected, this});
+                              {on_disconnected, on_reconnected, this, on_closed});
     js = jetstream_context(connection.get(), kRequestTimeoutMs);
   }
   // The committed position is the truth: the consumer is recreated to deliver from the next
@@ -479,6 +489,9 @@ void JetStreamInlet::close() {
   state_->subscription.reset();
   natsConnection_Close(state_->connection.get());
   state_->stats.connected.store(false, std::memory_order_relaxed);
+  std::unique_lock lock(state_->mutex);
+  state_->wake.wait_for(lock, std::chrono::milliseconds(kCloseFlushMs),
+                        [this] { return state_->closed; });
 }
 
 void JetStreamInlet::writer_has_space() {

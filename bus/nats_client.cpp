@@ -103,6 +103,9 @@ NatsConnectionPtr nats_connect(const config::JetStreamConfig& config, const std:
     check(natsOptions_SetReconnectedCB(options.get(), events.reconnected, events.closure),
           "NATS options");
   }
+  if (events.closed != nullptr) {
+    check(natsOptions_SetClosedCB(options.get(), events.closed, events.closure), "NATS options");
+  }
   if (events.connect_in_background) {
     check(natsOptions_SetRetryOnFailedConnect(options.get(), true, events.reconnected,
                                               events.closure),

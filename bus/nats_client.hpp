@@ -90,6 +90,9 @@ struct NatsConnectionEvents {
   natsConnectionHandler disconnected = nullptr;
   natsConnectionHandler reconnected = nullptr;
   void* closure = nullptr;
+  /// The connection's last callback (after natsConnection_Close): once it has run, nats.c
+  /// calls none of these again, so `closure` may be freed.
+  natsConnectionHandler closed = nullptr;
   /// When no server accepts the first connection: false = throw NatsError; true = return a
   /// connection that keeps trying in the background (nats.c's RetryOnFailedConnect; what is
   /// published meanwhile waits in its reconnect buffer, and `reconnected` fires on success).

@@ -80,6 +80,13 @@ class Replica {
     process_->send_signal(SIGKILL);
     process_->wait_for(10s);
   }
+  // SIGTERM, and true for a clean exit; otherwise the test output shows the node's log.
+  bool stopped_cleanly() {
+    const int status = stop();
+    if (status != 0) UNSCOPED_INFO("exit status " << status << ", log:\n" << log());
+    return status == 0;
+  }
+
   // SIGTERM and the exit status (0 = clean).
   int stop() {
     process_->send_signal(SIGTERM);
@@ -358,10 +365,10 @@ TEST_CASE(
   const nlohmann::json no_cmd = nats_request(cluster, subject, {{"cmd", 5}});
   CHECK(no_cmd.value("ok", true) == false);
   CHECK_THAT(no_cmd.value("error", ""), Catch::Contains("\"cmd\" (string) is required"));
-  CHECK(a.stop() == 0);
+  CHECK(a.stopped_cleanly());
   const nlohmann::json from_b = nats_request(cluster, subject, question);
   CHECK(from_b.value("ok", false));
-  CHECK(b.stop() == 0);
+  CHECK(b.stopped_cleanly());
 
   // A resumed from its committed position (the refused pair and at least the first half are
   // behind it), not from the stream's start.
@@ -510,8 +517,8 @@ TEST_CASE(
   CHECK(summary["shards"]["SHARD"]["ok"] == true);
   CHECK(summary["shards"]["SHARD"]["events"]["stored"] == 3);
 
-  CHECK(gateway.stop() == 0);
-  CHECK(replica.stop() == 0);
+  CHECK(gateway.stopped_cleanly());
+  CHECK(replica.stopped_cleanly());
   CHECK(replica.count("SELECT count(DISTINCT uid) FROM events") == 3);
 }
 
@@ -575,7 +582,7 @@ TEST_CASE(
                       "'%team-b%'") == 1);
   CHECK(replica.count("SELECT count(*) FROM dead_letters WHERE reason LIKE "
                       "'authorization: agent \"stranger\"%not listed once%'") == 1);
-  CHECK(replica.stop() == 0);
+  CHECK(replica.stopped_cleanly());
 }
 
 }  // namespace reflectd::test
