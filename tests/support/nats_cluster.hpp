@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -123,37 +124,38 @@ class NatsCluster {
   bool wait_stream(int i, const std::string& name, std::chrono::milliseconds timeout) const {
     return wait_until(
         [&] {
-          config::JetStreamConfig config;
-          config.servers = {url(i)};
-          try {
-            const bus::NatsConnectionPtr connection = bus::nats_connect(config, "test", 500);
-            const bus::JsCtxPtr js = bus::jetstream_context(connection.get(), 1000);
+          return answers(i, [&](jsCtx* js) {
             jsStreamInfo* info = nullptr;
-            const natsStatus status =
-                js_GetStreamInfo(&info, js.get(), name.c_str(), nullptr, nullptr);
+            const natsStatus status = js_GetStreamInfo(&info, js, name.c_str(), nullptr, nullptr);
             jsStreamInfo_Destroy(info);
-            return status == NATS_OK;
-          } catch (const bus::NatsError&) {
-            return false;
-          }
+            return status;
+          });
         },
         timeout, std::chrono::milliseconds(100));
   }
 
  private:
-  bool answers(int i) const {
+  // True when `request` (a JetStream API call through server `i`) returns NATS_OK.
+  bool answers(int i, const std::function<natsStatus(jsCtx*)>& request) const {
     config::JetStreamConfig config;
     config.servers = {url(i)};
     try {
       const bus::NatsConnectionPtr connection = bus::nats_connect(config, "test", 500);
       const bus::JsCtxPtr js = bus::jetstream_context(connection.get(), 1000);
-      jsAccountInfo* info = nullptr;
-      const natsStatus status = js_GetAccountInfo(&info, js.get(), nullptr, nullptr);
-      jsAccountInfo_Destroy(info);
-      return status == NATS_OK;
+      return request(js.get()) == NATS_OK;
     } catch (const bus::NatsError&) {
       return false;
     }
+  }
+
+  // The cluster has a meta leader reachable through server `i`.
+  bool answers(int i) const {
+    return answers(i, [](jsCtx* js) {
+      jsAccountInfo* info = nullptr;
+      const natsStatus status = js_GetAccountInfo(&info, js, nullptr, nullptr);
+      jsAccountInfo_Destroy(info);
+      return status;
+    });
   }
 
   const TempDir& dir_;
