@@ -192,6 +192,11 @@ int run(int argc, char** argv) {
                  "exit 1 when overall recall@10 is below this (0: never)")
       ->capture_default_str();
   app.add_option("--dump", dump, "write each question's ranked ids and context as JSON Lines");
+  int dump_depth = 10;
+  app.add_option("--dump-depth", dump_depth,
+                 "how many ranked ids --dump writes per question (scores still use the top 10)")
+      ->check(CLI::Range(10, 100))
+      ->capture_default_str();
   std::uint64_t extra_events = 0;
   app.add_option("--events", extra_events,
                  "synthetic events (real streams cycled) stored first, for latency at scale")
@@ -258,7 +263,7 @@ int run(int argc, char** argv) {
     recall::RecallRequest request;
     request.text = q["question"];
     request.ns = q["namespace"];
-    request.limit = 10;
+    request.limit = dump.empty() ? 10 : dump_depth;
     const auto start = std::chrono::steady_clock::now();
     auto answer = recaller.recall(request, scope, clock.now_us());
     latency_ms.push_back(
