@@ -187,7 +187,7 @@ struct DecayConfig {
   DecayProfileConfig semantic;
   double decaying_after_days = 0, dormant_after_days = 0;
   double decaying_loss_per_week = 0, dormant_loss_per_week = 0;
-  double min_confidence_share = 0;  ///< jobs::VitalityParams::min_confidence_share.
+  double min_confidence_share = 0;  ///< model::VitalityParams::min_confidence_share.
 };
 
 struct DaemonConfig {

@@ -137,7 +137,7 @@ class Daemon {
   std::unique_ptr<SQLite::Database> jobs_db_;    // the scheduler thread's connection
   std::unique_ptr<SQLite::Database> reader_db_;  // control queries, on the io thread
   std::unique_ptr<jobs::Scheduler> scheduler_;
-  jobs::VitalityParams reader_vitality_;  // registered on reader_db_ (io thread only)
+  model::VitalityParams reader_vitality_;  // registered on reader_db_ (io thread only)
   std::shared_ptr<const recall::WordNetLoader> wordnet_;  // recall.wordnet_dir, loaded at start
   std::unique_ptr<ReadThread> reads_;                     // recall, context, get, episode
   store::AccessBatch unflushed_accesses_;                 // a batch the writer refused (io thread)

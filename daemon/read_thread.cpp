@@ -11,8 +11,9 @@
 
 namespace reflectd::daemon {
 
-ReadThread::ReadThread(const store::DatabaseOptions& database, const jobs::VitalityParams& vitality,
-                       const recall::RecallParams& params, const Clock& clock)
+ReadThread::ReadThread(const store::DatabaseOptions& database,
+                       const model::VitalityParams& vitality, const recall::RecallParams& params,
+                       const Clock& clock)
     : clock_(clock),
       durations_([] {
         std::map<std::string, std::unique_ptr<Histogram>> made;
@@ -72,7 +73,7 @@ void ReadThread::post(std::string cmd, nlohmann::json request, recall::ReadScope
   });
 }
 
-void ReadThread::reconfigure(const jobs::VitalityParams& vitality,
+void ReadThread::reconfigure(const model::VitalityParams& vitality,
                              const recall::RecallParams& params) {
   boost::asio::post(io_, [this, vitality, params] {
     try {

@@ -28,7 +28,7 @@
 #include "bus/bus.hpp"
 #include "common/clock.hpp"
 #include "common/histogram.hpp"
-#include "jobs/formulas.hpp"
+#include "model/formulas.hpp"
 #include "recall/read_back.hpp"
 #include "recall/recall.hpp"
 #include "store/access_counts.hpp"
@@ -39,7 +39,7 @@ namespace reflectd::daemon {
 class ReadThread {
  public:
   /// Opens a read-only connection on `database` and starts the thread.
-  ReadThread(const store::DatabaseOptions& database, const jobs::VitalityParams& vitality,
+  ReadThread(const store::DatabaseOptions& database, const model::VitalityParams& vitality,
              const recall::RecallParams& params, const Clock& clock);
   ~ReadThread();
   ReadThread(const ReadThread&) = delete;
@@ -58,7 +58,7 @@ class ReadThread {
             bus::ControlReply reply);
 
   /// Applies new recall and vitality parameters to the reads that follow (a reload).
-  void reconfigure(const jobs::VitalityParams& vitality, const recall::RecallParams& params);
+  void reconfigure(const model::VitalityParams& vitality, const recall::RecallParams& params);
 
   /// The accesses recorded since the last call.
   store::AccessBatch take_accesses();
@@ -77,7 +77,7 @@ class ReadThread {
   // One per commands() entry, filled by the constructor and never resized: read concurrently.
   std::map<std::string, std::unique_ptr<Histogram>> durations_;
   SQLite::Database db_;
-  jobs::VitalityParams vitality_;  // registered on db_: changed on this thread only
+  model::VitalityParams vitality_;  // registered on db_: changed on this thread only
   std::unique_ptr<recall::Recaller> recaller_;
   recall::ReadBack read_back_;
   std::mutex accesses_mutex_;

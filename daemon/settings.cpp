@@ -10,15 +10,15 @@
 namespace reflectd::daemon {
 namespace {
 
-jobs::DecayProfile profile(const config::DecayProfileConfig& c) {
-  jobs::DecayProfile p;
-  p.curve = jobs::parse_curve(c.curve).value_or(jobs::Curve::kExponential);
+model::DecayProfile profile(const config::DecayProfileConfig& c) {
+  model::DecayProfile p;
+  p.curve = model::parse_curve(c.curve).value_or(model::Curve::kExponential);
   p.half_life_s = c.half_life_s;
   p.min_salience = c.min_salience;
   p.max_age_s = c.max_age_s;
   p.reinforcement_gain = c.reinforcement_gain;
   p.deletion_policy =
-      jobs::parse_deletion_policy(c.deletion_policy).value_or(jobs::DeletionPolicy::kManualOnly);
+      model::parse_deletion_policy(c.deletion_policy).value_or(model::DeletionPolicy::kManualOnly);
   return p;
 }
 
@@ -52,7 +52,7 @@ store::DatabaseOptions jobs_database_options(const config::Config& config,
   return {path, durable_events ? config.jobs.synchronous : store, config.store.busy_timeout_ms};
 }
 
-jobs::VitalityParams vitality_params(const config::DecayConfig& decay) {
+model::VitalityParams vitality_params(const config::DecayConfig& decay) {
   return {decay.decaying_after_days, decay.dormant_after_days, decay.decaying_loss_per_week,
           decay.dormant_loss_per_week, decay.min_confidence_share};
 }

@@ -30,7 +30,7 @@ store::WriterOptions writer_options(const config::Config& config, const std::str
 store::DatabaseOptions jobs_database_options(const config::Config& config, const std::string& path);
 
 /// `decay.*_after_days` and `decay.*_loss_per_week`.
-jobs::VitalityParams vitality_params(const config::DecayConfig& decay);
+model::VitalityParams vitality_params(const config::DecayConfig& decay);
 
 /// `consolidation.*` (and the vitality thresholds used for phase promotion).
 jobs::ConsolidationParams consolidation_params(const config::Config& config);

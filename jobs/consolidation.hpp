@@ -15,7 +15,7 @@
 //    stream_weight_threshold, or with one commit, gets the proposal stream
 //    "proposal:<namespace>:<target>" ("Hypothesis for <target>"), whose evidence is every
 //    weighted event of the target. Its metrics, confidence, removal cost, utility, phase and
-//    acceptance come from jobs/formulas.hpp, from exact running sums of its evidence times
+//    acceptance come from model/formulas.hpp, from exact running sums of its evidence times
 //    (table consolidation_streams; O(log n) per evidence event). Promotion and acceptance are
 //    decided after every evidence event, in seq order, at the run's clock, and never revoked
 //    (docs/JOBS.md "Evaluation rule"); a chunk ends early when ingest waits at the write gate.
@@ -45,10 +45,13 @@
 
 #include <cstdint>
 
-#include "jobs/formulas.hpp"
 #include "jobs/job.hpp"
+#include "model/formulas.hpp"
 
 namespace reflectd::jobs {
+
+// The jobs compute in the memory model's terms (model/formulas.hpp: phases, vitality, salience).
+using namespace model;  // NOLINT(google-build-using-namespace)
 
 struct ConsolidationParams {
   std::int64_t gap_us = 30LL * 60 * 1'000'000;

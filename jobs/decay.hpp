@@ -5,7 +5,7 @@
 // - knowledge: vitality = rd_vitality(last evidence or use, now) and confidence =
 //   rd_confidence(confidence at the last evidence, ...), one UPDATE; every vitality change
 //   gets an audit row (action decay) with the previous state, in the same transaction.
-// - events: rows whose stored archive time (jobs::archive_at_us, fixed at write time from the
+// - events: rows whose stored archive time (model::archive_at_us, fixed at write time from the
 //   resolved decay profile) has passed become `archived` (kept on disk, excluded from jobs),
 //   with an audit row each. manual_only and never policies have no archive time.
 // - entity edges (jobs/entities.hpp): not rewritten. An edge's strength at any time is
@@ -20,10 +20,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "jobs/formulas.hpp"
 #include "jobs/job.hpp"
+#include "model/formulas.hpp"
 
 namespace reflectd::jobs {
+
+// The jobs compute in the memory model's terms (model/formulas.hpp: phases, vitality, salience).
+using namespace model;  // NOLINT(google-build-using-namespace)
 
 /// Runs one sweep at ctx.clock's now. Returns seed 003 MemifyResult (facts_scored,
 /// facts_marked_stale, edges_reinforced, merges_executed) plus events_archived,

@@ -14,10 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "jobs/formulas.hpp"
 #include "jobs/job.hpp"
+#include "model/formulas.hpp"
 
 namespace reflectd::jobs {
+
+// The jobs compute in the memory model's terms (model/formulas.hpp: phases, vitality, salience).
+using namespace model;  // NOLINT(google-build-using-namespace)
 
 /// Value of meta.model for every medallion reflectd writes.
 inline constexpr const char* kMedallionModel = "reflectd-extractive/1";

@@ -55,7 +55,7 @@ json change_event_state(SQLite::Database& db, const std::vector<SelectedEvent>& 
         rationale = "unpinned: salience decays again from now";
         break;
     }
-    const auto archive_at = jobs::archive_at_us(base, now_us, event->received_us, event->profile);
+    const auto archive_at = model::archive_at_us(base, now_us, event->received_us, event->profile);
     update.reset();
     update.bind(1, static_cast<std::int64_t>(event->seq));
     update.bind(2, status);

@@ -109,7 +109,7 @@ json revise_event(SQLite::Database& db, const Revision& revision, const WriteSco
   }
 
   const auto lifecycle = store::read_event_lifecycle(db, old.id);
-  const auto archive_at = jobs::archive_at_us(1.0, now_us, now_us, lifecycle->profile);
+  const auto archive_at = model::archive_at_us(1.0, now_us, now_us, lifecycle->profile);
   SQLite::Statement insert(db, kInsertRevision);
   insert.bind(1, old.seq);
   insert.bind(2, new_id);

@@ -29,7 +29,7 @@ struct EventRow {
   std::int64_t ts_us = 0;
   bool redacted = false;       ///< One level above the caller's clearance: content replaced.
   bool revised = false;        ///< Superseded by a revision (memory_ops/revise.hpp).
-  double salience = 0;         ///< Salience now (seed 002 curves, jobs::salience_at).
+  double salience = 0;         ///< Salience now (seed 002 curves, model::salience_at).
   double vitality_factor = 1;  ///< 1 / 0.75 / 0.5 for active / decaying / dormant knowledge.
   std::string content;
 };

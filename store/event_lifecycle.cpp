@@ -3,7 +3,7 @@
 namespace reflectd::store {
 
 double StoredEventLifecycle::salience_at(std::int64_t now_us) const {
-  return jobs::salience_at(salience_base, salience_ref_us, received_us, profile, now_us)
+  return model::salience_at(salience_base, salience_ref_us, received_us, profile, now_us)
       .value_or(profile.min_salience);
 }
 
@@ -23,14 +23,14 @@ std::optional<StoredEventLifecycle> read_event_lifecycle(SQLite::Database& db,
   e.received_us = row.getColumn(5).getInt64();
   e.salience_ref_us = row.getColumn(4).getInt64();
   e.profile.curve =
-      jobs::parse_curve(row.getColumn(6).getString()).value_or(jobs::Curve::kExponential);
+      model::parse_curve(row.getColumn(6).getString()).value_or(model::Curve::kExponential);
   e.profile.half_life_s = row.getColumn(7).getInt64();
   e.profile.min_salience = row.getColumn(8).getDouble();
   e.profile.max_age_s = row.getColumn(9).getInt64();
   e.profile.reinforcement_gain = row.getColumn(10).getDouble();
   e.profile.pinned = row.getColumn(11).getInt() != 0;
-  e.profile.deletion_policy = jobs::parse_deletion_policy(row.getColumn(12).getString())
-                                  .value_or(jobs::DeletionPolicy::kManualOnly);
+  e.profile.deletion_policy = model::parse_deletion_policy(row.getColumn(12).getString())
+                                  .value_or(model::DeletionPolicy::kManualOnly);
   return e;
 }
 

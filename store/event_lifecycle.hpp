@@ -11,19 +11,19 @@
 #include <optional>
 #include <string>
 
-#include "jobs/formulas.hpp"
+#include "model/formulas.hpp"
 
 namespace reflectd::store {
 
 struct StoredEventLifecycle {
   std::int64_t seq = 0;
-  std::string status;          ///< active|archived.
-  jobs::DecayProfile profile;  ///< As stored at write time (store/lifecycle.hpp).
-  double salience_base = 1.0;  ///< Salience at salience_ref_us, [0,1].
+  std::string status;           ///< active|archived.
+  model::DecayProfile profile;  ///< As stored at write time (store/lifecycle.hpp).
+  double salience_base = 1.0;   ///< Salience at salience_ref_us, [0,1].
   std::int64_t salience_ref_us = 0;
   std::int64_t received_us = 0;
   std::int64_t hit_count = 0;
-  /// Salience at `now_us` (jobs::salience_at; the profile's floor when it has none).
+  /// Salience at `now_us` (model::salience_at; the profile's floor when it has none).
   double salience_at(std::int64_t now_us) const;
 };
 

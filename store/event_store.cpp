@@ -155,13 +155,13 @@ InsertOutcome EventStore::insert(const EventRecord& e, const ResolvedLifecycle& 
   s.bind(29, static_cast<std::int64_t>(e.schema_version));
   s.bind(30, l.base);
   s.bind(31, static_cast<std::int64_t>(l.ref_us));
-  s.bind(32, jobs::to_string(l.profile.curve));
+  s.bind(32, model::to_string(l.profile.curve));
   s.bind(33, static_cast<std::int64_t>(l.profile.half_life_s));
   s.bind(34, l.profile.min_salience);
   s.bind(35, static_cast<std::int64_t>(l.profile.max_age_s));
   s.bind(36, l.profile.reinforcement_gain);
   s.bind(37, l.profile.pinned ? 1 : 0);
-  s.bind(38, jobs::to_string(l.profile.deletion_policy));
+  s.bind(38, model::to_string(l.profile.deletion_policy));
   if (l.archive_at) {
     s.bind(39, static_cast<std::int64_t>(*l.archive_at));
   } else {

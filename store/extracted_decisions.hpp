@@ -5,7 +5,7 @@
 //
 // Lifecycle (docs/JOBS.md "Decisions from the events"):
 //   - A later decision of the namespace answering the same problem (equal problem_signature
-//     as the caller computes it: jobs/formulas.hpp problem_signature() of a "Problem:" line,
+//     as the caller computes it: model/formulas.hpp problem_signature() of a "Problem:" line,
 //     "task: <task>" for a trajectory) supersedes the earlier one: the earlier row becomes
 //     `superseded` with superseded_by, the later lists it in `supersedes`. Nothing is deleted.
 //   - A revert commit (`Revert "<subject>"`) falsifies the active decisions whose source

@@ -7,24 +7,24 @@
 #include <cstdint>
 #include <optional>
 
-#include "jobs/formulas.hpp"
+#include "model/formulas.hpp"
 #include "store/event.hpp"
 
 namespace reflectd::store {
 
 /// Configured profiles per storage class.
 struct DecayProfiles {
-  jobs::DecayProfile episodic;
-  jobs::DecayProfile semantic;
+  model::DecayProfile episodic;
+  model::DecayProfile semantic;
 };
 
 /// What is stored for an event's salience.
 struct ResolvedLifecycle {
-  jobs::DecayProfile profile;
+  model::DecayProfile profile;
   double base = 1.0;                       ///< Salience at ref_us: the event's `salience`
                                            ///< when given, else 1.0 (seed 002 initial value).
   std::int64_t ref_us = 0;                 ///< Last reinforcement: when the daemon received it.
-  std::optional<std::int64_t> archive_at;  ///< jobs::archive_at_us().
+  std::optional<std::int64_t> archive_at;  ///< model::archive_at_us().
 };
 
 /// Pure; thread-safe.

@@ -17,7 +17,7 @@ double hits_term(std::int64_t hits) {
 
 std::string reinforce_knowledge(SQLite::Database& db, const std::string& id, bool useful,
                                 const std::string& actor, std::int64_t now,
-                                const jobs::DecayProfile& profile) {
+                                const model::DecayProfile& profile) {
   SQLite::Statement row(db,
                         "SELECT hit_count, salience_base, salience_ref_us, first_seen_us, "
                         "confidence_base, json_object('hit_count', hit_count, 'salience_base', "
@@ -27,14 +27,14 @@ std::string reinforce_knowledge(SQLite::Database& db, const std::string& id, boo
   if (!row.executeStep()) return {};
   const std::int64_t hits = row.getColumn(0).getInt64();
   const double current =
-      jobs::salience_at(row.getColumn(1).getDouble(), row.getColumn(2).getInt64(),
-                        row.getColumn(3).getInt64(), profile, now)
+      model::salience_at(row.getColumn(1).getDouble(), row.getColumn(2).getInt64(),
+                         row.getColumn(3).getInt64(), profile, now)
           .value_or(profile.min_salience);
   const double base = row.getColumn(4).getDouble();
   const std::string previous = row.getColumn(5).getString();
   nlohmann::json out = {{"record_type", "knowledge"}, {"id", id}};
   if (useful) {
-    const double salience = jobs::reinforce(current, profile.reinforcement_gain);
+    const double salience = model::reinforce(current, profile.reinforcement_gain);
     const double confidence = std::clamp(base - hits_term(hits) + hits_term(hits + 1), 0.0, 1.0);
     SQLite::Statement update(db,
                              "UPDATE knowledge SET hit_count = hit_count + 1, last_hit_us = ?2, "
@@ -53,7 +53,7 @@ std::string reinforce_knowledge(SQLite::Database& db, const std::string& id, boo
                 {"confidence", confidence}});
   } else {
     const double salience =
-        *jobs::penalize(current, profile.reinforcement_gain, profile.min_salience);
+        *model::penalize(current, profile.reinforcement_gain, profile.min_salience);
     SQLite::Statement update(db,
                              "UPDATE knowledge SET salience_base = ?3, salience_ref_us = ?2, "
                              "updated_us = ?2 WHERE decision_id = ?1");
@@ -71,7 +71,7 @@ std::string reinforce_event(SQLite::Database& db, const std::string& id, bool us
                             const std::string& actor, std::int64_t now) {
   const auto event = read_event_lifecycle(db, id);
   if (!event) return {};
-  const jobs::DecayProfile& profile = event->profile;
+  const model::DecayProfile& profile = event->profile;
   const std::int64_t hits = event->hit_count;
   const std::int64_t received = event->received_us;
   const double current = event->salience_at(now);
@@ -80,9 +80,9 @@ std::string reinforce_event(SQLite::Database& db, const std::string& id, bool us
       {"salience_base", event->salience_base},
       {"status", event->status}}.dump();
   const double salience =
-      useful ? jobs::reinforce(current, profile.reinforcement_gain)
-             : *jobs::penalize(current, profile.reinforcement_gain, profile.min_salience);
-  const auto archive_at = jobs::archive_at_us(salience, now, received, profile);
+      useful ? model::reinforce(current, profile.reinforcement_gain)
+             : *model::penalize(current, profile.reinforcement_gain, profile.min_salience);
+  const auto archive_at = model::archive_at_us(salience, now, received, profile);
   SQLite::Statement update(db,
                            "UPDATE events SET hit_count = hit_count + ?2, last_hit_us = CASE WHEN "
                            "?2 = 1 THEN ?3 ELSE last_hit_us END, salience_base = ?4, "

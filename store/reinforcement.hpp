@@ -3,7 +3,7 @@
 // hit_count, sets the last hit time, reinforces salience (seed 002: min(1, s(now) + gain),
 // reference time = now) and reactivates a knowledge row (seed 000 vitality: a use makes it
 // ACTIVE; its confidence gains the hits term 0.2 * min(1, ln(1 + hits) / 2.3) of
-// jobs::confidence() for the new hit count). "misleading" applies the seed 002 penalty
+// model::confidence() for the new hit count). "misleading" applies the seed 002 penalty
 // max(floor, s(now) - gain) instead. Both write an audit row with the previous state.
 //
 // Runs on the writer thread (WriteRequest::apply). Errors: std::invalid_argument when no

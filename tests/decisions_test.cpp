@@ -178,7 +178,7 @@ TEST_CASE("decisions job: supersession by problem, revert, rerun, decay keeps co
   stored[4] = merge.dump();
   REQUIRE(test::load_lines(path, stored, clock) == 5);
   auto db = store::open_database({path, "normal", 5000}, store::Access::kWriter);
-  const jobs::VitalityParams vitality = daemon::vitality_params(config::defaults().decay);
+  const model::VitalityParams vitality = daemon::vitality_params(config::defaults().decay);
   jobs::register_sql_functions(db, vitality);  // keeps a pointer to `vitality`
 
   const json first = run(db, clock);
@@ -247,7 +247,7 @@ TEST_CASE("open questions: a question asked and not answered, across chunks and 
                said("a2", "bot", "prompt", "e2", "2024-06-02T10:01:00Z", "Yes, since 09:40.")},
               clock) == 3);
   auto db = store::open_database({path, "normal", 5000}, store::Access::kWriter);
-  const jobs::VitalityParams vitality = daemon::vitality_params(config::defaults().decay);
+  const model::VitalityParams vitality = daemon::vitality_params(config::defaults().decay);
   jobs::register_sql_functions(db, vitality);
   run(db, clock);
   std::atomic<bool> stopping{false};

@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/utf8.hpp"
-#include "jobs/formulas.hpp"
+#include "model/formulas.hpp"
 
-using namespace reflectd::jobs;
+using namespace reflectd::model;
 
 namespace {
 constexpr std::int64_t kSecond = 1'000'000;

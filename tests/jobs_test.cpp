@@ -228,7 +228,7 @@ TEST_CASE("consolidation on the real streams") {
                                "'proposal:libzmq:src' ORDER BY ts_us, event_seq");
     while (evidence.executeStep()) dates.push_back(evidence.getColumn(0).getInt64());
     const auto m =
-        jobs::compute_metrics(dates, {}, jobs::Phase::kEmergent, jobs::Scope::kLocal, kNow, {});
+        model::compute_metrics(dates, {}, model::Phase::kEmergent, model::Scope::kLocal, kNow, {});
     CHECK(
         db.execAndGet("SELECT confidence FROM knowledge WHERE decision_id = 'proposal:libzmq:src'")
             .getDouble() == m.confidence);
@@ -863,7 +863,7 @@ TEST_CASE("decay sweeps are closed-form: many sweeps equal one") {
   const std::int64_t last =
       db_a.execAndGet("SELECT last_seen_us FROM knowledge ORDER BY decision_id LIMIT 1").getInt64();
   CHECK(db_a.execAndGet("SELECT confidence FROM knowledge ORDER BY decision_id LIMIT 1")
-            .getDouble() == jobs::decayed_confidence(base, last, kNow + 45 * kDay, vitality));
+            .getDouble() == model::decayed_confidence(base, last, kNow + 45 * kDay, vitality));
   // Read long after the history ended, nothing superseded them: every decision keeps its
   // confidence at the floor, decay.min_confidence_share (0.8) of its confidence at the last
   // evidence, not the seed's 0 (issue 34 §3).

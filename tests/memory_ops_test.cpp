@@ -57,7 +57,7 @@ void run_every_job(SQLite::Database& db, std::int64_t now) {
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
   const config::Config cfg = config::defaults();
   jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}};
-  const jobs::VitalityParams vitality = daemon::vitality_params(cfg.decay);
+  const model::VitalityParams vitality = daemon::vitality_params(cfg.decay);
   jobs::register_sql_functions(db, vitality);
   jobs::run_clustering(ctx, daemon::cluster_params(cfg));
   jobs::run_consolidation(ctx, daemon::consolidation_params(cfg));

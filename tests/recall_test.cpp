@@ -171,7 +171,7 @@ struct Corpus {
 
 struct Reader {
   SQLite::Database db;
-  jobs::VitalityParams vitality = daemon::vitality_params(config::defaults().decay);
+  model::VitalityParams vitality = daemon::vitality_params(config::defaults().decay);
   recall::Recaller recaller;
   explicit Reader(const std::string& path)
       : db(store::open_database({path, "normal", 5000}, store::Access::kReader)),

@@ -1,4 +1,4 @@
-#include "jobs/formulas.hpp"
+#include "model/formulas.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace reflectd::jobs {
+namespace reflectd::model {
 namespace {
 
 double clamp01(double x) { return std::isnan(x) ? 0.0 : std::clamp(x, 0.0, 1.0); }
@@ -464,4 +464,4 @@ std::string_view conventional_commit_scope(std::string_view line) {
   return line.substr(open, close - open);
 }
 
-}  // namespace reflectd::jobs
+}  // namespace reflectd::model

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace reflectd::jobs {
+namespace reflectd::model {
 
 inline constexpr double kUsPerDay = 86'400'000'000.0;
 inline constexpr double kUsPerSecond = 1'000'000.0;
@@ -205,4 +205,4 @@ std::string problem_signature(std::string_view text);
 /// because the regex cost ~5% of the consolidate job (docs/PERFORMANCE.md item 31). Pure.
 std::string_view conventional_commit_scope(std::string_view line);
 
-}  // namespace reflectd::jobs
+}  // namespace reflectd::model
