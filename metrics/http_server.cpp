@@ -54,8 +54,15 @@ std::pair<std::string, std::string> split_address(const std::string& address) {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const std::function<std::string()>& render)
-      : stream_(std::move(socket)), render_(render) {}
+  /// `open` counts the sessions alive; it must outlive every session (HttpServer::Impl
+  /// declares it before the io_context whose destruction destroys the last ones).
+  Session(tcp::socket socket, const std::function<std::string()>& render, std::size_t& open)
+      : stream_(std::move(socket)), render_(render), open_(open) {
+    ++open_;
+  }
+  ~Session() { --open_; }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   void start() { read(); }
 
@@ -137,23 +144,49 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::empty_body>> parser_;
   http::response<http::string_body> response_;
   const std::function<std::string()>& render_;
+  std::size_t& open_;
 };
+
+// Answers a connection over the limit without a session: a fixed 503 written without waiting
+// (a fresh socket's send buffer takes it; a client that does not read loses it), then closed.
+void refuse(tcp::socket socket) {
+  static constexpr std::string_view kBusy =
+      "HTTP/1.1 503 Service Unavailable\r\nServer: reflectd\r\nContent-Type: text/plain; "
+      "charset=utf-8\r\nContent-Length: 33\r\nConnection: close\r\n\r\n"
+      "too many connections to /metrics\n";
+  beast::error_code ignored;
+  socket.non_blocking(true, ignored);
+  socket.write_some(asio::buffer(kBusy.data(), kBusy.size()), ignored);
+  socket.shutdown(tcp::socket::shutdown_send, ignored);
+  socket.close(ignored);
+}
 
 }  // namespace
 
 struct HttpServer::Impl {
+  std::size_t open_sessions = 0;  // before `io`: sessions destroyed with it still count down
+  std::size_t max_connections = 0;
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
   std::function<std::string()> render;
   std::string bound;
   std::thread thread;
   bool stopped = false;
+  bool refused_logged = false;  // one warning per stretch at the limit, not one per connection
 
   void accept() {
     acceptor.async_accept([this](beast::error_code error, tcp::socket socket) {
       if (error == asio::error::operation_aborted) return;
-      if (!error) {
-        std::make_shared<Session>(std::move(socket), render)->start();
+      if (!error && open_sessions >= max_connections) {
+        if (!refused_logged) {
+          spdlog::warn("metrics: {} connections open, the limit: refusing more with 503",
+                       max_connections);
+          refused_logged = true;
+        }
+        refuse(std::move(socket));
+      } else if (!error) {
+        refused_logged = false;
+        std::make_shared<Session>(std::move(socket), render, open_sessions)->start();
       } else {
         spdlog::warn("metrics: accept failed: {}", error.message());
       }
@@ -162,9 +195,12 @@ struct HttpServer::Impl {
   }
 };
 
-HttpServer::HttpServer(const std::string& address, std::function<std::string()> render)
+HttpServer::HttpServer(const std::string& address, std::function<std::string()> render,
+                       std::size_t max_connections)
     : impl_(std::make_unique<Impl>()) {
+  if (max_connections == 0) throw std::invalid_argument("metrics: max_connections must be >= 1");
   impl_->render = std::move(render);
+  impl_->max_connections = max_connections;
   const auto [host, port] = split_address(address);
   beast::error_code error;
   tcp::resolver resolver(impl_->io);

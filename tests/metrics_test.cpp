@@ -4,10 +4,16 @@
 
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "common/histogram.hpp"
 #include "metrics/exposition.hpp"
+#include "metrics/http_server.hpp"
 #include "support/daemon_fixture.hpp"
 #include "support/process.hpp"
 
@@ -268,4 +274,81 @@ TEST_CASE("metrics_listen: a taken port or a malformed address fails at startup,
   auto quiet_control =
       test::make_client(context, zmq::socket_type::dealer, quiet.endpoints().control[0]);
   CHECK(test::control(quiet_control, {{"cmd", "status"}})["endpoints"]["metrics"] == "");
+}
+
+namespace {
+
+// A TCP connection to host:port that sends nothing until asked (an idle or hostile client).
+class RawConnection {
+ public:
+  explicit RawConnection(const std::string& address) {
+    const auto colon = address.rfind(':');
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
+    ::inet_pton(AF_INET, address.substr(0, colon).c_str(), &to.sin_addr);
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(::connect(fd_, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0);
+    const timeval timeout{20, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  void send(const std::string& bytes) const {
+    REQUIRE(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(bytes.size()));
+  }
+  /// Everything the server sends until it closes the connection (or 20 s pass).
+  std::string read_to_end() const {
+    std::string out;
+    std::array<char, 4096> buffer{};
+    for (;;) {
+      const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
+      if (n <= 0) return out;
+      out.append(buffer.data(), static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "metrics server: connections past the limit get 503 and are closed; others still served") {
+  metrics::HttpServer server(
+      "127.0.0.1:0", [] { return std::string("up 1\n"); }, 3);
+  const std::string address = server.bound_address();
+  const std::string get = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+  // Three idle connections fill the server; a request on one of them is still answered.
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 3; ++i) idle.push_back(std::make_unique<RawConnection>(address));
+  // The fourth is accepted after the three (one accept at a time, in order) and refused.
+  const RawConnection over(address);
+  const std::string refused = over.read_to_end();
+  CHECK(refused ==
+        "HTTP/1.1 503 Service Unavailable\r\nServer: reflectd\r\nContent-Type: text/plain; "
+        "charset=utf-8\r\nContent-Length: 33\r\nConnection: close\r\n\r\n"
+        "too many connections to /metrics\n");
+  idle[0]->send(get);
+  const std::string served = idle[0]->read_to_end();
+  CHECK_THAT(served, Catch::StartsWith("HTTP/1.1 200 OK") && Catch::EndsWith("up 1\n"));
+
+  // The answered connection closed (Connection: close), so a slot is free: a new client is
+  // served. The server notices the close asynchronously: retry until it has (bounded).
+  std::string next;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const RawConnection fresh(address);
+    fresh.send(get);
+    next = fresh.read_to_end();
+    if (next.rfind("HTTP/1.1 200", 0) == 0) break;
+  }
+  CHECK_THAT(next, Catch::StartsWith("HTTP/1.1 200 OK"));
+  CHECK_THROWS_WITH(metrics::HttpServer(
+                        "127.0.0.1:0", [] { return std::string(); }, 0),
+                    "metrics: max_connections must be >= 1");
 }
