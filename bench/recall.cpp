@@ -113,6 +113,7 @@ void run_jobs(const std::string& path, const Clock& clock) {
 
 struct Scores {
   double r5 = 0, r10 = 0, ndcg10 = 0;
+  double r_deep = 0;  // recall at --dump-depth (the whole ranked list)
   int n = 0;
   void add(const std::vector<std::string>& ranked, const std::vector<std::string>& evidence) {
     const std::set<std::string> gold(evidence.begin(), evidence.end());
@@ -131,6 +132,7 @@ struct Scores {
     }
     r5 += recall_at(5);
     r10 += recall_at(10);
+    r_deep += recall_at(ranked.size());
     ndcg10 += ideal > 0 ? dcg / ideal : 0;
     ++n;
   }
@@ -270,8 +272,12 @@ int run(int argc, char** argv) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
     std::vector<std::string> ranked;
+    std::vector<double> scores;
     if (auto* found = std::get_if<recall::RecallResponse>(&answer)) {
-      for (const auto& hit : found->results) ranked.push_back(hit.id);
+      for (const auto& hit : found->results) {
+        ranked.push_back(hit.id);
+        scores.push_back(hit.score);
+      }
     }
     ours[category].add(ranked, evidence);
     ours["all"].add(ranked, evidence);
@@ -308,9 +314,9 @@ int run(int argc, char** argv) {
       if (dump_out && budget == 1000 && context != nullptr) contexts = context->context_text;
     }
     if (dump_out) {
-      dump_out << json{{"id", q["id"]},         {"question", q["question"]}, {"category", category},
-                       {"evidence", evidence},  {"ranked", ranked},          {"baseline", base},
-                       {"answer", q["answer"]}, {"context", contexts}}
+      dump_out << json{{"id", q["id"]},        {"question", q["question"]}, {"category", category},
+                       {"evidence", evidence}, {"ranked", ranked},          {"scores", scores},
+                       {"baseline", base},     {"answer", q["answer"]},     {"context", contexts}}
                       .dump()
                << "\n";
     }
@@ -332,6 +338,15 @@ int run(int argc, char** argv) {
                 cell(s.mean(s.r5), b.mean(b.r5)).c_str(),
                 cell(s.mean(s.r10), b.mean(b.r10)).c_str(),
                 cell(s.mean(s.ndcg10), b.mean(b.ndcg10)).c_str());
+  }
+  if (!dump.empty() && dump_depth > 10) {
+    // How much evidence the pipeline ranks at all within the deeper cut: the ceiling of any
+    // re-ranking of these candidates.
+    std::printf("evidence recall@%d:", dump_depth);
+    for (const auto& [category, s] : ours) {
+      std::printf(" %s %.3f", category.c_str(), s.mean(s.r_deep));
+    }
+    std::printf("\n");
   }
   for (const int budget : kContextBudgets) {
     const auto& [sum, n] = context_recall[budget];
