@@ -86,10 +86,13 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <csignal>
@@ -548,6 +551,24 @@ ModeResult run_push(const Corpus& corpus, const Options& options, const fs::path
   return result;
 }
 
+// A loopback TCP port free at the time of the call (the kernel's choice for port 0), as
+// tests/support/nats_cluster.hpp picks them.
+int free_tcp_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("socket() failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot find a free port");
+  }
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
 // A nats-server child process with JetStream in `dir`, on a free loopback port; killed (and
 // reaped) when destroyed.
 class NatsServer {
@@ -557,7 +578,7 @@ class NatsServer {
   NatsServer(const fs::path& dir, const std::string& name) {
     const char* binary = ::access("/usr/sbin/nats-server", X_OK) == 0 ? "/usr/sbin/nats-server"
                                                                       : "/usr/bin/nats-server";
-    port_ = 14000 + static_cast<int>(::getpid() % 20000);
+    port_ = free_tcp_port();
     const std::string conf = (dir / (name + "-nats.conf")).string();
     std::ofstream(conf) << "listen: 127.0.0.1:" << port_ << "\njetstream { store_dir: \""
                         << (dir / (name + "-nats-store")).string() << "\" }\n";
