@@ -192,11 +192,13 @@ const std::array kKeys{
           "limit (SIGHUP) or deleting data resumes writing.",
           +[](Config& c) -> std::int64_t& { return c.store.max_pages; }},
   KeySpec{"store.fts_batch_events", KT::kInteger, "2000", 1, 1000000, "", true, "events",
-          "Most events added to the full-text index (search) in one transaction. The index is "
-          "kept off the acknowledgement path: the writer indexes whenever its queue has run "
-          "dry, so under light load an event is searchable once acknowledged, and under "
-          "overload search trails by the lag that `search` and `status` report. Larger "
-          "batches catch up faster; smaller ones delay an event that arrives meanwhile less.",
+          "Most events added to the full-text index (search) in one index-only transaction. "
+          "The index is kept off the acknowledgement path: a transaction that acknowledges "
+          "events indexes only as many as it stored (so under light load an event is "
+          "searchable once acknowledged), and a backlog is indexed while the writer's queue "
+          "is empty, 100 events at a time, stopping when a request arrives; under overload "
+          "search trails by the lag that `search` and `status` report. Larger batches catch "
+          "up with fewer commits.",
           +[](Config& c) -> std::int64_t& { return c.store.fts_batch_events; }},
   KeySpec{"store.cache_mib", KT::kInteger, "64", 2, 65536, "", false, "MiB",
           "Page cache of the writer connection (PRAGMA cache_size). The uid and namespace "

@@ -249,7 +249,18 @@ EventResult Writer::write_entry(const EventEntry& entry, const WriteRequest& req
 void Writer::index_step(std::int64_t limit) {
   db_.exec("SAVEPOINT fts");
   try {
-    const std::int64_t indexed = fts_.index_pending(limit);
+    std::int64_t indexed = 0;
+    while (indexed < limit) {
+      const std::int64_t chunk = std::min(kIndexChunkEvents, limit - indexed);
+      const std::int64_t done = fts_.index_pending(chunk);
+      indexed += done;
+      if (done < chunk) break;  // nothing left above the watermark
+      {
+        // A request waiting for this transaction to end would wait for the whole batch.
+        const std::lock_guard lock(mutex_);
+        if (!queue_.empty()) break;
+      }
+    }
     db_.exec("RELEASE fts");
     if (indexed == 0) {
       last_seq_ = txn_fts_seq_;  // what looked pending was rolled back
@@ -417,7 +428,13 @@ void Writer::commit_group() {
       dry = queue_.empty();
     }
     // Only when nothing waits: under overload the index must not slow acknowledgements.
-    if (dry && fts_pending()) index_step(fts_batch_events_.load());
+    // A group that carries acknowledgements indexes as many events as it stored: with no
+    // backlog, its own (searchable when acknowledged); with one, the backlog is caught up by
+    // index-only transactions between requests instead of inside their acknowledgements.
+    if (dry && fts_pending()) {
+      index_step(taken.empty() ? fts_batch_events_.load()
+                               : std::max<std::int64_t>(1, static_cast<std::int64_t>(events)));
+    }
     const std::int64_t commit_start_us = clock_.monotonic_us();
     transaction.commit();
     stats_.commit_duration.observe_us(clock_.monotonic_us() - commit_start_us);
