@@ -321,11 +321,12 @@ TEST_CASE(
     "metrics server: connections past the limit get 503 and are closed; others still served") {
   metrics::HttpServer server(
       "127.0.0.1:0", [] { return std::string("up 1\n"); }, 3);
-  const std::string address = server.bound_address();
+  const std::string& address = server.bound_address();
   const std::string get = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 
   // Three idle connections fill the server; a request on one of them is still answered.
   std::vector<std::unique_ptr<RawConnection>> idle;
+  idle.reserve(3);
   for (int i = 0; i < 3; ++i) idle.push_back(std::make_unique<RawConnection>(address));
   // The fourth is accepted after the three (one accept at a time, in order) and refused.
   const RawConnection over(address);
