@@ -432,8 +432,10 @@ void Writer::commit_group() {
     // backlog, its own (searchable when acknowledged); with one, the backlog is caught up by
     // index-only transactions between requests instead of inside their acknowledgements.
     if (dry && fts_pending()) {
-      index_step(taken.empty() ? fts_batch_events_.load()
-                               : std::max<std::int64_t>(1, static_cast<std::int64_t>(events)));
+      const std::int64_t batch = fts_batch_events_.load();
+      index_step(taken.empty()
+                     ? batch
+                     : std::clamp<std::int64_t>(static_cast<std::int64_t>(events), 1, batch));
     }
     const std::int64_t commit_start_us = clock_.monotonic_us();
     transaction.commit();

@@ -19,6 +19,7 @@
 #include "store/fts_index.hpp"
 #include "store/sqlite_library.hpp"
 #include "store/vacuum.hpp"
+#include "store/write_gate.hpp"
 #include "store/writer.hpp"
 #include "support/earlier_database.hpp"
 #include "support/temp_dir.hpp"
@@ -898,6 +899,58 @@ TEST_CASE("the writer indexes when its queue runs dry and catches up in batches"
   CHECK(writer.stats().fts_indexed == 6);
   CHECK(matches(reader, "epsilon").size() == 5);
   CHECK(store::read_fts_lag(reader).lag_events == 0);
+}
+
+TEST_CASE("a search-index backlog is not indexed inside the transaction that acknowledges") {
+  test::TempDir dir;
+  const store::DatabaseOptions database{dir.file("b.db"), "full", 1000};
+  constexpr int kBacklog = 3000;
+  {
+    // Stored but never indexed, as after a burst the indexer has not caught up with.
+    auto db = store::open_database(database, store::Access::kWriter);
+    store::EventStore events(db);
+    const store::DecayProfiles profiles;
+    SQLite::Transaction transaction(db);
+    for (int i = 1; i <= kBacklog; ++i) {
+      const auto e = event("old" + std::to_string(i), "backlog zeta");
+      REQUIRE(events.insert(e, store::resolve_lifecycle(e, profiles)).seq == i);
+    }
+    transaction.commit();
+  }
+  // A job holds the write lock, so the writer's first transaction (it would have been an
+  // index-only one) waits until the request below is queued and then carries it.
+  store::WriteGate gate(1, 1000);
+  REQUIRE(gate.job_enter([] { return false; }));
+  FakeClock clock;
+  store::WriterOptions options;
+  options.database = database;
+  options.fts_batch_events = 10000;
+  options.commit_pipelining = false;  // completions run on the writer thread, right after COMMIT
+  options.gate = &gate;
+  store::Writer writer(options, clock);
+  // What the writer had indexed when it answered, and its storage error (checked here: Catch2
+  // assertions belong on the test's thread).
+  std::promise<std::pair<std::int64_t, std::string>> at_ack;
+  store::WriteRequest request;
+  request.entries.push_back(entry("new", "fresh zeta"));
+  request.on_done = [&](store::WriteResult&& result) {
+    at_ack.set_value({writer.stats().fts_indexed_seq.load(), result.storage_error});
+  };
+  REQUIRE(writer.submit(std::move(request)));
+  gate.job_exit(false);
+  const auto [indexed, storage_error] = at_ack.get_future().get();
+  CHECK(storage_error.empty());
+  // One event stored, so one event indexed: the oldest of the backlog, not 3,000 of them.
+  CHECK(indexed == 1);
+  // The backlog and the new event are indexed afterwards by index-only transactions.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (writer.stats().fts_indexed_seq < kBacklog + 1 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(writer.stats().fts_indexed_seq == kBacklog + 1);
+  auto reader = store::open_database(database, store::Access::kReader);
+  CHECK(matches(reader, "zeta").size() == kBacklog + 1);
 }
 
 TEST_CASE("SQLite's memory statistics: off before the first connection, refused after") {
