@@ -118,6 +118,7 @@
 #include "bus/event_decoder.hpp"
 #include "bus/nats_client.hpp"
 #include "common/clock.hpp"
+#include "common/free_tcp_port.hpp"
 #include "common/guarded_main.hpp"
 #include "common/heap.hpp"
 #include "config/config.hpp"
@@ -549,24 +550,6 @@ ModeResult run_push(const Corpus& corpus, const Options& options, const fs::path
   result.stored = count_rows(cfg.store.path, cfg);
   remove_database(cfg.store.path);
   return result;
-}
-
-// A loopback TCP port free at the time of the call (the kernel's choice for port 0), as
-// tests/support/nats_cluster.hpp picks them.
-int free_tcp_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("socket() failed");
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot find a free port");
-  }
-  ::close(fd);
-  return ntohs(address.sin_port);
 }
 
 // A nats-server child process with JetStream in `dir`, on a free loopback port; killed (and

@@ -22,28 +22,13 @@
 #include <vector>
 
 #include "bus/nats_client.hpp"
+#include "common/free_tcp_port.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace reflectd::test {
 
-/// A loopback TCP port free at the time of the call (the kernel's choice for port 0).
-inline int free_tcp_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("socket() failed");
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot find a free port");
-  }
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+using reflectd::free_tcp_port;
 
 /// The nats-server executable (Debian installs it in /usr/sbin, outside a user's PATH).
 inline std::string nats_server_binary() {
