@@ -35,6 +35,7 @@
 #include "bench/locomo.hpp"
 #include "common/clock.hpp"
 #include "common/guarded_main.hpp"
+#include "common/timestamp.hpp"
 #include "config/config.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/facts.hpp"
@@ -49,8 +50,6 @@ using nlohmann::json;
 #ifndef REFLECTD_DATA_DIR
 #define REFLECTD_DATA_DIR "."
 #endif
-
-constexpr std::int64_t kDayUs = 86'400'000'000;
 
 struct StoredFact {
   std::string turn;  // the evidence event's id

@@ -113,8 +113,6 @@ bool contains_label(const std::string& text, const std::string& label) {
 
 namespace {
 
-constexpr std::int64_t kDayUs = 86'400'000'000;
-
 std::int64_t day_us(int y, unsigned m, unsigned d) {
   using namespace std::chrono;
   const sys_days days{year{y} / month{m} / day{d}};

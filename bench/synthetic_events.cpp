@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "bus/event_decoder.hpp"
+#include "common/timestamp.hpp"
 #include "config/config.hpp"
 #include "daemon/settings.hpp"
 #include "store/database.hpp"
@@ -20,7 +21,6 @@ using nlohmann::json;
 
 constexpr std::array<const char*, 2> kDataFiles = {"libzmq-commits.jsonl",
                                                    "swe-agent-trajectories.jsonl"};
-constexpr std::int64_t kDayUs = 86'400'000'000;
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 

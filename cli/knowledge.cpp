@@ -7,7 +7,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::size_t kIdWidth = 40;
 constexpr std::size_t kTargetWidth = 24;
 constexpr std::size_t kTitleWidth = 48;
 
@@ -19,7 +18,7 @@ json knowledge_request(const KnowledgeOptions& options) {
 }
 
 std::string format_knowledge_table(const json& reply) {
-  Table table({{"DECISION_ID", Align::kLeft, kIdWidth},
+  Table table({{"DECISION_ID", Align::kLeft, kIdColumnWidth},
                {"PHASE"},
                {"STATUS"},
                {"VITALITY"},

@@ -14,7 +14,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::size_t kIdWidth = 40;
 constexpr std::size_t kTextWidth = 64;
 
 std::string text_of(const json& value) {
@@ -28,7 +27,7 @@ std::string str(const json& object, const char* key) {
 }
 
 std::string format_list_table(const json& reply) {
-  Table table({{"ID", Align::kLeft, kIdWidth},
+  Table table({{"ID", Align::kLeft, kIdColumnWidth},
                {"STATUS"},
                {"UPDATED"},
                {"HIGH_LEVEL", Align::kLeft, kTextWidth}});

@@ -12,7 +12,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::size_t kIdWidth = 40;
 constexpr std::size_t kRationaleWidth = 60;
 
 std::string joined(const json& list) {
@@ -61,7 +60,7 @@ json forget_request(const ForgetOptions& o) {
 std::string format_forgotten(const json& reply) {
   const json result = reply.value("forgotten", json::object());
   if (result.value("dry_run", false)) {
-    Table table({{"ID", Align::kLeft, kIdWidth}, {"NAMESPACE"}, {"KIND"}, {"STATUS"}});
+    Table table({{"ID", Align::kLeft, kIdColumnWidth}, {"NAMESPACE"}, {"KIND"}, {"STATUS"}});
     const json events = result.value("events", json::array());
     for (const auto& e : events) {
       table.add({cell(e, "id"), cell(e, "namespace"), cell(e, "kind"), cell(e, "status")});
@@ -194,7 +193,7 @@ std::string format_audit_table(const json& reply) {
                {"ACTION"},
                {"ACTOR"},
                {"RECORD_TYPE"},
-               {"RECORD_ID", Align::kLeft, kIdWidth},
+               {"RECORD_ID", Align::kLeft, kIdColumnWidth},
                {"NAMESPACE"},
                {"RATIONALE", Align::kLeft, kRationaleWidth}});
   for (const auto& row : reply.value("audit", json::array())) {

@@ -7,7 +7,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::size_t kIdWidth = 40;
 constexpr std::size_t kPreviewWidth = 72;
 
 }  // namespace
@@ -24,7 +23,7 @@ std::string format_search_table(const json& reply) {
   Table table({{"SCORE", Align::kRight},
                {"KIND"},
                {"STATUS"},
-               {"ID", Align::kLeft, kIdWidth},
+               {"ID", Align::kLeft, kIdColumnWidth},
                {"PREVIEW", Align::kLeft, kPreviewWidth}});
   for (const json& row : reply.value("results", json::array())) {
     table.add({fixed(row, "score", 2), cell(row, "kind"), cell(row, "status"), cell(row, "id"),

@@ -16,6 +16,9 @@
 
 namespace reflectd::cli {
 
+/// The width of an id column (event, decision, record ids are at most this wide as shown).
+inline constexpr std::size_t kIdColumnWidth = 40;
+
 /// Number of code points in UTF-8 `text` (continuation bytes are not counted).
 std::size_t display_width(std::string_view text);
 

@@ -8,6 +8,9 @@
 
 namespace reflectd {
 
+/// One day in µs (86,400 s), the unit of the day-granular windows and offsets.
+inline constexpr std::int64_t kDayUs = 86'400'000'000;
+
 /// Parses an RFC 3339 date-time with a mandatory offset ("2009-07-29T12:07:54+02:00",
 /// "2024-12-01T09:00:00.123456Z"); fractions beyond microseconds are truncated.
 /// Returns µs since the Unix epoch (UTC), or nullopt when the text is not RFC 3339 or lies

@@ -46,7 +46,7 @@ constexpr std::size_t kLabelTerms = 5;
 constexpr std::size_t kCacheLimit = 200'000;
 
 // English stop words (the Snowball English list) plus commit-message boilerplate.
-const std::unordered_set<std::string_view>& stop_words() {
+const std::unordered_set<std::string_view>& cluster_stop_words() {
   static const std::unordered_set<std::string_view> words{
       "i",        "me",    "my",      "myself",   "we",         "our",     "ours",    "ourselves",
       "you",      "your",  "yours",   "yourself", "yourselves", "he",      "him",     "his",
@@ -141,7 +141,7 @@ std::string summary_of(std::string_view text) {
 // The text without commit trailer lines ("Signed-off-by: Name <mail>" and the like), which
 // say who, not what, and would group commits by author.
 std::string without_trailers(std::string_view text) {
-  static constexpr std::array<std::string_view, 7> kTrailers{
+  static constexpr std::array<std::string_view, 7> kCommitTrailers{
       "signed-off-by:", "co-authored-by:", "reviewed-by:",       "acked-by:",
       "reported-by:",   "tested-by:",      "(cherry picked from"};
   std::string out;
@@ -153,7 +153,7 @@ std::string without_trailers(std::string_view text) {
     const auto a = line.find_first_not_of(" \t");
     bool trailer = false;
     if (a != std::string_view::npos) {
-      for (const auto t : kTrailers) {
+      for (const auto t : kCommitTrailers) {
         if (line.size() - a >= t.size() &&
             std::equal(t.begin(), t.end(), line.begin() + static_cast<std::ptrdiff_t>(a),
                        [](char x, char y) {
@@ -1247,7 +1247,7 @@ void Tokenizer::scan(std::string_view text, const std::function<void(const std::
   bool has_digit = false;
   auto finish = [&] {
     if (code_points >= 2 && !all_digits && !(all_hex && has_digit && code_points >= 7) &&
-        token.size() <= 64 && !stop_words().contains(token)) {
+        token.size() <= 64 && !cluster_stop_words().contains(token)) {
       emit(token);
     }
     token.clear();
@@ -1306,6 +1306,8 @@ json run_clustering(JobContext& ctx, const ClusterParams& params) {
   return Clusterer(ctx, params).run();
 }
 
-bool Tokenizer::is_stop_word(std::string_view token) { return stop_words().contains(token); }
+bool Tokenizer::is_stop_word(std::string_view token) {
+  return cluster_stop_words().contains(token);
+}
 
 }  // namespace reflectd::jobs

@@ -133,7 +133,7 @@ class EntityKeys {
 };
 
 // A relationship as the constructor collects it for build().
-struct StoredEdge {
+struct CommunityEdge {
   std::int64_t a, b;
   std::size_t rank_a, rank_b;  // EntityKeys::rank()
   std::uint32_t type;          // rank of rel_type among the namespace's types
@@ -160,8 +160,8 @@ struct CommunityDetection::State {
   std::int64_t edge_half_life_s;
   std::int64_t graph_time_us;
   const CancelToken& cancel;
-  std::vector<StoredEdge> stored_edges;  // for build()
-  bool all_ranked = true;                // no edge reaches into another namespace
+  std::vector<CommunityEdge> stored_edges;  // for build()
+  bool all_ranked = true;                   // no edge reaches into another namespace
   // The graph (nodes, weights) from stored_edges: no database, on partition()'s thread.
   void build();
   std::vector<Node> nodes;  // empty: too few entities with edges (skipped)
@@ -183,7 +183,7 @@ CommunityDetection::CommunityDetection(
   // the clusters' entities are read as stored and sorted by these ranks (build()): the same
   // order as joining them with `entities` and sorting by key in SQL, without the two lookups
   // per row and the temporary B-tree over every edge.
-  std::vector<StoredEdge>& stored_edges = state_->stored_edges;
+  std::vector<CommunityEdge>& stored_edges = state_->stored_edges;
   bool& all_ranked = state_->all_ranked;
   std::vector<std::string> type_names;
   std::unordered_map<std::string, std::uint32_t> type_index;
@@ -226,14 +226,14 @@ void CommunityDetection::State::build() {
   // key, which the constructor looked up.
   if (all_ranked) {
     std::sort(stored_edges.begin(), stored_edges.end(),
-              [](const StoredEdge& x, const StoredEdge& y) {
+              [](const CommunityEdge& x, const CommunityEdge& y) {
                 if (x.rank_a != y.rank_a) return x.rank_a < y.rank_a;
                 if (x.rank_b != y.rank_b) return x.rank_b < y.rank_b;
                 return x.type < y.type;
               });
   } else {
     std::sort(stored_edges.begin(), stored_edges.end(),
-              [this](const StoredEdge& x, const StoredEdge& y) {
+              [this](const CommunityEdge& x, const CommunityEdge& y) {
                 if (x.a != y.a) return keys.less(x.a, y.a);
                 if (x.b != y.b) return keys.less(x.b, y.b);
                 return x.type < y.type;
@@ -255,7 +255,7 @@ void CommunityDetection::State::build() {
     linked.insert(e.a);
     linked.insert(e.b);
   }
-  std::vector<StoredEdge>().swap(stored_edges);
+  std::vector<CommunityEdge>().swap(stored_edges);
 
   for (const EntityKeys::Row& row : keys.rows()) {
     if (row.active && linked.contains(row.id)) {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <vector>
 
+#include "common/ascii.hpp"
 #include "common/utf8.hpp"
 
 namespace reflectd::jobs {
@@ -105,15 +106,9 @@ bool is_edit_tool(std::string_view tool) {
          tool == "insert" || tool == "apply_patch";
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // A thought about the edit command itself (a retry after a malformed edit), not the change.
 bool is_command_repair(std::string_view thought) {
-  const std::string t = lower(thought);
+  const std::string t = ascii_lower(thought);
   return t.find("edit command") != std::string::npos ||
          t.find("indentation") != std::string::npos || t.find("syntax") != std::string::npos ||
          t.find("try again") != std::string::npos;
@@ -125,7 +120,7 @@ std::string decisive_part(std::string_view thought) {
   constexpr std::array<std::string_view, 8> kMarkers{"to fix", "should", "need to", "instead",
                                                      "let's",  "we can", "i will",  "we will"};
   std::string text = one_line(thought);
-  const std::string folded = lower(text);
+  const std::string folded = ascii_lower(text);
   std::size_t sentence = 0;
   while (sentence < text.size()) {
     std::size_t end = text.size();

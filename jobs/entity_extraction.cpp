@@ -1,5 +1,7 @@
 #include "jobs/entity_extraction.hpp"
 
+#include "common/ascii.hpp"
+
 #include <utf8proc.h>
 
 #include <algorithm>
@@ -27,14 +29,6 @@ bool is_ascii_alnum(char c) {
 bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
 bool is_alpha(char c) { return is_upper(c) || is_lower(c); }
-
-std::string ascii_lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (is_upper(c)) c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 std::string_view trim(std::string_view text) {
   const auto a = text.find_first_not_of(" \t\r\n");
@@ -74,7 +68,7 @@ constexpr std::array<std::string_view, 14> kBareFiles{
 
 // Words trimmed from both ends of a capitalised run (sentence-initial English function words,
 // commit-message verbs and labels).
-const std::unordered_set<std::string_view>& stop_words() {
+const std::unordered_set<std::string_view>& entity_stop_words() {
   static const std::unordered_set<std::string_view> words{
       "A", "An", "The", "This", "That", "These", "Those", "It", "Its", "We", "I", "You", "He",
       "She", "They", "Our", "My", "Your", "Their", "If", "When", "While", "For", "In", "On", "At",
@@ -121,7 +115,7 @@ const std::unordered_set<std::string_view>& stop_words() {
   return words;
 }
 
-bool is_stop_word(std::string_view word) { return stop_words().contains(word); }
+bool is_stop_word(std::string_view word) { return entity_stop_words().contains(word); }
 
 // A capitalised word: an upper-case ASCII letter, then letters/digits with at least one
 // lower-case letter ("ZeroMQ", "Windows"; not "ZMQ" or "I").

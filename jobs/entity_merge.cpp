@@ -34,7 +34,7 @@ std::int64_t run(SQLite::Database& db, const std::string& sql,
   return statement.exec();
 }
 
-struct StoredEdge {
+struct MergedEdge {
   std::int64_t id = 0;
   std::int64_t source = 0;
   std::int64_t target = 0;
@@ -52,8 +52,8 @@ constexpr const char* kEdgeColumns =
     "relationship_id, source_id, target_id, rel_type, strength_base, strength_ref_us, "
     "mention_count, evidence_seq, last_evidence_seq, valid_from_us, valid_to_us";
 
-StoredEdge read_edge(const SQLite::Statement& row) {
-  StoredEdge e;
+MergedEdge read_edge(const SQLite::Statement& row) {
+  MergedEdge e;
   e.id = row.getColumn(0).getInt64();
   e.source = row.getColumn(1).getInt64();
   e.target = row.getColumn(2).getInt64();
@@ -70,7 +70,7 @@ StoredEdge read_edge(const SQLite::Statement& row) {
 
 void merge_edges(SQLite::Database& db, const EntityRef& from, const EntityRef& into,
                  std::int64_t half_life_s, EntityMergeCounts& counts) {
-  std::vector<StoredEdge> edges;
+  std::vector<MergedEdge> edges;
   {
     SQLite::Statement read(db, std::string("SELECT ") + kEdgeColumns +
                                    " FROM entity_relationships WHERE namespace = ?1 AND "
@@ -95,7 +95,7 @@ void merge_edges(SQLite::Database& db, const EntityRef& from, const EntityRef& i
                          "strength_ref_us = ?3, mention_count = ?4, evidence_seq = ?5, "
                          "last_evidence_seq = ?6, valid_from_us = ?7, valid_to_us = ?8 "
                          "WHERE relationship_id = ?1");
-  for (const StoredEdge& e : edges) {
+  for (const MergedEdge& e : edges) {
     std::int64_t source = e.source == from.id ? into.id : e.source;
     std::int64_t target = e.target == from.id ? into.id : e.target;
     if (source == target) {
@@ -129,7 +129,7 @@ void merge_edges(SQLite::Database& db, const EntityRef& from, const EntityRef& i
       ++counts.edges_moved;
       continue;
     }
-    const StoredEdge kept = read_edge(find);
+    const MergedEdge kept = read_edge(find);
     find.reset();
     const std::int64_t ref_us = std::max(kept.ref_us, e.ref_us);
     const double strength = std::max(edge_strength_at(kept.base, kept.ref_us, ref_us, half_life_s),

@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "common/ascii.hpp"
 #include "common/time_expressions.hpp"
 #include "jobs/clustering.hpp"
 #include "jobs/entity_extraction.hpp"
@@ -17,12 +18,6 @@ namespace {
 // themselves; more facts per event than this is a document, not a turn.
 constexpr std::size_t kMaxSentenceBytes = 400;
 constexpr std::size_t kMaxFactsPerEvent = 16;
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool word_char(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -172,7 +167,8 @@ std::string absolute_times(std::string_view s, std::int64_t ts_us) {
     while (word_start > 0 && std::isalpha(static_cast<unsigned char>(out[word_start - 1])) != 0) {
       --word_start;
     }
-    const bool has_preposition = preposition(lower(out.substr(word_start, back - word_start)));
+    const bool has_preposition =
+        preposition(ascii_lower(out.substr(word_start, back - word_start)));
     // A day or a weekend is "on" ("on 7 May 2023", "on the weekend of 6 May 2023"); a week,
     // a month or a year is "in".
     const std::string& label = m.range.label;
@@ -470,8 +466,9 @@ std::vector<ExtractedFact> extract_facts(const FactSource& event) {
       at = static_cast<std::size_t>(m.position(0) + m.length(0));
       std::string caption = m[2].str();
       while (!caption.empty() && caption.back() == ' ') caption.pop_back();
-      out.push_back(fact_for(
-          index++, subject_name + " shared a " + lower(m[1].str()) + ": " + caption, caption));
+      out.push_back(fact_for(index++,
+                             subject_name + " shared a " + ascii_lower(m[1].str()) + ": " + caption,
+                             caption));
     }
     rest.append(body, at);
     body = std::move(rest);

@@ -370,14 +370,14 @@ struct Vertex {
 // index is (source key, target key, type), without two entity lookups per edge and a temp
 // B-tree (docs/PERFORMANCE.md item 48). Edges to an entity that is not an active vertex add
 // nothing. Errors: SQLite::Exception.
-struct StoredEdge {
+struct ImportanceEdge {
   std::size_t from, to;
   std::uint32_t type;  // index into NamespaceEdges::type_names
   double base;
   std::int64_t ref_us;
 };
 struct NamespaceEdges {
-  std::vector<StoredEdge> rows;
+  std::vector<ImportanceEdge> rows;
   std::vector<std::string> type_names;
 };
 NamespaceEdges read_edges(SQLite::Database& db, const std::string& ns,
@@ -395,11 +395,12 @@ NamespaceEdges read_edges(SQLite::Database& db, const std::string& ns,
   });
   // (namespace, source, target, type) is unique, so this order is total; types compare by
   // text (BINARY collation: byte order, as std::string compares).
-  std::sort(edges.rows.begin(), edges.rows.end(), [&](const StoredEdge& x, const StoredEdge& y) {
-    if (x.from != y.from) return x.from < y.from;
-    if (x.to != y.to) return x.to < y.to;
-    return types[x.type] < types[y.type];
-  });
+  std::sort(edges.rows.begin(), edges.rows.end(),
+            [&](const ImportanceEdge& x, const ImportanceEdge& y) {
+              if (x.from != y.from) return x.from < y.from;
+              if (x.to != y.to) return x.to < y.to;
+              return types[x.type] < types[y.type];
+            });
   return edges;
 }
 
@@ -464,7 +465,7 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   {
     const auto co_occurs = std::find(edges.type_names.begin(), edges.type_names.end(), "co_occurs");
     const auto co_occurs_type = static_cast<std::uint32_t>(co_occurs - edges.type_names.begin());
-    for (const StoredEdge& e : edges.rows) {
+    for (const ImportanceEdge& e : edges.rows) {
       const double w = edge_strength_at(e.base, e.ref_us, now, p.edge_half_life_s);
       if (!(w > 0)) continue;
       ++edge_rows;

@@ -12,7 +12,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::size_t kMaxNameBytes = 512;
-constexpr std::size_t kMaxRationaleBytes = 4096;
 
 }  // namespace
 

@@ -21,7 +21,6 @@ using json = nlohmann::json;
 
 constexpr std::size_t kMaxIdBytes = 200;
 constexpr std::size_t kMaxNamespaceBytes = 256;
-constexpr std::size_t kMaxRationaleBytes = 4096;
 constexpr std::size_t kMaxSummaryBytes = std::size_t{16} * 1024;
 constexpr std::size_t kMaxJsonBytes = std::size_t{256} * 1024;
 constexpr std::size_t kAuditSummaryBytes = 300;

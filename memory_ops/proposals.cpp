@@ -11,8 +11,8 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::size_t kMaxIdChars = 512;  // a job's stream id holds a namespace and a target
-constexpr std::size_t kMaxRationaleBytes = 4096;
+constexpr std::size_t kMaxProposalIdChars =
+    512;  // a job's stream id holds a namespace and a target
 
 const char* target_status(Verdict v) {
   switch (v) {
@@ -53,7 +53,7 @@ std::optional<ProposalVerdict> parse_proposal_verdict(const json& request, std::
     error = R"(proposal: action: must be "accept", "reject" or "falsify")";
     return std::nullopt;
   }
-  v.proposal_id = required_text(request, "proposal", "proposal_id", kMaxIdChars, error);
+  v.proposal_id = required_text(request, "proposal", "proposal_id", kMaxProposalIdChars, error);
   if (error.empty())
     v.rationale = required_text(request, "proposal", "rationale", kMaxRationaleBytes, error);
   if (!error.empty()) return std::nullopt;

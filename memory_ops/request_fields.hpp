@@ -9,6 +9,10 @@
 
 namespace reflectd::memory_ops {
 
+/// The byte limit of every operation's `rationale` (revise, proposal, merge_entities, medallion
+/// edits): it is kept in the audit log and shown whole, so a paragraph, not a document.
+inline constexpr std::size_t kMaxRationaleBytes = 4096;
+
 /// The string `field` of `request`. On a missing, non-string, blank (only spaces, tabs and
 /// line breaks), oversized (> max_bytes bytes) or NUL-containing value, returns "" and sets
 /// `error` to "<cmd>: <field>: <rule>". Thread-safe (pure).

@@ -15,8 +15,7 @@ using json = nlohmann::json;
 // The wire format's limits (README "Wire format v1"): a revision is held to what a publisher
 // could have sent.
 constexpr std::size_t kMaxContentBytes = std::size_t{256} * 1024;
-constexpr std::size_t kMaxIdChars = 128;
-constexpr std::size_t kMaxRationaleBytes = 4096;
+constexpr std::size_t kMaxEventIdChars = 128;
 
 // The new row: the old one's columns but for those a revision sets (?2..?10; ?10 NULL keeps
 // the old timestamp). The lifecycle
@@ -40,7 +39,7 @@ FROM events WHERE seq = ?1)sql";
 
 std::optional<Revision> parse_revision(const json& request, std::string& error) {
   Revision r;
-  r.id = required_text(request, "revise", "id", kMaxIdChars, error);
+  r.id = required_text(request, "revise", "id", kMaxEventIdChars, error);
   if (error.empty())
     r.content = required_text(request, "revise", "content", kMaxContentBytes, error);
   if (error.empty())
@@ -61,7 +60,7 @@ std::optional<Revision> parse_revision(const json& request, std::string& error) 
     r.keep_timestamp = it->get<bool>();
   }
   if (request.contains("new_id")) {
-    r.new_id = required_text(request, "revise", "new_id", kMaxIdChars, error);
+    r.new_id = required_text(request, "revise", "new_id", kMaxEventIdChars, error);
     if (!error.empty()) return std::nullopt;
   }
   return r;

@@ -10,10 +10,6 @@
 namespace reflectd::recall {
 namespace {
 
-constexpr const char* kRank =
-    "(CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
-    "WHEN 'high' THEN 3 ELSE 4 END)";
-
 // The EventRow columns, in read()'s order. Knowledge is read by scalar subqueries: an event
 // became at most one knowledge row, and a join would repeat the event if it ever were more.
 std::string columns() {
@@ -27,7 +23,7 @@ rd_salience(e.salience_base, e.salience_ref_us, e.received_us, e.decay_curve, e.
 CASE (SELECT k.vitality FROM knowledge k WHERE k.source_event_seq = e.seq LIMIT 1)
   WHEN 'decaying' THEN 0.75 WHEN 'dormant' THEN 0.5 ELSE 1.0 END,
 CASE WHEN {0} > ?20 THEN ?23 ELSE e.content END, e.superseded_by IS NOT NULL)sql",
-                     kRank);
+                     kSensitivityRankSql);
 }
 constexpr int kColumns = 15;
 // Seed 002 hyper: a caller one level below it reads every row (hyper ones redacted).
@@ -41,7 +37,7 @@ AND (json_array_length(?12) = 0 OR e.kind IN (SELECT value FROM json_each(?12)))
 AND (?13 = '' OR e.agent_id = ?13) AND (?14 = '' OR e.episode_id = ?14)
 AND (?15 IS NULL OR e.ts_us >= ?15) AND (?16 IS NULL OR e.ts_us < ?16)
 AND {0} <= ?20 + 1 AND (?21 = 1 OR e.namespace IN (SELECT value FROM json_each(?22))))sql",
-                     kRank);
+                     kSensitivityRankSql);
 }
 
 }  // namespace
@@ -55,12 +51,12 @@ EventRows::EventRows(SQLite::Database& db)
       entity_(db, fmt::format("SELECT entity_id, canonical_key, entity_type FROM entities e "
                               "WHERE namespace = ?1 AND canonical_key = ?2 AND is_active = 1 "
                               "AND {} <= ?20",
-                              kRank)),
+                              kSensitivityRankSql)),
       alias_(db, fmt::format("SELECT a.canonical_key FROM entity_aliases a JOIN entities e ON "
                              "e.namespace = a.namespace AND e.canonical_key = a.canonical_key "
                              "WHERE a.namespace = ?1 AND a.alias = ?2 AND e.is_active = 1 "
                              "AND {} <= ?20",
-                             kRank)),
+                             kSensitivityRankSql)),
       // The best matches first, reading only what ranks and filters them; the EventRow columns
       // (content, salience, knowledge) for those alone.
       lexical_(db, "SELECT " + columns() +
@@ -93,7 +89,7 @@ EventRows::EventRows(SQLite::Database& db)
                                "FROM entities e WHERE entity_id = ?1 AND summary_text IS NOT NULL "
                                "AND {0} <= ?20 + 1 AND (?21 = 1 OR e.namespace IN "
                                "(SELECT value FROM json_each(?22)))",
-                               kRank)),
+                               kSensitivityRankSql)),
       vocab_(db, "SELECT doc FROM events_fts_vocab WHERE term = ?1 AND col = 'content'") {}
 
 void EventRows::set_scope(const ReadScope& scope, std::int64_t now_us) {

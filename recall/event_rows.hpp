@@ -21,6 +21,12 @@
 
 namespace reflectd::recall {
 
+/// SQL ranking `e.sensitivity` (seed 000's levels public < low < medium < high, then
+/// anything else) as 0-4, for comparisons with a caller's clearance in a WHERE clause.
+inline constexpr const char* kSensitivityRankSql =
+    "(CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
+    "WHEN 'high' THEN 3 ELSE 4 END)";
+
 /// What a recall stage reads of an event.
 struct EventRow {
   std::int64_t seq = 0;

@@ -10,9 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kRank =
-    "(CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
-    "WHEN 'high' THEN 3 ELSE 4 END)";
 constexpr std::int64_t kDefaultEpisodeEvents = 200;
 
 // Columns named *_json hold JSON text (null when redacted); *_us are rendered as RFC 3339.
@@ -41,14 +38,14 @@ rd_salience(e.salience_base, e.salience_ref_us, e.received_us, e.decay_curve, e.
             e.min_salience, e.max_age_s, e.pinned, ?24) AS salience_now,
 e.access_count, e.last_accessed_us, e.hit_count, e.last_hit_us,
 {0} > ?20 AS redacted)sql",
-                     kRank);
+                     kSensitivityRankSql);
 }
 
 std::string scope_where() {
   return fmt::format(
       "{0} <= ?20 + 1 AND (?21 = 1 OR e.namespace IN (SELECT value FROM "
       "json_each(?22)))",
-      kRank);
+      kSensitivityRankSql);
 }
 
 void bind_scope(SQLite::Statement& s, const ReadScope& scope, std::int64_t now_us) {

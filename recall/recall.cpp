@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/ascii.hpp"
 #include "common/timestamp.hpp"
 #include "jobs/clustering.hpp"
 #include "recall/event_rows.hpp"
@@ -58,11 +59,6 @@ bool names_term(const std::string& lower_content, const std::string& term) {
     at = end;
   }
   return false;
-}
-
-std::string ascii_lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 // A deferred read transaction for the scope, unless the caller already holds one.

@@ -1,5 +1,7 @@
 #include "recall/wordnet.hpp"
 
+#include "common/ascii.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -46,14 +48,6 @@ template <typename T>
 bool parse_number(std::string_view text, T& value, int base = 10) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
   return error == std::errc() && end == text.data() + text.size();
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 bool one_ascii_word(std::string_view s) {
@@ -124,7 +118,7 @@ WordNet WordNet::load(const std::filesystem::path& dir) {
       }
       Synset synset;
       for (std::size_t w = 0; w < word_count; ++w) {
-        const std::string lemma = lower(f[4 + 2 * w]);
+        const std::string lemma = ascii_lower(f[4 + 2 * w]);
         if (one_ascii_word(lemma)) synset.words.push_back({word_id(lemma), kNoRank});
       }
       std::vector<std::uint64_t> hyponyms;
@@ -163,7 +157,7 @@ WordNet WordNet::load(const std::filesystem::path& dir) {
           f.size() < 6 + pointer_count + synset_count) {
         malformed(index_path, number);
       }
-      const std::string lemma = lower(f[0]);
+      const std::string lemma = ascii_lower(f[0]);
       std::vector<std::uint32_t>& senses = pos.senses[lemma];
       const auto id = word_ids.find(lemma);
       for (std::size_t s = 0; s < synset_count; ++s) {
@@ -185,8 +179,8 @@ WordNet WordNet::load(const std::filesystem::path& dir) {
     while (std::getline(exceptions, line)) {
       const std::vector<std::string_view> f = fields(line);
       if (f.size() < 2) continue;
-      auto& bases = pos.exceptions[lower(f[0])];
-      for (std::size_t b = 1; b < f.size(); ++b) bases.push_back(lower(f[b]));
+      auto& bases = pos.exceptions[ascii_lower(f[0])];
+      for (std::size_t b = 1; b < f.size(); ++b) bases.push_back(ascii_lower(f[b]));
     }
   }
 
@@ -204,7 +198,7 @@ WordNet WordNet::load(const std::filesystem::path& dir) {
     if (f.size() != 3 || percent == std::string_view::npos || !parse_number(f[2], count)) {
       malformed(counts_path, number);
     }
-    if (const auto id = word_ids.find(lower(f[0].substr(0, percent))); id != word_ids.end()) {
+    if (const auto id = word_ids.find(ascii_lower(f[0].substr(0, percent))); id != word_ids.end()) {
       wn.tag_counts_[id->second] += count;
     }
   }

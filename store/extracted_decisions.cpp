@@ -27,7 +27,7 @@ constexpr const char* kUpsertSource =
     "INSERT OR REPLACE INTO extracted_decisions (decision_id, namespace, source, "
     "problem_signature, subject, source_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
-constexpr const char* kInsertEvidence =
+constexpr const char* kInsertDecisionEvidence =
     "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, ts_us, weight) "
     "VALUES (?1, ?2, ?3, 1.0)";
 
@@ -43,7 +43,7 @@ constexpr const char* kSameSubject =
     "x.source_seq < ?3 "
     "AND k.status = 'active' ORDER BY x.source_seq";
 
-constexpr const char* kPreviousState =
+constexpr const char* kPreviousDecisionState =
     "SELECT json_object('status', status, 'confidence', confidence, 'superseded_by', "
     "superseded_by) FROM knowledge WHERE decision_id = ?1";
 
@@ -57,10 +57,10 @@ ExtractedDecisionStore::ExtractedDecisionStore(SQLite::Database& db)
       exists_(db, kExists),
       upsert_knowledge_(db, kUpsertKnowledge),
       upsert_source_(db, kUpsertSource),
-      insert_evidence_(db, kInsertEvidence),
+      insert_evidence_(db, kInsertDecisionEvidence),
       same_problem_(db, kSameProblem),
       same_subject_(db, kSameSubject),
-      previous_state_(db, kPreviousState),
+      previous_state_(db, kPreviousDecisionState),
       set_status_(db, kSetStatus),
       set_supersedes_(db, "UPDATE knowledge SET supersedes = ?2 WHERE decision_id = ?1") {}
 

@@ -26,7 +26,6 @@ using namespace reflectd;
 using nlohmann::json;
 
 const std::int64_t kNow = *parse_rfc3339_us("2025-01-01T00:00:00Z");
-constexpr std::int64_t kDayUs = 86'400'000'000;
 
 std::optional<jobs::ExtractedDecision> from_commit(std::string_view content,
                                                    std::vector<std::string> files = {"src/a.cpp"}) {

@@ -30,7 +30,6 @@ using nlohmann::json;
 
 // Monday 8 May 2023, 13:57 UTC (LoCoMo's first session).
 const std::int64_t kMonday = *parse_rfc3339_us("2023-05-08T13:57:00Z");
-constexpr std::int64_t kDayUs = 86'400'000'000;
 
 std::vector<jobs::ExtractedFact> facts_of(std::string_view content,
                                           std::string_view kind = "prompt",
