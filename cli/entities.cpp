@@ -3,9 +3,9 @@
 #include "cli/table.hpp"
 
 namespace reflectd::cli {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr std::size_t kKeyWidth = 40;
 constexpr std::size_t kTextWidth = 56;

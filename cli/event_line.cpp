@@ -7,9 +7,9 @@
 #include "common/sha256.hpp"
 
 namespace reflectd::cli {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 // Finds a top-level "id" key. check_line() has already seen the opening '{', so a successful
 // strict parse means the line is exactly one object.

@@ -11,9 +11,9 @@
 #include "cli/table.hpp"
 
 namespace reflectd::cli {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr std::size_t kPreviewWidth = 80;
 constexpr std::chrono::milliseconds kPollInterval{500};

@@ -10,9 +10,9 @@
 #include "cli/table.hpp"
 
 namespace reflectd::cli {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr std::size_t kResultWidth = 56;
 constexpr std::size_t kErrorWidth = 40;

@@ -8,9 +8,9 @@
 #include "cli/table.hpp"
 
 namespace reflectd::cli {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr std::size_t kRationaleWidth = 60;
 

@@ -5,9 +5,9 @@
 #include "common/utf8.hpp"
 
 namespace reflectd::cli {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 std::string str(const json& row, const char* key) {
   const auto it = row.find(key);

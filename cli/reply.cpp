@@ -3,9 +3,9 @@
 #include <nlohmann/json.hpp>
 
 namespace reflectd::cli {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 EventOutcome outcome_of_result(const json& result) {
   const std::string status = result.value("status", "");

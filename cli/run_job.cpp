@@ -10,9 +10,9 @@
 #include "cli/table.hpp"
 
 namespace reflectd::cli {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 std::string namespace_label(const json& object) {
   const std::string ns = object.is_object() ? object.value("namespace", std::string()) : "";

@@ -3,9 +3,9 @@
 #include "cli/table.hpp"
 
 namespace reflectd::cli {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr std::size_t kPreviewWidth = 72;
 

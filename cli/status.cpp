@@ -10,9 +10,10 @@
 #include <vector>
 
 namespace reflectd::cli {
+using json = nlohmann::json;
+
 namespace {
 
-using json = nlohmann::json;
 using Rows = std::vector<std::pair<std::string, std::string>>;
 
 const json* find(const json& root, const char* pointer) {

@@ -25,9 +25,10 @@
 #include "store/writer.hpp"
 
 namespace reflectd::daemon {
+using json = nlohmann::json;
+
 namespace {
 
-using json = nlohmann::json;
 using bus::text_param;
 
 /// A forget's timeout (the chunked clear, the delete transaction and the index optimization), s.

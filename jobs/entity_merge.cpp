@@ -10,9 +10,9 @@
 #include "store/audit_log.hpp"
 
 namespace reflectd::jobs {
-namespace {
+using nlohmann::json;
 
-using json = nlohmann::json;
+namespace {
 
 constexpr const char* kSensitivityRank =
     "CASE %s WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 "

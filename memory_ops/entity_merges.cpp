@@ -7,9 +7,9 @@
 #include "store/audit_log.hpp"
 
 namespace reflectd::memory_ops {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr std::size_t kMaxNameBytes = 512;
 

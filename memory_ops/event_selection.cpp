@@ -6,9 +6,9 @@
 #include "common/timestamp.hpp"
 
 namespace reflectd::memory_ops {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr const char* kColumns =
     "SELECT seq, uid, namespace, kind, status, deletion_policy, pinned, CASE sensitivity WHEN "

@@ -5,8 +5,6 @@
 
 namespace reflectd::memory_ops {
 
-using json = nlohmann::json;
-
 const char* to_string(StateChange change) {
   switch (change) {
     case StateChange::kRestore: return "restore";
@@ -16,14 +14,15 @@ const char* to_string(StateChange change) {
   return "restore";
 }
 
-json change_event_state(SQLite::Database& db, const std::vector<SelectedEvent>& events,
-                        StateChange change, const std::string& actor, std::int64_t now_us) {
+nlohmann::json change_event_state(SQLite::Database& db, const std::vector<SelectedEvent>& events,
+                                  StateChange change, const std::string& actor,
+                                  std::int64_t now_us) {
   store::AuditLog audit(db);
   SQLite::Statement update(db,
                            "UPDATE events SET status = ?2, pinned = ?3, salience_base = ?4, "
                            "salience_ref_us = ?5, archive_at_us = ?6 WHERE seq = ?1");
-  json changed = json::array();
-  json unchanged = json::array();
+  nlohmann::json changed = nlohmann::json::array();
+  nlohmann::json unchanged = nlohmann::json::array();
   for (const auto& selected : events) {
     auto event = store::read_event_lifecycle(db, selected.id);
     if (!event) continue;
@@ -34,9 +33,9 @@ json change_event_state(SQLite::Database& db, const std::vector<SelectedEvent>& 
       unchanged.push_back(selected.id);
       continue;
     }
-    const json previous = {{"status", event->status},
-                           {"pinned", event->profile.pinned},
-                           {"salience_base", event->salience_base}};
+    const nlohmann::json previous = {{"status", event->status},
+                                     {"pinned", event->profile.pinned},
+                                     {"salience_base", event->salience_base}};
     std::string status = event->status;
     double base = event->salience_at(now_us);
     const char* rationale = "";

@@ -8,9 +8,9 @@
 #include "store/audit_log.hpp"
 
 namespace reflectd::memory_ops {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr const char* kForgotten = "(SELECT seq FROM temp.forget_seqs)";
 

@@ -15,9 +15,9 @@
 #include "store/medallion_store.hpp"
 
 namespace reflectd::memory_ops {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr std::size_t kMaxIdBytes = 200;
 constexpr std::size_t kMaxNamespaceBytes = 256;

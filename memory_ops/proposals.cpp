@@ -7,9 +7,9 @@
 #include "store/event_store.hpp"
 
 namespace reflectd::memory_ops {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr std::size_t kMaxProposalIdChars =
     512;  // a job's stream id holds a namespace and a target

@@ -8,9 +8,9 @@
 #include "store/event_lifecycle.hpp"
 
 namespace reflectd::memory_ops {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 // The wire format's limits (README "Wire format v1"): a revision is held to what a publisher
 // could have sent.

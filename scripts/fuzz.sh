@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target (fuzz/) for SECONDS each (default 300) and prints a table:
-# target, executions, exec/s, corpus size, coverage, findings. Exits 1 on any finding
-# (crash-*, leak-*, timeout-*, oom-* files, kept under build-fuzz/fuzz-out/<target>/).
+# Runs every libFuzzer target (fuzz/) for SECONDS each (default 300), FUZZ_JOBS targets at a
+# time (default: the number of cores), and prints a table: target, executions, exec/s, corpus
+# size, coverage, findings. Exits 1 on any finding (crash-*, leak-*, timeout-*, oom-* files,
+# kept under build-asan/fuzz-out/<target>/).
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]
+# The targets are built in the ASan + UBSan tree (preset `asan`, clang-14: the libraries carry
+# -fsanitize=fuzzer-no-link there, so the test suite and the fuzzers share one compilation).
 # Seeds: fuzz/corpus/<target>/ (hand-written) plus, generated here from the real data,
 # up to 2000 single events, 500 batches of consecutive events and config/reflectd.yaml.
-# The corpus each run grows is kept in build-fuzz/fuzz-corpus/<target>/ for the next run.
+# The corpus each run grows is kept in build-asan/fuzz-corpus/<target>/ for the next run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-300}
@@ -13,13 +16,14 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(event_decoder_fuzz batch_decoder_fuzz control_request_fuzz config_loader_fuzz recall_query_fuzz decision_text_fuzz mcp_server_fuzz)
 data_dir=${REFLECTD_DATA_DIR:-../shared/data}
-build_dir=build-fuzz
+build_dir=build-asan
+jobs=${FUZZ_JOBS:-$(nproc)}
 max_seeds=2000
 max_batches=500
 
 bash scripts/install-deps.sh
-cmake --preset fuzz >/dev/null
-build=(cmake --build --preset fuzz --target "${targets[@]}")
+cmake --preset asan >/dev/null
+build=(cmake --build --preset asan --target "${targets[@]}")
 # Sibling worktrees on the development machine share one build lock (skipped when up to date).
 if ! "${build[@]}" -- -n 2>/dev/null | grep -q "no work to do"; then
   if [ -e /tmp/reflectd-build.lock ]; then flock /tmp/reflectd-build.lock "${build[@]}"; else "${build[@]}"; fi
@@ -54,22 +58,36 @@ declare -A dict=([event_decoder_fuzz]=event [batch_decoder_fuzz]=event
                  [control_request_fuzz]=control [config_loader_fuzz]=config
                  [recall_query_fuzz]=recall [decision_text_fuzz]=decision
                  [mcp_server_fuzz]=mcp)
+# One target a core: each libFuzzer process is single-threaded.
+run_target() {
+  local target=$1 corpus=$build_dir/fuzz-corpus/$1 status=0
+  mkdir -p "$corpus" "$out/$target"
+  echo "fuzz: $target for ${seconds}s ($(ls "$seeds/$target" | wc -l) seeds, log $out/$target.log)"
+  # -rss_limit_mb: ASan's shadow memory on top of 1 MiB messages; -timeout: a slow input is
+  # a finding (the bus thread must never stall on one message).
+  "$build_dir/fuzz/$target" "$corpus" "$seeds/$target" \
+    -dict="fuzz/${dict[$target]}.dict" -max_total_time="$seconds" -print_final_stats=1 \
+    -timeout=10 -rss_limit_mb=4096 -max_len=131072 -artifact_prefix="$out/$target/" \
+    >"$out/$target.log" 2>&1 || status=$?
+  echo "$status" >"$out/$target.status"
+}
+running=0
+for target in "${targets[@]}"; do
+  run_target "$target" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+done
+wait
+
 rows=()
 findings_total=0
 for target in "${targets[@]}"; do
   corpus=$build_dir/fuzz-corpus/$target
-  mkdir -p "$corpus" "$out/$target"
   log=$out/$target.log
-  echo "fuzz: $target for ${seconds}s ($(ls "$seeds/$target" | wc -l) seeds, log $log)"
-  # -rss_limit_mb: ASan's shadow memory on top of 1 MiB messages; -timeout: a slow input is
-  # a finding (the bus thread must never stall on one message).
-  set +e
-  "$build_dir/fuzz/$target" "$corpus" "$seeds/$target" \
-    -dict="fuzz/${dict[$target]}.dict" -max_total_time="$seconds" -print_final_stats=1 \
-    -timeout=10 -rss_limit_mb=4096 -max_len=131072 -artifact_prefix="$out/$target/" \
-    >"$log" 2>&1
-  status=$?
-  set -e
+  status=$(cat "$out/$target.status")
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)  # none when the first input crashed
@@ -83,7 +101,7 @@ done
 
 printf '\n%-22s %12s %8s %8s %6s %9s\n' target executions exec/s corpus cov findings
 printf '%s\n' "${rows[@]}"
-echo "fuzz: ${seconds}s per target, $(date -u +%FT%TZ), findings total: $findings_total"
+echo "fuzz: ${seconds}s per target, $jobs at a time, $(date -u +%FT%TZ), findings total: $findings_total"
 if [ "$findings_total" -ne 0 ]; then
   echo "fuzz: findings in $out/<target>/ (reproduce: $build_dir/fuzz/<target> <file>)" >&2
   exit 1

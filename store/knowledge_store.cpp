@@ -72,8 +72,7 @@ int semantic_priority(const EventRecord& event, const Admission& admission) {
 }
 
 KnowledgeStore::KnowledgeStore(SQLite::Database& db)
-    : db_(db),
-      audit_(db),
+    : audit_(db),
       active_decisions_(db, kActiveDecisions),
       insert_(db, kInsert),
       insert_evidence_(db, kInsertEvidence),

@@ -56,7 +56,6 @@ class KnowledgeStore {
                      std::int64_t now_us);
 
  private:
-  SQLite::Database& db_;
   AuditLog audit_;
   SQLite::Statement active_decisions_;
   SQLite::Statement insert_;

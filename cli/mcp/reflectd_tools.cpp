@@ -6,9 +6,9 @@
 #include "common/version.hpp"
 
 namespace reflectd::cli::mcp {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr const char* kMedallionScheme = "reflectd://medallion/";
 

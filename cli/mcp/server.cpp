@@ -3,9 +3,9 @@
 #include <algorithm>
 
 namespace reflectd::cli::mcp {
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 // JSON-RPC 2.0 error codes, and MCP's for a resource that does not exist.
 constexpr int kParseError = -32700;
