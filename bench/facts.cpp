@@ -167,8 +167,9 @@ int run(int argc, char** argv) {
     }
   }
 
-  const double evidence_share = static_cast<double>(evidence_with) / evidence.size();
-  const double turn_share = static_cast<double>(turns_with) / turns.size();
+  const double evidence_share =
+      static_cast<double>(evidence_with) / static_cast<double>(evidence.size());
+  const double turn_share = static_cast<double>(turns_with) / static_cast<double>(turns.size());
   const double temporal_share =
       temporal_dated > 0 ? static_cast<double>(temporal_found) / temporal_dated : 0;
   std::printf("bench_facts: %zu turns, %zu facts (job: %s)\n", turns.size(), fact_count,
@@ -177,11 +178,15 @@ int run(int argc, char** argv) {
               evidence_share);
   std::printf("turns with a fact: %zu of %zu (%.3f)\n", turns_with, turns.size(), turn_share);
   std::printf("facts on evidence turns (precision proxy): %zu of %zu (%.3f)\n", facts_on_evidence,
-              fact_count, fact_count > 0 ? static_cast<double>(facts_on_evidence) / fact_count : 0);
+              fact_count,
+              fact_count > 0
+                  ? static_cast<double>(facts_on_evidence) / static_cast<double>(fact_count)
+                  : 0);
   std::printf(
       "temporal questions whose gold date a fact of their evidence gives: %d of %d (%.3f)\n",
       temporal_found, temporal_dated, temporal_share);
-  std::printf("facts job: %.3f s, %.0f turns/s\n", job_s, turns.size() / job_s);
+  std::printf("facts job: %.3f s, %.0f turns/s\n", job_s,
+              static_cast<double>(turns.size()) / job_s);
   int status = 0;
   if (evidence_share < min_evidence) {
     std::printf("FAIL: evidence coverage %.3f < %.3f\n", evidence_share, min_evidence);

@@ -131,7 +131,7 @@ int month_number(const std::string& name) {
 
 }  // namespace
 
-std::optional<std::pair<std::int64_t, std::int64_t>> gold_range(std::string answer) {
+std::optional<std::pair<std::int64_t, std::int64_t>> gold_range(const std::string& answer) {
   const auto label = gold_date(answer);
   if (!label) return std::nullopt;
   std::smatch m;

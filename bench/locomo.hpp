@@ -54,6 +54,6 @@ bool contains_label(const std::string& text, const std::string& label);
 /// a day, "May 2023" a month, "2022" a year, "The week before 9 June 2023" the seven days
 /// before, "The weekend before 9 June 2023" the Saturday and Sunday before, "The sunday before
 /// 25 May 2023" that day. Nothing when the answer is no date.
-std::optional<std::pair<std::int64_t, std::int64_t>> gold_range(std::string answer);
+std::optional<std::pair<std::int64_t, std::int64_t>> gold_range(const std::string& answer);
 
 }  // namespace reflectd::bench

@@ -358,8 +358,7 @@ std::string third_person(std::string_view sentence, std::string_view name, std::
   std::size_t at = 0;
   bool conjugate_next = false;
   const std::string n(name);
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const Word& w = words[i];
+  for (const Word& w : words) {
     out.append(s, at, w.begin - at);
     at = w.end;
     const std::string& f = w.folded;

@@ -149,6 +149,7 @@ json turn(const std::string& id, const std::string& speaker, const std::string& 
 
 void store_events(const std::string& path, const std::vector<json>& events, const Clock& clock) {
   std::vector<std::string> lines;
+  lines.reserve(events.size());
   for (const json& e : events) lines.push_back(e.dump());
   REQUIRE(test::load_lines(path, lines, clock) == lines.size());
 }
