@@ -11,7 +11,7 @@ packages=(
   libnats-dev nats-server
   systemd lintian
   curl python3 python3-prometheus-client
-  clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14
+  clang-14 libclang-rt-14-dev llvm-14 lld clang-format-14 clang-tidy-14
 )
 # Node.js and npm run the MCP end-to-end test (tests/mcp: the official MCP TypeScript SDK as
 # the client); a machine that already has a node keeps it.
