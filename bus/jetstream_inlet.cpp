@@ -253,8 +253,16 @@ void JetStreamInlet::State::subscribe_control() {
     events.emplace_back(info->Config->Subjects[i]);
   jsStreamInfo_Destroy(info);
   const std::vector<std::string> subjects = control_subjects(events);
+  // The keys are read at each request: a SIGHUP reload applies to the next read.
+  const std::weak_ptr<State> self = weak_from_this();
   control = std::make_unique<NatsControl>(connection.get(), weak_from_this(), subjects,
-                                          config.stream, control_handler);
+                                          config.stream, control_handler,
+                                          [self]() -> std::shared_ptr<const AuthorizedKeys> {
+                                            const std::shared_ptr<State> state = self.lock();
+                                            if (!state) return nullptr;
+                                            const std::lock_guard lock(state->mutex);
+                                            return state->keys;
+                                          });
   std::string list;
   for (const auto& subject : subjects) list += (list.empty() ? "" : ", ") + subject;
   spdlog::info("jetstream: answering control requests on {} (queue group {})", list, config.stream);

@@ -36,19 +36,34 @@ std::string agent_subject(std::string_view agent_id, std::string_view ns) {
   return fmt::format("{}{}.{}", kAgentSubjectPrefix, agent_id, ns);
 }
 
+std::string agent_control_subject(std::string_view agent_id, std::string_view ns) {
+  return fmt::format("{}{}.{}", kAgentControlSubjectPrefix, agent_id, ns);
+}
+
+namespace {
+
+// "<agent_id>.<ns>" after `prefix`: one token, then the rest.
+std::optional<EventSubject> split_agent_subject(std::string_view subject, std::string_view prefix) {
+  if (!subject.starts_with(prefix)) return std::nullopt;
+  const std::string_view rest = subject.substr(prefix.size());
+  const auto dot = rest.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size()) return std::nullopt;
+  return EventSubject{rest.substr(0, dot), rest.substr(dot + 1)};
+}
+
+}  // namespace
+
 std::optional<EventSubject> parse_event_subject(std::string_view subject) {
   if (subject.starts_with(kEventSubjectPrefix)) {
     const std::string_view ns = subject.substr(kEventSubjectPrefix.size());
     if (ns.empty()) return std::nullopt;
     return EventSubject{{}, ns};
   }
-  if (subject.starts_with(kAgentSubjectPrefix)) {
-    const std::string_view rest = subject.substr(kAgentSubjectPrefix.size());
-    const auto dot = rest.find('.');
-    if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size()) return std::nullopt;
-    return EventSubject{rest.substr(0, dot), rest.substr(dot + 1)};
-  }
-  return std::nullopt;
+  return split_agent_subject(subject, kAgentSubjectPrefix);
+}
+
+std::optional<EventSubject> parse_agent_control_subject(std::string_view subject) {
+  return split_agent_subject(subject, kAgentControlSubjectPrefix);
 }
 
 std::string nats_error_text(std::string_view what, natsStatus status) {

@@ -42,8 +42,19 @@ inline constexpr std::string_view kClusterControlSubject = "reflectd.cluster.con
 /// that agent_id to the events (docs/CLUSTER.md, "Security").
 inline constexpr std::string_view kAgentSubjectPrefix = "reflectd.agents.";
 
+/// The prefix of the control subjects an authenticated agent reads on:
+/// "reflectd.agent-control." + agent_id + "." + namespace. As for kAgentSubjectPrefix, NATS
+/// permissions give each agent's user publish rights on its own prefix only, and the node
+/// answers with the rights of that agent_id's authorized-keys entry (its namespaces and
+/// max_sensitivity). Not under "reflectd.agents.": a stream capturing reflectd.agents.> would
+/// store a request there as an event.
+inline constexpr std::string_view kAgentControlSubjectPrefix = "reflectd.agent-control.";
+
 /// "reflectd.events." + `ns`.
 std::string event_subject(std::string_view ns);
+
+/// "reflectd.agent-control." + `agent_id` + "." + `ns`.
+std::string agent_control_subject(std::string_view agent_id, std::string_view ns);
 
 /// "reflectd.agents." + `agent_id` + "." + `ns`.
 std::string agent_subject(std::string_view agent_id, std::string_view ns);
@@ -59,6 +70,10 @@ struct EventSubject {
 /// token, so an agent_id with '.' cannot publish there); nullopt for any other subject or an
 /// empty part.
 std::optional<EventSubject> parse_event_subject(std::string_view subject);
+
+/// Parses reflectd.agent-control.<agent_id>.<ns> the same way (the agent is one token);
+/// nullopt for any other subject or an empty part.
+std::optional<EventSubject> parse_agent_control_subject(std::string_view subject);
 
 class NatsError : public std::runtime_error {
  public:

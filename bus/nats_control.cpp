@@ -11,6 +11,7 @@ struct NatsControl::Context {
   NatsControlHandler handler;
   std::string shard;       // the queue group: the stream's name
   Principal shard_caller;  // the caller of a cluster-wide request
+  NatsControlKeys keys;    // the authorized keys of agents reading as themselves
 };
 
 namespace {
@@ -43,10 +44,23 @@ void on_request(natsConnection* /*connection*/, natsSubscription* /*sub*/, natsM
     send_reply(context, reply_subject, error);
     return;
   }
-  const Principal caller =
-      cluster
-          ? context->shard_caller
-          : NatsControl::caller_for(std::string_view(subject).substr(kControlSubjectPrefix.size()));
+  Principal caller;
+  if (cluster) {
+    caller = context->shard_caller;
+  } else if (const auto agent = parse_agent_control_subject(subject)) {
+    const std::shared_ptr<const AuthorizedKeys> keys = context->keys ? context->keys() : nullptr;
+    std::string refused;
+    const std::optional<Principal> found =
+        NatsControl::agent_caller(keys.get(), agent->agent_id, agent->ns, refused);
+    if (!found) {
+      send_reply(context, reply_subject, {{"ok", false}, {"error", refused}});
+      return;
+    }
+    caller = *found;
+  } else {
+    caller =
+        NatsControl::caller_for(std::string_view(subject).substr(kControlSubjectPrefix.size()));
+  }
   context->handler(std::move(request), caller,
                    [context, reply_subject, cluster](nlohmann::json body) {
                      if (cluster && body.is_object()) body["shard"] = context->shard;
@@ -59,8 +73,13 @@ void on_request(natsConnection* /*connection*/, natsSubscription* /*sub*/, natsM
 std::vector<std::string> control_subjects(const std::vector<std::string>& event_subjects) {
   std::vector<std::string> out;
   for (const auto& subject : event_subjects) {
-    if (subject.rfind(kEventSubjectPrefix, 0) != 0) continue;
-    out.push_back(std::string(kControlSubjectPrefix) + subject.substr(kEventSubjectPrefix.size()));
+    if (subject.starts_with(kEventSubjectPrefix)) {
+      out.push_back(std::string(kControlSubjectPrefix) +
+                    subject.substr(kEventSubjectPrefix.size()));
+    } else if (subject.starts_with(kAgentSubjectPrefix)) {
+      out.push_back(std::string(kAgentControlSubjectPrefix) +
+                    subject.substr(kAgentSubjectPrefix.size()));
+    }
   }
   return out;
 }
@@ -71,6 +90,32 @@ Principal NatsControl::caller_for(std::string_view ns) {
   caller.agent_id = "nats";
   caller.all_namespaces = false;
   caller.namespaces = {std::string(ns)};
+  caller.clearance = 0;  // nobody vouched for the caller: the public level only
+  caller.admin = false;
+  return caller;
+}
+
+std::optional<Principal> NatsControl::agent_caller(const AuthorizedKeys* keys,
+                                                   std::string_view agent_id, std::string_view ns,
+                                                   std::string& refused) {
+  const Principal* entry = keys ? keys->find_agent(agent_id) : nullptr;
+  if (entry == nullptr) {
+    refused = fmt::format(
+        "authorization: agent \"{}\" of subject {}{}.{} is not listed once in the authorized "
+        "keys (security.authorized_keys_file)",
+        agent_id, kAgentControlSubjectPrefix, agent_id, ns);
+    return std::nullopt;
+  }
+  if (!entry->may_use(ns)) {
+    refused = fmt::format(
+        "authorization: agent \"{}\" may not read namespace \"{}\" (its "
+        "namespaces: {})",
+        agent_id, ns, entry->namespace_list());
+    return std::nullopt;
+  }
+  Principal caller = *entry;
+  caller.all_namespaces = false;
+  caller.namespaces = {std::string(ns)};
   caller.admin = false;
   return caller;
 }
@@ -79,6 +124,7 @@ Principal NatsControl::shard_caller(const std::vector<std::string>& subjects) {
   Principal caller = caller_for("");
   caller.namespaces.clear();
   for (const auto& subject : subjects) {
+    if (!subject.starts_with(kControlSubjectPrefix)) continue;  // an agent's subject
     const std::string ns = subject.substr(kControlSubjectPrefix.size());
     if (ns.find_first_of("*>") != std::string::npos) {
       caller.all_namespaces = true;
@@ -92,9 +138,9 @@ Principal NatsControl::shard_caller(const std::vector<std::string>& subjects) {
 
 NatsControl::NatsControl(natsConnection* connection, std::weak_ptr<void> owner,
                          const std::vector<std::string>& subjects, const std::string& queue,
-                         NatsControlHandler handler)
+                         NatsControlHandler handler, NatsControlKeys keys)
     : context_(std::make_shared<Context>(Context{connection, std::move(owner), std::move(handler),
-                                                 queue, shard_caller(subjects)})) {
+                                                 queue, shard_caller(subjects), std::move(keys)})) {
   std::vector<std::string> all = subjects;
   all.emplace_back(kClusterControlSubject);
   for (const auto& subject : all) {

@@ -10,8 +10,16 @@
 //
 // A request is the same JSON object as on the control socket. Its caller is a Principal
 // limited to the subject's namespace (on reflectd.cluster.control: to the shard's
-// namespaces), with no admin rights (NatsControl::caller_for); which commands are answered
-// is the handler's choice (the daemon answers status and the reads).
+// namespaces), with no admin rights; which commands are answered is the handler's choice (the
+// daemon answers status and the reads). Its sensitivity clearance:
+//  - reflectd.agent-control.<agent_id>.<ns> (one such subject per reflectd.agents. subject of
+//    the stream): the max_sensitivity of the authorized-keys entry whose agent_id that is, as
+//    for events on reflectd.agents.<agent_id>.<ns>; NATS permissions make the token
+//    trustworthy (docs/CLUSTER.md, "Security"). An agent listed under no key or two, or one
+//    whose entry does not cover <ns>, is answered {"ok":false,"error":"authorization: ..."}.
+//  - reflectd.control.<ns> and reflectd.cluster.control: nobody vouches for the caller, so the
+//    lowest level (public): a record one level above is redacted, two above absent, as over
+//    ZeroMQ.
 //
 // Error policy: the constructor throws NatsError when a subscription cannot be made; a request
 // that is not a JSON object is answered {"ok":false,"error":...}; nothing else throws.
@@ -23,6 +31,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,12 +42,17 @@
 namespace reflectd::bus {
 
 /// The control subjects matching a stream's event subjects: reflectd.events.X becomes
-/// reflectd.control.X (wildcards kept); subjects outside reflectd.events. are skipped.
+/// reflectd.control.X and reflectd.agents.X becomes reflectd.agent-control.X (wildcards
+/// kept); other subjects are skipped.
 std::vector<std::string> control_subjects(const std::vector<std::string>& event_subjects);
 
 /// Answers one request (a JSON object) from `caller`; `reply` delivers the answer.
 using NatsControlHandler = std::function<void(nlohmann::json request, const Principal& caller,
                                               std::function<void(nlohmann::json)> reply)>;
+
+/// The authorized keys in force now (SIGHUP may replace them); null when there are none.
+/// Called on nats.c's delivery thread.
+using NatsControlKeys = std::function<std::shared_ptr<const AuthorizedKeys>()>;
 
 class NatsControl {
  public:
@@ -48,17 +62,26 @@ class NatsControl {
   /// destroying this object, so that no delivery is still running.
   NatsControl(natsConnection* connection, std::weak_ptr<void> owner,
               const std::vector<std::string>& subjects, const std::string& queue,
-              NatsControlHandler handler);
+              NatsControlHandler handler, NatsControlKeys keys = {});
   ~NatsControl();
   NatsControl(const NatsControl&) = delete;
   NatsControl& operator=(const NatsControl&) = delete;
 
   /// The caller of a request on reflectd.control.`ns`: agent "nats", namespace `ns` only,
-  /// every sensitivity, not admin.
+  /// clearance public (rank 0), not admin.
   static Principal caller_for(std::string_view ns);
 
+  /// The caller of a request on reflectd.agent-control.`agent_id`.`ns`: the entry of `keys`
+  /// with that agent_id, limited to `ns`, not admin. nullopt, with the reason in `refused`,
+  /// when `keys` is null, lists the agent under no key or two, or the entry does not cover
+  /// `ns`.
+  static std::optional<Principal> agent_caller(const AuthorizedKeys* keys,
+                                               std::string_view agent_id, std::string_view ns,
+                                               std::string& refused);
+
   /// The caller of a request on kClusterControlSubject: the namespaces of `subjects`
-  /// (reflectd.control.<ns>; a wildcard subject means every namespace), not admin.
+  /// (reflectd.control.<ns>; a wildcard subject means every namespace; agents' subjects are
+  /// skipped), clearance public, not admin.
   static Principal shard_caller(const std::vector<std::string>& subjects);
 
   struct Context;  // what nats.c's callback needs

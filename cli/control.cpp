@@ -45,7 +45,8 @@ std::optional<json> control_request(const std::string& endpoint, const json& req
 }
 
 std::optional<json> nats_control_request(const std::vector<std::string>& servers,
-                                         const json& request, std::chrono::milliseconds timeout) {
+                                         const json& request, std::chrono::milliseconds timeout,
+                                         const std::string& agent) {
   const auto ns = request.find("namespace");
   if (ns == request.end() || !ns->is_string() || ns->get_ref<const std::string&>().empty()) {
     throw std::runtime_error(
@@ -55,7 +56,9 @@ std::optional<json> nats_control_request(const std::vector<std::string>& servers
   config.servers = servers;
   const bus::NatsConnectionPtr connection =
       bus::nats_connect(config, "reflectctl", timeout.count());
-  const std::string subject = std::string(bus::kControlSubjectPrefix) + ns->get<std::string>();
+  const std::string subject = agent.empty()
+                                  ? std::string(bus::kControlSubjectPrefix) + ns->get<std::string>()
+                                  : bus::agent_control_subject(agent, ns->get<std::string>());
   const std::string body = request.dump();
   natsMsg* reply = nullptr;
   const natsStatus status =
@@ -206,7 +209,7 @@ int run_control_command(const ControlCommand& command, const ControlOptions& opt
   try {
     reply = options.nats.empty()
                 ? control_request(options.endpoint, request, options.timeout, options.curve)
-                : nats_control_request(options.nats, request, options.timeout);
+                : nats_control_request(options.nats, request, options.timeout, options.nats_agent);
   } catch (const std::runtime_error& error) {
     std::cerr << prefix << error.what() << '\n';
     return kExitUsage;

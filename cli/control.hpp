@@ -30,6 +30,10 @@ struct ControlOptions {
   /// --nats: send the request over NATS instead, to reflectd.control.<its "namespace">, where
   /// any live replica of the shard holding that namespace answers (docs/CLUSTER.md).
   std::vector<std::string> nats;
+  /// --nats-agent: over NATS, read as this agent, on reflectd.agent-control.<agent>.<namespace>:
+  /// the node applies that agent's authorized-keys entry (its namespaces, its max_sensitivity).
+  /// Empty: reflectd.control.<namespace>, where reads get the public level only.
+  std::string nats_agent;
 };
 
 /// Sends `request` as [request id, JSON] on a DEALER connected to `endpoint` and returns the
@@ -39,12 +43,14 @@ std::optional<nlohmann::json> control_request(
     const std::string& endpoint, const nlohmann::json& request, std::chrono::milliseconds timeout,
     const std::optional<CurveClientKeys>& curve = std::nullopt);
 
-/// Sends `request` over NATS request-reply to reflectd.control.<request["namespace"]> through
-/// `servers`; nullopt when no node answered within `timeout`. Throws std::runtime_error when
-/// the request names no namespace or no server accepts the connection.
+/// Sends `request` over NATS request-reply to reflectd.control.<request["namespace"]> (with
+/// `agent`: reflectd.agent-control.<agent>.<namespace>) through `servers`; nullopt when no node
+/// answered within `timeout`. Throws std::runtime_error when the request names no namespace or
+/// no server accepts the connection.
 std::optional<nlohmann::json> nats_control_request(const std::vector<std::string>& servers,
                                                    const nlohmann::json& request,
-                                                   std::chrono::milliseconds timeout);
+                                                   std::chrono::milliseconds timeout,
+                                                   const std::string& agent = "");
 
 /// What every shard answered to one request gathered over NATS.
 struct GatheredReplies {

@@ -727,6 +727,9 @@ READS OVER NATS
   Without --namespace (status, jobs, knowledge, ...) the request goes to
   reflectd.cluster.control, one replica of every shard answers, each answer is printed under
   its shard's name, and shards silent for --timeout-ms are named (exit status 3).
+  Such reads see the public level only (a low record redacted, higher ones absent); with
+  --nats-agent ID they go to reflectd.agent-control.ID.<--namespace> and see what the
+  authorized-keys entry of agent ID may (its namespaces, its max_sensitivity).
 
 ZEROMQ PUBLISHERS
   A node with bus.forward: jetstream publishes the events of its ingest socket into the

@@ -107,6 +107,7 @@ struct Commands {
   CLI::App* jetstream_init = nullptr;
   CLI::App* jetstream_publish = nullptr;
   std::vector<std::string> nats_servers;  // --nats: overrides bus.jetstream.servers
+  std::string nats_agent;                 // --nats-agent
   JetStreamOptions jetstream_options;
   reflectd::bus::StreamLayout stream_layout;
   std::vector<std::string> jetstream_files;
@@ -167,6 +168,14 @@ void add_global_options(CLI::App& app, Commands& c) {
                  "silent for --timeout-ms are named (docs/CLUSTER.md)")
       ->allow_extra_args(false)
       ->type_name("URL");
+  app.add_option("--nats-agent", c.nats_agent,
+                 "with --nats, read as this agent (one subject token): requests go to "
+                 "reflectd.agent-control.ID.<namespace>, and the node answers with the rights of "
+                 "the authorized-keys entry whose agent_id is ID (its namespaces, its "
+                 "max_sensitivity); without it, reads over NATS see the public level only "
+                 "(docs/CLUSTER.md, \"Security\")")
+      ->envname("REFLECTCTL_NATS_AGENT")
+      ->type_name("ID");
   app.set_version_flag("-V,--version", std::string("reflectctl ") + reflectd::kVersion);
 }
 
@@ -734,6 +743,16 @@ void resolve_control(ControlOptions& options, const Commands& c,
   options.timeout = std::chrono::milliseconds(timeout_ms);
   options.curve = load_curve_client(c.curve_key_file, c.server_key_file);
   options.nats = c.nats_servers;
+  options.nats_agent = c.nats_agent;
+  if (!options.nats_agent.empty() && options.nats.empty()) {
+    throw std::runtime_error("--nats-agent: needs --nats URL (it names who reads over NATS)");
+  }
+  if (options.nats_agent.find_first_of(". *>\t") != std::string::npos) {
+    throw std::runtime_error(
+        "--nats-agent: must be one subject token (no '.', '*', '>' or "
+        "spaces), got \"" +
+        options.nats_agent + "\"");
+  }
 }
 
 // Resolves endpoints and limits; throws std::runtime_error (or config::ConfigError).

@@ -521,7 +521,8 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   });
   json list = json::array();
   for (std::size_t k = 0; k < order.size() && static_cast<std::int64_t>(k) < p.top_entities; ++k) {
-    list.push_back(json::array({vertices[order[k]].key, scores[order[k]]}));
+    // Ids, not names: a run record outlives a forget of the entity it would name.
+    list.push_back(json::array({vertices[order[k]].id, scores[order[k]]}));
   }
   top[ns] = std::move(list);
   return {{"entities_scored", static_cast<std::int64_t>(n)},

@@ -94,7 +94,7 @@ double blend_importance(double pagerank, double mentions, double recency,
                         const ImportanceParams& p);
 
 /// Runs the job for ctx.ns (or every namespace). Returns {entities_scored, top_entities:
-/// {namespace: [[key, score], ...]}, namespaces: {namespace: {entities_scored, edges,
+/// {namespace: [[entity_id, score], ...]}, namespaces: {namespace: {entities_scored, edges,
 /// iterations, updated, weights_resummed}}, skipped, skip_reason}; weights_resummed = the
 /// entities whose W(e) was summed again over all their mentions (every entity when W is
 /// recomputed from scratch; else those new, dropped by a trigger, or whose mentions did not add

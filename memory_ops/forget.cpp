@@ -114,9 +114,10 @@ void delete_agent_decisions(SQLite::Database& db, const std::string& actor, std:
   SQLite::Statement reinstate(db,
                               "UPDATE knowledge SET status = 'active', superseded_by = NULL, "
                               "ended_seq = NULL, updated_us = ?2 WHERE decision_id = ?1");
-  // The resolution rows quote the forgotten event's rationale ("superseded by ID: ...").
+  // The resolution rows quote the forgotten event's rationale ("superseded by ID: ..."), and
+  // both kinds name its agent as their actor.
   SQLite::Statement redact(db,
-                           "UPDATE audit_log SET rationale = ?2, previous = NULL WHERE "
+                           "UPDATE audit_log SET rationale = ?2, actor = ?2, previous = NULL WHERE "
                            "record_id = ?1 OR rationale LIKE '% by ' || ?1 || ': %'");
   SQLite::Statement evidence(db, "DELETE FROM knowledge_evidence WHERE decision_id = ?1");
   // The consolidation job's running state of its evaluation (jobs/consolidation.hpp).

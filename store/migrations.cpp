@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 37> kMigrations{
+constexpr std::array<const char*, 38> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1173,6 +1173,20 @@ CREATE TABLE IF NOT EXISTS jetstream_positions (
   stream TEXT PRIMARY KEY,
   stream_seq INTEGER NOT NULL
 ) WITHOUT ROWID;
+)sql",
+    // 38: inside a hard forget the actor of a redacted row may become '[forgotten]' too: the
+    //    rows about an agent's forgotten decision name the agent of the forgotten event
+    //    (docs/MEMORY.md, "Where content can reach").
+    R"sql(
+DROP TRIGGER IF EXISTS audit_log_no_update;
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+WHEN NOT EXISTS (SELECT 1 FROM forget_in_progress)
+  OR NOT (new.rationale = '[forgotten]' AND new.previous IS NULL
+          AND new.audit_id = old.audit_id AND new.record_type = old.record_type
+          AND new.record_id = old.record_id AND new.action = old.action
+          AND (new.actor = old.actor OR new.actor = '[forgotten]') AND new.at_us = old.at_us) BEGIN
+  SELECT RAISE(ABORT, 'audit_log is append-only');
+END;
 )sql",
 };
 

@@ -128,11 +128,12 @@ void publish_raw(const NatsCluster& cluster, const std::string& subject, const s
   jsPubAck_Destroy(ack);
 }
 
-// A control request over NATS request-reply; null JSON when nobody answers within 5 s.
-nlohmann::json nats_request(const NatsCluster& cluster, const std::string& subject,
-                            const nlohmann::json& request) {
+// A control request over NATS request-reply through `urls`; null JSON when nobody answers
+// within 5 s (or the server refuses the subject to that user).
+nlohmann::json nats_request_via(const std::vector<std::string>& urls, const std::string& subject,
+                                const nlohmann::json& request) {
   config::JetStreamConfig config;
-  config.servers = cluster.urls();
+  config.servers = urls;
   const bus::NatsConnectionPtr connection = bus::nats_connect(config, "test", 2000);
   const std::string body = request.dump();
   natsMsg* reply = nullptr;
@@ -143,6 +144,11 @@ nlohmann::json nats_request(const NatsCluster& cluster, const std::string& subje
   const bus::NatsMsgPtr owned(reply);
   return nlohmann::json::parse(natsMsg_GetData(reply),
                                natsMsg_GetData(reply) + natsMsg_GetDataLength(reply));
+}
+
+nlohmann::json nats_request(const NatsCluster& cluster, const std::string& subject,
+                            const nlohmann::json& request) {
+  return nats_request_via(cluster.urls(), subject, request);
 }
 
 std::vector<std::string> nats_args(const NatsCluster& cluster) {
@@ -582,6 +588,154 @@ TEST_CASE(
                       "'%team-b%'") == 1);
   CHECK(replica.count("SELECT count(*) FROM dead_letters WHERE reason LIKE "
                       "'authorization: agent \"stranger\"%not listed once%'") == 1);
+  CHECK(replica.stopped_cleanly());
+}
+
+TEST_CASE(
+    "jetstream: reads over NATS carry the reading agent's clearance; without an agent, the "
+    "public level",
+    "[cluster]") {
+  const TempDir dir;
+  // Two NATS users, each allowed to read only as itself (its own agent-control token), as
+  // docs/CLUSTER.md's permission table says; alice may also ask without an agent.
+  const std::string authorization =
+      "authorization {\n  users: [\n"
+      "    {user: node, password: node-pw}\n"
+      "    {user: alice, password: alice-pw, permissions: {publish: "
+      "[\"reflectd.agent-control.alice.>\", \"reflectd.control.>\"], subscribe: [\"_INBOX.>\"]}}\n"
+      "    {user: bob, password: bob-pw, permissions: {publish: "
+      "[\"reflectd.agent-control.bob.>\"], subscribe: [\"_INBOX.>\"]}}\n"
+      "  ]\n}\n";
+  NatsCluster cluster(dir, 3, authorization, "node:node-pw");
+  zmq::context_t context(1);
+  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream", "init", "--stream", "SHARD"};
+  for (const auto& arg : nats_args(cluster)) init.push_back(arg);
+  const RunResult created = run_process(init, 30s);
+  INFO(created.out << created.err);
+  REQUIRE(created.status.code == 0);
+
+  const std::string server_key = dir.file("server.key");
+  write_cert_pair(server_key, generate_cert(), false);
+  const std::string keys = dir.file("keys.yaml");
+  write_text_file(keys, "keys:\n  - public_key: \"" + generate_cert().public_key +
+                            "\"\n    agent_id: alice\n    namespaces: [team-a]\n"
+                            "    max_sensitivity: low\n"
+                            "  - public_key: \"" +
+                            generate_cert().public_key +
+                            "\"\n    agent_id: bob\n    namespaces: [team-a]\n"
+                            "    max_sensitivity: high\n");
+  Replica replica("replica", cluster.urls(), false,
+                  "security:\n  curve_secret_key_file: \"" + server_key +
+                      "\"\n  authorized_keys_file: \"" + keys + "\"\n");
+  replica.start(context);
+
+  std::string lines;
+  std::int64_t turn = 0;
+  for (const std::string level : {"public", "low", "medium", "high", "hyper"}) {
+    lines += nlohmann::json{{"id", "r-" + level},
+                            {"kind", "conversation"},
+                            {"namespace", "team-a"},
+                            {"sensitivity", level},
+                            {"episode_id", "ep-1"},
+                            {"sequence_number", ++turn},
+                            {"content", "the harbour lighthouse note at level " + level},
+                            {"timestamp", "2026-11-20T10:00:00Z"}}
+                 .dump() +
+             "\n";
+  }
+  write_text_file(dir.file("levels.jsonl"), lines);
+  std::vector<std::string> publish = {REFLECTCTL_BIN};
+  for (const auto& arg : nats_args(cluster)) publish.push_back(arg);
+  publish.insert(publish.end(), {"jetstream", "publish", dir.file("levels.jsonl")});
+  const RunResult published = run_process(publish, 30s);
+  INFO(published.out << published.err);
+  REQUIRE(published.status.code == 0);
+  REQUIRE(wait_until([&] { return replica.events() == 5; }, 30s));
+
+  // What one caller sees through every read path, as "id|redacted" rows sorted by id: each
+  // path must agree.
+  const auto seen = [&](const std::string& credentials, const std::string& subject) {
+    const std::vector<std::string> urls = cluster.urls_as(credentials);
+    std::map<std::string, std::vector<std::string>> by_path;
+    const auto rows = [](const nlohmann::json& list) {
+      std::vector<std::string> out;
+      for (const auto& row : list) {
+        const bool redacted = row["redacted"] == true || row["redacted"] == 1;
+        const std::string content = row.value("content", row.value("preview", ""));
+        // A redacted row shows no word of what it holds.
+        if (redacted) CHECK(content.find("level") == std::string::npos);
+        out.push_back(row["id"].get<std::string>() + (redacted ? "|redacted" : "|shown"));
+      }
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    const nlohmann::json base = {{"namespace", "team-a"}};
+    auto ask = [&](nlohmann::json request) {
+      request.update(base);
+      const nlohmann::json reply = nats_request_via(urls, subject, request);
+      INFO(subject << " " << request.dump() << " -> " << reply.dump());
+      REQUIRE(reply.value("ok", false));
+      return reply;
+    };
+    by_path["recall"] =
+        rows(ask({{"cmd", "recall"}, {"text", "harbour lighthouse"}, {"limit", 100}})["results"]);
+    by_path["get"] =
+        rows(ask({{"cmd", "get"},
+                  {"ids", {"r-public", "r-low", "r-medium", "r-high", "r-hyper"}}})["events"]);
+    by_path["episode"] = rows(ask({{"cmd", "episode"}, {"episode_id", "ep-1"}})["events"]);
+    by_path["events"] = rows(ask({{"cmd", "events"}, {"limit", 100}})["events"]);
+    by_path["search"] =
+        rows(ask({{"cmd", "search"}, {"text", "harbour lighthouse"}, {"limit", 100}})["results"]);
+    std::vector<std::string> sources =
+        ask({{"cmd", "context"}, {"text", "harbour lighthouse"}, {"max_tokens", 2000}})["sources"]
+            .get<std::vector<std::string>>();
+    std::sort(sources.begin(), sources.end());
+    for (const auto& [path, list] : by_path) {
+      INFO(path);
+      CHECK(list == by_path.at("get"));
+    }
+    std::vector<std::string> ids;
+    for (const auto& row : by_path.at("get")) ids.push_back(row.substr(0, row.find('|')));
+    CHECK(sources == ids);
+    return by_path.at("get");
+  };
+  // alice (low): medium redacted, high and hyper absent; bob (high): hyper redacted; a read
+  // that names no agent: the public level, so low is redacted and the rest absent.
+  CHECK(seen("alice:alice-pw", "reflectd.agent-control.alice.team-a") ==
+        std::vector<std::string>{"r-low|shown", "r-medium|redacted", "r-public|shown"});
+  CHECK(seen("bob:bob-pw", "reflectd.agent-control.bob.team-a") ==
+        std::vector<std::string>{"r-high|shown", "r-hyper|redacted", "r-low|shown",
+                                 "r-medium|shown", "r-public|shown"});
+  CHECK(seen("alice:alice-pw", "reflectd.control.team-a") ==
+        std::vector<std::string>{"r-low|redacted", "r-public|shown"});
+
+  // alice cannot read as bob: the server refuses her the subject, nobody answers.
+  CHECK(nats_request_via(cluster.urls_as("alice:alice-pw"), "reflectd.agent-control.bob.team-a",
+                         {{"cmd", "get"}, {"ids", {"r-high"}}, {"namespace", "team-a"}})
+            .is_null());
+  // An agent the authorized keys do not list, or outside its namespaces, is told why.
+  const nlohmann::json stranger =
+      nats_request(cluster, "reflectd.agent-control.carol.team-a",
+                   {{"cmd", "get"}, {"ids", {"r-public"}}, {"namespace", "team-a"}});
+  CHECK(stranger["error"] ==
+        "authorization: agent \"carol\" of subject reflectd.agent-control.carol.team-a is not "
+        "listed once in the authorized keys (security.authorized_keys_file)");
+  const nlohmann::json elsewhere = nats_request(cluster, "reflectd.agent-control.alice.team-b",
+                                                {{"cmd", "status"}, {"namespace", "team-b"}});
+  CHECK(elsewhere["error"] ==
+        "authorization: agent \"alice\" may not read namespace \"team-b\" (its namespaces: "
+        "team-a)");
+
+  // reflectctl reads as an agent with --nats-agent.
+  std::vector<std::string> get = {REFLECTCTL_BIN};
+  for (const auto& url : cluster.urls_as("bob:bob-pw")) get.insert(get.end(), {"--nats", url});
+  get.insert(get.end(), {"--nats-agent", "bob", "recall", "--json", "--namespace", "team-a",
+                         "harbour lighthouse"});
+  const RunResult read = run_process(get, 30s);
+  INFO(read.out << read.err);
+  CHECK(read.status.code == 0);
+  CHECK(read.out.find("level high") != std::string::npos);
+  CHECK(read.out.find("level hyper") == std::string::npos);
   CHECK(replica.stopped_cleanly());
 }
 

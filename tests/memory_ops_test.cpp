@@ -67,47 +67,6 @@ void run_every_job(SQLite::Database& db, std::int64_t now) {
   jobs::run_decay(ctx, vitality);
 }
 
-// "table.column" of every place `needle` occurs (ASCII case-insensitive), over every table of
-// the schema (FTS5 shadow tables included), plus "events_fts_vocab" for an indexed term.
-std::set<std::string> places_of(SQLite::Database& db, const std::string& needle) {
-  std::set<std::string> found;
-  std::vector<std::string> tables;
-  {
-    SQLite::Statement q(db, "SELECT name FROM sqlite_master WHERE type = 'table'");
-    while (q.executeStep()) tables.push_back(q.getColumn(0).getString());
-  }
-  for (const auto& table : tables) {
-    std::vector<std::string> columns;
-    try {
-      SQLite::Statement info(db, "SELECT name FROM pragma_table_info(?1)");
-      info.bind(1, table);
-      while (info.executeStep()) columns.push_back(info.getColumn(0).getString());
-    } catch (const SQLite::Exception&) {
-      continue;
-    }
-    for (const auto& column : columns) {
-      SQLite::Statement q(db, "SELECT count(*) FROM \"" + table + "\" WHERE instr(lower(CAST(\"" +
-                                  column + "\" AS BLOB)), lower(CAST(?1 AS BLOB))) > 0");
-      q.bind(1, needle);
-      if (q.executeStep() && q.getColumn(0).getInt() > 0) found.insert(table + "." + column);
-    }
-  }
-  SQLite::Statement vocab(db, "SELECT count(*) FROM events_fts_vocab WHERE term LIKE ?1");
-  vocab.bind(1, needle + "%");
-  if (vocab.executeStep() && vocab.getColumn(0).getInt() > 0) found.insert("events_fts_vocab");
-  return found;
-}
-
-std::size_t raw_occurrences(const std::string& path, const std::string& needle) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return 0;
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (char& c : bytes) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::size_t n = 0;
-  for (auto at = bytes.find(needle); at != std::string::npos; at = bytes.find(needle, at + 1)) ++n;
-  return n;
-}
-
 // A Problem/Solution commit and an agent's decision that both carry the marker.
 std::vector<std::string> marked_events(const std::string& ts) {
   return {json{{"id", "marked-commit"},
@@ -223,7 +182,7 @@ TEST_CASE("forget delete: the text is in no table, no index and no byte of the f
   auto db = test::open_writer(path);
   run_every_job(db, kNow);
 
-  const auto before = places_of(db, kMarker);
+  const auto before = test::places_of(db, kMarker);
   INFO("before: " << json(before).dump());
   // It reached the events, the index, the entities, the clusters, the knowledge (the agent's
   // decision and the decision found in the commit) and the audit log.
@@ -241,9 +200,9 @@ TEST_CASE("forget delete: the text is in no table, no index and no byte of the f
   CHECK(outcome.audit_rows_redacted >= 1);
   CHECK(outcome.namespaces == std::set<std::string>{"libzmq"});
 
-  CHECK(places_of(db, kMarker).empty());
-  CHECK(raw_occurrences(path, kMarker) == 0);
-  CHECK(raw_occurrences(path + "-wal", kMarker) == 0);
+  CHECK(test::places_of(db, kMarker).empty());
+  CHECK(test::file_occurrences(path, kMarker) == 0);
+  CHECK(test::file_occurrences(path + "-wal", kMarker) == 0);
   // One delete row per event, without the content.
   CHECK(test::dump(db,
                    "SELECT record_id, action, actor, rationale, previous FROM audit_log WHERE "
@@ -255,7 +214,7 @@ TEST_CASE("forget delete: the text is in no table, no index and no byte of the f
 
   // The rebuild derives everything again from the events left, and finds no trace either.
   run_every_job(db, kNow);
-  CHECK(places_of(db, kMarker).empty());
+  CHECK(test::places_of(db, kMarker).empty());
   CHECK(db.execAndGet("SELECT count(*) FROM entities WHERE namespace = 'libzmq'").getInt() > 100);
   CHECK(db.execAndGet("SELECT count(*) FROM medallions WHERE id = 'med:libzmq'").getInt() == 1);
   CHECK(db.execAndGet("SELECT count(*) FROM events").getInt() == 1500);
@@ -408,7 +367,7 @@ TEST_CASE("forget delete: a chunked clear gives way to the writer and a cut-shor
   CHECK_FALSE(SQLite::Statement(yielding, "PRAGMA foreign_key_check").executeStep());
   run_every_job(yielding, kNow);
   CHECK(derived_dump(yielding) == derived_dump(undisturbed));
-  CHECK(places_of(yielding, kMarker).empty());
+  CHECK(test::places_of(yielding, kMarker).empty());
 }
 
 // A crash between a forget's mark and the end of its clear: the next start finishes the clear
@@ -938,7 +897,7 @@ TEST_CASE("retention: events past their rule's age are deleted on schedule, poli
         "kept|\npinned|\nrecent|\nelsewhere|\n");
   CHECK(test::dump(db, "SELECT record_id, action, actor FROM audit_log WHERE action = 'delete'") ==
         "old|delete|job:retention|\n");
-  CHECK(places_of(db, "note old").empty());
+  CHECK(test::places_of(db, "note old").empty());
   // Nothing more is due: the next run deletes nothing.
   CHECK(memory_ops::run_retention(ctx, {memory_ops::parse_retention_rule(
                                            "namespace=talk;max_age_days=365")})["events_deleted"] ==

@@ -40,7 +40,12 @@ inline std::string nats_server_binary() {
 
 class NatsCluster {
  public:
-  explicit NatsCluster(const TempDir& dir, int servers = 3) : dir_(dir) {
+  /// `authorization`: a nats-server `authorization { ... }` block written into every server's
+  /// configuration (empty: none), and `credentials` ("user:password") the user url() and
+  /// urls() connect as (empty: no user).
+  explicit NatsCluster(const TempDir& dir, int servers = 3, const std::string& authorization = "",
+                       std::string credentials = "")
+      : dir_(dir), credentials_(std::move(credentials)) {
     for (int i = 0; i < servers; ++i) {
       client_ports_.push_back(free_tcp_port());
       route_ports_.push_back(free_tcp_port());
@@ -56,10 +61,10 @@ class NatsCluster {
           servers == 1 ? ""
                        : "cluster {\n  name: reflectd-test\n  listen: 127.0.0.1:" +
                              std::to_string(route_ports_[i]) + "\n  routes: [" + routes + "]\n}\n";
-      write_text_file(
-          dir_.file(name + ".conf"),
-          "server_name: " + name + "\nlisten: 127.0.0.1:" + std::to_string(client_ports_[i]) +
-              "\njetstream {\n  store_dir: \"" + dir_.file(name + "-store") + "\"\n}\n" + cluster);
+      write_text_file(dir_.file(name + ".conf"),
+                      "server_name: " + name + "\nlisten: 127.0.0.1:" +
+                          std::to_string(client_ports_[i]) + "\njetstream {\n  store_dir: \"" +
+                          dir_.file(name + "-store") + "\"\n}\n" + cluster + authorization);
       processes_.emplace_back();
     }
     for (int i = 0; i < servers; ++i) start(i);
@@ -69,10 +74,16 @@ class NatsCluster {
   }
 
   int size() const { return static_cast<int>(client_ports_.size()); }
-  std::string url(int i) const { return "nats://127.0.0.1:" + std::to_string(client_ports_[i]); }
-  std::vector<std::string> urls() const {
+  std::string url(int i) const { return url_as(i, credentials_); }
+  std::vector<std::string> urls() const { return urls_as(credentials_); }
+  /// The URL of server `i` for the user `credentials` ("user:password"; empty: no user).
+  std::string url_as(int i, const std::string& credentials) const {
+    return "nats://" + (credentials.empty() ? "" : credentials + "@") +
+           "127.0.0.1:" + std::to_string(client_ports_[i]);
+  }
+  std::vector<std::string> urls_as(const std::string& credentials) const {
     std::vector<std::string> out;
-    for (int i = 0; i < size(); ++i) out.push_back(url(i));
+    for (int i = 0; i < size(); ++i) out.push_back(url_as(i, credentials));
     return out;
   }
 
@@ -144,6 +155,7 @@ class NatsCluster {
   }
 
   const TempDir& dir_;
+  std::string credentials_;
   std::vector<int> client_ports_;
   std::vector<int> route_ports_;
   std::vector<std::unique_ptr<ChildProcess>> processes_;
