@@ -17,4 +17,11 @@ inline std::string ascii_lower(std::string_view text) {
   return out;
 }
 
+/// `text` without leading and trailing spaces, tabs and line breaks. Pure; thread-safe.
+inline std::string_view trim(std::string_view text) {
+  const auto a = text.find_first_not_of(" \t\r\n");
+  if (a == std::string_view::npos) return {};
+  return text.substr(a, text.find_last_not_of(" \t\r\n") - a + 1);
+}
+
 }  // namespace reflectd

@@ -426,20 +426,31 @@ json CommunityDetection::store(std::int64_t now_us, const CancelToken& cancel) {
     const bool active = exists && existing.getColumn(0).getInt() == 1;
     if (exists && active && stored == members) continue;
 
+    // In words: the members by their names, agents (who acted, often under pseudonymous ids)
+    // counted rather than named; the title names the central members (the order of c.members).
     std::string text = "Entities: ";
+    std::string central;
     std::int64_t first_us = 0;
     std::int64_t last_us = 0;
-    for (std::size_t i = 0; i < c.members.size(); ++i) {
-      const Node& node = nodes[c.members[i]];
+    std::int64_t listed = 0;
+    std::int64_t agents = 0;
+    std::int64_t named = 0;
+    for (const std::size_t m : c.members) {
+      const Node& node = nodes[m];
       first_us = std::max(first_us, node.first_us);
       last_us = std::max(last_us, node.last_us);
-      if (static_cast<std::int64_t>(i) < params.max_listed) text += (i > 0 ? ", " : "") + node.key;
+      if (node.key.starts_with("agent:")) {
+        ++agents;
+        continue;
+      }
+      ++named;
+      const std::string name = node.display.empty() ? node.key : node.display;
+      if (named <= 3) central += (named > 1 ? ", " : "") + name;
+      if (listed < params.max_listed) text += (listed++ > 0 ? ", " : "") + name;
     }
-    if (static_cast<std::int64_t>(c.members.size()) > params.max_listed) {
-      text += " and " +
-              std::to_string(c.members.size() - static_cast<std::size_t>(params.max_listed)) +
-              " more";
-    }
+    if (named > listed) text += " and " + std::to_string(named - listed) + " more";
+    if (listed == 0) text += "none named";
+    if (agents > 0) text += "; " + std::to_string(agents) + (agents == 1 ? " agent" : " agents");
     json support = json::array();
     if (!c.clusters.empty()) {
       text += ". Clusters: ";
@@ -459,9 +470,9 @@ json CommunityDetection::store(std::int64_t now_us, const CancelToken& cancel) {
       for (auto m : medoids) support.push_back(m);
     }
     const Node& anchor = nodes[c.anchor];
-    const std::string title = "Community of " + anchor.key + " (" +
-                              std::to_string(c.members.size()) + " entities, " +
-                              std::to_string(c.clusters.size()) + " clusters)";
+    const std::string title =
+        (central.empty() ? std::string("Agents who work together") : "Related: " + central) +
+        (named > 3 ? " and " + std::to_string(named - 3) + " more" : "");
     const auto support_count = static_cast<std::int64_t>(c.members.size());
     SQLite::Statement upsert(db, R"sql(
 INSERT INTO observations (observation_id, namespace, observation_type, signature, target, title, text,

@@ -18,6 +18,7 @@
 
 #include "common/sha256.hpp"
 #include "common/utf8.hpp"
+#include "jobs/commit_decisions.hpp"
 #include "jobs/decision_extraction.hpp"
 #include "jobs/entity_summaries.hpp"
 #include "jobs/event_json.hpp"
@@ -586,34 +587,9 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
         }
       }
       // 5. Decisions stated in the message, and reverts of them.
-      if (!fields.merge && (content.find("Solution:") != std::string::npos ||
-                            content.find("Fix:") != std::string::npos)) {
-        if (auto d = decision_from_message(kind, content, fields.files)) {
-          const std::string problem_line = labelled_line(content, "Problem:");
-          store::DecisionRecord record{
-              .decision_id = "decision:" + read_events_.getColumn(7).getString(),
-              .ns = ns,
-              .target = target,
-              .statement = std::move(d->statement),
-              .rationale = std::move(d->rationale),
-              .source = "problem_solution",
-              .problem_signature = problem_signature(
-                  problem_line.empty() ? labelled_line(content, "Issue:") : problem_line),
-              .subject = kind == "commit_change" ? first_line(content, 300) : "",
-              .confidence = d->confidence,
-              .source_seq = seq,
-              .ts_us = ts,
-              .evidence = {{seq, ts}}};
-          if (decisions_.record(record, now_, kActor)) ++totals_.decisions_extracted;
-          mark_decision_targets(ns);
-        }
-      }
-      if (kind == "commit_change") {
-        if (const std::string reverted = reverted_subject(content); !reverted.empty()) {
-          totals_.decisions_falsified +=
-              decisions_.falsify_reverted(ns, reverted, seq, now_, kActor);
-          mark_decision_targets(ns);
-        }
+      if (decide_from_message(ns, kind, content, fields, target,
+                              read_events_.getColumn(7).getString(), seq, ts)) {
+        mark_decision_targets(ns);
       }
       // 6. A question asked, or the one pending in the trajectory answered.
       track_question(ns, trajectory, seq, kind, content, read_events_.getColumn(8).getString());
@@ -685,6 +661,83 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   // outcome, not per chunk: an outcome recorded again for the same
   // trajectory (a repeated episode) can take a success away from a sequence, so the counts
   // seen between outcomes matter.
+  // Step 5 of a chunk: the decision a message states (a problem and its solution, else a
+  // commit subject that chooses: jobs/commit_decisions.hpp), or the decisions a revert
+  // falsifies. A reverted change that was no decision is recorded, in its own words, as a
+  // falsified one, so that the medallion can say not to repeat it. True when a decision was
+  // created or changed.
+  bool decide_from_message(const std::string& ns, const std::string& kind,
+                           const std::string& content, const EventFields& fields,
+                           const std::string& target, const std::string& event_id, std::int64_t seq,
+                           std::int64_t ts) {
+    const std::string decision_id = "decision:" + event_id;
+    if (kind == "commit_change") {
+      if (const auto revert = read_revert(content)) {
+        int falsified = 0;
+        if (!revert->subject.empty()) {
+          falsified = decisions_.falsify_reverted(ns, revert->subject, seq, now_, kActor);
+        }
+        if (falsified == 0 && !revert->commit.empty()) {
+          falsified = decisions_.falsify_commit(ns, revert->commit, seq, now_, kActor);
+        }
+        const std::string words =
+            read_commit_subject(revert->subject.empty() ? revert->description : revert->subject,
+                                false)
+                .text;
+        if (falsified == 0 && !words.empty()) {
+          const store::DecisionRecord reverted{.decision_id = decision_id,
+                                               .ns = ns,
+                                               .target = target,
+                                               .statement = words,
+                                               .rationale = "Reverted: " + first_line(content, 280),
+                                               .source = "revert",
+                                               .problem_signature = "",
+                                               .subject = "",
+                                               .confidence = 0.5,
+                                               .source_seq = seq,
+                                               .ts_us = ts,
+                                               .evidence = {{seq, ts}}};
+          decisions_.record(reverted, now_, kActor);
+          decisions_.falsify(decision_id, seq, now_, kActor);
+          falsified = 1;
+        }
+        totals_.decisions_falsified += falsified;
+        return falsified > 0;
+      }
+    }
+    std::optional<ExtractedDecision> d;
+    std::string source = "problem_solution";
+    std::string signature;
+    if (!fields.merge && (content.find("Solution:") != std::string::npos ||
+                          content.find("Fix:") != std::string::npos)) {
+      d = decision_from_message(kind, content, fields.files);
+      if (d && is_routine_change(d->statement + " " + d->rationale)) d.reset();
+      const std::string problem_line = labelled_line(content, "Problem:");
+      signature =
+          problem_signature(problem_line.empty() ? labelled_line(content, "Issue:") : problem_line);
+    }
+    if (!d && kind == "commit_change") {
+      d = decision_from_commit(content, fields.merge, fields.files);
+      source = "commit";
+      signature.clear();
+    }
+    if (!d) return false;
+    store::DecisionRecord record{.decision_id = decision_id,
+                                 .ns = ns,
+                                 .target = target,
+                                 .statement = std::move(d->statement),
+                                 .rationale = std::move(d->rationale),
+                                 .source = source,
+                                 .problem_signature = signature,
+                                 .subject = kind == "commit_change" ? first_line(content, 300) : "",
+                                 .confidence = d->confidence,
+                                 .source_seq = seq,
+                                 .ts_us = ts,
+                                 .evidence = {{seq, ts}}};
+    if (decisions_.record(record, now_, kActor)) ++totals_.decisions_extracted;
+    return true;
+  }
+
   void record_outcome(const std::string& ns, const Outcome& outcome) {
     SQLite::Statement& steps = trajectory_steps_;
     steps.reset();
@@ -1187,7 +1240,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     create.bind(1, s.id);
     create.bind(2, ns);
     create.bind(3, target);
-    create.bind(4, "Hypothesis for " + target);
+    create.bind(4, "Changes in " + target);
     create.bind(5, json::array({target}).dump());
     create.bind(6, static_cast<std::int64_t>(now_));
     create.exec();

@@ -13,7 +13,7 @@
 // 3. Evidence: each event weighs for its target by kind (consolidation.weight.*, ANCHORS §1);
 //    a Problem:/Solution: message adds weight.problem_solution. A target whose weight reaches
 //    stream_weight_threshold, or with one commit, gets the proposal stream
-//    "proposal:<namespace>:<target>" ("Hypothesis for <target>"), whose evidence is every
+//    "proposal:<namespace>:<target>" ("Changes in <target>"), whose evidence is every
 //    weighted event of the target. Its metrics, confidence, removal cost, utility, phase and
 //    acceptance come from model/formulas.hpp, from exact running sums of its evidence times
 //    (table consolidation_streams; O(log n) per evidence event). Promotion and acceptance are

@@ -14,10 +14,16 @@ namespace {
 constexpr std::array<std::string_view, 2> kProblemLabels{"Problem:", "Issue:"};
 constexpr std::array<std::string_view, 2> kSolutionLabels{"Solution:", "Fix:"};
 
-std::string_view trim(std::string_view s) {
-  const auto a = s.find_first_not_of(" \t\r\n");
-  if (a == std::string_view::npos) return {};
-  return s.substr(a, s.find_last_not_of(" \t\r\n") - a + 1);
+}  // namespace
+
+namespace {
+
+// A list item's text: "- X" and "* X" give X ("Solution:\n- Write a constexpr isdigit").
+std::string_view unbulleted(std::string_view line) {
+  if (line.size() > 2 && (line[0] == '-' || line[0] == '*') && line[1] == ' ') {
+    return trim(line.substr(2));
+  }
+  return line;
 }
 
 // "Word:" at the start of a line (a capitalised label of one word), e.g. "Solution:".
@@ -28,6 +34,8 @@ bool starts_with_label(std::string_view line) {
   return std::all_of(line.begin(), line.begin() + static_cast<std::ptrdiff_t>(colon),
                      [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; });
 }
+
+}  // namespace
 
 // Cut at a word boundary to at most max_bytes, never inside a UTF-8 sequence.
 std::string clip_words(std::string text, std::size_t max_bytes) {
@@ -47,10 +55,14 @@ std::string clip_words(std::string text, std::size_t max_bytes) {
   return text + "...";
 }
 
+namespace {
+
 std::string capitalised(std::string text) {
   if (!text.empty()) text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
   return text;
 }
+
+}  // namespace
 
 // Collapses runs of white space (line breaks included) into single spaces.
 std::string one_line(std::string_view text) {
@@ -67,6 +79,8 @@ std::string one_line(std::string_view text) {
   }
   return out;
 }
+
+namespace {
 
 bool refers_back(std::string_view solution) {
   constexpr std::array<std::string_view, 5> kBack{"it", "them", "this", "these", "that"};
@@ -87,6 +101,8 @@ bool refers_back(std::string_view solution) {
   });
 }
 
+}  // namespace
+
 bool is_test_path(std::string_view path) {
   std::size_t start = 0;
   while (start <= path.size()) {
@@ -100,6 +116,8 @@ bool is_test_path(std::string_view path) {
   }
   return false;
 }
+
+namespace {
 
 bool is_edit_tool(std::string_view tool) {
   return tool == "edit" || tool == "create" || tool == "write" || tool == "str_replace" ||
@@ -162,7 +180,7 @@ std::string labelled_paragraph(std::string_view text, std::span<const std::strin
       for (const std::string_view label : labels) {
         if (line.starts_with(label)) {
           inside = true;
-          paragraph = std::string(trim(line.substr(label.size())));
+          paragraph = std::string(unbulleted(trim(line.substr(label.size()))));
           break;
         }
       }
@@ -174,8 +192,8 @@ std::string labelled_paragraph(std::string_view text, std::span<const std::strin
         break;
       }
       if (starts_with_label(line)) break;
-      paragraph += ' ';
-      paragraph += line;
+      if (!paragraph.empty()) paragraph += ' ';
+      paragraph += unbulleted(line);
     }
     if (end == text.size()) break;
   }
@@ -266,16 +284,6 @@ std::string task_problem(std::string_view task) {
   }
   const auto end = std::min(task.find('\n'), task.size());
   return clip_words(std::string(trim(task.substr(0, end))), 300);
-}
-
-std::string reverted_subject(std::string_view content) {
-  const std::string_view line =
-      trim(content.substr(0, std::min(content.find('\n'), content.size())));
-  constexpr std::string_view kPrefix = "Revert \"";
-  if (!line.starts_with(kPrefix) || !line.ends_with('"') || line.size() <= kPrefix.size() + 1) {
-    return {};
-  }
-  return std::string(line.substr(kPrefix.size(), line.size() - kPrefix.size() - 1));
 }
 
 }  // namespace reflectd::jobs

@@ -84,7 +84,17 @@ std::optional<ExtractedDecision> decision_from_trajectory(std::string_view task,
 /// its first line; ≤ 300 bytes.
 std::string task_problem(std::string_view task);
 
-/// The subject of a revert commit: X in a first line `Revert "X"`; empty otherwise.
-std::string reverted_subject(std::string_view content);
+/// `text` cut at a word boundary to at most `max_bytes` (never inside a UTF-8 sequence): at
+/// the end of its last sentence when one ends in the second half, else at a word, marked
+/// "...". Unchanged when it fits.
+std::string clip_words(std::string text, std::size_t max_bytes);
+
+/// `text` with every run of white space (line breaks included) collapsed into one space and
+/// none at either end.
+std::string one_line(std::string_view text);
+
+/// True for a test file: a path with a component that starts with "test" or ends in
+/// "_test"/"_tests" (before its extension).
+bool is_test_path(std::string_view path);
 
 }  // namespace reflectd::jobs

@@ -30,12 +30,6 @@ bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
 bool is_alpha(char c) { return is_upper(c) || is_lower(c); }
 
-std::string_view trim(std::string_view text) {
-  const auto a = text.find_first_not_of(" \t\r\n");
-  if (a == std::string_view::npos) return {};
-  return text.substr(a, text.find_last_not_of(" \t\r\n") - a + 1);
-}
-
 // Trailing punctuation that never ends a name.
 std::string_view trim_punctuation(std::string_view text) {
   text = trim(text);

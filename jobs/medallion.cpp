@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
+#include "common/ascii.hpp"
 #include "common/sha256.hpp"
 #include "common/timestamp.hpp"
 #include "jobs/decision_extraction.hpp"
@@ -331,8 +333,11 @@ class Refresher {
       try {
         SQLite::Statement query(
             db_,
+            // Agents are who acted, not where to start (their ids are often pseudonyms);
+            // scores rounded so that floating-point noise never orders two entities.
             "SELECT canonical_key FROM entities WHERE (?1 = '' OR namespace = ?1) "
-            "AND is_active = 1 ORDER BY importance_score DESC, canonical_key LIMIT ?2");
+            "AND is_active = 1 AND entity_type <> 'agent' "
+            "ORDER BY round(importance_score, 9) DESC, canonical_key LIMIT ?2");
         query.bind(1, scope.ns);
         query.bind(2, static_cast<std::int64_t>(limit));
         while (query.executeStep()) out.push_back(query.getColumn(0).getString());
@@ -477,13 +482,17 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
       std::string evidence;  // JSON array of event ids, parsed by last_ids when listed
       std::string provenance;
       std::int64_t updated;
+      std::int64_t source_seq;  // the event that stated it; 0 when none
+      std::int64_t files;       // files that event's commit touched (context.files)
     };
     std::vector<Stream> streams;
     SQLite::Statement knowledge(
         db_,
         "SELECT decision_id, target, title, rationale, kind, status, phase, "
         "vitality, confidence, frequency, last_seen_us, evidence_event_ids, provenance, "
-        "updated_us FROM knowledge WHERE " +
+        "updated_us, coalesce(source_event_seq, 0), coalesce((SELECT "
+        "json_array_length(e.context, '$.files') FROM events e WHERE e.seq = "
+        "knowledge.source_event_seq), 0) FROM knowledge WHERE " +
             filter + " ORDER BY decision_id");
     knowledge.bind(1, scope.ns);
     while (knowledge.executeStep()) {
@@ -493,7 +502,8 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
                          knowledge.getColumn(6).getString(), knowledge.getColumn(7).getString(),
                          knowledge.getColumn(8).getDouble(), knowledge.getColumn(9).getInt64(),
                          knowledge.getColumn(10).getInt64(), knowledge.getColumn(11).getString(),
-                         knowledge.getColumn(12).getString(), knowledge.getColumn(13).getInt64()});
+                         knowledge.getColumn(12).getString(), knowledge.getColumn(13).getInt64(),
+                         knowledge.getColumn(14).getInt64(), knowledge.getColumn(15).getInt64()});
     }
     struct Pattern {
       std::string id, target;
@@ -527,18 +537,53 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
       return static_cast<double>(now - us) / static_cast<double>(kUsPerDay);
     };
 
-    // decisions: the active decisions, agents' and those found in the events (problem and
-    // solution messages, successful trajectories), most confident first, then newest. The
+    // decisions: the active decisions, agents' and those found in the events, by importance
+    // (decision_importance(), docs/JOBS.md "Medallion refresh"), each statement once. The
     // consolidation streams are areas of work (subsystems), not decisions.
     std::vector<const Stream*> chosen;
     for (const auto& st : streams) {
       if (st.kind == "decision" && st.status == "active") chosen.push_back(&st);
     }
-    std::stable_sort(chosen.begin(), chosen.end(), [](const Stream* a, const Stream* b) {
-      if (a->confidence != b->confidence) return a->confidence > b->confidence;
-      if (a->last_seen != b->last_seen) return a->last_seen > b->last_seen;
+    std::map<std::string, std::vector<std::int64_t>> area_seqs;  // each decision area's events
+    for (const Stream* st : chosen) {
+      if (!st->target.empty()) area_seqs.try_emplace(st->target);
+    }
+    if (!area_seqs.empty()) {
+      SQLite::Statement area(db_,
+                             "SELECT seq FROM event_targets WHERE namespace = ?1 AND target = ?2");
+      for (auto& [target, seqs] : area_seqs) {
+        area.reset();
+        area.bind(1, scope.ns);
+        area.bind(2, target);
+        while (area.executeStep()) seqs.push_back(area.getColumn(0).getInt64());
+        std::sort(seqs.begin(), seqs.end());
+      }
+    }
+    std::map<const Stream*, double> importance;
+    for (const Stream* st : chosen) {
+      std::int64_t later = 0;
+      if (const auto it = area_seqs.find(st->target); it != area_seqs.end() && st->source_seq > 0) {
+        later = static_cast<std::int64_t>(it->second.end() - std::upper_bound(it->second.begin(),
+                                                                              it->second.end(),
+                                                                              st->source_seq));
+      }
+      const double standing_days =
+          static_cast<double>(std::max<std::int64_t>(0, s.max_ts - st->last_seen)) /
+          static_cast<double>(kUsPerDay);
+      importance[st] = decision_importance(st->confidence, st->files, later, standing_days);
+    }
+    std::stable_sort(chosen.begin(), chosen.end(), [&](const Stream* a, const Stream* b) {
+      if (importance[a] != importance[b]) return importance[a] > importance[b];
       return a->id < b->id;
     });
+    {
+      std::set<std::string> stated;
+      std::vector<const Stream*> distinct;
+      for (const Stream* st : chosen) {
+        if (stated.insert(ascii_lower(st->title)).second) distinct.push_back(st);
+      }
+      chosen = std::move(distinct);
+    }
     if (chosen.size() > p_.max_items) chosen.resize(p_.max_items);
     json decisions = json::array();
     for (const Stream* st : chosen) {
@@ -634,6 +679,13 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
       return a->frequency != b->frequency ? a->frequency > b->frequency : a->target < b->target;
     });
     if (areas.size() > p_.max_items) areas.resize(p_.max_items);
+    // What changed last in an area, in the words of the newest event of its evidence (a
+    // commit's subject): one of the stream's own events, so the medallion's sensitivity, the
+    // highest of its items', covers the quote.
+    SQLite::Statement newest_in_area(
+        db_,
+        "SELECT e.content FROM events e WHERE e.seq = (SELECT max(event_seq) FROM "
+        "knowledge_evidence WHERE decision_id = ?1)");
     json subsystems = json::array();
     for (const Stream* st : areas) {
       std::string status = "unknown";
@@ -647,11 +699,19 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
                  !recurring_recent.count(st->target)) {
         status = "stable";
       }
-      subsystems.push_back({{"name", st->target},
-                            {"status", status},
-                            {"notes", std::to_string(st->frequency) + " events, phase " +
-                                          st->phase + ", last " + day(st->last_seen)},
-                            {"x_reflectd", {{"source_id", st->id}}}});
+      newest_in_area.reset();
+      newest_in_area.bind(1, st->id);
+      std::string last_change;
+      if (newest_in_area.executeStep()) {
+        const std::string content = newest_in_area.getColumn(0).getString();
+        last_change = clip(content.substr(0, content.find('\n')), 140);
+      }
+      subsystems.push_back(
+          {{"name", st->target},
+           {"status", status},
+           {"notes", std::to_string(st->frequency) + " events; last change " + day(st->last_seen) +
+                         (last_change.empty() ? "" : ": " + last_change)},
+           {"x_reflectd", {{"source_id", st->id}}}});
     }
 
     // affordances.
@@ -665,12 +725,14 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
         failed.push_back(&st);
       }
     }
+    // Newest first: a reverted change is recorded at the time of its decision or its revert.
     std::stable_sort(failed.begin(), failed.end(), [](const Stream* a, const Stream* b) {
-      return a->updated != b->updated ? a->updated > b->updated : a->id < b->id;
+      return a->last_seen != b->last_seen ? a->last_seen > b->last_seen : a->id < b->id;
     });
     for (std::size_t i = 0; i < failed.size() && i < 3; ++i) {
-      avoid.push_back("Avoid repeating: " + clip(failed[i]->title, 160) + " (decided " +
-                      day(failed[i]->last_seen) + ", then " + failed[i]->status + ")");
+      avoid.push_back("Avoid repeating: " + clip(failed[i]->title, 160) + " (" +
+                      (failed[i]->status == "falsified" ? "reverted" : failed[i]->status) + ", " +
+                      day(failed[i]->last_seen) + ")");
     }
     for (std::size_t i = 0; i < patterns.size() && avoid.size() < 5; ++i) {
       avoid.push_back("Avoid repeating: " + clip(patterns[i].problem, 160) + " (seen " +
@@ -912,6 +974,18 @@ bool scope_matches(const std::vector<std::string>& query_nodes,
         return std::find(medallion_tags.begin(), medallion_tags.end(), t) != medallion_tags.end();
       });
   return nodes && tags;
+}
+
+double decision_importance(double confidence, std::int64_t files, std::int64_t later,
+                           double standing_days) {
+  const double breadth = std::min(
+      1.0, std::log1p(static_cast<double>(std::max<std::int64_t>(0, files))) / std::log(21.0));
+  const double built_on = std::min(
+      1.0, std::log1p(static_cast<double>(std::max<std::int64_t>(0, later))) / std::log(51.0));
+  const double standing = std::clamp(standing_days / 365.0, 0.0, 1.0);
+  const double score =
+      0.4 * std::clamp(confidence, 0.0, 1.0) + 0.2 * breadth + 0.2 * built_on + 0.2 * standing;
+  return std::round(score * 1e9) / 1e9;
 }
 
 const char* question_priority(std::int64_t support, double days_since_seen) {

@@ -59,6 +59,17 @@ bool scope_matches(const std::vector<std::string>& query_nodes,
 /// s < 3 or d > 365, else medium.
 const char* question_priority(std::int64_t support, double days_since_seen);
 
+/// A decision's importance in [0,1], which orders the medallion's decisions (ours; seed 001
+/// asks for the important ones and gives no rule):
+///   0.4 * confidence
+/// + 0.2 * min(1, ln(1 + files) / ln(21))           how much of the tree its commit touched
+/// + 0.2 * min(1, ln(1 + later) / ln(51))           later events in its area: work built on it
+/// + 0.2 * min(1, standing_days / 365)              how long it has stood, up to the newest event
+/// rounded to 9 decimals, so that ties are exact and are broken by id. A reverted or
+/// superseded decision is not ranked: it is not active. Pure.
+double decision_importance(double confidence, std::int64_t files, std::int64_t later,
+                           double standing_days);
+
 struct MedallionParams {
   std::vector<MedallionScope> scopes;  ///< Configured scopes (automatic ones are added).
   VitalityParams vitality;

@@ -43,6 +43,13 @@ constexpr const char* kSameSubject =
     "x.source_seq < ?3 "
     "AND k.status = 'active' ORDER BY x.source_seq";
 
+// The decisions' own rows only (a few per namespace), so the JSON look-up stays cheap.
+constexpr const char* kSameCommit =
+    "SELECT x.decision_id, k.target FROM extracted_decisions x JOIN knowledge k ON "
+    "k.decision_id = x.decision_id JOIN events e ON e.seq = x.source_seq WHERE x.namespace = ?1 "
+    "AND x.source_seq < ?3 AND k.status = 'active' AND "
+    "substr(lower(json_extract(e.context, '$.commit')), 1, length(?2)) = ?2 ORDER BY x.source_seq";
+
 constexpr const char* kPreviousDecisionState =
     "SELECT json_object('status', status, 'confidence', confidence, 'superseded_by', "
     "superseded_by) FROM knowledge WHERE decision_id = ?1";
@@ -60,6 +67,7 @@ ExtractedDecisionStore::ExtractedDecisionStore(SQLite::Database& db)
       insert_evidence_(db, kInsertDecisionEvidence),
       same_problem_(db, kSameProblem),
       same_subject_(db, kSameSubject),
+      same_commit_(db, kSameCommit),
       previous_state_(db, kPreviousDecisionState),
       set_status_(db, kSetStatus),
       set_supersedes_(db, "UPDATE knowledge SET supersedes = ?2 WHERE decision_id = ?1") {}
@@ -166,6 +174,31 @@ int ExtractedDecisionStore::falsify_reverted(const std::string& ns, const std::s
                   "reverted by the event of seq " + std::to_string(revert_seq), now_us, actor);
   }
   return static_cast<int>(ids.size());
+}
+
+int ExtractedDecisionStore::falsify_commit(const std::string& ns, const std::string& commit_prefix,
+                                           std::int64_t revert_seq, std::int64_t now_us,
+                                           std::string_view actor) {
+  std::vector<std::string> ids;
+  same_commit_.reset();
+  same_commit_.bind(1, ns);
+  same_commit_.bind(2, commit_prefix);
+  same_commit_.bind(3, static_cast<std::int64_t>(revert_seq));
+  while (same_commit_.executeStep()) {
+    ids.push_back(same_commit_.getColumn(0).getString());
+    if (std::string target = same_commit_.getColumn(1).getString(); !target.empty()) {
+      changed_targets_.push_back(std::move(target));
+    }
+  }
+  same_commit_.reset();
+  for (const std::string& id : ids) falsify(id, revert_seq, now_us, actor);
+  return static_cast<int>(ids.size());
+}
+
+void ExtractedDecisionStore::falsify(const std::string& decision_id, std::int64_t revert_seq,
+                                     std::int64_t now_us, std::string_view actor) {
+  change_status(decision_id, "falsified", "", "deprecate",
+                "reverted by the event of seq " + std::to_string(revert_seq), now_us, actor);
 }
 
 void ExtractedDecisionStore::change_status(const std::string& id, const char* status,

@@ -8,8 +8,9 @@
 //     as the caller computes it: model/formulas.hpp problem_signature() of a "Problem:" line,
 //     "task: <task>" for a trajectory) supersedes the earlier one: the earlier row becomes
 //     `superseded` with superseded_by, the later lists it in `supersedes`. Nothing is deleted.
-//   - A revert commit (`Revert "<subject>"`) falsifies the active decisions whose source
-//     commit had that subject (status `falsified`).
+//   - A revert commit falsifies the active decisions whose source commit had the subject it
+//     quotes (`Revert "<subject>"`) or the id it names ("This reverts commit <sha>") (status
+//     `falsified`); jobs/commit_decisions.hpp reads the forms.
 // Every change writes an audit row with the previous state.
 //
 // Agents' own decisions (provenance external) never conflict with these rows
@@ -60,6 +61,17 @@ class ExtractedDecisionStore {
   int falsify_reverted(const std::string& ns, const std::string& subject, std::int64_t revert_seq,
                        std::int64_t now_us, std::string_view actor);
 
+  /// Marks `falsified` the active decisions of `ns` stated by a commit whose id (the source
+  /// event's context.commit) starts with `commit_prefix` (lower-case hex), citing the revert
+  /// event `revert_seq`. Returns how many changed.
+  int falsify_commit(const std::string& ns, const std::string& commit_prefix,
+                     std::int64_t revert_seq, std::int64_t now_us, std::string_view actor);
+
+  /// Marks the decision `decision_id` `falsified`, citing the revert event `revert_seq` (a
+  /// reverted change recorded by the revert itself: jobs/commit_decisions.hpp).
+  void falsify(const std::string& decision_id, std::int64_t revert_seq, std::int64_t now_us,
+               std::string_view actor);
+
   /// The targets of the decisions created or changed since the last call (non-empty ones, in
   /// the order they changed, possibly repeated), and forgets them: what a caller keeping
   /// per-target summaries must look at again.
@@ -79,6 +91,7 @@ class ExtractedDecisionStore {
   SQLite::Statement insert_evidence_;
   SQLite::Statement same_problem_;
   SQLite::Statement same_subject_;
+  SQLite::Statement same_commit_;
   SQLite::Statement previous_state_;
   SQLite::Statement set_status_;
   SQLite::Statement set_supersedes_;

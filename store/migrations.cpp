@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 38> kMigrations{
+constexpr std::array<const char*, 39> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1188,6 +1188,15 @@ WHEN NOT EXISTS (SELECT 1 FROM forget_in_progress)
   SELECT RAISE(ABORT, 'audit_log is append-only');
 END;
 )sql",
+    // 39: decisions read from a commit's subject line, and the reverted changes recorded as
+    //    falsified decisions (jobs/commit_decisions.hpp), edited in sqlite_schema like
+    //    migration 20 (every stored row stays valid).
+    R"sql(
+UPDATE sqlite_master SET sql = replace(sql,
+  'CHECK (source IN (''problem_solution'', ''trajectory''))',
+  'CHECK (source IN (''problem_solution'', ''trajectory'', ''commit'', ''revert''))')
+WHERE type = 'table' AND name = 'extracted_decisions';
+)sql",
 };
 
 // A migration that adds a column whose values are computed from other tables. Its fill runs
@@ -1235,7 +1244,7 @@ const AddedColumn* added_column(int migration) {
 }
 
 // The migrations that edit table definitions in sqlite_schema (constraint clauses only).
-constexpr std::array<int, 4> kSchemaEditMigrations{16, 20, 29, 31};
+constexpr std::array<int, 5> kSchemaEditMigrations{16, 20, 29, 31, 39};
 // The migration that drops entity_relationships.unswept: a database whose user_version was
 // set back below it (a downgrade test, an operator's repair) has nothing left to drop.
 constexpr int kDropUnsweptMigration = 17;

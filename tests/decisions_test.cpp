@@ -111,10 +111,6 @@ TEST_CASE("decisions: problem and solution paragraphs in the message's own words
   CHECK_FALSE(from_commit("Problem: something is off"));
   CHECK_FALSE(from_commit("Solution: do it anyway"));
   CHECK_FALSE(from_commit("fix typo"));
-
-  CHECK(jobs::reverted_subject("Revert \"Problem: x is slow\"\n\nThis reverts commit abc.") ==
-        "Problem: x is slow");
-  CHECK(jobs::reverted_subject("Revert the thing").empty());
 }
 
 TEST_CASE("decisions: a successful trajectory's last change, in its own reasoning") {
@@ -157,14 +153,12 @@ TEST_CASE("decisions job: supersession by problem, revert, rerun, decay keeps co
   FakeClock clock(kNow);
   const std::vector<std::string> lines{
       commit("c1", "2024-01-10T10:00:00Z",
-             "Problem: 4.3.4 is out, need new version\n\nSolution: bump version to 4.3.5",
-             {"doc/NEWS"}),
+             "Problem: connect gives up after 30 s\n\nSolution: retry for 60 s", {"doc/NEWS"}),
       commit("c2", "2024-02-10T10:00:00Z",
              "Problem: socket leaks on close\n\nSolution: release the pipe in term()",
              {"src/socket.cpp", "tests/test_close.cpp"}),
       commit("c3", "2024-03-10T10:00:00Z",
-             "Problem: 4.3.5 is out, need new version\n\nSolution: bump version to 4.3.6",
-             {"doc/NEWS"}),
+             "Problem: connect gives up after 60 s\n\nSolution: retry for 120 s", {"doc/NEWS"}),
       commit("c4", "2024-04-10T10:00:00Z",
              "Revert \"Problem: socket leaks on close\"\n\nThis reverts commit c2.",
              {"src/socket.cpp"}),
@@ -186,12 +180,12 @@ TEST_CASE("decisions job: supersession by problem, revert, rerun, decay keeps co
   const Row bump1 = row(db, "decision:c1");
   const Row bump2 = row(db, "decision:c3");
   const Row leak = row(db, "decision:c2");
-  // The same problem (versions fold to <n>) answered again: the later one supersedes.
+  // The same problem (numbers fold to <n>) answered again: the later one supersedes.
   CHECK(bump1.status == "superseded");
   CHECK(bump1.superseded_by == "decision:c3");
   CHECK(bump2.status == "active");
   CHECK(bump2.supersedes == R"(["decision:c1"])");
-  CHECK(bump2.title == "4.3.5 is out, need new version: bump version to 4.3.6");
+  CHECK(bump2.title == "Connect gives up after 60 s: retry for 120 s");
   CHECK(bump2.confidence == Approx(0.6));
   // Reverted: falsified, not deleted.
   CHECK(leak.status == "falsified");

@@ -35,52 +35,51 @@ constexpr const char* kMarkerWord = "quillfeather9431";
 std::vector<std::string> marked_events(const std::string& ns, const std::string& prefix,
                                        const std::string& ts) {
   const std::string m = kMarkerWord;
-  return {
-      json{{"id", prefix + "-content"},
-           {"kind", "commit_change"},
-           {"namespace", ns},
-           {"agent_id", "dev-marker"},
-           {"timestamp", ts},
-           {"content", "Replace the " + m + " allocator with the arena\n\nBecause the " + m +
-                           " allocator fragments the heap."},
-           {"context", {{"files", {"src/" + m + ".cc", "include/fmt/format.h"}}, {"note", m}}},
-           {"entities", {"tool:" + m, "file:src/" + m + ".cc"}},
-           {"tags", {m, "allocator"}}}
-          .dump(),
-      json{{"id", prefix + "-fields"},
-           {"kind", "decision"},
-           {"namespace", ns},
-           {"agent_id", "agent-" + m},
-           {"timestamp", ts},
-           {"episode_id", "episode-" + m},
-           {"sequence_number", 1},
-           {"content", "Use the arena for every buffer in " + prefix},
-           {"context",
-            {{"title", "Arena buffers"},
-             {"target", "src/" + prefix + "/" + m + "_arena.cc"},
-             {"rationale", "fewer " + m + " stalls"}}},
-           {"relations", {{{"predicate", "relates_to"}, {"target_id", prefix + "-content"}}}},
-           {"metadata", {{"reviewer", m}, {"ticket", "TKT-" + m}}}}
-          .dump(),
-      json{{"id", prefix + "-episode"},
-           {"kind", "call"},
-           {"namespace", ns},
-           {"agent_id", "agent-" + m},
-           {"timestamp", ts},
-           {"episode_id", "episode-" + m},
-           {"sequence_number", 2},
-           {"content", "ran the benchmark"}}
-          .dump(),
-      // Seed 005's shape: no kind, and fields reflectd keeps as metadata.
-      json{{"id", prefix + "-shodh"},
-           {"type", "Decision"},
-           {"namespace", ns},
-           {"source_type", "ai_generated"},
-           {"created_at", ts},
-           {"content", "Keep the arena per thread in " + prefix},
-           {"experience_" + m, {{"detail", m}}},
-           {"emotional_context", m}}
-          .dump()};
+  return {json{{"id", prefix + "-content"},
+               {"kind", "commit_change"},
+               {"namespace", ns},
+               {"agent_id", "dev-marker"},
+               {"timestamp", ts},
+               {"content", "Replace the " + m + " allocator with the arena\n\nBecause the " + m +
+                               " allocator fragments the heap."},
+               {"context", {{"files", {"src/" + m + ".cc", "include/fmt/format.h"}}, {"note", m}}},
+               {"entities", {"tool:" + m, "file:src/" + m + ".cc"}},
+               {"tags", {m, "allocator"}}}
+              .dump(),
+          json{{"id", prefix + "-fields"},
+               {"kind", "decision"},
+               {"namespace", ns},
+               {"agent_id", "agent-" + m},
+               {"timestamp", ts},
+               {"episode_id", "episode-" + m},
+               {"sequence_number", 1},
+               {"content", "Use the arena for every buffer in " + prefix},
+               {"context",
+                {{"title", "Arena buffers"},
+                 {"target", "src/" + prefix + "/" + m + "_arena.cc"},
+                 {"rationale", "fewer " + m + " stalls"}}},
+               {"relations", {{{"predicate", "relates_to"}, {"target_id", prefix + "-content"}}}},
+               {"metadata", {{"reviewer", m}, {"ticket", "TKT-" + m}}}}
+              .dump(),
+          json{{"id", prefix + "-episode"},
+               {"kind", "call"},
+               {"namespace", ns},
+               {"agent_id", "agent-" + m},
+               {"timestamp", ts},
+               {"episode_id", "episode-" + m},
+               {"sequence_number", 2},
+               {"content", "ran the benchmark"}}
+              .dump(),
+          // Seed 005's shape: no kind, and fields reflectd keeps as metadata.
+          json{{"id", prefix + "-shodh"},
+               {"type", "Decision"},
+               {"namespace", ns},
+               {"source_type", "ai_generated"},
+               {"created_at", ts},
+               {"content", "Keep the arena per thread in " + prefix},
+               {"experience_" + m, {{"detail", m}}},
+               {"emotional_context", m}}
+              .dump()};
 }
 
 json ids_of(const std::vector<std::string>& lines) {
@@ -187,7 +186,8 @@ TEST_CASE("forget: a marker in every wire field is in no byte of the files or th
   for (const char* ns : {"fmt", "fmt-scratch"}) {
     const json recalled = daemon.ask({{"cmd", "recall"}, {"text", kMarkerWord}, {"namespace", ns}});
     CHECK(!recalled["results"].empty());
-    CHECK(daemon.ask({{"cmd", "context"}, {"text", std::string("arena ") + kMarkerWord},
+    CHECK(daemon.ask({{"cmd", "context"},
+                      {"text", std::string("arena ") + kMarkerWord},
                       {"namespace", ns}})["ok"] == true);
     CHECK(daemon.ask({{"cmd", "search"}, {"text", kMarkerWord}, {"namespace", ns}})["ok"] == true);
     CHECK(daemon.ask({{"cmd", "medallion"}, {"action", "list"}, {"namespace", ns}})["ok"] == true);
@@ -197,27 +197,32 @@ TEST_CASE("forget: a marker in every wire field is in no byte of the files or th
   }
   const json got = daemon.ask({{"cmd", "get"}, {"ids", {"marked-a-fields", "marked-b-content"}}});
   CHECK(got["events"].size() == 2);
-  const json episode = daemon.ask(
-      {{"cmd", "episode"}, {"namespace", "fmt"}, {"episode_id", std::string("episode-") + kMarkerWord}});
+  const json episode = daemon.ask({{"cmd", "episode"},
+                                   {"namespace", "fmt"},
+                                   {"episode_id", std::string("episode-") + kMarkerWord}});
   CHECK(episode["events"].size() == 4);
-  CHECK(test::file_occurrences(db, kMarkerWord) + test::file_occurrences(db + "-wal", kMarkerWord) > 0);  // the check can find it
+  CHECK(test::file_occurrences(db, kMarkerWord) + test::file_occurrences(db + "-wal", kMarkerWord) >
+        0);  // the check can find it
 
   // Bad input deletes nothing, and says which field broke which rule.
-  const json none = daemon.ask(
-      {{"cmd", "forget"}, {"filter", {{"namespace", "fmt"}, {"text", "no such words"}}},
-       {"mode", "delete"}});
+  const json none = daemon.ask({{"cmd", "forget"},
+                                {"filter", {{"namespace", "fmt"}, {"text", "no such words"}}},
+                                {"mode", "delete"}});
   CHECK(none["ok"] == false);
   CHECK(none["error"] == "forget: filter: matches no event");
-  CHECK(daemon.ask({{"cmd", "forget"}, {"ids", {"marked-a-content", "nope"}},
+  CHECK(daemon.ask({{"cmd", "forget"},
+                    {"ids", {"marked-a-content", "nope"}},
                     {"mode", "delete"}})["error"] ==
         "forget: ids: no event 'nope' in the namespaces you may write (*)");
-  CHECK(daemon.ask({{"cmd", "forget"}, {"filter", {{"namespace", "fmt"}, {"before", "soon"}}},
+  CHECK(daemon.ask({{"cmd", "forget"},
+                    {"filter", {{"namespace", "fmt"}, {"before", "soon"}}},
                     {"mode", "delete"}})["error"] ==
         "forget: filter.before: must be an RFC 3339 date-time with an offset (e.g. "
         "2024-05-01T00:00:00Z)");
   CHECK(daemon.ask({{"cmd", "pin"}, {"ids", {"marked-a-episode"}}})["ok"] == true);
-  CHECK(daemon.ask({{"cmd", "forget"}, {"ids", {"marked-a-episode"}},
-                    {"mode", "delete"}})["error"] == "forget: event 'marked-a-episode': pinned: unpin it first");
+  CHECK(
+      daemon.ask({{"cmd", "forget"}, {"ids", {"marked-a-episode"}}, {"mode", "delete"}})["error"] ==
+      "forget: event 'marked-a-episode': pinned: unpin it first");
   CHECK(daemon.ask({{"cmd", "unpin"}, {"ids", {"marked-a-episode"}}})["ok"] == true);
   CHECK(daemon.ask({{"cmd", "get"}, {"ids", ids_of(by_ids)}})["events"].size() == 4);
 
@@ -227,8 +232,10 @@ TEST_CASE("forget: a marker in every wire field is in no byte of the files or th
   CHECK(reply["forgotten"]["events_deleted"] == 4);
   daemon.run_every_job();
   reply = daemon.ask({{"cmd", "forget"},
-                      {"filter", {{"namespace", "fmt"}, {"after", "2015-05-31T00:00:00Z"},
-                                  {"before", "2015-06-02T00:00:00Z"}}},
+                      {"filter",
+                       {{"namespace", "fmt"},
+                        {"after", "2015-05-31T00:00:00Z"},
+                        {"before", "2015-06-02T00:00:00Z"}}},
                       {"mode", "delete"},
                       {"wait", true}});
   CHECK(reply["forgotten"]["events_deleted"] == 4);
@@ -239,9 +246,8 @@ TEST_CASE("forget: a marker in every wire field is in no byte of the files or th
         json::array());
   // The audit rows of the forget keep ids, namespace, kind and seq: never content.
   const json audit = daemon.ask({{"cmd", "audit"}, {"limit", 1000}});
-  CHECK(std::count_if(audit["audit"].begin(), audit["audit"].end(), [](const json& row) {
-          return row["action"] == "delete";
-        }) == 112);
+  CHECK(std::count_if(audit["audit"].begin(), audit["audit"].end(),
+                      [](const json& row) { return row["action"] == "delete"; }) == 112);
   daemon.stop();
 
   for (const std::string& file : {db, db + "-wal", db + "-shm", dir.file("stderr.log")}) {
@@ -249,8 +255,8 @@ TEST_CASE("forget: a marker in every wire field is in no byte of the files or th
     CHECK(test::file_occurrences(file, kMarkerWord) == 0);
   }
   SQLite::Database left(db, SQLite::OPEN_READONLY);
-  INFO(test::dump(left, std::string("SELECT * FROM audit_log WHERE instr(actor, '") + kMarkerWord +
-                            "') > 0"));
+  INFO(test::dump(
+      left, std::string("SELECT * FROM audit_log WHERE instr(actor, '") + kMarkerWord + "') > 0"));
   CHECK(test::places_of(left, kMarkerWord) == std::set<std::string>{});
   CHECK(test::read_text_file(dir.file("stderr.log")).find("forget") != std::string::npos);
 }

@@ -8,6 +8,7 @@
 
 #include "common/timestamp.hpp"
 #include "daemon/settings.hpp"
+#include "jobs/commit_decisions.hpp"
 #include "jobs/consolidation.hpp"
 #include "jobs/medallion.hpp"
 #include "store/database.hpp"
@@ -200,24 +201,33 @@ TEST_CASE("medallion refresh on the real streams") {
   CHECK(high.size() <= 300);
   CHECK(high.starts_with("Namespace libzmq: 8604 events from 2009-07-29 to 2026-07-20."));
   CHECK_THAT(high, Catch::Contains(" Last decided (2026-07-20): Change policy and direct "));
-  // Real decisions (issue 34 §2): Problem/Solution commits in their own words, the problem as
-  // rationale, confidence by the documented rule (0.6 applied, +0.2 with a test change).
+  // Decisions in the words of their commits (jobs/commit_decisions.hpp, the Problem/Solution
+  // rule), ranked by importance: never merge boilerplate or routine work.
   REQUIRE(m["decisions"].size() == 10);
   CHECK(m["decisions"][0]["id"] == "D-001");
-  CHECK_THAT(m["decisions"][0]["statement"].get<std::string>(),
-             Catch::StartsWith("Encode the subscribe flag into wire bit 2 (0x04) and the cancel "
-                               "flag into wire bit 3 (0x08) in encode_message()"));
+  CHECK(m["decisions"][0]["statement"] == "Move the pipe termination code to socket_base_t");
   CHECK_THAT(m["decisions"][0]["rationale"].get<std::string>(),
-             Catch::StartsWith("When GSSAPI encryption is active, subscribe and cancel message "
-                               "flags"));
+             Catch::StartsWith("So far, the pipe termination code was spread among socket type "
+                               "classes"));
   for (const auto& d : m["decisions"]) {
-    CHECK_THAT(d["x_reflectd"]["source_id"].get<std::string>(),
-               Catch::StartsWith("decision:git:libzmq:"));
-    CHECK(d["confidence"] == Approx(0.8));
-    CHECK(!d["rationale"].get<std::string>().empty());
+    const std::string id = d["x_reflectd"]["source_id"];
+    CHECK_THAT(id, Catch::StartsWith("decision:git:libzmq:"));
+    CHECK(d["confidence"].get<double>() >= 0.3);
+    CHECK(d["confidence"].get<double>() <= 1.0);
+    const std::string statement = d["statement"];
+    CHECK(statement.find("Merge pull request") == std::string::npos);
+    CHECK(!jobs::is_routine_change(statement));
+    // Its opening words are the commit's own (the first letter may be capitalised; a short
+    // solution is stated after its problem, "Problem text: solution").
+    const std::string message =
+        db.execAndGet("SELECT lower(content) FROM events WHERE uid = '" + id.substr(9) + "'")
+            .getString();
+    std::string opening =
+        statement.substr(0, std::min({std::size_t{30}, statement.size(), statement.find(": ")}));
+    for (char& c : opening) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    INFO(statement);
+    CHECK(message.find(opening) != std::string::npos);
   }
-  // A solution of fewer than five words is stated with its problem.
-  CHECK(m["decisions"][4]["statement"] == "Unused variables warnings: fix them");
   // Every problem of the history was solved by its own commit: nothing is open.
   CHECK(m["open_questions"].empty());
   CHECK_THAT(high, Catch::EndsWith(" Open: nothing."));
@@ -231,21 +241,40 @@ TEST_CASE("medallion refresh on the real streams") {
       }
     }
   }
-  // Failed approaches first (decisions whose commit was reverted), then recurring problems.
+  // Failed approaches first (changes that were reverted, newest first), then recurring
+  // problems.
   const json& avoid = m["affordances"]["avoid_repeating"];
   REQUIRE(avoid.size() == 5);
-  CHECK(avoid[1] ==
-        "Avoid repeating: Term \"identity\" is confusing: replace by \"routing id\" (decided "
-        "2017-09-06, then falsified)");
+  CHECK(avoid[0] ==
+        "Avoid repeating: Add forgotten test_pubsub. Currently only tests NORM if built "
+        "(reverted, 2023-10-25)");
   CHECK(avoid[3] == "Avoid repeating: tests without test framework (seen 17 times)");
+  // Entry points are files and modules, never the pseudonymous ids of authors; no title or text
+  // of the medallion is a label of the machinery.
+  for (const auto& entry : m["affordances"]["recommended_entry_points"]) {
+    CHECK(entry.get<std::string>().find("agent:") == std::string::npos);
+  }
+  const std::string whole = m.dump();
+  CHECK(whole.find("Hypothesis for") == std::string::npos);
+  CHECK(whole.find("Community of") == std::string::npos);
+  CHECK(db.execAndGet("SELECT count(*) FROM observations WHERE title LIKE '%dev-%' OR text LIKE "
+                      "'%agent:dev-%' OR title LIKE 'Community of%'")
+            .getInt() == 0);
+  CHECK(
+      db.execAndGet("SELECT count(*) FROM knowledge WHERE title LIKE 'Hypothesis for%'").getInt() ==
+      0);
   for (const auto& text : avoid) CHECK(text.get<std::string>().find("<n>") == std::string::npos);
   // The trajectories: a decision per solved task, the unsolved problem as an open question.
   const json swe = stored(db, "med:swe-agent");
   REQUIRE(swe["decisions"].size() == 10);
-  CHECK(swe["decisions"][0]["statement"] ==
-        "To fix this issue, we should ensure that the division results in a float, and then "
-        "round the result to the nearest integer before converting it to an int.");
-  CHECK(swe["decisions"][0]["rationale"] == "TimeDelta serialization precision");
+  const auto timedelta =
+      std::find_if(swe["decisions"].begin(), swe["decisions"].end(), [](const json& d) {
+        return d["statement"] ==
+               "To fix this issue, we should ensure that the division results in a float, and "
+               "then round the result to the nearest integer before converting it to an int.";
+      });
+  REQUIRE(timedelta != swe["decisions"].end());
+  CHECK((*timedelta)["rationale"] == "TimeDelta serialization precision");
   REQUIRE(swe["open_questions"].size() == 1);
   CHECK(swe["open_questions"][0]["question"] ==
         "How to solve \"SyntaxError: invalid syntax\"? Raised 2024-12-10, no success since.");
@@ -280,7 +309,7 @@ TEST_CASE("medallion refresh on the real streams") {
     // What was decided on the module, newest first, and what was reverted.
     CHECK_THAT(src, Catch::Contains(". Decided: On Windows platform, implement custom WSA error "
                                     "to errno translation in the poll() function.") &&
-                        Catch::Contains(" Reverted: Add -lm to Libs.private of libzmq.pc"));
+                        Catch::Contains(" Reverted: Removed unreachable code paths"));
     const json second = run_job(db, clock, params);
     CHECK(second["summaries_refreshed"] == 0);
     CHECK(second["summaries_skipped"] ==
