@@ -49,7 +49,7 @@ std::string_view without_gitmoji(std::string_view text) {
 
 // Labels that state a problem or a note rather than the change: a subject that starts with one
 // is read by decision_from_message's rules, not as a choice.
-constexpr std::array<std::string_view, 7> kNotChangeTypes{"problem", "issue",     "bug",  "question",
+constexpr std::array<std::string_view, 7> kNotChangeTypes{"problem", "issue",     "bug", "question",
                                                           "wip",     "relicense", "note"};
 
 // "feat(api)!: " (a conventional-commit type, with its optional scope and breaking mark) or
@@ -76,8 +76,7 @@ std::size_t type_prefix(std::string_view text, std::string& label) {
 // "#123" tokens of `text`, each once, in order.
 std::vector<std::string> references_in(std::string_view text) {
   std::vector<std::string> refs;
-  for (std::size_t at = text.find('#'); at != std::string_view::npos;
-       at = text.find('#', at + 1)) {
+  for (std::size_t at = text.find('#'); at != std::string_view::npos; at = text.find('#', at + 1)) {
     std::size_t end = at + 1;
     while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])) != 0) ++end;
     if (end == at + 1) continue;
@@ -100,12 +99,11 @@ std::string_view without_trailing_references(std::string_view text) {
       const auto open = text.rfind('(');
       if (open != std::string_view::npos) {
         const std::string_view inside = text.substr(open + 1, text.size() - open - 2);
-        const bool only_refs =
-            !inside.empty() && inside.find('#') != std::string_view::npos &&
-            std::all_of(inside.begin(), inside.end(), [](char c) {
-              return c == '#' || c == ',' || c == ' ' ||
-                     std::isdigit(static_cast<unsigned char>(c)) != 0;
-            });
+        const bool only_refs = !inside.empty() && inside.find('#') != std::string_view::npos &&
+                               std::all_of(inside.begin(), inside.end(), [](char c) {
+                                 return c == '#' || c == ',' || c == ' ' ||
+                                        std::isdigit(static_cast<unsigned char>(c)) != 0;
+                               });
         if (only_refs) {
           text = text.substr(0, open);
           continue;
@@ -153,19 +151,32 @@ struct VerbRule {
 };
 
 constexpr std::array<VerbRule, 27> kVerbRules{{
-    {"use", "used", Needs::kAnything},        {"adopt", "adopted", Needs::kAnything},
-    {"prefer", "preferred", Needs::kAnything}, {"require", "required", Needs::kAnything},
-    {"deprecate", "deprecated", Needs::kAnything}, {"drop", "dropped", Needs::kAnything},
-    {"introduce", "introduced", Needs::kAnything}, {"switch", "switched", Needs::kSwitch},
-    {"migrate", "migrated", Needs::kTo},       {"move", "moved", Needs::kTo},
-    {"port", "ported", Needs::kTo},            {"convert", "converted", Needs::kTo},
-    {"rename", "renamed", Needs::kTo},         {"change", "changed", Needs::kTo},
-    {"replace", "replaced", Needs::kWithOrBy}, {"remove", "removed", Needs::kAway},
-    {"stop", "stopped", Needs::kAway},         {"don't", "didn't", Needs::kAway},
-    {"dont", "dont", Needs::kAway},            {"never", "never", Needs::kAway},
-    {"make", "made", Needs::kDefault},         {"default", "defaulted", Needs::kTo},
-    {"enable", "enabled", Needs::kByDefault},  {"disable", "disabled", Needs::kByDefault},
-    {"bump", "bumped", Needs::kMinimum},       {"raise", "raised", Needs::kMinimum},
+    {"use", "used", Needs::kAnything},
+    {"adopt", "adopted", Needs::kAnything},
+    {"prefer", "preferred", Needs::kAnything},
+    {"require", "required", Needs::kAnything},
+    {"deprecate", "deprecated", Needs::kAnything},
+    {"drop", "dropped", Needs::kAnything},
+    {"introduce", "introduced", Needs::kAnything},
+    {"switch", "switched", Needs::kSwitch},
+    {"migrate", "migrated", Needs::kTo},
+    {"move", "moved", Needs::kTo},
+    {"port", "ported", Needs::kTo},
+    {"convert", "converted", Needs::kTo},
+    {"rename", "renamed", Needs::kTo},
+    {"change", "changed", Needs::kTo},
+    {"replace", "replaced", Needs::kWithOrBy},
+    {"remove", "removed", Needs::kAway},
+    {"stop", "stopped", Needs::kAway},
+    {"don't", "didn't", Needs::kAway},
+    {"dont", "dont", Needs::kAway},
+    {"never", "never", Needs::kAway},
+    {"make", "made", Needs::kDefault},
+    {"default", "defaulted", Needs::kTo},
+    {"enable", "enabled", Needs::kByDefault},
+    {"disable", "disabled", Needs::kByDefault},
+    {"bump", "bumped", Needs::kMinimum},
+    {"raise", "raised", Needs::kMinimum},
     {"increase", "increased", Needs::kMinimum},
 }};
 
@@ -184,41 +195,33 @@ bool needs_met(Needs needs, std::string_view rest) {
   static constexpr std::array<std::string_view, 2> kTo{" to ", " into "};
   static constexpr std::array<std::string_view, 2> kWith{" with ", " by "};
   static constexpr std::array<std::string_view, 3> kSwitch{" to ", " from ", " into "};
-  static constexpr std::array<std::string_view, 7> kAway{"support", "using", "use ",  "depend",
-                                                         "rely",    "relying", "dependency"};
+  static constexpr std::array<std::string_view, 7> kAway{
+      "support", "using", "use ", "depend", "rely", "relying", "dependency"};
   static constexpr std::array<std::string_view, 4> kDefault{"default", "optional", "mandatory",
                                                             "required"};
   static constexpr std::array<std::string_view, 3> kMinimum{"minimum", "required", "min "};
   const std::string padded = " " + std::string(rest) + " ";
   switch (needs) {
-    case Needs::kAnything:
-      return true;
-    case Needs::kTo:
-      return contains_any(padded, kTo);
-    case Needs::kWithOrBy:
-      return contains_any(padded, kWith);
-    case Needs::kSwitch:
-      return contains_any(padded, kSwitch);
-    case Needs::kAway:
-      return contains_any(padded, kAway);
-    case Needs::kDefault:
-      return contains_any(padded, kDefault);
-    case Needs::kByDefault:
-      return padded.find(" by default") != std::string::npos;
-    case Needs::kMinimum:
-      return contains_any(padded, kMinimum);
+    case Needs::kAnything: return true;
+    case Needs::kTo: return contains_any(padded, kTo);
+    case Needs::kWithOrBy: return contains_any(padded, kWith);
+    case Needs::kSwitch: return contains_any(padded, kSwitch);
+    case Needs::kAway: return contains_any(padded, kAway);
+    case Needs::kDefault: return contains_any(padded, kDefault);
+    case Needs::kByDefault: return padded.find(" by default") != std::string::npos;
+    case Needs::kMinimum: return contains_any(padded, kMinimum);
   }
   return false;
 }
 
 // Subjects that name routine work, whatever their verb.
 constexpr std::array<std::string_view, 28> kRoutine{
-    "redundant", "unused", "unnecessar", "obsolete comment", "naming style", "relicens", "lgpl",
-    "trailing space", "naming convention",
-    "typo",      "spelling",   "whitespace",    "formatting",  "clang-format", "clang format",
-    "readme",    "changelog",  "bump version",  "version bump", "update version", "license",
-    "copyright", "merge branch", "merge remote", "wip",        "white space",  "indentation",
-    "coding style"};
+    "redundant",   "unused",      "unnecessar",     "obsolete comment",  "naming style",
+    "relicens",    "lgpl",        "trailing space", "naming convention", "typo",
+    "spelling",    "whitespace",  "formatting",     "clang-format",      "clang format",
+    "readme",      "changelog",   "bump version",   "version bump",      "update version",
+    "license",     "copyright",   "merge branch",   "merge remote",      "wip",
+    "white space", "indentation", "coding style"};
 
 // A line git or a forge appends: "Signed-off-by: ...", "Co-authored-by: ...".
 bool is_trailer(std::string_view line) {
@@ -264,7 +267,7 @@ std::vector<std::string_view> paragraph_sentences(std::string_view paragraph) {
 }
 
 constexpr std::array<std::string_view, 10> kReasonMarkers{
-    " because ",    "so that ",  "to avoid ",      " since ",       "in order to ",
+    " because ",   "so that ",  "to avoid ",    " since ",       "in order to ",
     "to prevent ", "otherwise", "this allows ", "to make sure ", "to ensure "};
 
 std::string rationale_of(std::string_view content, std::size_t subject_lines,
@@ -319,8 +322,7 @@ CommitSubject read_commit_subject(std::string_view content, bool merge) {
   std::string_view text = without_gitmoji(trim(s.line));
   std::string label;
   if (const std::size_t prefix = type_prefix(text, label); prefix > 0) {
-    if (std::find(kNotChangeTypes.begin(), kNotChangeTypes.end(), label) !=
-        kNotChangeTypes.end()) {
+    if (std::find(kNotChangeTypes.begin(), kNotChangeTypes.end(), label) != kNotChangeTypes.end()) {
       return s;
     }
     text = trim(text.substr(prefix));
@@ -387,8 +389,8 @@ std::optional<Revert> read_revert(std::string_view content) {
   const std::string_view line = lines[0];
   const std::string lower = ascii_lower(line);
   Revert r;
-  static constexpr std::array<std::string_view, 4> kQuoted{"revert \"", "back out \"",
-                                                           "backout \"", "revert: \""};
+  static constexpr std::array<std::string_view, 4> kQuoted{"revert \"", "back out \"", "backout \"",
+                                                           "revert: \""};
   for (const std::string_view prefix : kQuoted) {
     if (lower.starts_with(prefix) && line.size() > prefix.size() + 1) {
       std::string_view inner = line.substr(prefix.size());

@@ -22,8 +22,9 @@
 // whitespace or indentation, formatting or coding style, clang-format, a README, a changelog, a
 // version bump, a license, relicensing or copyright, "wip", a merge of branches, or the removal
 // of what is redundant, unused or unnecessary; at least two words. The same test keeps routine
-// work out of decision_from_message()'s decisions (the consolidation job applies it). Fixes, additions and updates describe work, not a
-// choice between ways of working, so they are not decisions by their subject alone.
+// work out of decision_from_message()'s decisions (the consolidation job applies it). Fixes,
+// additions and updates describe work, not a choice between ways of working, so they are not
+// decisions by their subject alone.
 //
 // The rationale, from the message's own words, the first that applies: the "Problem:"
 // paragraph; the first body sentence that gives a reason ("because", "so that", "to avoid",

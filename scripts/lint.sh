@@ -42,7 +42,7 @@ case "$tidy_mode" in
     base=${LINT_TIDY_BASE:-}
     if [ -z "$base" ]; then
       head_time=$(git log -1 --format=%ct HEAD)
-      base=$(git log --format='%ct %H' HEAD | awk -v t="$head_time" '$1 >= t - 86400 { b = $2 } END { print b }')
+      base=$(git log --format='%ct %H' HEAD | awk -v t="$head_time" '$1 >= t - 14400 { b = $2 } END { print b }')
       base=$(git rev-parse -q --verify "$base^" || git hash-object -t tree /dev/null)
     fi
     mapfile -t changed < <(git diff --name-only --diff-filter=d "$base" HEAD -- '*.cpp' '*.hpp' | grep -v '^fuzz/' || true)

@@ -50,11 +50,11 @@ TEST_CASE("commit decisions: a subject that chooses, in its own words") {
   CHECK(statement_of("Uses libstemmer for English") == "Uses libstemmer for English");
 
   // A verb that needs more than it got: no decision.
-  CHECK(statement_of("Replace the old parser") == "-");         // replace ... with
-  CHECK(statement_of("Move things around") == "-");             // move ... to
-  CHECK(statement_of("Make tests more portable") == "-");       // make ... default
-  CHECK(statement_of("Remove back() and Take()") == "-");       // remove ... support
-  CHECK(statement_of("Enable warnings") == "-");                // enable ... by default
+  CHECK(statement_of("Replace the old parser") == "-");             // replace ... with
+  CHECK(statement_of("Move things around") == "-");                 // move ... to
+  CHECK(statement_of("Make tests more portable") == "-");           // make ... default
+  CHECK(statement_of("Remove back() and Take()") == "-");           // remove ... support
+  CHECK(statement_of("Enable warnings") == "-");                    // enable ... by default
   CHECK(statement_of("Bump googletest from 1.10 to 1.11") == "-");  // a dependency's version
   // Work, not a choice; routine; too short; labels of a problem.
   CHECK(statement_of("Fix overflow in format_decimal") == "-");
@@ -155,7 +155,8 @@ TEST_CASE("reverts: the quoted subject, the commit id, or the change in other wo
   CHECK(r->description == "NULL checks in the API");
 
   // A revert of a revert brings the change back; a reference alone names nothing.
-  CHECK_FALSE(jobs::read_revert("Revert \"Revert \"Use arenas\"\"\n\nThis reverts commit abcdef1."));
+  CHECK_FALSE(
+      jobs::read_revert("Revert \"Revert \"Use arenas\"\"\n\nThis reverts commit abcdef1."));
   r = jobs::read_revert("Revert #456");
   CHECK_FALSE(r);
   CHECK_FALSE(jobs::read_revert("Reverse the byte order"));

@@ -348,9 +348,10 @@ TEST_CASE("crash campaign: SIGKILL during each job, then a rerun, equals an undi
   test::TempDir dir;
   FakeClock clock(kNowUs);
   const std::string seed_db = dir.file("seed.db");
-  const std::size_t events =
-      test::load_corpus(seed_db, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock);
-  REQUIRE(events > 9000);
+  // libzmq's history (its first 2,500 commits under sanitizers) and swe-agent's 448 events.
+  const std::size_t events = test::load_history_corpus(
+      seed_db, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock);
+  REQUIRE(events == (test::kSanitized ? 2948 : 9052));
   const std::string base_db = dir.file("base.db"), crash_db = dir.file("crash.db");
   std::filesystem::copy_file(seed_db, base_db);
   std::filesystem::copy_file(seed_db, crash_db);
@@ -448,8 +449,8 @@ TEST_CASE("crash campaign: SIGKILL during a forget, then a rerun, equals an undi
   test::TempDir dir;
   FakeClock clock(kNowUs);
   const std::string seed_db = dir.file("seed.db");
-  const std::size_t events =
-      test::load_corpus(seed_db, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock);
+  const std::size_t events = test::load_history_corpus(
+      seed_db, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock);
   const std::string base_db = dir.file("base.db"), crash_db = dir.file("crash.db");
   std::filesystem::copy_file(seed_db, base_db);
   std::filesystem::copy_file(seed_db, crash_db);
@@ -495,7 +496,7 @@ TEST_CASE("crash campaign: SIGKILL during a forget, then a rerun, equals an undi
     INFO(reply.dump());
     REQUIRE(reply.value("ok", false));
     forgotten = reply["forgotten"]["events_deleted"].get<std::int64_t>();
-    CHECK(forgotten > 1000);
+    CHECK(forgotten > (test::kSanitized ? 500 : 1000));
     daemon.send_signal(SIGTERM);
     REQUIRE(daemon.wait_for(30s));
   }

@@ -62,4 +62,29 @@ inline std::size_t load_corpus(const std::string& path, const std::vector<std::s
   return stored;
 }
 
+/// True in the ASan + UBSan and TSan trees (tests/CMakeLists.txt defines REFLECTD_SANITIZED).
+#ifdef REFLECTD_SANITIZED
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+/// Lines of each file load_history_corpus() stores in a sanitized tree: the sanitizers run the
+/// jobs 5-20x slower, and what they look for (memory and thread errors) does not depend on the
+/// history's length. The release suite stores every line, and its figures are asserted there.
+inline constexpr std::size_t kSanitizedCorpusLines = 2500;
+
+/// load_corpus(), limited to the first kSanitizedCorpusLines lines of each file in a sanitized
+/// tree. Returns the events stored.
+inline std::size_t load_history_corpus(const std::string& path,
+                                       const std::vector<std::string>& files, const Clock& clock) {
+  std::size_t stored = 0;
+  for (const auto& name : files) {
+    std::vector<std::string> lines = corpus_lines(name);
+    if (kSanitized && lines.size() > kSanitizedCorpusLines) lines.resize(kSanitizedCorpusLines);
+    stored += load_lines(path, lines, clock);
+  }
+  return stored;
+}
+
 }  // namespace reflectd::test
