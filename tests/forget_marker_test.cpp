@@ -17,6 +17,7 @@
 
 #include "support/child_daemon.hpp"
 #include "support/corpus.hpp"
+#include "support/daemon_fixture.hpp"
 #include "support/db_dump.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -96,7 +97,7 @@ struct Daemon {
     REQUIRE(test::wait_ready(context, control, 60s));
   }
   json ask(const json& request) {
-    const json reply = test::control_request(context, control, request, 600000);
+    json reply = test::control_request(context, control, request, 600000);
     INFO(request.dump() << " -> " << reply.dump());
     REQUIRE(reply.is_object());
     return reply;

@@ -672,7 +672,7 @@ TEST_CASE(
     const nlohmann::json base = {{"namespace", "team-a"}};
     auto ask = [&](nlohmann::json request) {
       request.update(base);
-      const nlohmann::json reply = nats_request_via(urls, subject, request);
+      nlohmann::json reply = nats_request_via(urls, subject, request);
       INFO(subject << " " << request.dump() << " -> " << reply.dump());
       REQUIRE(reply.value("ok", false));
       return reply;

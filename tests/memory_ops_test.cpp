@@ -111,7 +111,7 @@ memory_ops::DeleteOutcome hard_delete(SQLite::Database& db,
   std::atomic<bool> stopping{false};
   jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
   jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}};
-  const auto outcome = memory_ops::forget_events(ctx, events, "test", "test forget");
+  auto outcome = memory_ops::forget_events(ctx, events, "test", "test forget");
   CHECK(outcome.wal_truncated);
   CHECK(db.execAndGet("PRAGMA foreign_keys").getInt() == 1);
   return outcome;
