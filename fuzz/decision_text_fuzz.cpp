@@ -1,5 +1,5 @@
-// Fuzz target: the decision extraction rules (jobs/decision_extraction.hpp) over arbitrary
-// messages, tasks and trajectories.
+// Fuzz target: the decision extraction rules (jobs/decision_extraction.hpp and
+// jobs/commit_decisions.hpp) over arbitrary messages, tasks and trajectories.
 // Checks: statements and rationales are bounded (≤ 300 bytes and "...", a solution with its problem
 // prefixed ≤ 303 + 2 + 303) and valid UTF-8 whenever the input is; confidence is in [0,1] and one
 // of the documented values; the chosen call is a call before the last submission; a labelled
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_check.hpp"
+#include "jobs/commit_decisions.hpp"
 #include "jobs/decision_extraction.hpp"
 
 namespace {
@@ -81,7 +82,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                            text, files)) {
     check_decision(*d, utf8);
   }
-  (void)reverted_subject(text);
+  // Commit subjects and reverts (jobs/commit_decisions.hpp): bounded texts, valid UTF-8 kept.
+  const bool merge = (data[0] & 4) != 0;
+  if (const auto d = decision_from_commit(text, merge, files)) {
+    FUZZ_CHECK(!d->statement.empty(), "empty statement");
+    FUZZ_CHECK(d->statement.size() <= 303 && d->rationale.size() <= 303,
+               "texts of %zu and %zu bytes", d->statement.size(), d->rationale.size());
+    FUZZ_CHECK(d->confidence >= 0.5 && d->confidence <= 0.8, "confidence %f", d->confidence);
+    if (utf8) {
+      FUZZ_CHECK(valid_utf8(d->statement) && valid_utf8(d->rationale),
+                 "invalid UTF-8 out of valid");
+    }
+  }
+  if (const auto r = read_revert(text)) {
+    FUZZ_CHECK(r->commit.size() <= 40, "commit id of %zu bytes", r->commit.size());
+    FUZZ_CHECK(!r->subject.empty() || !r->commit.empty() || !r->description.empty(),
+               "a revert that names nothing");
+  }
   const std::string problem = task_problem(text);
   FUZZ_CHECK(problem.size() <= 303, "task problem of %zu bytes", problem.size());
 
