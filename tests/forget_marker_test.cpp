@@ -110,7 +110,8 @@ struct Daemon {
     return test::ingest(socket, batch);
   }
   void run_every_job() {
-    for (const auto& job : ask({{"cmd", "jobs"}})["jobs"]) {
+    const json listed = ask({{"cmd", "jobs"}});  // the loop reads it: it must outlive the loop
+    for (const auto& job : listed["jobs"]) {
       const json reply = ask({{"cmd", "run"}, {"job", job}, {"wait", true}});
       INFO(job << ": " << reply.dump());
       CHECK(reply["ok"] == true);
