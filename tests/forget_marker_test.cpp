@@ -112,6 +112,7 @@ struct Daemon {
   void run_every_job() {
     const json listed = ask({{"cmd", "jobs"}});  // the loop reads it: it must outlive the loop
     for (const auto& job : listed["jobs"]) {
+      if (job == "retention") continue;  // run by the test when the third group is due
       const json reply = ask({{"cmd", "run"}, {"job", job}, {"wait", true}});
       INFO(job << ": " << reply.dump());
       CHECK(reply["ok"] == true);
@@ -187,7 +188,8 @@ TEST_CASE("forget: a marker in every wire field is in no byte of the files or th
   // Every read path, so that access counts and read records are written.
   for (const char* ns : {"fmt", "fmt-scratch"}) {
     const json recalled = daemon.ask({{"cmd", "recall"}, {"text", kMarkerWord}, {"namespace", ns}});
-    CHECK(!recalled["results"].empty());
+    INFO(recalled.dump());
+    CHECK(!recalled.value("results", json::array()).empty());
     CHECK(daemon.ask({{"cmd", "context"},
                       {"text", std::string("arena ") + kMarkerWord},
                       {"namespace", ns}})["ok"] == true);
