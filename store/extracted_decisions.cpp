@@ -157,40 +157,30 @@ bool ExtractedDecisionStore::record(const DecisionRecord& d, std::int64_t now_us
 int ExtractedDecisionStore::falsify_reverted(const std::string& ns, const std::string& subject,
                                              std::int64_t revert_seq, std::int64_t now_us,
                                              std::string_view actor) {
-  std::vector<std::string> ids;
-  same_subject_.reset();
-  same_subject_.bind(1, ns);
-  same_subject_.bind(2, subject);
-  same_subject_.bind(3, static_cast<std::int64_t>(revert_seq));
-  while (same_subject_.executeStep()) {
-    ids.push_back(same_subject_.getColumn(0).getString());
-    if (std::string target = same_subject_.getColumn(1).getString(); !target.empty()) {
-      changed_targets_.push_back(std::move(target));
-    }
-  }
-  same_subject_.reset();
-  for (const std::string& id : ids) {
-    change_status(id, "falsified", "", "deprecate",
-                  "reverted by the event of seq " + std::to_string(revert_seq), now_us, actor);
-  }
-  return static_cast<int>(ids.size());
+  return falsify_matching(same_subject_, ns, subject, revert_seq, now_us, actor);
 }
 
 int ExtractedDecisionStore::falsify_commit(const std::string& ns, const std::string& commit_prefix,
                                            std::int64_t revert_seq, std::int64_t now_us,
                                            std::string_view actor) {
+  return falsify_matching(same_commit_, ns, commit_prefix, revert_seq, now_us, actor);
+}
+
+int ExtractedDecisionStore::falsify_matching(SQLite::Statement& query, const std::string& ns,
+                                             const std::string& key, std::int64_t revert_seq,
+                                             std::int64_t now_us, std::string_view actor) {
   std::vector<std::string> ids;
-  same_commit_.reset();
-  same_commit_.bind(1, ns);
-  same_commit_.bind(2, commit_prefix);
-  same_commit_.bind(3, static_cast<std::int64_t>(revert_seq));
-  while (same_commit_.executeStep()) {
-    ids.push_back(same_commit_.getColumn(0).getString());
-    if (std::string target = same_commit_.getColumn(1).getString(); !target.empty()) {
+  query.reset();
+  query.bind(1, ns);
+  query.bind(2, key);
+  query.bind(3, static_cast<std::int64_t>(revert_seq));
+  while (query.executeStep()) {
+    ids.push_back(query.getColumn(0).getString());
+    if (std::string target = query.getColumn(1).getString(); !target.empty()) {
       changed_targets_.push_back(std::move(target));
     }
   }
-  same_commit_.reset();
+  query.reset();
   for (const std::string& id : ids) falsify(id, revert_seq, now_us, actor);
   return static_cast<int>(ids.size());
 }

@@ -78,6 +78,10 @@ class ExtractedDecisionStore {
   std::vector<std::string> take_changed_targets();
 
  private:
+  // Falsifies the decisions `query` (?1 namespace, ?2 key, ?3 revert seq) selects.
+  int falsify_matching(SQLite::Statement& query, const std::string& ns, const std::string& key,
+                       std::int64_t revert_seq, std::int64_t now_us, std::string_view actor);
+
   // Sets `status` (and superseded_by, NULL when empty) with an audit row holding the previous
   // state.
   void change_status(const std::string& id, const char* status, const std::string& superseded_by,
