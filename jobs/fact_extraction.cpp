@@ -18,6 +18,9 @@ namespace {
 // themselves; more facts per event than this is a document, not a turn.
 constexpr std::size_t kMaxSentenceBytes = 400;
 constexpr std::size_t kMaxFactsPerEvent = 16;
+// A turn's fact says something: fewer content words than this (evaluative words not counted)
+// is a reaction or a mood ("I'm so glad the race went well for the kids"), not a memory.
+constexpr int kMinTurnContentWords = 4;
 
 bool word_char(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -65,11 +68,11 @@ const std::set<std::string, std::less<>>& first_person() {
 // Subject-less first-person openings of a turn ("Just got new shoes", "Went camping").
 const std::set<std::string, std::less<>>& subjectless_openers() {
   static const std::set<std::string, std::less<>> words{
-      "just",    "got",    "went",   "started", "been",    "finished", "took",
-      "made",    "had",    "bought", "found",   "joined",  "tried",    "spent",
-      "visited", "saw",    "met",    "did",     "learned", "watched",  "played",
-      "won",     "lost",   "moved",  "signed",  "working", "thinking", "planning",
-      "hoping",  "trying", "loving", "getting", "going",   "finally",  "recently"};
+      "just",   "got",     "went",     "started",  "been",   "finished", "took",    "made",
+      "had",    "bought",  "found",    "joined",   "tried",  "spent",    "visited", "saw",
+      "met",    "did",     "learned",  "watched",  "played", "won",      "lost",    "moved",
+      "signed", "working", "thinking", "planning", "hoping", "trying",   "loving",  "getting",
+      "going",  "finally", "recently", "gonna"};
   return words;
 }
 
@@ -89,6 +92,52 @@ const std::set<std::string, std::less<>>& adverbs() {
       "finally",    "actually",   "even",       "definitely", "totally",  "usually", "sometimes",
       "often",      "already",    "absolutely", "truly",      "honestly", "mostly",  "only",
       "personally", "especially", "certainly",  "now",        "then",     "first",   "once"};
+  return words;
+}
+
+// Second-person words: a sentence with one is about the listener ("I'm so proud of you"),
+// not a report of the speaker's own life.
+const std::set<std::string, std::less<>>& second_person() {
+  static const std::set<std::string, std::less<>> words{"you",      "you're", "youre", "you've",
+                                                        "you'd",    "you'll", "your",  "yours",
+                                                        "yourself", "u",      "ya"};
+  return words;
+}
+
+// Words that judge or feel rather than state ("excited", "tough", "amazing"): a sentence made
+// of them and stop words says how the speaker feels about the talk, not a thing that happened
+// or holds ("It's been tough, but I'm staying positive", "Can't wait!").
+const std::set<std::string, std::less<>>& evaluative() {
+  static const std::set<std::string, std::less<>> words{
+      "excited",    "exciting",    "positive",  "negative",  "tough",       "rough",
+      "blast",      "nervous",     "grateful",  "thankful",  "happy",       "proud",
+      "amazing",    "special",     "fun",       "wonderful", "incredible",  "nice",
+      "beautiful",  "lovely",      "inspiring", "inspired",  "hard",        "hope",
+      "hoping",     "wait",        "fantastic", "thrilled",  "stoked",      "pumped",
+      "appreciate", "appreciated", "best",      "meant",     "mean",        "means",
+      "motivated",  "motivating",  "rewarding", "worth",     "lucky",       "blessed",
+      "feel",       "feeling",     "felt",      "good",      "bad",         "sad",
+      "crazy",      "wild",        "super",     "lot",       "much",        "thing",
+      "things",     "stuff",       "way",       "bit",       "kind",        "sort",
+      "pretty",     "huge",        "true",      "important", "interesting", "sweet",
+      "perfect",    "welcome",     "sorry",     "worry",     "worries",     "keep",
+      "going",      "glad",        "great",     "awesome",   "cool",        "stay",
+      "staying",    "fine",        "well",      "know",      "think",       "guess",
+      "sure",       "bet",         "totally",   "agree",     "always",      "ever",
+      "talk",       "talked",      "chat",      "chatted",   "ages",        "time",
+      "catch",      "caught",      "hear",      "heard",     "seeing",      "see",
+      "lately",     "new"};
+  return words;
+}
+
+// Openings of a reaction to what the other person said ("That sounds great", "Sounds like a
+// plan", "What a view"): without a first-person word such a sentence is about the listener.
+const std::set<std::string, std::less<>>& reaction_openers() {
+  static const std::set<std::string, std::less<>> words{
+      "that",   "that's", "thats", "those",    "this",
+      "sounds", "what",   "wow",   "congrats", "congratulations",
+      "aw",     "aww",    "awww",  "omg",      "haha",
+      "lol",    "it's",   "its",   "it"};
   return words;
 }
 
@@ -204,6 +253,13 @@ std::vector<Sentence> sentences_of(std::string_view text) {
       flush(false);
       continue;
     }
+    // A spaced dash joins two clauses a speaker could have said apart ("That sounds great -
+    // I went there too"): each is read on its own.
+    if (c == ' ' && i + 2 < text.size() && text[i + 1] == '-' && text[i + 2] == ' ') {
+      flush(false);
+      i += 1;
+      continue;
+    }
     current.push_back(c);
     if ((c == '.' || c == '!' || c == '?') && (i + 1 == text.size() || text[i + 1] == ' ')) {
       flush(c == '?');
@@ -216,11 +272,14 @@ std::vector<Sentence> sentences_of(std::string_view text) {
   return out;
 }
 
-int content_words(const std::vector<Word>& words) {
+// Words that carry content: no stop word, pronoun, filler, number alone, nor (when
+// `stated` is true) an evaluative word.
+int content_words(const std::vector<Word>& words, bool stated = false) {
   int n = 0;
   for (const Word& w : words) {
     if (w.folded.size() < 2 || first_person().contains(w.folded) || fillers().contains(w.folded) ||
-        Tokenizer::is_stop_word(w.folded)) {
+        second_person().contains(w.folded) || Tokenizer::is_stop_word(w.folded) ||
+        (stated && evaluative().contains(w.folded))) {
       continue;
     }
     if (std::none_of(w.folded.begin(), w.folded.end(),
@@ -413,6 +472,61 @@ std::string third_person(std::string_view sentence, std::string_view name, std::
   return out;
 }
 
+namespace {
+
+// "Caroline went to a support group on 7 May 2023": a sentence of a turn in the third person
+// when it reports on the speaker (see the header), else nothing.
+std::optional<std::string> self_report(const std::string& sentence, const std::vector<Word>& words,
+                                       const std::string& name, std::int64_t ts_us) {
+  const bool first = std::any_of(words.begin(), words.end(),
+                                 [](const Word& w) { return first_person().contains(w.folded); });
+  // "Gonna continue my edu" has its first person later; its subject is still missing.
+  const bool gonna = words.front().folded == "gonna";
+  if (first && !gonna) return third_person(sentence, name, ts_us);
+  if (!subjectless_openers().contains(words.front().folded)) return std::nullopt;
+  // "Just got new shoes" is a report; "Just make sure you rest" is advice: after an adverb
+  // opener only a past form ("got", "finished") or "been" reads as one.
+  const std::string& opener = words.front().folded;
+  const std::string next = words.size() > 1 ? words[1].folded : std::string();
+  const bool adverb = opener == "just" || opener == "finally" || opener == "recently";
+  const bool past = next.ends_with("ed") || unchanged_verbs().contains(next);
+  if (adverb && next != "been" && !past) return std::nullopt;
+  std::string rest = sentence;
+  rest[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(rest[0])));
+  const char* subject = opener.ends_with("ing") || opener == "gonna"     ? "I'm "
+                        : opener == "been" || (adverb && next == "been") ? "I've "
+                                                                         : "I ";
+  return third_person(subject + rest, name, ts_us);
+}
+
+// "Hey Caroline, that roadtrip was insane!" -> "That roadtrip was insane!": a leading clause of
+// greetings, fillers and names (at most three words, then a comma) addresses the listener.
+std::string without_vocative(const std::string& sentence) {
+  const std::size_t comma = sentence.find(',');
+  if (comma == std::string::npos || comma + 2 >= sentence.size()) return sentence;
+  const std::vector<Word> head = words_of(std::string_view(sentence).substr(0, comma));
+  if (head.empty() || head.size() > 3) return sentence;
+  for (const Word& w : head) {
+    const bool name = std::isupper(static_cast<unsigned char>(sentence[w.begin])) != 0 &&
+                      !first_person().contains(w.folded);
+    if (!name && !fillers().contains(w.folded) && !evaluative().contains(w.folded)) {
+      return sentence;
+    }
+  }
+  std::string rest = sentence.substr(sentence.find_first_not_of(' ', comma + 1));
+  rest[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rest[0])));
+  return rest;
+}
+
+void append_sentence(std::string& to, const std::string& sentence) {
+  if (!to.empty()) to.push_back(' ');
+  to.append(sentence);
+  const char last = to.back();
+  if (last != '.' && last != '!' && last != ')' && last != '"') to.push_back('.');
+}
+
+}  // namespace
+
 std::vector<ExtractedFact> extract_facts(const FactSource& event) {
   std::vector<ExtractedFact> out;
   // A "Name:" prefix names the speaker of a turn only: a commit's "Problem:" is no speaker.
@@ -437,79 +551,90 @@ std::vector<ExtractedFact> extract_facts(const FactSource& event) {
   if (subject_key.empty()) return out;
   const std::string subject_type = subject_key.substr(0, subject_key.find(':'));
 
-  auto fact_for = [&](int index, std::string statement, std::string_view sentence) {
+  auto fact_for = [&](int index, std::string statement, std::string_view written) {
     ExtractedFact f;
     f.sentence_index = index;
     f.entity_key = subject_key;
     f.entity_name = subject_name;
     f.entity_type = subject_type;
     f.statement = std::move(statement);
-    set_time(f, sentence, event.ts_us);
-    link_entities(f, sentence, event.kind);
+    set_time(f, written, event.ts_us);
+    link_entities(f, written, event.kind);
     return f;
   };
 
-  // Shared photos: "[shares a photo: a photo of a sunset]" (LoCoMo's and chat exports' form).
-  std::string body(text);
-  int index = 0;
-  if (turn) {
-    static const std::regex photo(
-        R"(\[(?:shares?|shared) (?:an? )?(photo|image|picture|video)[^:\]]*:\s*([^\]]+)\])",
-        std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-    std::string rest;
-    auto begin = std::sregex_iterator(body.begin(), body.end(), photo);
-    std::size_t at = 0;
-    for (auto it = begin; it != std::sregex_iterator(); ++it) {
-      const std::smatch& m = *it;
-      rest.append(body, at, static_cast<std::size_t>(m.position(0)) - at);
-      at = static_cast<std::size_t>(m.position(0) + m.length(0));
-      std::string caption = m[2].str();
-      while (!caption.empty() && caption.back() == ' ') caption.pop_back();
-      out.push_back(fact_for(index++,
-                             subject_name + " shared a " + ascii_lower(m[1].str()) + ": " + caption,
-                             caption));
+  if (!turn) {
+    int index = 0;
+    for (const Sentence& sentence : sentences_of(text)) {
+      if (out.size() >= kMaxFactsPerEvent) break;
+      const int this_index = index++;
+      if (sentence.question || sentence.text.size() > kMaxSentenceBytes) continue;
+      const std::vector<Word> words = words_of(sentence.text);
+      if (words.empty() || content_words(words) < 2) continue;
+      out.push_back(
+          fact_for(this_index, absolute_times(sentence.text, event.ts_us), sentence.text));
     }
-    rest.append(body, at);
-    body = std::move(rest);
+    return out;
   }
 
-  for (const Sentence& sentence : sentences_of(body)) {
-    if (out.size() >= kMaxFactsPerEvent) break;
-    const int this_index = index++;
-    if (sentence.question || sentence.text.size() > kMaxSentenceBytes) continue;
-    const std::vector<Word> words = words_of(sentence.text);
-    if (words.empty() || content_words(words) < 2) continue;
-    std::string statement;
-    if (turn) {
-      const bool first = std::any_of(words.begin(), words.end(), [](const Word& w) {
-        return first_person().contains(w.folded);
-      });
-      if (first) {
-        statement = third_person(sentence.text, subject_name, event.ts_us);
-      } else if (subjectless_openers().contains(words.front().folded)) {
-        // "Just got new shoes" is a report; "Just make sure you rest" is advice: after an
-        // adverb opener only a past form ("got", "finished") or "been" reads as one.
-        const std::string& opener = words.front().folded;
-        const std::string next = words.size() > 1 ? words[1].folded : std::string();
-        const bool adverb = opener == "just" || opener == "finally" || opener == "recently";
-        const bool past = next.ends_with("ed") || unchanged_verbs().contains(next);
-        if (adverb && next != "been" && !past) continue;
-        std::string rest = sentence.text;
-        rest[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(rest[0])));
-        const char* subject = opener.ends_with("ing")                          ? "I'm "
-                              : opener == "been" || (adverb && next == "been") ? "I've "
-                                                                               : "I ";
-        statement = third_person(subject + rest, subject_name, event.ts_us);
-      } else {
-        continue;
-      }
-    } else {
-      statement = absolute_times(sentence.text, event.ts_us);
-    }
-    ExtractedFact f = fact_for(this_index, std::move(statement), sentence.text);
-    if (turn) f.attribute = recognised_attribute(apostrophes_folded(sentence.text));
-    out.push_back(std::move(f));
+  // A turn gives at most one fact: what it reports of its speaker, in the speaker's order.
+  // Shared photos ("[shares a photo: a photo of a sunset]", LoCoMo's and chat exports' form)
+  // are taken out of the text and told after it.
+  static const std::regex photo(
+      R"(\[(?:shares?|shared) (?:an? )?(photo|image|picture|video)[^:\]]*:\s*([^\]]+)\])",
+      std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+  std::string body;
+  std::string shared;
+  std::size_t at = 0;
+  const std::string whole(text);
+  for (auto it = std::sregex_iterator(whole.begin(), whole.end(), photo);
+       it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    body.append(whole, at, static_cast<std::size_t>(m.position(0)) - at);
+    at = static_cast<std::size_t>(m.position(0) + m.length(0));
+    std::string caption = m[2].str();
+    while (!caption.empty() && caption.back() == ' ') caption.pop_back();
+    append_sentence(shared, subject_name + " shared a " + ascii_lower(m[1].str()) + ": " + caption);
   }
+  body.append(whole, at);
+
+  std::string statement;
+  std::string written;  // the kept sentences as said, for the time, attribute and links
+  bool reports = false;
+  int substance = 0;
+  for (const Sentence& said_as : sentences_of(body)) {
+    if (said_as.question || said_as.text.size() > kMaxSentenceBytes) continue;
+    const Sentence sentence{without_vocative(said_as.text), false};
+    const std::vector<Word> words = words_of(sentence.text);
+    const int stated = words.empty() ? 0 : content_words(words, true);
+    if (stated < 2) continue;
+    // "Wanted to let you know I read a book about castles" tells the listener a report:
+    // the "you" of such a phrase is no address.
+    static const std::regex telling(
+        R"(\b(?:let|tell|show|told|showed) (?:you|ya)\b)",
+        std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+    const std::string addressed = std::regex_replace(sentence.text, telling, "");
+    const std::vector<Word> addressed_words = words_of(addressed);
+    const bool to_listener =
+        std::any_of(addressed_words.begin(), addressed_words.end(),
+                    [](const Word& w) { return second_person().contains(w.folded); });
+    if (to_listener) continue;
+    std::optional<std::string> said = self_report(sentence.text, words, subject_name, event.ts_us);
+    reports = reports || said.has_value();
+    // A sentence with no first person is kept beside a report when it is no reaction to
+    // the other person ("The transgender stories were so inspiring" after "I went to ...").
+    if (!said && reaction_openers().contains(words.front().folded)) continue;
+    append_sentence(statement, said ? *said : absolute_times(sentence.text, event.ts_us));
+    append_sentence(written, sentence.text);
+    substance += stated;
+  }
+  // A single-valued property ("I work as a nurse") is worth keeping however briefly said.
+  const std::string attribute = recognised_attribute(apostrophes_folded(written));
+  if (!reports || (substance < kMinTurnContentWords && attribute.empty())) return out;
+  if (!shared.empty()) append_sentence(statement, shared);
+  ExtractedFact f = fact_for(0, std::move(statement), written + " " + shared);
+  f.attribute = attribute;
+  out.push_back(std::move(f));
   return out;
 }
 

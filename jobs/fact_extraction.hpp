@@ -4,26 +4,32 @@
 // what extract_facts() returns. docs/JOBS.md ("Facts") lists the rules for readers.
 //
 // Which sentences are facts:
-//   - Conversation turns (kinds prompt, conversation, response). A turn is about its
-//     speaker: its leading "Name:" (at most three words), else the event's agent_id. A sentence is
-//     a fact when it is not a question (ends in "?"), it has a first-person word (I, I'm, my, we,
-//     our, me, ...) or opens with a subject-less first-person verb ("Just got new shoes", "Went
-//     camping"), and it keeps at least two content words once stop words and pronouns are dropped
-//     ("I'm good" and "I agree" are no facts). A shared photo ("[shares a photo: a photo of a
-//     sunset]") is a fact too.
+//   - Conversation turns (kinds prompt, conversation, response) give at most one fact each:
+//     what the turn reports of its speaker (its leading "Name:", at most three words, else the
+//     event's agent_id). Sentences end at . ! ? before a space, at line breaks and at " - ";
+//     a leading vocative ("Hey Caroline,") is dropped. A sentence is left out when it is a
+//     question, addresses the listener (a second-person word; "let/tell/show you" is none), or
+//     keeps fewer than two content words once stop words, pronouns, fillers and evaluative
+//     words are dropped. A kept sentence reports when it has a first-person word or opens with
+//     a subject-less first-person verb ("Just got new shoes"); one without is told beside the
+//     report unless it opens with a reaction word ("That sounds", "Wow"). The turn gives its
+//     fact when a sentence reports and the kept sentences hold four content words together, or
+//     when it states an attribute (below). Shared photos ("[shares a photo: a photo of a
+//     sunset]") are told at the end of the fact, never alone.
 //   - SHODH statements (kinds observation, learning, discovery, pattern): every declarative
 //     sentence with at least two content words, about the event's primary entity (its first
 //     structured entity, else its agent).
 //   Other kinds (commits, tool calls, results) yield no facts: their reflections are the
-//   decisions and problems of the consolidation job.
+//     decisions and problems of the consolidation job.
+// Measured against LoCoMo's annotated observations by bench/reflection.cpp (docs/JOBS.md).
 //
-// Normalised statement: first person becomes the subject's name ("I went" -> "Caroline went",
-// "I'm" -> "Caroline is", "I love" -> "Caroline loves", "my" -> "Caroline's", "we" ->
-// "Caroline and others"), and each relative time expression (common/time_expressions.hpp)
-// becomes absolute ("yesterday" -> "on 7 May 2023", "last week" -> "in the week before
-// 8 May 2023"). The turn's words are otherwise kept.
+// Normalised statement: the kept sentences in order; first person becomes the subject's name ("I
+// went" -> "Caroline went", "I'm" -> "Caroline is", "I love" -> "Caroline loves", "my" ->
+// "Caroline's", "we" -> "Caroline and others"), and each relative time expression
+// (common/time_expressions.hpp) becomes absolute ("yesterday" -> "on 7 May 2023", "last week" ->
+// "in the week before 8 May 2023"). The turn's words are otherwise kept.
 //
-// Time: the first time expression of the sentence gives [valid_from, valid_to) (a day, week,
+// Time: the first time expression of the kept sentences gives [valid_from, valid_to) (a day, week,
 // month or year, resolved against the event's own timestamp); without one, valid_from is the
 // event's timestamp and valid_to is open (the fact holds from when it was said).
 //
@@ -63,7 +69,8 @@ struct FactSource {
 
 /// One fact found in an event.
 struct ExtractedFact {
-  int sentence_index = 0;   ///< Position of its sentence in the event (0-based), unique per event.
+  /// Position of its sentence in the event (0-based), unique per event; 0 for a turn's fact.
+  int sentence_index = 0;
   std::string entity_key;   ///< Canonical "type:name" of the subject ("person:caroline").
   std::string entity_name;  ///< As written ("Caroline").
   std::string entity_type;  ///< The key's type ("person").

@@ -84,30 +84,35 @@ TEST_CASE("facts: which sentences of a turn are facts") {
   CHECK(support[0].linked.empty());  // "LGBTQ" has no lower-case letter: no capitalised name
 
   // Without a time expression the fact holds from when it was said.
-  const auto kids = facts_of("Melanie: Thanks! My kids love the beach.");
+  const auto kids = facts_of("Melanie: Thanks! My kids love the beach and the dunes.");
   REQUIRE(kids.size() == 1);
-  CHECK(kids[0].statement == "Melanie's kids love the beach.");
-  CHECK(kids[0].sentence_index == 1);
+  CHECK(kids[0].statement == "Melanie's kids love the beach and the dunes.");
+  CHECK(kids[0].sentence_index == 0);
   CHECK(kids[0].valid_from_us == kMonday);
   CHECK_FALSE(kids[0].valid_to_us);
   CHECK_FALSE(kids[0].whole_days);
 
   // Subject-less openings and shared photos.
   const auto shoes = facts_of(
-      "Melanie: Just got some new running shoes! [shares a photo: a pair of blue sneakers]");
-  REQUIRE(shoes.size() == 2);
-  CHECK(shoes[0].statement == "Melanie shared a photo: a pair of blue sneakers");
-  CHECK(shoes[1].statement == "Melanie just got some new running shoes!");
-  CHECK(facts_of("Nate: Just been helping friends at the tournament.")[0].statement ==
-        "Nate has just been helping friends at the tournament.");
-  CHECK(facts_of("Nate: Went camping with the kids.")[0].statement ==
-        "Nate went camping with the kids.");
+      "Melanie: Just got some new running shoes for the marathon! [shares a photo: a pair of "
+      "blue sneakers]");
+  REQUIRE(shoes.size() == 1);
+  CHECK(shoes[0].statement ==
+        "Melanie just got some new running shoes for the marathon! Melanie shared a photo: a "
+        "pair of blue sneakers.");
+  CHECK(facts_of("Nate: Just been helping friends at the tournament downtown.")[0].statement ==
+        "Nate has just been helping friends at the tournament downtown.");
+  CHECK(facts_of("Nate: Went camping with the kids near the lake.")[0].statement ==
+        "Nate went camping with the kids near the lake.");
+  CHECK(facts_of("Caroline: Gonna continue my edu and check out career options.")[0].statement ==
+        "Caroline is gonna continue Caroline's edu and check out career options.");
   CHECK(facts_of("Nate: Just make sure you don't quit - the path will show up.").empty());
 
   // The speaker is the agent when the turn has no "Name:" prefix.
-  const auto agent = facts_of("I adopted a puppy last Saturday.", "conversation", "Ana");
+  const auto agent =
+      facts_of("I adopted a puppy from the shelter last Saturday.", "conversation", "Ana");
   REQUIRE(agent.size() == 1);
-  CHECK(agent[0].statement == "Ana adopted a puppy on 6 May 2023.");
+  CHECK(agent[0].statement == "Ana adopted a puppy from the shelter on 6 May 2023.");
   CHECK(agent[0].valid_from_us == *parse_rfc3339_us("2023-05-06T00:00:00Z"));
 
   // Commits and tool output are no conversation: their reflections are decisions.
@@ -115,6 +120,39 @@ TEST_CASE("facts: which sentences of a turn are facts") {
                  "dev")
             .empty());
   CHECK(facts_of("I ran the tests and they passed", "result", "agent").empty());
+}
+
+TEST_CASE("facts: a turn gives at most one fact, what it reports of its speaker") {
+  // The report's sentences in order, with a sentence that says more of the same thing; the
+  // question, the greeting and the reaction are left out.
+  const auto camping = facts_of(
+      "John: Hey Maria, that sounds great - we went camping in the mountains last week. The "
+      "trail ran along a glacier lake. How was your trip?");
+  REQUIRE(camping.size() == 1);
+  CHECK(camping[0].statement ==
+        "John and others went camping in the mountains in the week before 8 May 2023. The trail "
+        "ran along a glacier lake.");
+  CHECK(camping[0].valid_from_us == *parse_rfc3339_us("2023-05-01T00:00:00Z"));
+
+  // About the listener, a mood, or too little to remember: no fact.
+  CHECK(facts_of("Caroline: I'm really proud of you for taking part in the charity race!").empty());
+  CHECK(facts_of("Tim: I hope you two have a great time at the castles.").empty());
+  CHECK(facts_of("Nate: It's been tough, but I'm staying positive and feeling good.").empty());
+  CHECK(facts_of("Jon: Can't wait to see where this journey leads me!").empty());
+  CHECK(facts_of("Joanna: I'm so glad the kids loved it.").empty());
+
+  // A report told to the listener is still a report; a leading vocative is dropped.
+  const auto book = facts_of(
+      "Tim: Hey John! Wanted to let you know I read this awesome book about castles in the UK.");
+  REQUIRE(book.size() == 1);
+  CHECK(book[0].statement ==
+        "Wanted to let you know Tim read this awesome book about castles in the UK.");
+  const auto roadtrip = facts_of(
+      "Melanie: Hey Caroline, I took the kids on a roadtrip to the "
+      "national park near the coast.");
+  REQUIRE(roadtrip.size() == 1);
+  CHECK(roadtrip[0].statement ==
+        "Melanie took the kids on a roadtrip to the national park near the coast.");
 }
 
 TEST_CASE("facts: attributes of single-valued properties") {
@@ -131,7 +169,7 @@ TEST_CASE("facts: attributes of single-valued properties") {
   CHECK(attribute("Ana: I just turned 30 and threw a party.") == "age");
   CHECK(attribute("Ana: I got married to Sam in June.") == "relationship_status");
   CHECK(attribute("Ana: My favorite book is Dune by Herbert.") == "favorite_book");
-  CHECK(attribute("Ana: I painted a lake sunrise.") == "");
+  CHECK(attribute("Ana: I painted a lake sunrise at the cabin.") == "");
 }
 
 namespace {
@@ -168,13 +206,13 @@ TEST_CASE("facts job: supersession by entity and attribute, reruns, dates and cl
   test::TempDir dir;
   const std::string path = dir.file("f.db");
   FakeClock clock(kMonday + 60 * kDayUs);
-  store_events(
-      path,
-      {turn("a1", "Ana", "I live in Boston with two cats.", "2023-01-10T09:00:00.000000Z"),
-       turn("a2", "Ana", "I moved to Denver last month.", "2023-05-08T09:00:00Z"),
-       turn("a3", "Ana", "Hi! How are you?", "2023-05-08T09:01:00Z"),
-       turn("a4", "Ana", "I keep a secret diary about my dreams.", "2023-05-08T09:02:00Z", "high")},
-      clock);
+  store_events(path,
+               {turn("a1", "Ana", "I live in Boston with two cats.", "2023-01-10T09:00:00.000000Z"),
+                turn("a2", "Ana", "I moved to Denver last month.", "2023-05-08T09:00:00Z"),
+                turn("a3", "Ana", "Hi! How are you?", "2023-05-08T09:01:00Z"),
+                turn("a4", "Ana", "I keep a secret diary about my dreams and travels.",
+                     "2023-05-08T09:02:00Z", "high")},
+               clock);
   const json first = run_job(path, clock);
   CHECK(first["events_read"] == 4);
   CHECK(first["facts_added"] == 3);
