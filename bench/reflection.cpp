@@ -155,8 +155,8 @@ int run(int argc, char** argv) {
     // "locomo:conv-26:D3:7": session 3 of its namespace.
     const std::string id = t["id"];
     const std::size_t d = id.rfind(":D");
-    const auto key = std::make_pair(t["namespace"].get<std::string>(),
-                                    id.substr(d + 2, id.rfind(':') - d - 2));
+    const auto key =
+        std::make_pair(t["namespace"].get<std::string>(), id.substr(d + 2, id.rfind(':') - d - 2));
     if (!session_start.contains(key)) {
       session_start[key] = parse_rfc3339_us(t["timestamp"].get<std::string>()).value_or(0);
     }
