@@ -19,6 +19,7 @@
 #include "common/sha256.hpp"
 #include "common/utf8.hpp"
 #include "jobs/commit_decisions.hpp"
+#include "jobs/conversation_decisions.hpp"
 #include "jobs/decision_extraction.hpp"
 #include "jobs/entity_summaries.hpp"
 #include "jobs/event_json.hpp"
@@ -588,7 +589,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
       }
       // 5. Decisions stated in the message, and reverts of them.
       if (decide_from_message(ns, kind, content, fields, target,
-                              read_events_.getColumn(7).getString(), seq, ts)) {
+                              read_events_.getColumn(7).getString(),
+                              read_events_.getColumn(8).getString(), seq, ts)) {
         mark_decision_targets(ns);
       }
       // 6. A question asked, or the one pending in the trajectory answered.
@@ -668,8 +670,8 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   // created or changed.
   bool decide_from_message(const std::string& ns, const std::string& kind,
                            const std::string& content, const EventFields& fields,
-                           const std::string& target, const std::string& event_id, std::int64_t seq,
-                           std::int64_t ts) {
+                           const std::string& target, const std::string& event_id,
+                           const std::string& agent_id, std::int64_t seq, std::int64_t ts) {
     const std::string decision_id = "decision:" + event_id;
     if (kind == "commit_change") {
       if (const auto revert = read_revert(content)) {
@@ -719,6 +721,11 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     if (!d && kind == "commit_change") {
       d = decision_from_commit(content, fields.merge, fields.files);
       source = "commit";
+      signature.clear();
+    }
+    if (!d && (kind == "prompt" || kind == "conversation" || kind == "response")) {
+      d = decision_from_turn(content, agent_id, ts);
+      source = "conversation";
       signature.clear();
     }
     if (!d) return false;

@@ -79,9 +79,11 @@ const std::set<std::string, std::less<>>& subjectless_openers() {
 // Words that carry no content in a turn besides the stop words (greetings, fillers).
 const std::set<std::string, std::less<>>& fillers() {
   static const std::set<std::string, std::less<>> words{
-      "wow",  "hey",     "hi",         "hello",      "thanks", "thank", "okay",    "ok",    "yeah",
-      "yep",  "yes",     "oh",         "sure",       "really", "just",  "also",    "gonna", "lol",
-      "haha", "totally", "definitely", "absolutely", "glad",   "great", "awesome", "cool"};
+      "wow",        "hey",  "hi",    "hello",   "thanks", "thank",   "okay",
+      "ok",         "yeah", "yep",   "yes",     "oh",     "sure",    "really",
+      "just",       "also", "gonna", "lol",     "haha",   "totally", "definitely",
+      "absolutely", "glad", "great", "awesome", "cool",   "woohoo",  "yay",
+      "hooray",     "whoa", "omg",   "ugh",     "hmm",    "aww"};
   return words;
 }
 
@@ -391,6 +393,10 @@ void link_entities(ExtractedFact& fact, std::string_view sentence, std::string_v
 
 }  // namespace
 
+std::pair<std::string, std::string_view> turn_speaker(std::string_view content) {
+  return speaker_prefix(content);
+}
+
 std::string attribute_keywords(std::string_view attribute) {
   static const std::array<std::pair<std::string_view, std::string_view>, 7> words{{
       {"occupation", "work works job career profession"},
@@ -474,15 +480,31 @@ std::string third_person(std::string_view sentence, std::string_view name, std::
 
 namespace {
 
+std::optional<std::string> subjectless(const std::string& sentence, const std::vector<Word>& words,
+                                       const std::string& name, std::int64_t ts_us);
+
 // "Caroline went to a support group on 7 May 2023": a sentence of a turn in the third person
 // when it reports on the speaker (see the header), else nothing.
 std::optional<std::string> self_report(const std::string& sentence, const std::vector<Word>& words,
                                        const std::string& name, std::int64_t ts_us) {
   const bool first = std::any_of(words.begin(), words.end(),
                                  [](const Word& w) { return first_person().contains(w.folded); });
-  // "Gonna continue my edu" has its first person later; its subject is still missing.
-  const bool gonna = words.front().folded == "gonna";
-  if (first && !gonna) return third_person(sentence, name, ts_us);
+  // "Lost my job" and "Gonna continue my edu" have a first person but no subject: the
+  // subject-less reading below comes first unless an "I" or a "we" is written.
+  static const std::set<std::string, std::less<>> subjects{
+      "i", "i'm", "im", "i've", "ive", "i'd", "i'll", "we", "we're", "we've", "we'd", "we'll"};
+  const bool subject = std::any_of(words.begin(), words.end(),
+                                   [](const Word& w) { return subjects.contains(w.folded); });
+  if (first && subject) return third_person(sentence, name, ts_us);
+  std::optional<std::string> opened = subjectless(sentence, words, name, ts_us);
+  if (opened || !first) return opened;
+  return third_person(sentence, name, ts_us);
+}
+
+// The subject-less reading of self_report(): "Just got new shoes" -> "<name> just got new
+// shoes", else nothing.
+std::optional<std::string> subjectless(const std::string& sentence, const std::vector<Word>& words,
+                                       const std::string& name, std::int64_t ts_us) {
   if (!subjectless_openers().contains(words.front().folded)) return std::nullopt;
   // "Just got new shoes" is a report; "Just make sure you rest" is advice: after an adverb
   // opener only a past form ("got", "finished") or "been" reads as one.
@@ -520,7 +542,10 @@ std::string without_vocative(const std::string& sentence) {
 
 void append_sentence(std::string& to, const std::string& sentence) {
   if (!to.empty()) to.push_back(' ');
+  const std::size_t first = to.size();
   to.append(sentence);
+  // A clause split off at a dash starts a sentence of its own.
+  to[first] = static_cast<char>(std::toupper(static_cast<unsigned char>(to[first])));
   const char last = to.back();
   if (last != '.' && last != '!' && last != ')' && last != '"') to.push_back('.');
 }
@@ -623,7 +648,12 @@ std::vector<ExtractedFact> extract_facts(const FactSource& event) {
     reports = reports || said.has_value();
     // A sentence with no first person is kept beside a report when it is no reaction to
     // the other person ("The transgender stories were so inspiring" after "I went to ...").
-    if (!said && reaction_openers().contains(words.front().folded)) continue;
+    if (!said && (reaction_openers().contains(words.front().folded) ||
+                  std::any_of(words.begin(), words.end(), [](const Word& w) {
+                    return w.folded == "sounds" || w.folded == "seems";
+                  }))) {
+      continue;
+    }
     append_sentence(statement, said ? *said : absolute_times(sentence.text, event.ts_us));
     append_sentence(written, sentence.text);
     substance += stated;

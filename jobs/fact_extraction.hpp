@@ -91,6 +91,10 @@ std::vector<ExtractedFact> extract_facts(const FactSource& event);
 /// that recall finds "Ana moved to Denver" for "Where does Ana live?". Empty for no attribute.
 std::string attribute_keywords(std::string_view attribute);
 
+/// A turn's leading "Name:" (at most three words, capitalised) and the text after it; an empty
+/// name and the whole of `content` when it has none.
+std::pair<std::string, std::string_view> turn_speaker(std::string_view content);
+
 /// "Caroline went to a support group on 7 May 2023": `sentence` in the third person about
 /// `name`, relative times made absolute against `ts_us`. Exposed for tests.
 std::string third_person(std::string_view sentence, std::string_view name, std::int64_t ts_us);

@@ -14,6 +14,7 @@
 #include "jobs/decision_extraction.hpp"
 #include "jobs/entity_summaries.hpp"
 #include "jobs/job_state.hpp"
+#include "jobs/medallion_people.hpp"
 #include "store/audit_log.hpp"
 #include "store/medallion_store.hpp"
 
@@ -244,6 +245,18 @@ class Refresher {
     return sha256_hex(j.dump()).substr(0, 16);
   }
 
+  // The newest fact of the scope's namespace (0: none, or a scope over every namespace, which
+  // lists no people): facts come after their events, in a later job, so a medallion built
+  // between the two is rebuilt once they exist.
+  std::int64_t facts_through(const MedallionScope& scope) {
+    if (scope.ns.empty() || !has_table(db_, "facts")) return 0;
+    SQLite::Statement newest(db_,
+                             "SELECT coalesce(max(fact_id), 0) FROM facts WHERE namespace = ?1");
+    newest.bind(1, scope.ns);
+    newest.executeStep();
+    return newest.getColumn(0).getInt64();
+  }
+
   // Why a medallion must be rebuilt, or empty when it is fresh.
   std::string staleness(const std::string& id, const MedallionScope& scope, const Span& s) {
     SQLite::Statement row(
@@ -264,6 +277,11 @@ class Refresher {
     if (s.max_ts != 0 && (!max_ts.is_string() ||
                           parse_rfc3339_us(max_ts.get<std::string>()).value_or(0) < s.max_ts)) {
       return "newer events in scope";
+    }
+    if (content["meta"]
+            .value("x_reflectd", json::object())
+            .value("facts_through", std::int64_t{0}) != facts_through(scope)) {
+      return "facts in scope changed";
     }
     for (const auto& d : content.value("decisions", json::array())) {
       const std::string source = d.value("x_reflectd", json::object()).value("source_id", "");
@@ -678,7 +696,23 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
     std::stable_sort(areas.begin(), areas.end(), [](const Stream* a, const Stream* b) {
       return a->frequency != b->frequency ? a->frequency > b->frequency : a->target < b->target;
     });
-    if (areas.size() > p_.max_items) areas.resize(p_.max_items);
+    // A conversation's people come first (jobs/medallion_people.hpp); the areas of work fill
+    // what is left of the list.
+    const std::vector<Person> people = people_of(db_, scope.ns, s.max_ts, 3);
+    json subsystems = json::array();
+    for (const Person& person : people) {
+      json fact_ids = json::array();
+      for (const auto* facts : {&person.known, &person.plans}) {
+        for (const PersonFact& f : *facts) {
+          fact_ids.push_back(item_id(id, "F", "fact:" + std::to_string(f.fact_id)));
+        }
+      }
+      subsystems.push_back({{"name", person.name},
+                            {"status", person.plans.empty() ? "stable" : "in_progress"},
+                            {"notes", person_notes(person, 160)},
+                            {"x_reflectd", {{"entity", person.key}, {"fact_items", fact_ids}}}});
+    }
+    areas.resize(std::min(areas.size(), p_.max_items - std::min(p_.max_items, people.size())));
     // What changed last in an area, in the words of the newest event of its evidence (a
     // commit's subject): one of the stream's own events, so the medallion's sensitivity, the
     // highest of its items', covers the quote.
@@ -686,7 +720,6 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
         db_,
         "SELECT e.content FROM events e WHERE e.seq = (SELECT max(event_seq) FROM "
         "knowledge_evidence WHERE decision_id = ?1)");
-    json subsystems = json::array();
     for (const Stream* st : areas) {
       std::string status = "unknown";
       const auto d = decision_state.find(st->target);
@@ -715,9 +748,16 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
     }
 
     // affordances.
-    const auto entities = top_entities(scope, 5);
     json entry_points = json::array();
-    for (const auto& e : entities) entry_points.push_back("Start from " + e);
+    for (const Person& person : people) entry_points.push_back("Start from " + person.key);
+    for (const auto& e : top_entities(scope, 5 + people.size())) {
+      if (entry_points.size() >= 5) break;
+      if (is_person_name(e, people)) continue;
+      const std::string entry = "Start from " + e;
+      if (std::find(entry_points.begin(), entry_points.end(), entry) == entry_points.end()) {
+        entry_points.push_back(entry);
+      }
+    }
     json avoid = json::array();
     std::vector<const Stream*> failed;  // decisions later reverted: failed approaches
     for (const auto& st : streams) {
@@ -748,6 +788,13 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
     // the 300 characters, the areas of work give way first (their names can be long paths).
     std::string about = (scope.automatic ? "Namespace " : "Scope ") + scope.name + ": " +
                         std::to_string(s.count) + " events";
+    if (people.size() >= 2) {
+      about = "Conversation of ";
+      for (std::size_t i = 0; i < people.size(); ++i) {
+        about += (i == 0 ? "" : i + 1 == people.size() ? " and " : ", ") + people[i].name;
+      }
+      about += " (" + scope.name + "): " + std::to_string(s.count) + " events";
+    }
     if (s.count > 0) about += " from " + day(s.min_ts) + " to " + day(s.max_ts);
     about += ".";
     std::string active;
@@ -767,13 +814,37 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
       }
     }
     std::string last;
-    if (newest != nullptr) {
+    // In a conversation, what was said last of someone: the newest known fact.
+    const PersonFact* said = nullptr;
+    for (const Person& person : people) {
+      for (const PersonFact& f : person.known) {
+        if (said == nullptr || f.valid_from_us > said->valid_from_us) said = &f;
+      }
+    }
+    if (said != nullptr) {
+      last = " Latest (" + day(said->valid_from_us) + "): " + clip(said->statement, 110);
+      if (!last.ends_with('.')) last += '.';
+    } else if (newest != nullptr) {
       last = " Last decided (" + day(newest->last_seen) + "): " + clip(newest->title, 90);
       if (!last.ends_with('.')) last += '.';
     }
     const std::string open = " Open: " + (questions.empty() ? std::string("nothing.")
                                                             : clip(questions.front().text, 70));
-    std::string high = about + active + last + open;
+    // And what someone plans next: the soonest plan.
+    const PersonFact* plan = nullptr;
+    for (const Person& person : people) {
+      if (!person.plans.empty() &&
+          (plan == nullptr || person.plans.front().valid_from_us < plan->valid_from_us)) {
+        plan = &person.plans.front();
+      }
+    }
+    std::string next;
+    if (plan != nullptr) {
+      next = " Next (" + day(plan->valid_from_us) + "): " + clip(plan->statement, 90);
+      if (!next.ends_with('.')) next += '.';
+    }
+    std::string high = about + active + last + next + open;
+    if (utf8_chars(high) > kHighLevelMaxChars) high = about + last + next + open;
     if (utf8_chars(high) > kHighLevelMaxChars) high = about + last + open;
     // meta: id stable, created_at kept, updated_at strictly increasing.
     std::int64_t created_us = now;
@@ -790,16 +861,19 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
       }
     }
     const std::int64_t updated_us = std::max(now, previous_updated + 1);
-    json meta = {
-        {"medallion_id", id},
-        {"schema_version", "medallion.v1"},
-        {"model", kMedallionModel},
-        {"created_at", format_rfc3339_us(created_us)},
-        {"updated_at", format_rfc3339_us(updated_us)},
-        {"knowledge_min_ts", s.count ? json(format_rfc3339_us(s.min_ts)) : json()},
-        {"knowledge_max_ts", s.count ? json(format_rfc3339_us(s.max_ts)) : json()},
-        {"status", "active"},
-        {"x_reflectd", {{"namespace", scope.ns}, {"events", s.count}, {"refresh_reason", why}}}};
+    json meta = {{"medallion_id", id},
+                 {"schema_version", "medallion.v1"},
+                 {"model", kMedallionModel},
+                 {"created_at", format_rfc3339_us(created_us)},
+                 {"updated_at", format_rfc3339_us(updated_us)},
+                 {"knowledge_min_ts", s.count ? json(format_rfc3339_us(s.min_ts)) : json()},
+                 {"knowledge_max_ts", s.count ? json(format_rfc3339_us(s.max_ts)) : json()},
+                 {"status", "active"},
+                 {"x_reflectd",
+                  {{"namespace", scope.ns},
+                   {"events", s.count},
+                   {"facts_through", facts_through(scope)},
+                   {"refresh_reason", why}}}};
     json medallion = {
         {"meta", meta},
         {"scope", {{"graph_nodes", scope.graph_nodes}, {"tags", scope.tags}}},

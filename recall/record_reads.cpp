@@ -404,18 +404,20 @@ std::string medallion_scope_sql(const char* id_column) {
       id_column);
 }
 
-// A medallion is derived from the decisions and questions it lists (medallion_items: knowledge
-// and pattern observations): its rank is theirs when read. An item whose source is gone counts
-// as the highest level. An agent's medallion has its own level too (agent_medallions), and
-// reads at the higher of the two.
+// A medallion is derived from the decisions, questions and facts it lists (medallion_items:
+// knowledge, pattern observations, facts as "fact:<fact_id>"): its rank is theirs when read. An
+// item whose source is gone counts as the highest level. An agent's medallion has its own level
+// too (agent_medallions), and reads at the higher of the two.
 std::string medallion_rank_sql(const char* id_column) {
   return fmt::format(
       "max(coalesce((SELECT max(CASE WHEN k.decision_id IS NOT NULL THEN {0} WHEN "
-      "o.observation_id IS NOT NULL THEN {1} ELSE 4 END) FROM medallion_items i LEFT JOIN "
-      "knowledge k ON k.decision_id = i.source_id LEFT JOIN observations o ON o.observation_id = "
-      "i.source_id WHERE i.medallion_id = {2}), 0), coalesce((SELECT {3} FROM agent_medallions a "
-      "WHERE a.medallion_id = {2}), 0))",
-      rank_sql("k.sensitivity"), observation_rank_sql("o"), id_column, rank_sql("a.sensitivity"));
+      "o.observation_id IS NOT NULL THEN {1} WHEN f.fact_id IS NOT NULL THEN {4} ELSE 4 END) "
+      "FROM medallion_items i LEFT JOIN knowledge k ON k.decision_id = i.source_id LEFT JOIN "
+      "observations o ON o.observation_id = i.source_id LEFT JOIN facts f ON i.item_kind = 'F' "
+      "AND f.fact_id = CAST(substr(i.source_id, 6) AS INTEGER) WHERE i.medallion_id = {2}), 0), "
+      "coalesce((SELECT {3} FROM agent_medallions a WHERE a.medallion_id = {2}), 0))",
+      rank_sql("k.sensitivity"), observation_rank_sql("o"), id_column, rank_sql("a.sensitivity"),
+      rank_sql("f.sensitivity"));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 39> kMigrations{
+constexpr std::array<const char*, 40> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1197,6 +1197,20 @@ UPDATE sqlite_master SET sql = replace(sql,
   'CHECK (source IN (''problem_solution'', ''trajectory'', ''commit'', ''revert''))')
 WHERE type = 'table' AND name = 'extracted_decisions';
 )sql",
+    // 40: medallion items that are facts (F-<n>: a conversation's people,
+    //    jobs/medallion_people.hpp), so that a medallion reads at the level of the facts it
+    //    quotes, and decisions said in a conversation (jobs/conversation_decisions.hpp);
+    //    edited in sqlite_schema like migration 20 (every stored row stays valid).
+    R"sql(
+UPDATE sqlite_master SET sql = replace(sql,
+  'CHECK (item_kind IN (''D'', ''Q''))',
+  'CHECK (item_kind IN (''D'', ''Q'', ''F''))')
+WHERE type = 'table' AND name = 'medallion_items';
+UPDATE sqlite_master SET sql = replace(sql,
+  '''commit'', ''revert''))',
+  '''commit'', ''revert'', ''conversation''))')
+WHERE type = 'table' AND name = 'extracted_decisions';
+)sql",
 };
 
 // A migration that adds a column whose values are computed from other tables. Its fill runs
@@ -1244,7 +1258,7 @@ const AddedColumn* added_column(int migration) {
 }
 
 // The migrations that edit table definitions in sqlite_schema (constraint clauses only).
-constexpr std::array<int, 5> kSchemaEditMigrations{16, 20, 29, 31, 39};
+constexpr std::array<int, 6> kSchemaEditMigrations{16, 20, 29, 31, 39, 40};
 // The migration that drops entity_relationships.unswept: a database whose user_version was
 // set back below it (a downgrade test, an operator's repair) has nothing left to drop.
 constexpr int kDropUnsweptMigration = 17;
