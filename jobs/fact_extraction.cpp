@@ -535,12 +535,15 @@ std::string without_vocative(const std::string& sentence) {
       return sentence;
     }
   }
-  std::string rest = sentence.substr(sentence.find_first_not_of(' ', comma + 1));
+  const std::size_t start = sentence.find_first_not_of(' ', comma + 1);
+  if (start == std::string::npos) return sentence;
+  std::string rest = sentence.substr(start);
   rest[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rest[0])));
   return rest;
 }
 
 void append_sentence(std::string& to, const std::string& sentence) {
+  if (sentence.empty()) return;
   if (!to.empty()) to.push_back(' ');
   const std::size_t first = to.size();
   to.append(sentence);
