@@ -53,6 +53,12 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
           db,
           "INSERT OR IGNORE INTO entity_aliases (namespace, alias, canonical_key, origin, "
           "first_seq) VALUES (?1, ?2, ?3, ?4, ?5)"),
+      // The parties whose name begins with ?2's: aliases "agent:<name>" -> "person:<name>"
+      // in the key range just after "agent:<nickname>" (the primary key's order).
+      find_party_(db,
+                  "SELECT DISTINCT canonical_key FROM entity_aliases WHERE namespace = ?1 AND "
+                  "alias > 'agent:' || ?2 AND alias < 'agent:' || ?2 || char(127) AND "
+                  "canonical_key = 'person:' || substr(alias, 7) LIMIT 2"),
       links_(db, "INSERT OR IGNORE INTO event_entities (seq, entity_id, is_primary, source) VALUES",
              4,
              [](SQLite::Statement& statement, int base, const Link& link) {
@@ -214,6 +220,37 @@ void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int
   e.dirty = true;
 }
 
+std::string EntityStore::nickname_of(const std::string& ns, const std::string& key,
+                                     std::int64_t seq) {
+  constexpr std::size_t kMinLetters = 3;
+  const std::string_view name = std::string_view(key).substr(5);
+  if (!key.starts_with("name:") || name.size() < kMinLetters ||
+      !std::all_of(name.begin(), name.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; })) {
+    return {};
+  }
+  std::string cache_key = ns + '\n' + key;
+  if (not_nicknames_.contains(cache_key)) return {};
+  find_party_.reset();
+  find_party_.bind(1, ns);
+  find_party_.bind(2, std::string(name));
+  std::vector<std::string> parties;
+  while (find_party_.executeStep()) parties.push_back(find_party_.getColumn(0).getString());
+  find_party_.reset();
+  if (parties.size() != 1) {
+    not_nicknames_.insert(std::move(cache_key));
+    return {};
+  }
+  insert_alias_.reset();
+  insert_alias_.bind(1, ns);
+  insert_alias_.bind(2, key);
+  insert_alias_.bind(3, parties.front());
+  insert_alias_.bind(4, "nickname");
+  insert_alias_.bind(5, seq);
+  insert_alias_.exec();
+  aliases_[cache_key] = parties.front();
+  return parties.front();
+}
+
 std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int64_t seq,
                                                  std::int64_t ts_us, const Extraction& extraction,
                                                  int sensitivity) {
@@ -229,6 +266,7 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
     insert_alias_.bind(5, static_cast<std::int64_t>(seq));
     insert_alias_.exec();
     aliases_[ns + '\n' + alias.alias] = canonical;
+    if (alias.alias.starts_with("agent:")) not_nicknames_.clear();  // a new party
   }
 
   // Resolved mentions, unique by key, plus relation endpoints not mentioned otherwise.
@@ -236,6 +274,9 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
   std::unordered_set<std::string> seen;
   auto add = [&](Mention m) {
     m.key = resolve(ns, m.key);
+    if (m.type == "name") {
+      if (std::string party = nickname_of(ns, m.key, seq); !party.empty()) m.key = party;
+    }
     m.type = m.key.substr(0, m.key.find(':'));
     if (seen.insert(m.key).second) mentions.push_back(std::move(m));
   };

@@ -38,6 +38,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "jobs/batched_insert.hpp"
@@ -165,6 +166,11 @@ class EntityStore {
   // grown); valid until the next call.
   const std::string& cache_key_of(const std::string& ns, const std::string& key);
   std::string resolve(const std::string& ns, const std::string& key);
+  // A one-word "name:" key of 3+ letters that begins exactly one conversation party's name
+  // (an agent whose turns carry its own name as speaker: an "agent:" alias of a "person:"
+  // key) and is shorter than it: "name:mel" for the speaker Melanie. Learns the alias
+  // (origin 'nickname', first_seq `seq`) and returns that person's key; else "".
+  std::string nickname_of(const std::string& ns, const std::string& key, std::int64_t seq);
   Entity& entity(const std::string& ns, const Mention& mention, std::int64_t ts_us);
   std::uint32_t type_index(const std::string& type);
   // An edge row's columns relationship_id, strength_base, strength_ref_us, mention_count,
@@ -194,6 +200,8 @@ class EntityStore {
   SQLite::Statement update_entity_;
   SQLite::Statement find_alias_;
   SQLite::Statement insert_alias_;
+  SQLite::Statement find_party_;
+  std::unordered_set<std::string> not_nicknames_;  // ns + '\n' + key; cleared by a new party
   // One event_entities row waiting for flush().
   struct Link {
     std::int64_t seq;

@@ -155,6 +155,11 @@ class Collector {
     m.display = std::string(trim(display));
     m.source = source;
     m.primary = primary;
+    // The same person written as a bare capitalised name elsewhere ("Hey Caroline!") is this
+    // person, not a second entity.
+    if (m.type == "person") {
+      if (auto name = canonical_key("name:" + key->substr(7)); name) aliases_.insert({*name, *key});
+    }
     out_.mentions.push_back(std::move(m));
   }
   // A file path: file:<path> and module:<first directory>.
@@ -378,7 +383,14 @@ void speakers(const EventView& event, Collector& c) {
         ++words;
         start = end + 1;
       }
-      if (ok && words <= 3) c.add(Source::kSpeaker, "person:" + std::string(head), head, false);
+      if (ok && words <= 3) {
+        c.add(Source::kSpeaker, "person:" + std::string(head), head, false);
+        // The speaker is the agent that published the turn: one party, one entity.
+        const auto person = canonical_key("person:" + std::string(head));
+        const auto agent = canonical_key("agent:" + std::string(event.agent_id));
+        if (person && agent && agent->substr(6) == person->substr(7))
+          c.aliases().insert({*agent, *person});
+      }
     }
   }
   for_each_line(content, [&](std::string_view line) {
@@ -392,6 +404,18 @@ void speakers(const EventView& event, Collector& c) {
       }
     }
   });
+}
+
+// Day and month names are capitalised but name a time, not a person or a thing ("on Friday",
+// "in May"); the facts job reads them as dates.
+bool calendar_name(std::string_view run) {
+  static const std::unordered_set<std::string_view> names{
+      "Monday",   "Tuesday", "Wednesday", "Thursday", "Friday",  "Saturday",
+      "Sunday",   "Mondays", "Tuesdays",  "Wednesdays", "Thursdays", "Fridays",
+      "Saturdays", "Sundays", "January",  "February", "March",   "April",
+      "May",      "June",    "July",      "August",   "September", "October",
+      "November", "December"};
+  return names.contains(run);
 }
 
 void capitalised_runs(std::string_view text, Collector& c) {
@@ -459,7 +483,7 @@ void capitalised_runs(std::string_view text, Collector& c) {
         if (run.ends_with("'s")) run.remove_suffix(2);  // possessive: "Martin Lucina's"
         // Already known as a person (speaker, trailer, @mention): not a second entity.
         const auto person = canonical_key("person:" + std::string(run));
-        if (!person || !c.has(*person))
+        if ((!person || !c.has(*person)) && !calendar_name(run))
           c.add(Source::kCapitalised, "name:" + std::string(run), run, false);
       }
     }

@@ -129,7 +129,7 @@ std::vector<PrimedEntity> EventRows::prime_entities(const std::string& ns,
   std::vector<PrimedEntity> out;
   std::set<std::int64_t> seen;
   std::set<std::string> agents;
-  auto lookup = [&](const std::string& key) {
+  auto lookup = [&](const std::string& key, bool agent) {
     entity_.reset();
     entity_.bind(1, ns);
     entity_.bind(2, key);
@@ -140,22 +140,28 @@ std::vector<PrimedEntity> EventRows::prime_entities(const std::string& ns,
       p.key = entity_.getColumn(1).getString();
       const std::string type = entity_.getColumn(2).getString();
       p.name = p.key.substr(p.key.find(':') + 1);
-      p.speaker = type == "agent";
+      p.speaker = agent || type == "agent";
       if (p.speaker) agents.insert(p.name);
       if (seen.insert(p.entity_id).second) out.push_back(std::move(p));
     }
     entity_.reset();
   };
-  for (const std::string& name : names) {
-    for (const char* type : {"agent:", "person:", "name:"}) lookup(type + name);
+  auto aliased = [&](const std::string& alias) {
     alias_.reset();
     alias_.bind(1, ns);
-    alias_.bind(2, name);
+    alias_.bind(2, alias);
     alias_.bind(20, scope_.clearance);
     std::string key;
     if (alias_.executeStep()) key = alias_.getColumn(0).getString();
     alias_.reset();
-    if (!key.empty()) lookup(key);
+    return key;
+  };
+  for (const std::string& name : names) {
+    // An agent that speaks under its own name is one entity with that person
+    // (jobs/entity_extraction.hpp): the person is the speaker.
+    if (const std::string key = aliased("agent:" + name); !key.empty()) lookup(key, true);
+    for (const char* type : {"agent:", "person:", "name:"}) lookup(type + name, false);
+    if (const std::string key = aliased(name); !key.empty()) lookup(key, false);
   }
   // A person who is also an agent of the namespace is that speaker ("person:caroline" from a
   // "Caroline:" turn prefix, "agent:caroline" from agent_id).

@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 40> kMigrations{
+constexpr std::array<const char*, 41> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1211,6 +1211,14 @@ UPDATE sqlite_master SET sql = replace(sql,
   '''commit'', ''revert'', ''conversation''))')
 WHERE type = 'table' AND name = 'extracted_decisions';
 )sql",
+    // 41: aliases learnt from a nickname ("Mel" for the speaker Melanie, jobs/entities.hpp),
+    //    edited in sqlite_schema like migration 20 (every stored row stays valid).
+    R"sql(
+UPDATE sqlite_master SET sql = replace(sql,
+  'CHECK (origin IN (''path'', ''declared''))',
+  'CHECK (origin IN (''path'', ''declared'', ''nickname''))')
+WHERE type = 'table' AND name = 'entity_aliases';
+)sql",
 };
 
 // A migration that adds a column whose values are computed from other tables. Its fill runs
@@ -1258,7 +1266,7 @@ const AddedColumn* added_column(int migration) {
 }
 
 // The migrations that edit table definitions in sqlite_schema (constraint clauses only).
-constexpr std::array<int, 6> kSchemaEditMigrations{16, 20, 29, 31, 39, 40};
+constexpr std::array<int, 7> kSchemaEditMigrations{16, 20, 29, 31, 39, 40, 41};
 // The migration that drops entity_relationships.unswept: a database whose user_version was
 // set back below it (a downgrade test, an operator's repair) has nothing left to drop.
 constexpr int kDropUnsweptMigration = 17;

@@ -301,6 +301,23 @@ TEST_CASE("extraction: speakers, capitalised runs, SWE-agent paths and aliases")
   CHECK(observed.aliases[0].canonical_key == "file:src/marshmallow/fields.py");
 }
 
+TEST_CASE("extraction: a speaker is one party; day and month names are no entities") {
+  const auto turn = extract("conversation", "Melanie: Hey Caroline! We went camping in May.",
+                            json(), json(), json(), "Melanie");
+  CHECK(keys(turn) ==
+        std::vector<std::string>{"agent:melanie", "person:melanie", "name:caroline"});
+  std::vector<std::string> aliases;
+  for (const auto& a : turn.aliases) aliases.push_back(a.alias + ">" + a.canonical_key);
+  CHECK(aliases == std::vector<std::string>{"agent:melanie>person:melanie",
+                                            "name:melanie>person:melanie"});
+  // A speaker who is not the publishing agent is not aliased to it.
+  const auto quoted = extract("conversation", "Melanie: see you Friday", json(), json(), json(),
+                              "Caroline");
+  CHECK(keys(quoted) == std::vector<std::string>{"agent:caroline", "person:melanie"});
+  REQUIRE(quoted.aliases.size() == 1);
+  CHECK(quoted.aliases[0].alias == "name:melanie");
+}
+
 TEST_CASE("extraction: explicit relations, declared aliases and Problem:/Solution: edges") {
   const json relations =
       json::array({{{"predicate", "depends_on"}, {"target", "repo:libsodium"}, {"weight", 0.5}},
@@ -311,9 +328,12 @@ TEST_CASE("extraction: explicit relations, declared aliases and Problem:/Solutio
   CHECK(e.relations[0].target_key == "repo:libsodium");
   CHECK(e.relations[0].rel_type == "depends_on");
   CHECK(e.relations[0].weight == 0.5);
-  REQUIRE(e.aliases.size() == 1);
-  CHECK(e.aliases[0].alias == "person:mel");
-  CHECK(e.aliases[0].canonical_key == "person:melanie");
+  // The person's bare name first (from the mention), then the declared alias.
+  REQUIRE(e.aliases.size() == 2);
+  CHECK(e.aliases[0].alias == "name:mel");
+  CHECK(e.aliases[0].canonical_key == "person:mel");
+  CHECK(e.aliases[1].alias == "person:mel");
+  CHECK(e.aliases[1].canonical_key == "person:melanie");
 
   const auto ps =
       extract("commit_change",
@@ -1002,6 +1022,37 @@ TEST_CASE("migration 17: the sweep's count resumes from the flags a version 16 d
   CHECK(sweep(path, kNow + kDay)["edges_reinforced"] == 0);
 }
 
+// A conversation's party is one entity: the publishing agent, the speaker prefix, the bare
+// name others call them by and a nickname that begins their name.
+TEST_CASE("a conversation's speakers are one entity each, nicknames included") {
+  test::TempDir dir;
+  Runner run;
+  const std::string path = dir.file("parties.db");
+  const std::vector<std::string> lines = {
+      R"({"kind":"conversation","namespace":"chat","agent_id":"Melanie","content":"Melanie: I saw Caro at the lake.","timestamp":"2026-11-01T10:00:00Z"})",
+      R"({"kind":"conversation","namespace":"chat","agent_id":"Caroline","content":"Caroline: Hey Mel, I went to a support group on Friday.","timestamp":"2026-11-01T10:01:00Z"})",
+      R"({"kind":"conversation","namespace":"chat","agent_id":"Melanie","content":"Melanie: Well done Caroline. Tell me more, Caro.","timestamp":"2026-11-01T10:02:00Z"})",
+      // "Ca" is too short to be a nickname, "Carla" does not begin "Caroline".
+      R"({"kind":"conversation","namespace":"chat","agent_id":"Caroline","content":"Caroline: I told Ca and Carla.","timestamp":"2026-11-01T10:03:00Z"})",
+  };
+  REQUIRE(test::load_lines(path, lines, run.clock) == 4);
+  {
+    auto db = open_writer(path);
+    run.cluster(db, default_params());
+    CHECK(dump(db, "SELECT alias, canonical_key, origin FROM entity_aliases ORDER BY 1") ==
+          "agent:caroline|person:caroline|declared|\nagent:melanie|person:melanie|declared|\n"
+          "name:caro|person:caroline|nickname|\nname:caroline|person:caroline|declared|\n"
+          "name:mel|person:melanie|nickname|\nname:melanie|person:melanie|declared|\n");
+    // "Caro" was named before Caroline spoke: its entity merges at the sweep.
+    CHECK(dump(db, "SELECT canonical_key, mention_count FROM entities ORDER BY 1") ==
+          "name:ca|1|\nname:carla|1|\nname:caro|1|\nperson:caroline|3|\nperson:melanie|3|\n");
+  }
+  CHECK(sweep(path, kNow)["merges_executed"] == 1);
+  auto db = open_writer(path);
+  CHECK(dump(db, "SELECT canonical_key, mention_count FROM entities ORDER BY 1") ==
+        "name:ca|1|\nname:carla|1|\nperson:caroline|4|\nperson:melanie|3|\n");
+}
+
 // Issue 35 §5: an alias declared after the alias had mentions of its own merges them into the
 // canonical entity at the next decay sweep (seed 003 MemifyResult.merges_executed).
 TEST_CASE("a declared alias merges the alias's earlier mentions and edges at the decay sweep") {
@@ -1028,7 +1079,8 @@ TEST_CASE("a declared alias merges the alias's earlier mentions and edges at the
     run.cluster(db, default_params());
     // Before the sweep: the alias is known and the third event's mention resolved through it,
     // but the first event still names person:mel.
-    CHECK(dump(db, "SELECT alias, canonical_key, origin FROM entity_aliases") ==
+    CHECK(dump(db, "SELECT alias, canonical_key, origin FROM entity_aliases ORDER BY 1") ==
+          "name:mel|person:mel|declared|\nname:melanie|person:melanie|declared|\n"
           "person:mel|person:melanie|declared|\n");
     CHECK(dump(db, "SELECT canonical_key, mention_count FROM entities ORDER BY 1") ==
           "person:mel|1|\nperson:melanie|2|\nrepo:zmq|2|\n");

@@ -209,7 +209,9 @@ TEST_CASE("recall: stemming, speaker priming, episode neighbours and the time si
   CHECK(ids(baked)[1] == "t3");
   CHECK(baked.expanded_terms == std::vector<std::string>{"bake"});
   REQUIRE(baked.primed_entities.size() >= 1);
-  CHECK(baked.primed_entities[0].key == "agent:ana");
+  // Her agent and her "Ana:" speaker prefix are one entity, the person.
+  CHECK(baked.primed_entities[0].key == "person:ana");
+  CHECK(baked.primed_entities[0].speaker);
   const auto& top = baked.results[0];
   CHECK(top.components.speaker == 1);
   // t3 is the shorter match (BM25's length normalisation): the best lexical score is its.
