@@ -410,11 +410,13 @@ void speakers(const EventView& event, Collector& c) {
 // "in May"); the facts job reads them as dates.
 bool calendar_name(std::string_view run) {
   static const std::unordered_set<std::string_view> names{
-      "Monday",   "Tuesday", "Wednesday", "Thursday", "Friday",  "Saturday",
-      "Sunday",   "Mondays", "Tuesdays",  "Wednesdays", "Thursdays", "Fridays",
-      "Saturdays", "Sundays", "January",  "February", "March",   "April",
-      "May",      "June",    "July",      "August",   "September", "October",
-      "November", "December"};
+      "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "Mondays",
+      "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays", "January",
+      "February", "March", "April", "May", "June", "July", "August", "September", "October",
+      "November", "December",
+      // Abbreviations that name nothing else ("Mon", "Sun" and "Jan" do).
+      "Tue", "Tues", "Wed", "Thu", "Thur", "Thurs", "Fri", "Sat", "Feb", "Apr", "Jun", "Jul", "Aug",
+      "Sep", "Sept", "Oct", "Nov", "Dec"};
   return names.contains(run);
 }
 

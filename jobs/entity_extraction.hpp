@@ -26,7 +26,13 @@
 //                    "ZeroMQ", "Windows") with stop words (articles, pronouns, commit verbs,
 //                    labels) trimmed from both ends and a possessive "'s" dropped; a lone
 //                    sentence-initial word only with an inner capital ("ZeroMQ") -> "name:<run>".
-//                    Not applied to result and error events (tool output: headers, log levels).
+//                    Not applied to result and error events (tool output: headers, log levels),
+//                    nor to day and month names ("Friday", "Fri", "May": times, not entities).
+//
+// Aliases of a party (docs/ENTITIES.md "One entity per party"): every "person:X" mention
+// returns the alias "name:X" -> "person:X"; a speaker prefix equal to the publishing agent's id
+// also returns "agent:X" -> "person:X". (Nicknames need the namespace's parties: the entity
+// store learns them, jobs/entities.hpp.)
 //
 // Canonical keys are "type:name". The type is ASCII lower case. Names are Unicode NFC
 // (utf8proc); they are also case-folded (utf8proc CASEFOLD) except for file and module

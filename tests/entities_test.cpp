@@ -304,15 +304,14 @@ TEST_CASE("extraction: speakers, capitalised runs, SWE-agent paths and aliases")
 TEST_CASE("extraction: a speaker is one party; day and month names are no entities") {
   const auto turn = extract("conversation", "Melanie: Hey Caroline! We went camping in May.",
                             json(), json(), json(), "Melanie");
-  CHECK(keys(turn) ==
-        std::vector<std::string>{"agent:melanie", "person:melanie", "name:caroline"});
+  CHECK(keys(turn) == std::vector<std::string>{"agent:melanie", "person:melanie", "name:caroline"});
   std::vector<std::string> aliases;
   for (const auto& a : turn.aliases) aliases.push_back(a.alias + ">" + a.canonical_key);
-  CHECK(aliases == std::vector<std::string>{"agent:melanie>person:melanie",
-                                            "name:melanie>person:melanie"});
+  CHECK(aliases ==
+        std::vector<std::string>{"agent:melanie>person:melanie", "name:melanie>person:melanie"});
   // A speaker who is not the publishing agent is not aliased to it.
-  const auto quoted = extract("conversation", "Melanie: see you Friday", json(), json(), json(),
-                              "Caroline");
+  const auto quoted =
+      extract("conversation", "Melanie: see you Friday", json(), json(), json(), "Caroline");
   CHECK(keys(quoted) == std::vector<std::string>{"agent:caroline", "person:melanie"});
   REQUIRE(quoted.aliases.size() == 1);
   CHECK(quoted.aliases[0].alias == "name:melanie");
