@@ -223,8 +223,9 @@ void EntityStore::reinforce(const std::string& ns, std::int64_t source, std::int
 std::string EntityStore::nickname_of(const std::string& ns, const std::string& key,
                                      std::int64_t seq) {
   constexpr std::size_t kMinLetters = 3;
+  if (!key.starts_with("name:")) return {};
   const std::string_view name = std::string_view(key).substr(5);
-  if (!key.starts_with("name:") || name.size() < kMinLetters ||
+  if (name.size() < kMinLetters ||
       !std::all_of(name.begin(), name.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; })) {
     return {};
   }
