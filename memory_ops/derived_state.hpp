@@ -126,8 +126,12 @@ std::vector<std::string> pending_clears(SQLite::Database& db);
 std::int64_t run_pending_clears(jobs::JobContext& ctx, std::set<std::string>& cleared,
                                 std::int64_t* transactions = nullptr);
 
-/// The jobs that rebuild a namespace's derived state, in the order to run them.
-inline constexpr std::array<std::string_view, 5> kRebuildJobs{"cluster", "consolidate",
-                                                              "importance", "medallion", "decay"};
+/// The jobs that rebuild a namespace's derived state, in the order to run them. Decay comes
+/// before importance: its sweep merges the entities an alias learnt after their first mention
+/// names ("agent:ana" and "person:ana"), and importance then sums and summarises the merged
+/// entities, so the rebuild ends settled instead of with stale scores and summaries that a
+/// second rebuild would change.
+inline constexpr std::array<std::string_view, 5> kRebuildJobs{"cluster", "consolidate", "decay",
+                                                              "importance", "medallion"};
 
 }  // namespace reflectd::memory_ops

@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "common/clock.hpp"
+#include "memory_ops/derived_state.hpp"
 #include "store/fts_index.hpp"
 #include "support/child_daemon.hpp"
 #include "support/corpus.hpp"
@@ -534,8 +535,7 @@ TEST_CASE("crash campaign: SIGKILL during a forget, then a rerun, equals an undi
       // The delete had committed: the rerun finds nothing, and the rebuild the kill
       // interrupted is the jobs' next runs (asked for here as their schedule would).
       REQUIRE(reply.value("error", "") == "forget: filter: matches no event");
-      for (const char* job : {"cluster", "consolidate", "importance", "medallion", "decay"})
-        run_to_end(job, "libzmq");
+      for (const auto job : memory_ops::kRebuildJobs) run_to_end(std::string(job), "libzmq");
     }
     daemon.send_signal(SIGTERM);
     REQUIRE(daemon.wait_for(30s));
