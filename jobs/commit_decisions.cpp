@@ -293,6 +293,41 @@ std::string rationale_of(std::string_view content, std::size_t subject_lines,
   return {};
 }
 
+// The words a plain revert ("Revert X to Y", "Revert to Y") gives of the change it undid. The
+// revert brings Y back, so what it undid is X in Y's place ("std::malloc/std::free in place of
+// global malloc/free"), or an unnamed replacement of Y ("replacing a simpler shutdown"). A "to"
+// after a verb or a gerund ("adding constexpr to rotr", "'clean' change to Makefile") or before a
+// purpose ("to satisfy C++11 compilers") belongs to the change itself: the text stays. Only
+// the first clause is kept: a revert's subject line goes on to say why.
+std::string reverted_change(std::string_view text) {
+  for (const std::string_view end : {". ", " - ", "; "}) {
+    if (const auto at = text.find(end); at != std::string_view::npos) text = text.substr(0, at);
+  }
+  if (ascii_lower(text).starts_with("back ")) text.remove_prefix(5);
+  const std::string lower = ascii_lower(text);
+  if (lower.starts_with("to ")) return "replacing " + std::string(trim(text.substr(3)));
+  static constexpr std::array<std::string_view, 18> kPurposes{
+      "allow", "avoid", "be",    "ensure",  "fix",    "get",     "handle",  "improve", "keep",
+      "let",   "make",  "match", "prevent", "reduce", "satisfy", "support", "work",    "enable"};
+  const auto split = [&](std::size_t at, std::size_t width) {
+    return std::string(trim(text.substr(0, at))) + " in place of " +
+           std::string(trim(text.substr(at + width)));
+  };
+  if (const auto at = lower.find(" back to "); at != std::string::npos) return split(at, 9);
+  const auto at = lower.find(" to ");
+  if (at == std::string::npos) return std::string(text);
+  const std::string first = lower.substr(0, lower.find(' '));
+  const std::string before = lower.substr(0, at);
+  const std::string last = before.substr(before.find_last_of(' ') + 1);  // npos + 1 is 0
+  const std::string_view after = std::string_view(lower).substr(at + 4);
+  const std::string next(after.substr(0, after.find(' ')));
+  // "a 'clean' change to Makefile": the word before "to" may be the change's verb or noun.
+  const bool verb_before =
+      first.ends_with("ing") || rule_of(first) != nullptr || rule_of(last) != nullptr;
+  const bool purpose_after = std::find(kPurposes.begin(), kPurposes.end(), next) != kPurposes.end();
+  return verb_before || purpose_after ? std::string(text) : split(at, 4);
+}
+
 }  // namespace
 
 bool is_routine_change(std::string_view text) { return contains_any(ascii_lower(text), kRoutine); }
@@ -425,7 +460,7 @@ std::optional<Revert> read_revert(std::string_view content) {
       }
       rest = without_trailing_references(rest);
       const bool only_reference = rest.empty() || rest.front() == '#';
-      if (!only_reference) r.description = std::string(rest);
+      if (!only_reference) r.description = reverted_change(rest);
       break;
     }
   }

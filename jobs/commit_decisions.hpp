@@ -72,8 +72,11 @@ std::optional<ExtractedDecision> decision_from_commit(std::string_view content, 
 /// What a revert commit undoes, in the common forms: a subject `Revert "X"`, `Back out "X"` or
 /// `Backout "X"` (subject X); a body line "This reverts commit SHA." or a subject "Revert(ing)
 /// commit SHA" (commit SHA, 7 to 40 hex digits); or a subject "Revert(ed|ing) X" that names
-/// the change in other words (description X). A revert of a revert (`Revert "Revert "X""`)
-/// restores X: nullopt, as for a message that is not a revert.
+/// the change in other words (description X, its first clause). "Revert X to Y" and "Revert X
+/// back to Y" bring Y back: the description is "X in place of Y"; "Revert to Y" gives
+/// "replacing Y". A "to" after a verb or gerund ("Revert adding constexpr to rotr") or before
+/// a purpose ("to satisfy C++11 compilers") stays as written. A revert of a revert
+/// (`Revert "Revert "X""`) restores X: nullopt, as for a message that is not a revert.
 struct Revert {
   std::string subject;      ///< The reverted commit's subject line; may be empty.
   std::string commit;       ///< A prefix of the reverted commit's id, lower case; may be empty.

@@ -154,6 +154,33 @@ TEST_CASE("reverts: the quoted subject, the commit id, or the change in other wo
   REQUIRE(r);
   CHECK(r->description == "NULL checks in the API");
 
+  // "Revert X to Y" brings Y back: the change undone is X in Y's place.
+  r = jobs::read_revert("Revert std::malloc/std::free to global malloc/free (#4569) (#4570)");
+  REQUIRE(r);
+  CHECK(r->description == "std::malloc/std::free in place of global malloc/free");
+  r = jobs::read_revert("Revert the poll check back to 2.2 behavior - let the count filter");
+  REQUIRE(r);
+  CHECK(r->description == "the poll check in place of 2.2 behavior");
+  r = jobs::read_revert("Reverted to a simpler shutdown. This seems to reconnect the pipe");
+  REQUIRE(r);
+  CHECK(r->description == "replacing a simpler shutdown");
+  r = jobs::read_revert("revert back to original zmq_poll");
+  REQUIRE(r);
+  CHECK(r->description == "replacing original zmq_poll");
+  // A "to" of the change itself, or of its purpose, is no "back to".
+  r = jobs::read_revert("Revert adding constexpr to rotr to satisfy C++11 compilers");
+  REQUIRE(r);
+  CHECK(r->description == "adding constexpr to rotr to satisfy C++11 compilers");
+  r = jobs::read_revert("Revert change to VS props references");
+  REQUIRE(r);
+  CHECK(r->description == "change to VS props references");
+  r = jobs::read_revert("Reverting 'clean' change to Makefile");
+  REQUIRE(r);
+  CHECK(r->description == "'clean' change to Makefile");
+  r = jobs::read_revert("Reverting check to make shorter branch comes first");
+  REQUIRE(r);
+  CHECK(r->description == "check to make shorter branch comes first");
+
   // A revert of a revert brings the change back; a reference alone names nothing.
   CHECK_FALSE(
       jobs::read_revert("Revert \"Revert \"Use arenas\"\"\n\nThis reverts commit abcdef1."));
