@@ -227,8 +227,25 @@ std::string absolute_times(std::string_view s, std::int64_t ts_us) {
         (!label.empty() && std::isdigit(static_cast<unsigned char>(label.front())) != 0 &&
          label.size() > 4) ||
         label.starts_with("the weekend");
-    if (!has_preposition) out.append(day ? "on " : "in ");
-    out.append(m.range.label);
+    // A time that is the sentence's subject ("Last week was wild") takes no preposition: "The
+    // week before 9 July 2023 was wild", not "In the week before 9 July 2023 was wild".
+    const std::string_view after = s.substr(m.end);
+    const std::size_t next_begin = after.find_first_not_of(' ');
+    const std::string next_word =
+        next_begin == std::string_view::npos
+            ? std::string()
+            : ascii_lower(after.substr(next_begin, after.find(' ', next_begin) - next_begin));
+    static const std::set<std::string, std::less<>> kSubjectVerbs{
+        "was", "is", "has", "had", "will", "would", "seems", "seemed", "felt", "feels", "went"};
+    const bool subject = !has_preposition && kSubjectVerbs.contains(next_word);
+    if (!has_preposition && !subject) out.append(day ? "on " : "in ");
+    std::string written = label;
+    const bool sentence_start =
+        back == 0 || out[back - 1] == '.' || out[back - 1] == '!' || out[back - 1] == '?';
+    if (subject && sentence_start && !written.empty()) {
+      written[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(written[0])));
+    }
+    out.append(written);
   }
   out.append(s.substr(at));
   return out;

@@ -56,6 +56,13 @@ TEST_CASE("facts: first person becomes the speaker, relative times become dates"
         "Jon really tries to go and Jon watches it");
   CHECK(jobs::third_person("We went camping last week.", "Mel", kMonday) ==
         "Mel and others went camping in the week before 8 May 2023.");
+  // A time that is the subject takes no preposition.
+  CHECK(jobs::third_person("Last week was wild, I got noticed by editors", "Gina", kMonday) ==
+        "The week before 8 May 2023 was wild, Gina got noticed by editors");
+  CHECK(jobs::third_person("Yesterday was great but I was tired", "Gina", kMonday) ==
+        "7 May 2023 was great but Gina was tired");
+  CHECK(jobs::third_person("I know last week was hard", "Gina", kMonday) ==
+        "Gina knows the week before 8 May 2023 was hard");
   CHECK(jobs::third_person("I’ve been painting since last year", "Mel", kMonday) ==
         "Mel has been painting since 2022");
   CHECK(jobs::third_person("I have two kids and I am happy", "Mel", kMonday) ==
