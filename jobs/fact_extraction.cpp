@@ -256,7 +256,8 @@ struct Sentence {
   bool question = false;
 };
 
-// Sentences end at '.', '!' or '?' followed by a space (or the end), and at line breaks.
+// Sentences end at '.', '!' or '?' (and the closing brackets after it) followed by a space (or
+// the end), and at line breaks.
 std::vector<Sentence> sentences_of(std::string_view text) {
   std::vector<Sentence> out;
   std::string current;
@@ -280,7 +281,15 @@ std::vector<Sentence> sentences_of(std::string_view text) {
       continue;
     }
     current.push_back(c);
-    if ((c == '.' || c == '!' || c == '?') && (i + 1 == text.size() || text[i + 1] == ' ')) {
+    if (c != '.' && c != '!' && c != '?') continue;
+    // Closing brackets after the mark belong to the sentence it ends ("Hah, yeah!) But really
+    // …"). A closing quote does not end one: a title is often quoted with its period ("a piece
+    // called \"Finding Home.\" It's a script about …"), and the sentence goes on about it.
+    std::size_t end = i + 1;
+    while (end < text.size() && (text[end] == ')' || text[end] == ']')) ++end;
+    if (end == text.size() || text[end] == ' ') {
+      current.append(text.substr(i + 1, end - i - 1));
+      i = end - 1;
       flush(c == '?');
     }
   }

@@ -73,6 +73,12 @@ TEST_CASE("facts: which sentences of a turn are facts") {
   // Greetings, questions and reactions are no facts.
   CHECK(facts_of("Caroline: Hey Mel! Good to see you! How have you been?").empty());
   CHECK(facts_of("Melanie: Wow, that's cool, Caroline! What happened?").empty());
+  // A closing bracket after the mark ends the sentence with it: the reaction stays apart.
+  auto bracketed =
+      facts_of("Gina: Hah, yeah!) Last Friday I went to a dance class with a group of friends.");
+  REQUIRE(bracketed.size() == 1);
+  CHECK(bracketed[0].statement ==
+        "On 5 May 2023 Gina went to a dance class with a group of friends.");
   CHECK(facts_of("Melanie: I'm good. I agree!").empty());
 
   const auto support = facts_of(
