@@ -133,13 +133,16 @@ const std::set<std::string, std::less<>>& evaluative() {
 }
 
 // Openings of a reaction to what the other person said ("That sounds great", "Sounds like a
-// plan", "What a view"): without a first-person word such a sentence is about the listener.
+// plan", "What a view", "Way to go", "Kudos for …", "Bummer about …", "Hang tight"): without a
+// first-person word such a sentence is about the listener.
 const std::set<std::string, std::less<>>& reaction_openers() {
   static const std::set<std::string, std::less<>> words{
       "that",   "that's", "thats", "those",    "this",
       "sounds", "what",   "wow",   "congrats", "congratulations",
       "aw",     "aww",    "awww",  "omg",      "haha",
-      "lol",    "it's",   "its",   "it"};
+      "lol",    "it's",   "its",   "it",       "way",
+      "kudos",  "bummer", "nice",  "cool",     "awesome",
+      "great",  "hang"};
   return words;
 }
 

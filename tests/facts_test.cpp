@@ -73,6 +73,14 @@ TEST_CASE("facts: which sentences of a turn are facts") {
   // Greetings, questions and reactions are no facts.
   CHECK(facts_of("Caroline: Hey Mel! Good to see you! How have you been?").empty());
   CHECK(facts_of("Melanie: Wow, that's cool, Caroline! What happened?").empty());
+  // Reactions to the other person ("Kudos for …", "Bummer about …", "Way to go") are left
+  // out of the report beside them.
+  auto reacted = facts_of(
+      "Maria: Kudos for helping kids learn. Bummer about the setback. I just adopted a pup "
+      "from a shelter downtown, her name is Coco.");
+  REQUIRE(reacted.size() == 1);
+  CHECK(reacted[0].statement ==
+        "Maria just adopted a pup from a shelter downtown, her name is Coco.");
   // A closing bracket after the mark ends the sentence with it: the reaction stays apart.
   auto bracketed =
       facts_of("Gina: Hah, yeah!) Last Friday I went to a dance class with a group of friends.");
