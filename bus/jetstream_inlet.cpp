@@ -20,10 +20,15 @@ namespace {
 
 // A pull waits this long for messages before it checks for shutdown and asks again.
 constexpr std::int64_t kPullTimeoutMs = 500;
-// Connecting and JetStream API requests (consumer creation) give up after this long.
+// Connecting gives up after this long.
 constexpr std::int64_t kRequestTimeoutMs = 5000;
+// JetStream API requests (the consumer's deletion and creation) give up after this long. A
+// stream whose leader was lost answers nothing until it has a new one; a short timeout and a
+// short retry cap let the inlet ask again soon after the election (within about 3 s, where 5 s
+// each gave stalls of up to 12 s), while a healthy cluster answers in milliseconds.
+constexpr std::int64_t kApiTimeoutMs = 2000;
 constexpr std::int64_t kFirstRetryMs = 250;
-constexpr std::int64_t kMaxRetryMs = 5000;
+constexpr std::int64_t kMaxRetryMs = 1000;
 // Redelivery delay after a storage error.
 constexpr std::int64_t kNakDelayMs = 1000;
 constexpr std::int64_t kCloseFlushMs = 2000;
@@ -154,7 +159,7 @@ void JetStreamInlet::State::connect_and_bind() {
   if (!connection) {
     connection = nats_connect(config, "reflectd " + config.consumer, kRequestTimeoutMs,
                               {on_disconnected, on_reconnected, this, on_closed});
-    js = jetstream_context(connection.get(), kRequestTimeoutMs);
+    js = jetstream_context(connection.get(), kApiTimeoutMs);
   }
   // The committed position is the truth: the consumer is recreated to deliver from the next
   // stream sequence on, so that whatever was in flight when this node stopped (or lost its

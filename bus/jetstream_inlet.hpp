@@ -28,7 +28,7 @@
 //     JetStream redelivers it.
 //   - Back-pressure: a pull asks for at most the room left in the writer's queue; when the
 //     writer refuses a message the inlet waits for writer_has_space().
-//   - The connection is made by the inlet's thread, retried every 0.25-5 s while NATS is
+//   - The connection is made by the inlet's thread, retried every 0.25-1 s while NATS is
 //     unreachable or the stream is missing (status() says why); nats.c then reconnects by
 //     itself.
 //

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 namespace reflectd::bus {
 namespace {
@@ -200,9 +202,21 @@ bool ensure_stream(jsCtx* js, const StreamLayout& layout) {
   config.MaxBytes = layout.max_bytes;
   config.MaxAge = layout.max_age_s * 1'000'000'000;
   config.Duplicates = layout.duplicate_window_s * 1'000'000'000;
-  jsStreamInfo* created = nullptr;
-  status = js_AddStream(&created, js, &config, nullptr, &code);
-  jsStreamInfo_Destroy(created);
+  // A cluster that has just started has a meta leader before it knows all its peers, and
+  // refuses a replicated stream until then ("no suitable peers for placement"): asked again
+  // for up to 10 s, so that an init right after the servers start succeeds.
+  const auto placement_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    jsStreamInfo* created = nullptr;
+    code = static_cast<jsErrCode>(0);
+    status = js_AddStream(&created, js, &config, nullptr, &code);
+    jsStreamInfo_Destroy(created);
+    if (status == NATS_OK || code != JSClusterNoPeersErr ||
+        std::chrono::steady_clock::now() >= placement_deadline) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
   if (status != NATS_OK) {
     throw NatsError(nats_error_text(fmt::format("cannot create stream {} (JetStream error {})",
                                                 layout.name, static_cast<int>(code)),

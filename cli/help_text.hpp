@@ -713,7 +713,7 @@ DESCRIPTION
             Nats-Msg-Id = its "id" (a line without one gets "id":"line:<SHA-256 of the
             line>", as with `reflectctl publish`), and waits for every PubAck: an
             acknowledged event is on a quorum of the stream's servers. Publishes whose PubAck
-            does not come are resent, up to 5 rounds; JetStream's duplicate window and the
+            does not come are resent for up to 30 s (0.25 s, 0.5 s, ... 4 s apart); JetStream's duplicate window and the
             event ids keep resends from storing anything twice. With --agent ID, on
             reflectd.agents.<ID>.<namespace> instead.
 

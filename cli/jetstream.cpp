@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -16,7 +17,10 @@
 namespace reflectd::cli {
 namespace {
 
-constexpr int kResendRounds = 5;
+// How long publishes that got no PubAck are resent: a stream leader's election after a server
+// is lost takes a few seconds, longer on a loaded machine (12 s seen on 2 cores).
+constexpr auto kResendFor = std::chrono::seconds(30);
+constexpr auto kResendMaxWait = std::chrono::milliseconds(4000);
 constexpr std::size_t kShownProblems = 10;
 
 struct Outgoing {
@@ -204,10 +208,24 @@ int run_jetstream_publish(const JetStreamOptions& options, const std::vector<std
     failed.swap(tally.failed_ids);
   }
   std::uint64_t resent = 0;
-  for (int round = 0; round < kResendRounds && !failed.empty(); ++round) {
-    if (round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(250 << round));
+  const auto resend_until = std::chrono::steady_clock::now() + kResendFor;
+  auto wait = std::chrono::milliseconds(250);
+  for (bool first = true; !failed.empty(); first = false) {
+    if (!first) {
+      if (std::chrono::steady_clock::now() + wait > resend_until) break;
+      std::this_thread::sleep_for(wait);
+      wait = std::min(wait * 2, kResendMaxWait);
+    }
     std::vector<std::string> still;
+    // A resend that fails leaves the rest of the round for the next one: the stream has no
+    // leader yet, and every other resend now would fail the same way.
+    bool stream_down = false;
+    std::string refused;
     for (const std::string& id : failed) {
+      if (stream_down) {
+        still.push_back(id);
+        continue;
+      }
       const Outgoing& out = sent.at(id);
       jsPubOptions publish;
       jsPubOptions_Init(&publish);
@@ -223,11 +241,13 @@ int run_jetstream_publish(const JetStreamOptions& options, const std::vector<std
         ++(ack->Duplicate ? tally.duplicate : tally.stored);
         tally.last_error.erase(id);
       } else {
-        still.push_back(id);
         tally.last_error[id] = bus::nats_error_text("publish", s);
+        stream_down = true;
+        refused = id;  // last in the next round, so that one it refuses blocks no other
       }
       jsPubAck_Destroy(ack);
     }
+    if (!refused.empty()) still.push_back(refused);
     failed.swap(still);
   }
   const double seconds =

@@ -92,10 +92,12 @@ void queue_runs(jobs::Scheduler& scheduler,
 void Daemon::resume_interrupted_clears() {
   const auto pending = memory_ops::pending_clears(*jobs_db_);
   if (pending.empty()) return;
+  // A namespace is marked by a forget (its clear interrupted by a crash) or by a migration
+  // whose ids changed (store/migrations.cpp, 42); either way the events are all still there.
   spdlog::warn(
-      "a forget was interrupted while it cleared the derived state of {}: finishing "
-      "the clear, then the jobs rebuild it (the events were not deleted: repeat the "
-      "forget)",
+      "the derived state of {} is marked for a clear (a forget that was interrupted, or an "
+      "upgrade that renumbers derived ids): finishing the clear, then the jobs rebuild it from "
+      "the events (an interrupted forget did not delete its events: repeat it)",
       fmt::join(pending, ", "));
   jobs::Job task;
   task.name = "forget";

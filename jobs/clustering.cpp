@@ -29,6 +29,7 @@
 
 #include "common/utf8.hpp"
 #include "jobs/batched_insert.hpp"
+#include "jobs/entity_merge.hpp"
 #include "jobs/event_json.hpp"
 #include "jobs/job_state.hpp"
 
@@ -292,6 +293,7 @@ struct Totals {
   std::int64_t facts_assigned = 0;
   std::int64_t duplicates_merged = 0;
   std::int64_t events_without_terms = 0;
+  std::int64_t merges_executed = 0;
   std::set<std::int64_t> reinforced;
   json communities = {{"communities_created", 0}, {"communities_reinforced", 0},
                       {"communities_retired", 0}, {"clusters_in_communities", 0},
@@ -331,10 +333,11 @@ class Clusterer {
                       "sensitivity FROM clusters WHERE cluster_id = ?1"),
         insert_cluster_(
             db_,
-            "INSERT INTO clusters (namespace, label, summary_text, medoid_seq, medoid_vector, "
-            "centroid, member_count, first_seq, last_seq, first_seen_us, last_seen_us, "
-            "sensitivity) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?5, 1, ?4, ?4, ?6, ?6, ?7)"),
+            // A cluster's id is the seq of the event that seeded it (jobs/clustering.hpp).
+            "INSERT INTO clusters (cluster_id, namespace, label, summary_text, medoid_seq, "
+            "medoid_vector, centroid, member_count, first_seq, last_seq, first_seen_us, "
+            "last_seen_us, sensitivity) "
+            "VALUES (?4, ?1, ?2, ?3, ?4, ?5, ?5, 1, ?4, ?4, ?6, ?6, ?7)"),
         update_cluster_(
             db_,
             // OR FAIL, as the edges' UPDATE in jobs/entities.cpp: no statement journal.
@@ -381,6 +384,7 @@ class Clusterer {
         WriteTransaction transaction(ctx_);
         std::unique_ptr<CommunityDetection> detection = finish_partition(ns);
         if (!detection) {
+          if (has_pending_merges(db_, ns)) merge_pending(ns);
           detection = prepare_communities(ns);
           ctx_.cancel.check();
           detection->partition();
@@ -408,6 +412,7 @@ class Clusterer {
             {"facts_assigned", totals_.facts_assigned},
             {"events_processed", totals_.events_processed},
             {"duplicates_merged", totals_.duplicates_merged},
+            {"merges_executed", totals_.merges_executed},
             {"events_without_terms", totals_.events_without_terms},
             {"entities_created", entities_.entities_created()},
             {"edges_created", entities_.edges_created()},
@@ -489,7 +494,16 @@ class Clusterer {
     entities_.flush();
     // The namespace's last chunk: its graph is final once the entities and edges are
     // written, so Louvain runs beside the clusters' writes and the commit (run() stores it).
-    if (!yielded && processed < p_.chunk_events) start_partition(ns);
+    // The merges that aliases learnt in this run ask for come first, so that the communities
+    // are those of the merged graph whatever runs came before (jobs/entity_merge.hpp);
+    // a merge rewrites cluster_entities, so the clusters are written before it.
+    if (!yielded && processed < p_.chunk_events) {
+      if (has_pending_merges(db_, ns)) {
+        flush(ns);
+        merge_pending(ns);
+      }
+      start_partition(ns);
+    }
     flush(ns);
     state_.set(ns, "watermark", std::to_string(last_seq));
     state_.set(ns, "documents", std::to_string(documents_));
@@ -948,7 +962,7 @@ class Clusterer {
       insert_cluster_.bind(6, static_cast<std::int64_t>(ts));
       insert_cluster_.bind(7, store::sensitivity_level(sensitivity));
       insert_cluster_.exec();
-      c.id = db_.getLastInsertRowid();
+      c.id = seq;
       created_ids_.insert(c.id);
       ++totals_.clusters_created;
       ++totals_.summaries_generated;
@@ -1067,6 +1081,14 @@ class Clusterer {
   // ~55 ms in it, which the last chunk's cluster writes and commit now cover (item 72).
   // Nothing but this job writes entities and edges, so the graph read here is the one run()
   // would read after the commit.
+  // Executes the merges that aliases learnt ask for in `ns` (jobs/entity_merge.hpp), before its
+  // communities are detected.
+  void merge_pending(const std::string& ns) {
+    totals_.merges_executed += execute_pending_merges(db_, ns, p_.entities.edge_half_life_s,
+                                                      "job:cluster", ctx_.clock.now_us());
+    entities_.trim(0);  // its caches hold the merged entities and their edges
+  }
+
   void start_partition(const std::string& ns) {
     partition_.reset();
     auto detection = prepare_communities(ns);

@@ -19,7 +19,8 @@
 //    `query_terms` heaviest terms select at most query_terms * candidates_per_term candidates;
 //    no run ever scans all clusters. The candidate with the highest cosine to its centroid
 //    (ties: the older cluster) is joined when the cosine reaches `similarity_threshold`;
-//    otherwise the event seeds a new cluster.
+//    otherwise the event seeds a new cluster, whose cluster_id is the seed's seq (an id in
+//    event order, whatever order runs visited the namespaces in: docs/CLUSTER.md).
 // 4. Joining: if the event's cosine to the cluster's medoid reaches `duplicate_threshold`
 //    (0.95) it is a near-duplicate: counted as reinforcement (duplicate_count, role
 //    'duplicate') without changing the centroid. Otherwise it is a member: its vector is added
@@ -29,7 +30,8 @@
 //    5 heaviest centroid terms (their first surface form); the summary is the medoid's text
 //    (first lines, at most 300 bytes; extractive).
 // 5. Communities (jobs/communities.hpp) over the namespace's entity graph, after its chunks,
-//    when this run processed events of the namespace.
+//    when this run processed events of the namespace; the entity merges that aliases learnt
+//    in the run ask for are executed first (jobs/entity_merge.hpp).
 //
 // Every row is a function of the events in seq order and the configuration, independent of
 // how the events were split into runs and chunks: caches are write-through at each chunk
@@ -112,6 +114,8 @@ class Tokenizer {
 
 /// Runs the job. Returns seed 003 ClusteringResult (clusters_created, clusters_reinforced,
 /// summaries_generated, facts_assigned) plus events_processed, duplicates_merged,
+/// merges_executed (entities merged into the one an alias learnt in the run names,
+/// jobs/entity_merge.hpp),
 /// events_without_terms, entities_created, edges_created, edges_reinforced, mentions_stored,
 /// skipped/skip_reason, and "communities": seed 003 CommunityDetectionResult per run (summed
 /// over namespaces). Throws JobCancelled (via ctx.cancel) or SQLite::Exception.

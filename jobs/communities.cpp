@@ -420,11 +420,9 @@ json CommunityDetection::store(std::int64_t now_us, const CancelToken& cancel) {
       q.bind(1, c.id);
       while (q.executeStep()) stored.emplace(q.getColumn(0).getString(), q.getColumn(1).getInt64());
     }
-    SQLite::Statement existing(db, "SELECT is_active FROM observations WHERE observation_id = ?1");
+    SQLite::Statement existing(db, "SELECT 1 FROM observations WHERE observation_id = ?1");
     existing.bind(1, c.id);
     const bool exists = existing.executeStep();
-    const bool active = exists && existing.getColumn(0).getInt() == 1;
-    if (exists && active && stored == members) continue;
 
     // In words: the members by their names, agents (who acted, often under pseudonymous ids)
     // counted rather than named; the title names the central members (the order of c.members).
@@ -457,6 +455,8 @@ json CommunityDetection::store(std::int64_t now_us, const CancelToken& cancel) {
       SQLite::Statement q(db, "SELECT label, medoid_seq FROM clusters WHERE cluster_id = ?1");
       std::vector<std::int64_t> medoids;
       for (std::size_t i = 0; i < c.clusters.size(); ++i) {
+        if (static_cast<std::int64_t>(i) >= params.max_listed && medoids.size() >= kMaxSupportIds)
+          break;
         q.reset();
         q.bind(1, static_cast<std::int64_t>(c.clusters[i].second));
         if (!q.executeStep()) continue;
@@ -474,6 +474,10 @@ json CommunityDetection::store(std::int64_t now_us, const CancelToken& cancel) {
         (central.empty() ? std::string("Agents who work together") : "Related: " + central) +
         (named > 3 ? " and " + std::to_string(named - 3) + " more" : "");
     const auto support_count = static_cast<std::int64_t>(c.members.size());
+    // Rewritten whenever any column differs, not only when the members did: the text names
+    // clusters by their current labels and sizes. A community is recomputed from the whole
+    // graph at each run, so it counts no reinforcements (times_reinforced stays 0): that
+    // count would say how often this replica's runs happened to see it change.
     SQLite::Statement upsert(db, R"sql(
 INSERT INTO observations (observation_id, namespace, observation_type, signature, target, title, text,
   supporting_event_ids, support_count, trajectory_count, success_count, confidence, importance,
@@ -483,8 +487,12 @@ VALUES (?1, ?2, 'community', ?3, ?3, ?4, ?5, ?6, ?7, ?8, 0, min(0.95, 0.5 + 0.05
 ON CONFLICT (observation_id) DO UPDATE SET title = excluded.title, text = excluded.text,
   supporting_event_ids = excluded.supporting_event_ids, support_count = excluded.support_count,
   trajectory_count = excluded.trajectory_count, confidence = excluded.confidence,
-  importance = excluded.importance, times_reinforced = times_reinforced + 1, is_active = 1,
-  first_detected_us = excluded.first_detected_us, last_reinforced_us = excluded.last_reinforced_us)sql");
+  importance = excluded.importance, is_active = 1, first_detected_us = excluded.first_detected_us,
+  last_reinforced_us = excluded.last_reinforced_us
+WHERE (title, text, supporting_event_ids, support_count, trajectory_count, first_detected_us,
+    last_reinforced_us, is_active) IS NOT (excluded.title, excluded.text,
+    excluded.supporting_event_ids, excluded.support_count, excluded.trajectory_count,
+    excluded.first_detected_us, excluded.last_reinforced_us, 1))sql");
     upsert.bind(1, c.id);
     upsert.bind(2, ns);
     upsert.bind(3, anchor.key);
@@ -495,7 +503,8 @@ ON CONFLICT (observation_id) DO UPDATE SET title = excluded.title, text = exclud
     upsert.bind(8, static_cast<std::int64_t>(c.clusters.size()));
     upsert.bind(9, static_cast<std::int64_t>(first_us));
     upsert.bind(10, static_cast<std::int64_t>(last_us));
-    upsert.exec();
+    const bool row_changed = upsert.exec() > 0;
+    if (exists && !row_changed && stored == members) continue;
     // Only the members that changed: a large community gains or loses a few per run, and
     // rewriting all of its rows (thousands) was most of a run's writes here.
     SQLite::Statement remove(db,
@@ -527,24 +536,31 @@ ON CONFLICT (observation_id) DO UPDATE SET title = excluded.title, text = exclud
       ++created;
     }
   }
-  // Communities no longer found are retired (kept, with an audit row).
+  // Communities no longer found are deleted with their members (an audit row keeps the
+  // title): kept, they would record which partitions this replica's runs happened to see.
   std::int64_t retired = 0;
   {
     SQLite::Statement q(db,
-                        "SELECT observation_id FROM observations WHERE namespace = ?1 AND "
-                        "observation_type = 'community' AND is_active = 1 ORDER BY observation_id");
+                        "SELECT observation_id, title FROM observations WHERE namespace = ?1 AND "
+                        "observation_type = 'community' ORDER BY observation_id");
     q.bind(1, ns);
-    std::vector<std::string> gone;
+    std::vector<std::pair<std::string, std::string>> gone;
     while (q.executeStep()) {
-      if (!current.contains(q.getColumn(0).getString())) gone.push_back(q.getColumn(0).getString());
+      if (!current.contains(q.getColumn(0).getString())) {
+        gone.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getString());
+      }
     }
-    SQLite::Statement retire(db, "UPDATE observations SET is_active = 0 WHERE observation_id = ?1");
-    for (const auto& id : gone) {
-      retire.reset();
-      retire.bind(1, id);
-      retire.exec();
-      audit.append("observation", id, "deprecate", kActor, now_us, "community no longer detected",
-                   json{{"is_active", 1}}.dump());
+    q.reset();
+    SQLite::Statement members(db, "DELETE FROM community_members WHERE observation_id = ?1");
+    SQLite::Statement retire(db, "DELETE FROM observations WHERE observation_id = ?1");
+    for (const auto& [id, title] : gone) {
+      for (auto* statement : {&members, &retire}) {
+        statement->reset();
+        statement->bind(1, id);
+        statement->exec();
+      }
+      audit.append("observation", id, "delete", kActor, now_us, "community no longer detected",
+                   json{{"title", title}}.dump());
       ++retired;
     }
   }

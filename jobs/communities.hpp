@@ -13,9 +13,12 @@
 // A community of at least `min_entities` entities is identified by its anchor: the member
 // with the largest weighted degree (ties: smaller key); its observation id is
 // "community:<ns>:<first 16 hex of sha256(anchor key)>". A cluster belongs to the community of
-// its dominant entity (most mentions among its events; ties: smaller key). Existing
-// observations whose membership changed are reinforced; ones no longer found become
-// is_active = 0 (kept, with an audit row). first_detected_us / last_reinforced_us are the
+// its dominant entity (most mentions among its events; ties: smaller key). The stored
+// communities are those of the current graph, whatever earlier runs found: an existing
+// observation is rewritten when any of its columns or members differ (audit row
+// 'reinforce'; times_reinforced stays 0, a count of runs would differ between replicas), and
+// one no longer found is deleted with its members (audit row 'delete' with its title).
+// first_detected_us / last_reinforced_us are the
 // newest first_seen_us / last_seen_us of the members (data time).
 //
 // Thread-safety: uses igraph's process-wide RNG and error handler; one detection at a time

@@ -309,7 +309,7 @@ class Consolidator {
             "INSERT INTO knowledge (decision_id, namespace, kind, target, title, rationale, "
             "status, provenance, keywords, salience_ref_us, first_seen_us, last_seen_us, "
             "updated_us) VALUES (?1, ?2, 'proposal', ?3, ?4, 'pending evidence', 'draft', "
-            "'internal', ?5, ?6, ?6, ?6, ?6)"),
+            "'internal', ?5, ?7, ?7, ?7, ?6)"),
         stream_backfill_(
             db_, std::string(kBackfill) + " AND t.seq >= ?4 AND t.seq <= ?5 AND t.seq < ?6"),
         agent_records_(db_,
@@ -1146,7 +1146,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     if (s.active || totals.weight >= p_.stream_weight_threshold || totals.commits >= 1) {
       bool added = true;
       if (!s.active) {
-        if (!s.exists) create_stream(ns, target, s, totals.weight);
+        if (!s.exists) create_stream(ns, target, s, totals.weight, e.ts_us);
         start_stream(ns, target, s, e.seq);
       } else {
         added = append_evidence(ns, target, s, e);  // false: its evidence already
@@ -1240,8 +1240,11 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     return true;
   }
 
-  // The knowledge row of a job's stream, when its target's totals first qualify.
-  void create_stream(const std::string& ns, const std::string& target, Stream& s, double weight) {
+  // The knowledge row of a job's stream, when its target's totals first qualify at an event
+  // of time `ts_us`: its salience counts from that event's time, not from the run's (which
+  // would differ between replicas whose runs came at other moments).
+  void create_stream(const std::string& ns, const std::string& target, Stream& s, double weight,
+                     std::int64_t ts_us) {
     SQLite::Statement& create = stream_create_;
     create.reset();
     create.bind(1, s.id);
@@ -1250,6 +1253,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     create.bind(4, "Changes in " + target);
     create.bind(5, json::array({target}).dump());
     create.bind(6, static_cast<std::int64_t>(now_));
+    create.bind(7, static_cast<std::int64_t>(ts_us));
     create.exec();
     audit_.append("knowledge", s.id, "create", kActor, now_,
                   "evidence weight " + std::to_string(weight) + " for target " + target);

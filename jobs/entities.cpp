@@ -30,16 +30,15 @@ double hebbian_step(double base, std::int64_t ref_us, std::int64_t t_us, double 
 }
 
 EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
-    : db_(db),
-      p_(params),
+    : p_(params),
       find_entity_(
           db,
           "SELECT entity_id, mention_count, first_seen_us, last_seen_us, sensitivity FROM entities "
           "WHERE namespace = ?1 AND canonical_key = ?2"),
       insert_entity_(
           db,
-          "INSERT INTO entities (namespace, canonical_key, display_name, entity_type, "
-          "mention_count, first_seen_us, last_seen_us) VALUES (?1, ?2, ?3, ?4, 0, ?5, ?5)"),
+          "INSERT INTO entities (entity_id, namespace, canonical_key, display_name, entity_type, "
+          "mention_count, first_seen_us, last_seen_us) VALUES (?6, ?1, ?2, ?3, ?4, 0, ?5, ?5)"),
       update_entity_(
           db,
           "UPDATE entities SET mention_count = ?2, first_seen_us = ?3, last_seen_us = ?4, "
@@ -84,9 +83,9 @@ EntityStore::EntityStore(SQLite::Database& db, const EntityParams& params)
           "source_id = ?2 AND target_id = ?3 AND rel_type = ?4"),
       insert_edge_(
           db,
-          "INSERT INTO entity_relationships (namespace, source_id, target_id, rel_type, "
-          "strength, strength_base, strength_ref_us, mention_count, evidence_seq, "
-          "last_evidence_seq, valid_from_us) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, "
+          "INSERT INTO entity_relationships (relationship_id, namespace, source_id, target_id, "
+          "rel_type, strength, strength_base, strength_ref_us, mention_count, evidence_seq, "
+          "last_evidence_seq, valid_from_us) VALUES (?11, ?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, "
           "?10)"),
       // OR FAIL: last_evidence_seq is a foreign key, so the UPDATE counts as one that may write
       // several rows, and with the default ABORT its NOT NULL checks would give it a
@@ -125,7 +124,7 @@ std::string EntityStore::resolve(const std::string& ns, const std::string& key) 
 }
 
 EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& mention,
-                                         std::int64_t ts_us) {
+                                         std::int64_t seq, std::int64_t ts_us) {
   const std::string& cache_key = cache_key_of(ns, mention.key);
   auto it = entities_.find(cache_key);
   if (it != entities_.end()) return it->second;
@@ -149,8 +148,9 @@ EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& m
                                                    : mention.display);
     insert_entity_.bind(4, mention.type);
     insert_entity_.bind(5, static_cast<std::int64_t>(ts_us));
+    e.id = entity_ids_.next(seq);
+    insert_entity_.bind(6, e.id);
     insert_entity_.exec();
-    e.id = db_.getLastInsertRowid();
     e.first_us = ts_us;
     e.last_us = ts_us;
     ++entities_created_;
@@ -279,11 +279,14 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
       if (std::string party = nickname_of(ns, m.key, seq); !party.empty()) m.key = party;
     }
     m.type = m.key.substr(0, m.key.find(':'));
-    if (seen.insert(m.key).second) mentions.push_back(std::move(m));
+    if (mentions.size() < kMaxMentionsPerEvent && seen.insert(m.key).second) {
+      mentions.push_back(std::move(m));
+    }
   };
   for (const auto& m : extraction.mentions) add(m);
   std::vector<std::tuple<std::string, std::string, std::string, double>> relations;
   for (const auto& r : extraction.relations) {
+    if (relations.size() == kMaxRelationsPerEvent) break;
     const std::string a = resolve(ns, r.source_key);
     const std::string b = resolve(ns, r.target_key);
     if (a == b) continue;
@@ -304,7 +307,7 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
   std::vector<std::int64_t> mention_ids;  // aligned with mentions
   mention_ids.reserve(mentions.size());
   for (const auto& m : mentions) {
-    Entity& e = entity(ns, m, ts_us);
+    Entity& e = entity(ns, m, seq, ts_us);
     ++e.mentions;
     e.first_us = std::min(e.first_us, ts_us);
     e.last_us = std::max(e.last_us, ts_us);
@@ -394,8 +397,10 @@ void EntityStore::flush() {
       insert_edge_.bind(8, static_cast<std::int64_t>(e.evidence_seq));
       insert_edge_.bind(9, static_cast<std::int64_t>(e.last_evidence_seq));
       insert_edge_.bind(10, static_cast<std::int64_t>(e.valid_from_us));
+      // The fresh edges are sorted by evidence_seq: each event's are numbered together.
+      e.id = edge_ids_.next(e.evidence_seq);
+      insert_edge_.bind(11, e.id);
       insert_edge_.exec();
-      e.id = db_.getLastInsertRowid();
     } else {
       update_edge_.reset();
       update_edge_.bind(1, static_cast<std::int64_t>(e.id));

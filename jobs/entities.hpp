@@ -22,6 +22,11 @@
 //     edge_strength_at(base, ref, t), evaluated by the reader (importance, communities,
 //     summaries), so no job rewrites every edge as time passes.
 //   - typed edges (explicit relations, Problem:/Solution: "solved_by") use the same rule.
+//   - ids: an entity's is an event-order id of the event that first named it, an edge's one
+//     of its evidence event (jobs/event_order_ids.hpp), so that they do not depend on the
+//     order in which runs visited the namespaces. An event names at most
+//     kMaxMentionsPerEvent entities and kMaxRelationsPerEvent typed relations (the rest are
+//     dropped; the largest libzmq or fmt commit names 210), which bounds its new rows.
 // Every row is a function of the events in seq order, independent of how they were split into
 // runs and chunks (caches are write-through at flush()).
 //
@@ -43,6 +48,7 @@
 
 #include "jobs/batched_insert.hpp"
 #include "jobs/entity_extraction.hpp"
+#include "jobs/event_order_ids.hpp"
 #include "store/event.hpp"
 
 namespace reflectd::jobs {
@@ -70,6 +76,12 @@ inline int stored_sensitivity_rank(std::string_view level) {
 
 class EntityStore {
  public:
+  /// Entities one event names at most (see above).
+  static constexpr std::size_t kMaxMentionsPerEvent = 4096;
+  /// Typed relations one event adds at most; with the co_occurs pairs of at most
+  /// max_co_mentions entities, an event's new edges stay below kMaxRowsPerEvent.
+  static constexpr std::size_t kMaxRelationsPerEvent = 4096;
+
   EntityStore(SQLite::Database& db, const EntityParams& params);
 
   /// Stores one event's extraction. Returns its entity ids in mention order (the first
@@ -171,7 +183,9 @@ class EntityStore {
   // key) and is shorter than it: "name:mel" for the speaker Melanie. Learns the alias
   // (origin 'nickname', first_seq `seq`) and returns that person's key; else "".
   std::string nickname_of(const std::string& ns, const std::string& key, std::int64_t seq);
-  Entity& entity(const std::string& ns, const Mention& mention, std::int64_t ts_us);
+  // The cached or stored entity of `mention`'s key, inserted (an id of event `seq`) if new.
+  Entity& entity(const std::string& ns, const Mention& mention, std::int64_t seq,
+                 std::int64_t ts_us);
   std::uint32_t type_index(const std::string& type);
   // An edge row's columns relationship_id, strength_base, strength_ref_us, mention_count,
   // evidence_seq, last_evidence_seq, valid_from_us, in this order from column `first`.
@@ -179,7 +193,6 @@ class EntityStore {
   void reinforce(const std::string& ns, std::int64_t source, std::int64_t target,
                  std::uint32_t type, double step, std::int64_t seq, std::int64_t ts_us);
 
-  SQLite::Database& db_;
   EntityParams p_;
   // The caches looked up for every mention and co-mentioned pair (~17 a libzmq event) are
   // Abseil's node_hash_map: a lookup probes a flat array of control bytes rather than walking
@@ -216,6 +229,8 @@ class EntityStore {
   SQLite::Statement find_edge_;
   SQLite::Statement insert_edge_;
   SQLite::Statement update_edge_;
+  EventOrderIds entity_ids_;
+  EventOrderIds edge_ids_;
   std::int64_t entities_created_ = 0;
   std::int64_t edges_created_ = 0;
   std::int64_t edges_reinforced_ = 0;

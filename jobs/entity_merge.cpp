@@ -14,6 +14,25 @@ using nlohmann::json;
 
 namespace {
 
+// The entities of namespace ?1 (every namespace when '') whose canonical key has become an
+// alias: the merges execute_pending_merges() executes.
+constexpr const char* kPendingMerges = R"sql(
+SELECT e.entity_id, e.namespace, e.canonical_key, e.display_name, e.mention_count
+FROM entity_aliases a JOIN entities e ON e.namespace = a.namespace AND e.canonical_key = a.alias
+WHERE (?1 = '' OR a.namespace = ?1)
+UNION
+SELECT e.entity_id, e.namespace, e.canonical_key, e.display_name, e.mention_count
+FROM entity_merges m JOIN entities e ON e.namespace = m.namespace AND e.canonical_key = m.alias_key
+WHERE (?1 = '' OR m.namespace = ?1))sql";
+
+// The aliases of namespace ?1 (every namespace when '') that facts or fact links name.
+constexpr const char* kAliasesNamedByFacts = R"sql(
+SELECT a.namespace, a.alias FROM entity_aliases a
+WHERE (?1 = '' OR a.namespace = ?1) AND (
+  EXISTS (SELECT 1 FROM facts f WHERE f.namespace = a.namespace AND f.entity_key = a.alias)
+  OR EXISTS (SELECT 1 FROM fact_entity_links l JOIN facts f USING (fact_id)
+             WHERE l.entity_key = a.alias AND f.namespace = a.namespace)))sql";
+
 constexpr const char* kSensitivityRank =
     "CASE %s WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 "
     "ELSE 4 END";
@@ -156,6 +175,26 @@ void merge_edges(SQLite::Database& db, const EntityRef& from, const EntityRef& i
   }
 }
 
+// Renames the facts and fact links of namespace `ns` that name `from_key` to `into_key` (and
+// `into_name`); a fact that links both keys keeps one link. Returns the rows renamed.
+std::int64_t move_facts(SQLite::Database& db, const std::string& ns, const std::string& from_key,
+                        const std::string& into_key, const std::string& into_name) {
+  std::int64_t moved = run(db,
+                           "UPDATE facts SET entity_key = ?2, entity_name = ?3 WHERE namespace = "
+                           "?1 AND entity_key = ?4",
+                           {}, {ns, into_key, into_name, from_key});
+  run(db,
+      "DELETE FROM fact_entity_links WHERE entity_key = ?2 AND fact_id IN (SELECT fact_id FROM "
+      "fact_entity_links WHERE entity_key = ?3) AND fact_id IN (SELECT fact_id FROM facts WHERE "
+      "namespace = ?1)",
+      {}, {ns, from_key, into_key});
+  moved += run(db,
+               "UPDATE fact_entity_links SET entity_key = ?3, entity_name = ?4 WHERE entity_key = "
+               "?2 AND fact_id IN (SELECT fact_id FROM facts WHERE namespace = ?1)",
+               {}, {ns, from_key, into_key, into_name});
+  return moved;
+}
+
 std::string display_of(const std::string& key) {
   const auto colon = key.find(':');
   return colon == std::string::npos ? key : key.substr(colon + 1);
@@ -257,20 +296,7 @@ EntityMergeCounts merge_entity(SQLite::Database& db, const EntityRef& from, cons
       "?1",
       {f, t});
 
-  counts.facts_moved = run(db,
-                           "UPDATE facts SET entity_key = ?2, entity_name = ?3 WHERE namespace = "
-                           "?1 AND entity_key = ?4",
-                           {}, {from.ns, into.key, into.display_name, from.key});
-  run(db,
-      "DELETE FROM fact_entity_links WHERE entity_key = ?2 AND fact_id IN (SELECT fact_id FROM "
-      "fact_entity_links WHERE entity_key = ?3) AND fact_id IN (SELECT fact_id FROM facts WHERE "
-      "namespace = ?1)",
-      {}, {from.ns, from.key, into.key});
-  counts.facts_moved += run(db,
-                            "UPDATE fact_entity_links SET entity_key = ?3, entity_name = ?4 "
-                            "WHERE entity_key = ?2 AND fact_id IN (SELECT fact_id FROM facts "
-                            "WHERE namespace = ?1)",
-                            {}, {from.ns, from.key, into.key, into.display_name});
+  counts.facts_moved = move_facts(db, from.ns, from.key, into.key, into.display_name);
 
   run(db,
       "UPDATE entity_aliases SET canonical_key = ?2 WHERE namespace = ?1 AND canonical_key = ?3",
@@ -298,20 +324,19 @@ EntityMergeCounts merge_entity(SQLite::Database& db, const EntityRef& from, cons
   return counts;
 }
 
+bool has_pending_merges(SQLite::Database& db, const std::string& ns) {
+  SQLite::Statement query(db, "SELECT EXISTS (" + std::string(kPendingMerges) + ") OR EXISTS (" +
+                                  kAliasesNamedByFacts + ")");
+  query.bind(1, ns);
+  return query.executeStep() && query.getColumn(0).getInt() != 0;
+}
+
 std::int64_t execute_pending_merges(SQLite::Database& db, const std::string& ns,
                                     std::int64_t edge_half_life_s, const std::string& actor,
                                     std::int64_t now_us) {
   std::vector<EntityRef> pending;
   {
-    SQLite::Statement query(db, R"sql(
-SELECT e.entity_id, e.namespace, e.canonical_key, e.display_name, e.mention_count
-FROM entity_aliases a JOIN entities e ON e.namespace = a.namespace AND e.canonical_key = a.alias
-WHERE (?1 = '' OR a.namespace = ?1)
-UNION
-SELECT e.entity_id, e.namespace, e.canonical_key, e.display_name, e.mention_count
-FROM entity_merges m JOIN entities e ON e.namespace = m.namespace AND e.canonical_key = m.alias_key
-WHERE (?1 = '' OR m.namespace = ?1)
-ORDER BY 1)sql");
+    SQLite::Statement query(db, std::string(kPendingMerges) + " ORDER BY 1");
     query.bind(1, ns);
     while (query.executeStep()) {
       pending.push_back({query.getColumn(0).getInt64(), query.getColumn(1).getString(),
@@ -333,12 +358,7 @@ ORDER BY 1)sql");
     } else {
       run(db, "UPDATE entities SET canonical_key = ?2, display_name = ?3 WHERE entity_id = ?1",
           {from.id}, {target, display_of(target)});
-      run(db, "UPDATE facts SET entity_key = ?2 WHERE namespace = ?1 AND entity_key = ?3", {},
-          {from.ns, target, from.key});
-      run(db,
-          "UPDATE fact_entity_links SET entity_key = ?2 WHERE entity_key = ?3 AND fact_id IN "
-          "(SELECT fact_id FROM facts WHERE namespace = ?1)",
-          {}, {from.ns, target, from.key});
+      move_facts(db, from.ns, from.key, target, display_of(target));
       run(db,
           "UPDATE entity_aliases SET canonical_key = ?2 WHERE namespace = ?1 AND canonical_key = "
           "?3",
@@ -348,6 +368,23 @@ ORDER BY 1)sql");
     audit.append("entity", from.key, "merge", actor, now_us,
                  "alias of " + target + ": earlier mentions merged", previous.dump());
     ++executed;
+  }
+  // Facts that name an alias of which no entity exists: the facts job names what a turn
+  // says ("Mel"), whatever aliases the cluster job has learnt by then.
+  std::vector<std::pair<std::string, std::string>> named;  // (namespace, alias)
+  {
+    SQLite::Statement query(db, std::string(kAliasesNamedByFacts) + " ORDER BY 1, 2");
+    query.bind(1, ns);
+    while (query.executeStep()) {
+      named.emplace_back(query.getColumn(0).getString(), query.getColumn(1).getString());
+    }
+  }
+  for (const auto& [alias_ns, alias] : named) {
+    const std::string target = resolve(db, alias_ns, alias);
+    if (target == alias) continue;
+    const auto into = find_entity(db, alias_ns, target);
+    move_facts(db, alias_ns, alias, target,
+               into && into->key == target ? into->display_name : display_of(target));
   }
   return executed;
 }

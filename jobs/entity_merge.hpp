@@ -4,8 +4,13 @@
 // first is deleted. Two sources ask for a merge:
 //   - a declared alias (entity_aliases, learnt by the `cluster` job from an event) whose alias
 //     key already had an entity of its own: later mentions resolve to the canonical entity as
-//     soon as the alias is known, the earlier ones move at the next `decay` sweep
-//     (execute_pending_merges);
+//     soon as the alias is known, the earlier ones move at the end of the `cluster` job's
+//     run over the namespace, before its communities are detected (execute_pending_merges;
+//     the `decay` sweep runs it too, for merges a cancelled run left). A merge's result does
+//     not depend on when it runs: the alias's entity gets no mention after the alias is
+//     learnt, and the merged edge's strength, the larger of the two at the later reference
+//     time, commutes with later Hebbian steps and decay (both monotone), so replicas whose
+//     runs merged at other moments agree (docs/CLUSTER.md);
 //   - an operator's merge_entities (memory_ops/entity_merges.hpp), recorded in entity_merges,
 //     which the entity store also resolves through, so a rebuild after a forget keeps it.
 //
@@ -74,6 +79,10 @@ std::optional<EntityRef> find_entity(SQLite::Database& db, const std::string& ns
 /// > 0) evaluates the strengths of two edges that become one. Throws SQLite::Exception.
 EntityMergeCounts merge_entity(SQLite::Database& db, const EntityRef& from, const EntityRef& into,
                                std::int64_t edge_half_life_s);
+
+/// Whether execute_pending_merges(db, ns, ...) has a merge to execute. Throws
+/// SQLite::Exception.
+bool has_pending_merges(SQLite::Database& db, const std::string& ns);
 
 /// Executes the merges the aliases ask for: every entity of namespace `ns` (all namespaces
 /// when empty) whose canonical key is an alias (entity_aliases or entity_merges) moves into

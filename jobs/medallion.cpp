@@ -294,33 +294,22 @@ class Refresher {
     return {};
   }
 
-  // Stable D-<n>/Q-<n> ids: once assigned to a source record, kept across refreshes.
+  // An item's id is a function of what it lists: its kind and the first 8 hex digits of the
+  // SHA-256 of its source record's id ("D-3f2a9c01"). So a record keeps its id across refreshes,
+  // and two replicas that list it give it the same id whatever order their refreshes listed
+  // items in. medallion_items remembers every record a medallion has listed, because a read
+  // ranks the medallion by the most sensitive of them (recall/record_reads.cpp).
   std::string item_id(const std::string& medallion, const char* kind, const std::string& source) {
-    SQLite::Statement find(db_,
-                           "SELECT item_id FROM medallion_items WHERE medallion_id = ?1 AND "
-                           "item_kind = ?2 AND source_id = ?3");
-    find.bind(1, medallion);
-    find.bind(2, kind);
-    find.bind(3, source);
-    if (find.executeStep()) return find.getColumn(0).getString();
-    SQLite::Statement next(db_,
-                           "SELECT count(*) + 1 FROM medallion_items WHERE medallion_id = ?1 "
-                           "AND item_kind = ?2");
-    next.bind(1, medallion);
-    next.bind(2, kind);
-    next.executeStep();
-    std::array<char, 32> buffer{};
-    std::snprintf(buffer.data(), buffer.size(), "%s-%03lld", kind,
-                  static_cast<long long>(next.getColumn(0).getInt64()));
+    std::string id = std::string(kind) + "-" + sha256_hex(source).substr(0, 8);
     SQLite::Statement insert(db_,
-                             "INSERT INTO medallion_items (medallion_id, item_kind, source_id, "
-                             "item_id) VALUES (?1, ?2, ?3, ?4)");
+                             "INSERT OR IGNORE INTO medallion_items (medallion_id, item_kind, "
+                             "source_id, item_id) VALUES (?1, ?2, ?3, ?4)");
     insert.bind(1, medallion);
     insert.bind(2, kind);
     insert.bind(3, source);
-    insert.bind(4, std::string(buffer.data()));
+    insert.bind(4, id);
     insert.exec();
-    return buffer.data();
+    return id;
   }
 
   // Knowledge rows of the scope: its namespace, and when graph nodes are given, targets that
@@ -487,8 +476,12 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
   bool refresh(const MedallionScope& scope) {
     const std::string id = "med:" + scope.name;
     const Span s = span(scope);
-    const std::string why = staleness(id, scope, s);
-    if (why.empty()) return false;
+    // A medallion that no trigger marks stale is still built and compared: its records (a new
+    // decision, an importance score, a vitality) can change with no new event in the scope, and
+    // a medallion kept because no trigger fired would read differently from one built later
+    // over the same records, so two replicas whose refreshes ran at different times would
+    // disagree.
+    std::string why = staleness(id, scope, s);
     const std::int64_t now = ctx_.clock.now_us();
     const std::string filter = knowledge_filter(scope);
 
@@ -861,6 +854,7 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
       }
     }
     const std::int64_t updated_us = std::max(now, previous_updated + 1);
+    if (why.empty()) why = "records in scope changed";
     json meta = {{"medallion_id", id},
                  {"schema_version", "medallion.v1"},
                  {"model", kMedallionModel},
@@ -887,12 +881,28 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
     if (const auto errors = validate_medallion(medallion); !errors.empty()) {
       throw std::runtime_error("medallion " + id + " is invalid: " + errors.front());
     }
+    if (why == "records in scope changed" && !previous_content.empty() &&
+        without_refresh_times(json::parse(previous_content, nullptr, false)) ==
+            without_refresh_times(medallion)) {
+      return false;
+    }
     store(id, scope, medallion, previous_content, updated_us);
     published_.emplace_back(id, json{{"id", id},
                                      {"scope", medallion["scope"]},
                                      {"updated_at", meta["updated_at"]},
                                      {"reason", why}});
     return true;
+  }
+
+  // A medallion's content but for what says when and why it was refreshed: two builds over
+  // the same records differ only there.
+  static json without_refresh_times(json content) {
+    if (!content.is_object() || !content.contains("meta")) return content;
+    json& meta = content["meta"];
+    meta.erase("created_at");
+    meta.erase("updated_at");
+    if (meta.contains("x_reflectd")) meta["x_reflectd"].erase("refresh_reason");
+    return content;
   }
 
   void store(const std::string& id, const MedallionScope& scope, const json& medallion,

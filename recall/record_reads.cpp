@@ -197,7 +197,7 @@ FROM (SELECT *, )sql" + rank_sql("sensitivity") +
         AND )sql" + scope_sql("namespace") +
                                   R"sql()
 WHERE r <= ?20 + 1
-ORDER BY importance_score DESC, mention_count DESC, namespace, canonical_key
+ORDER BY round(importance_score, 9) DESC, mention_count DESC, namespace, canonical_key
 LIMIT ?3)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, text_param(request, "type"));
@@ -561,7 +561,7 @@ SELECT 'knowledge', decision_id, namespace, )sql" +
 FROM (SELECT *, )sql" +
          rank_sql("sensitivity") +
          R"sql( AS r FROM knowledge
-      WHERE namespace = ?1 AND status = 'active' ORDER BY updated_us DESC LIMIT ?2)
+      WHERE namespace = ?1 AND status = 'active' ORDER BY last_seen_us DESC, decision_id LIMIT ?2)
 WHERE r <= ?20 + 1 AND )sql" +
          scope_sql("namespace") +
          R"sql(
@@ -573,7 +573,7 @@ SELECT 'observation', observation_id, namespace, )sql" +
 FROM (SELECT o.*, CASE WHEN ?20 >= 4 THEN 0 ELSE )sql" +
          observation_rank_sql("o") +
          R"sql( END AS r FROM observations o
-      WHERE o.namespace = ?1 AND o.is_active = 1 ORDER BY o.last_reinforced_us DESC LIMIT ?2)
+      WHERE o.namespace = ?1 AND o.is_active = 1 ORDER BY o.last_reinforced_us DESC, o.observation_id LIMIT ?2)
 WHERE r <= ?20 + 1 AND )sql" +
          scope_sql("namespace") +
          R"sql(
@@ -586,7 +586,7 @@ FROM (SELECT *, )sql" +
          rank_sql("sensitivity") +
          R"sql( AS r FROM entities
       WHERE namespace = ?1 AND is_active = 1 AND summary_text IS NOT NULL
-      ORDER BY importance_score DESC LIMIT ?2)
+      ORDER BY round(importance_score, 9) DESC, canonical_key LIMIT ?2)
 WHERE r <= ?20 + 1 AND )sql" +
          scope_sql("namespace") +
          R"sql(
@@ -601,7 +601,7 @@ FROM (SELECT m.id, json_extract(m.content_json, '$.summary.high_level') AS high_
                                        WHERE namespace = ?1)
         AND m.status != 'superseded' AND )sql" +
          medallion_scope_sql("m.id") + R"sql(
-      ORDER BY m.updated_at DESC LIMIT ?2)
+      ORDER BY m.knowledge_max_ts DESC, m.id LIMIT ?2)
 WHERE r <= ?20 + 1 AND high_level IS NOT NULL)sql";
 }
 

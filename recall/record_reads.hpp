@@ -82,8 +82,10 @@ struct DerivedText {
 
 /// The derived records of namespace `ns` recall searches: active knowledge (title, rationale),
 /// active observations (title, text), entity summaries (display name, summary) and the
-/// medallions scoped to it but superseded ones (id, summary.high_level), the `per_kind` most
-/// recently updated (most important, for entities) of each, within the caller's scope.
+/// medallions scoped to it but superseded ones (id, summary.high_level), the `per_kind` newest
+/// of each (knowledge by last_seen_us, observations by last_reinforced_us, medallions by the
+/// newest event they cover; entities by importance_score), ties by id, within the caller's
+/// scope. Every key is a function of the events, so each replica gives the same records.
 /// `query` must be prepared from derived_texts_sql() (once per connection).
 std::vector<DerivedText> derived_texts(SQLite::Statement& query, const std::string& ns,
                                        const ReadScope& caller, std::int64_t per_kind);

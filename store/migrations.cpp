@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 41> kMigrations{
+constexpr std::array<const char*, 42> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1218,6 +1218,15 @@ UPDATE sqlite_master SET sql = replace(sql,
   'CHECK (origin IN (''path'', ''declared''))',
   'CHECK (origin IN (''path'', ''declared'', ''nickname''))')
 WHERE type = 'table' AND name = 'entity_aliases';
+)sql",
+    // 42: entity, relationship and cluster ids are assigned in event order (seq-based,
+    //    jobs/event_order_ids.hpp), so that replicas agree; an older database holds ids
+    //    assigned in run order that the new ones could collide with. Every namespace with
+    //    derived state is marked for a clear (memory_ops/derived_state.hpp): the daemon clears
+    //    it at start, before any job runs, and the jobs rebuild it from the events.
+    R"sql(
+INSERT OR IGNORE INTO derived_clears (namespace, requested_us)
+SELECT namespace, 0 FROM entities UNION SELECT namespace, 0 FROM clusters;
 )sql",
 };
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "common/sha256.hpp"
 #include "common/timestamp.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/commit_decisions.hpp"
@@ -204,7 +205,11 @@ TEST_CASE("medallion refresh on the real streams") {
   // Decisions in the words of their commits (jobs/commit_decisions.hpp, the Problem/Solution
   // rule), ranked by importance: never merge boilerplate or routine work.
   REQUIRE(m["decisions"].size() == 10);
-  CHECK(m["decisions"][0]["id"] == "D-001");
+  // An item's id is its kind and 8 hex digits of its source record's SHA-256.
+  for (const auto& d : m["decisions"]) {
+    CHECK(d["id"] ==
+          "D-" + sha256_hex(d["x_reflectd"]["source_id"].get<std::string>()).substr(0, 8));
+  }
   CHECK(m["decisions"][0]["statement"] == "Move the pipe termination code to socket_base_t");
   CHECK_THAT(m["decisions"][0]["rationale"].get<std::string>(),
              Catch::StartsWith("So far, the pipe termination code was spread among socket type "
@@ -320,6 +325,28 @@ TEST_CASE("medallion refresh on the real streams") {
     clock.advance_us(3600 * kSecond);
     CHECK(run_job(db, clock, params)["medallions_refreshed"] == 0);
     CHECK(stored(db, "med:libzmq").dump() == before);
+  }
+  SECTION("a listed record that changes with no new event refreshes the medallion once") {
+    const json before = stored(db, "med:libzmq");
+    const std::string source = before["decisions"][0]["x_reflectd"]["source_id"];
+    SQLite::Statement retitle(db,
+                              "UPDATE knowledge SET title = 'Keep pipe termination in "
+                              "socket_base_t' WHERE decision_id = ?1");
+    retitle.bind(1, source);
+    REQUIRE(retitle.exec() == 1);
+    clock.advance_us(60 * kSecond);
+    // med:libzmq and the configured med:libzmq-core, whose nodes name the decision's target.
+    const json refreshed = run_job(db, clock, params);
+    CHECK(refreshed["medallions_refreshed"] == 2);
+    CHECK(stored(db, "med:libzmq-core")["meta"]["x_reflectd"]["refresh_reason"] ==
+          "records in scope changed");
+    const json after = stored(db, "med:libzmq");
+    CHECK(after["meta"]["x_reflectd"]["refresh_reason"] == "records in scope changed");
+    CHECK(after["decisions"][0]["statement"] == "Keep pipe termination in socket_base_t");
+    CHECK(after["decisions"][0]["id"] == before["decisions"][0]["id"]);
+    clock.advance_us(60 * kSecond);
+    CHECK(run_job(db, clock, params)["medallions_refreshed"] == 0);
+    CHECK(stored(db, "med:libzmq") == after);
   }
   SECTION("new events: same id, same created_at, later updated_at, stable item ids, history kept") {
     const json before = stored(db, "med:libzmq");
