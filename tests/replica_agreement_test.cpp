@@ -68,8 +68,8 @@ class Jobs {
 
   // Runs `name` once over every namespace at clock's time.
   void run(const std::string& path, const std::string& name, const Clock& clock) {
-    auto db = store::open_database(daemon::jobs_database_options(config_, path),
-                                   store::Access::kWriter);
+    auto db =
+        store::open_database(daemon::jobs_database_options(config_, path), store::Access::kWriter);
     jobs::configure_jobs_connection(db);
     std::atomic<bool> stopping{false};
     jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
@@ -88,8 +88,8 @@ class Jobs {
     for (const char* name : kCycle) run(path, name, clock);
   }
 
-  static constexpr std::array<const char*, 6> kCycle{"facts",  "cluster",    "consolidate",
-                                                     "decay",  "importance", "medallion"};
+  static constexpr std::array<const char*, 6> kCycle{"facts", "cluster",    "consolidate",
+                                                     "decay", "importance", "medallion"};
 
  private:
   config::Config config_;
