@@ -118,6 +118,7 @@ TEST_CASE("replicas: the tables of one full cycle, whatever runs came before it"
   // a full cycle at the end only; "many" also runs after each segment: each job alone (in a
   // seeded order), then full cycles.
   std::vector<std::size_t> stops;
+  stops.reserve(10);
   std::uniform_int_distribution<std::size_t> position(1, lines.size() - 1);
   for (int i = 0; i < 9; ++i) stops.push_back(position(random));
   std::sort(stops.begin(), stops.end());
