@@ -1,4 +1,4 @@
-// bench_facts: how much of what a conversation says the fact ledger keeps (issue 34 §1), on
+// bench_facts: how much of what a conversation says the fact ledger keeps, on
 // LoCoMo (../shared/data/locomo-dev: 2,760 turns of five conversations; the evidence turns of
 // the 760 non-adversarial questions and their gold answers are the reference).
 //

@@ -1,7 +1,7 @@
 // bench_jobs: the cost of a full reflection cycle (every job, in the daemon's order) and of an
 // incremental one as the number of stored events grows, the memory the jobs need, and the
 // daemon's startup time on the resulting database. docs/PERFORMANCE.md ("Jobs") holds the
-// figures and the targets (issue 7): full cycle over 1M events <= 60 s, incremental cycle
+// figures and the targets: full cycle over 1M events <= 60 s, incremental cycle
 // after 10,000 new events <= 1 s, linear growth, RSS <= 300 MB, startup <= 500 ms.
 //
 // Usage

@@ -1,5 +1,5 @@
 #pragma once
-// Parsing of control-socket requests (README "Read surface"), kept apart from the sockets so
+// Parsing of control-socket requests (docs/COMMANDS.md), kept apart from the sockets so
 // that it is a pure function: the bus calls parse_control_request() for every message read
 // on `control`, the daemon reads parameters with the helpers below, and
 // fuzz/control_request_fuzz.cpp drives exactly this code with hostile bytes.

@@ -56,7 +56,7 @@ const char* type_name(element_type type) {
   return "value";
 }
 
-// The first key that appears twice in one object anywhere inside `value` (README: "no
+// The first key that appears twice in one object anywhere inside `value` (docs/WIRE.md: "no
 // duplicate keys" at every depth; nlohmann would silently keep only one of them). Recursion is
 // bounded by the parser's depth limit (1024).
 std::optional<std::string> nested_duplicate_key(element value) {
@@ -418,7 +418,7 @@ bool valid_namespace(std::string_view ns) {
 // Observation, seed 004), `source_type` as its source and `created_at` as its timestamp.
 // A wire-format field of the same meaning wins over the alias, and when the object has a
 // `kind`, the SHODH names are ordinary unknown fields kept in metadata._unknown_fields, as
-// before (README "SHODH memory objects").
+// before (docs/WIRE.md).
 constexpr std::string_view kShodhDefaultType = "Observation";
 
 struct NativeShape {

@@ -1,5 +1,5 @@
 #pragma once
-// Decoder and validator of wire format v1 (README "Wire format v1"). Untrusted bytes in,
+// Decoder and validator of wire format v1 (docs/WIRE.md). Untrusted bytes in,
 // validated store::EventRecord values or precise per-event errors out.
 //
 // Error policy (event path): nothing here throws for bad input. A message that is not JSON,

@@ -1,6 +1,6 @@
 #pragma once
-// The inverse of EventDecoder: an accepted event written back in wire format v1 (README
-// "Wire format v1"). decode(encode_event(e)) gives back `e` field for field, including the
+// The inverse of EventDecoder: an accepted event written back in wire format v1
+// (docs/WIRE.md). decode(encode_event(e)) gives back `e` field for field, including the
 // derived id (the fuzz targets check this on every accepted event), so a node that forwards
 // an event (bus.forward: jetstream) and the replicas that consume it store the same record.
 //

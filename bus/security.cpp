@@ -24,7 +24,7 @@ std::string where(std::string_view origin, const YAML::Mark& mark) {
   throw ConfigError(where(origin, node.Mark()) + ": " + std::string(what));
 }
 
-// The wire format's namespace rule (README "Wire format v1").
+// The wire format's namespace rule (docs/WIRE.md).
 bool valid_namespace(std::string_view ns) {
   if (ns.empty() || ns.size() > 64) return false;
   return std::all_of(ns.begin(), ns.end(), [](char c) {
@@ -133,7 +133,7 @@ void check_binds(const SecuritySettings& s, std::string_view key,
   }
 }
 
-// bus.subscribe_server_keys against bus.subscribe (README "Security"); fills
+// bus.subscribe_server_keys against bus.subscribe (docs/SECURITY.md); fills
 // s.subscribe_server_keys when CURVE is on.
 void check_subscribe_keys(SecuritySettings& s, const config::Config& config) {
   const auto& endpoints = config.bus.subscribe;

@@ -1,5 +1,5 @@
 #pragma once
-// Access control (README "Security"): who a connection is, what it may write and read.
+// Access control (docs/SECURITY.md): who a connection is, what it may write and read.
 //
 // With CURVE configured every tcp endpoint is a CURVE server; the ZAP handler
 // (bus/zap_handler.hpp) admits only public keys listed in the authorized-keys file and names

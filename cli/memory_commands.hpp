@@ -1,5 +1,5 @@
 #pragma once
-// `reflectctl forget`, `restore`, `pin`, `unpin`, `revise`, `proposal` and `audit` (issue 35): the
+// `reflectctl forget`, `restore`, `pin`, `unpin`, `revise`, `proposal` and `audit`: the
 // memory operations of memory_ops/ and the audit log's read.
 //
 // Error policy: the run_*() functions print every problem to stderr and return an exit

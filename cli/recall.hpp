@@ -1,5 +1,5 @@
 #pragma once
-// The read commands of reflectctl (issue 33):
+// The read commands of reflectctl:
 //   recall TEXT   {"cmd":"recall"}: the events that answer a question, best first, each whole
 //   context TEXT  {"cmd":"context"}: prompt-ready text within a token budget
 //   get ID...     {"cmd":"get"}: events in full by id

@@ -12,7 +12,7 @@
 
 namespace reflectd::cli {
 
-/// CURVE client keys (Z85): ours and the daemon's public key (README "Security").
+/// CURVE client keys (Z85): ours and the daemon's public key (docs/SECURITY.md).
 struct CurveClientKeys {
   std::string public_key;
   std::string secret_key;

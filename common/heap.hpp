@@ -8,7 +8,7 @@ namespace reflectd {
 
 /// The allocator that serves this process's malloc: "tcmalloc" with gperftools' version
 /// (e.g. "tcmalloc (gperftools 2.10)") when the global `malloc` symbol is tcmalloc's, as in
-/// the reflectd executable built with REFLECTD_TCMALLOC (docs/PERFORMANCE.md, item 68);
+/// the reflectd executable built with REFLECTD_TCMALLOC (docs/PERFORMANCE.md);
 /// otherwise "system malloc" (glibc's, or a sanitizer's). Thread-safe; no errors.
 std::string heap_allocator();
 
@@ -20,7 +20,7 @@ std::string heap_allocator();
 ///   SQLite's page cache (pages of ~4.3 KiB, freed whenever a connection's cache is reset) and
 ///   the jobs' per-chunk containers went back to the kernel and were faulted in again, zeroed,
 ///   on the next chunk: 165,000 page faults in one full cycle over 100,000 events, 27,000 with
-///   this policy, and 8-10% of the cycle's time (docs/PERFORMANCE.md, item 38).
+///   this policy, and 8-10% of the cycle's time.
 /// - `M_MMAP_THRESHOLD` = kHeapMmapThresholdBytes (32 MiB, glibc's largest dynamic value):
 ///   setting the trim threshold turns off glibc's adjustment of this one, which would leave
 ///   it at 128 KiB, so every vector of a job's graph (PageRank, Louvain) would be mapped and
@@ -31,8 +31,8 @@ std::string heap_allocator();
 /// threads. Returns whether both settings were accepted; without glibc it does nothing and
 /// returns false. Under tcmalloc (heap_allocator()) glibc's heap serves nothing, so it does
 /// nothing and returns true: tcmalloc keeps freed spans in its page heap for reuse and gives
-/// them back to the kernel gradually (TCMALLOC_RELEASE_RATE), which the measurements of
-/// item 68 include (page faults of a +10,000 cycle: 26,700 with glibc and this policy,
+/// them back to the kernel gradually (TCMALLOC_RELEASE_RATE), which the tcmalloc figures
+/// include (page faults of a +10,000 cycle: 26,700 with glibc and this policy,
 /// 31,000 with tcmalloc).
 bool keep_freed_heap_mapped();
 

@@ -16,7 +16,7 @@ namespace reflectd {
 /// It fetches OpenSSL's SHA-256 implementation once and keeps one digest context: EVP_Digest()
 /// with EVP_sha256() looks the implementation up in the provider's method store at every call
 /// (OpenSSL 3, "implicit fetch"): 0.73 µs for a 660-byte text with its hex, against 0.44 µs
-/// this way (docs/PERFORMANCE.md, item 70). Not thread-safe: one per thread.
+/// this way (docs/PERFORMANCE.md). Not thread-safe: one per thread.
 class Sha256 {
  public:
   /// Throws std::runtime_error when libcrypto offers no SHA-256.

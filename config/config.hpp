@@ -85,10 +85,10 @@ struct JobConfig {
 struct JobsConfig {
   JobConfig consolidate;
   JobConfig decay;
-  JobConfig cluster;     ///< Entities pass, clustering and communities (issue 4).
-  JobConfig importance;  ///< Entity importance (issue 4).
+  JobConfig cluster;     ///< Entities pass, clustering and communities (jobs/clustering.hpp).
+  JobConfig importance;  ///< Entity importance (jobs/importance.hpp).
   JobConfig medallion;
-  JobConfig facts;      ///< The fact ledger (issue 34, jobs/facts.hpp).
+  JobConfig facts;      ///< The fact ledger (jobs/facts.hpp).
   JobConfig retention;  ///< Deletes events past their retention rule (memory_ops/retention.hpp).
   /// Writer priority over jobs' write transactions (store/write_gate.hpp).
   std::int64_t write_wait_ms = 0;   ///< Longest a job waits for the write lock under ingest.
@@ -195,7 +195,7 @@ struct DaemonConfig {
   std::string metrics_listen;          ///< host:port of GET /metrics; "" = off.
 };
 
-/// Access control (bus/security.hpp, README "Security").
+/// Access control (bus/security.hpp, docs/SECURITY.md).
 struct SecurityConfig {
   std::string curve_secret_key_file;  ///< The daemon's CURVE certificate (zcert, secret).
   std::string authorized_keys_file;   ///< YAML list of client keys and their rights.

@@ -452,7 +452,7 @@ void Daemon::handle_control(const nlohmann::json& request, const bus::Principal&
            {"error", std::string("request: \"cmd\" (string) is required; known: ") + kCommands}});
     return;
   }
-  // Admin commands change what the daemon holds or does (README "Security").
+  // Admin commands change what the daemon holds or does (docs/SECURITY.md).
   const bool admin_command = *cmd == "run" || *cmd == "reinforce" || *cmd == "test_stall";
   if (admin_command && !caller.admin) {
     return reply(

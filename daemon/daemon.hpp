@@ -73,8 +73,8 @@ class Daemon {
   /// The store path in use (after $STATE_DIRECTORY resolution).
   const std::string& store_path() const { return store_path_; }
 
-  /// Answers one control request from `caller` (what the control socket calls); see README
-  /// "Read surface" and "Security": admin commands need caller.admin, reads are limited to
+  /// Answers one control request from `caller` (what the control socket calls); see
+  /// docs/COMMANDS.md and docs/SECURITY.md: admin commands need caller.admin, reads are limited to
   /// the caller's namespaces and clearance inside their SQL.
   void handle_control(const nlohmann::json& request, const bus::Principal& caller,
                       const bus::ControlReply& reply);

@@ -1,4 +1,4 @@
-// Wiring of the memory operations (memory_ops/, issue 35): forget, restore, pin, unpin, revise,
+// Wiring of the memory operations (memory_ops/): forget, restore, pin, unpin, revise,
 // proposal verdicts, agents' medallions and entity merges.
 // State changes and dry runs go to the writer thread; a hard delete and an entity merge run on
 // the jobs' thread (Scheduler::request_task), never beside a job; a delete then asks the jobs

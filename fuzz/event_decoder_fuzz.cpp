@@ -1,9 +1,9 @@
 // Fuzz target: one wire-format v1 event (a JSON object) through the decoder and validator
-// (bus::EventDecoder, the code every ingest/push/subscribe message takes). Beyond "no crash,
-// no sanitizer report": errors name a field and a rule, an accepted event re-validates to the
-// same EventRecord, nothing is dropped (unknown fields and metadata reappear in the stored
-// metadata, README "anything else: kept, never dropped"), and the byte limit is enforced. Seeds:
-// one line of ../shared/data each.
+// (bus::EventDecoder, the code every ingest/push/subscribe message takes). Beyond "no crash, no
+// sanitizer report": errors name a field and a rule, an accepted event re-validates to the same
+// EventRecord, nothing is dropped (unknown fields and metadata reappear in the stored metadata,
+// docs/WIRE.md "anything else: kept, never dropped"), and the byte limit is enforced. Seeds: one
+// line of ../shared/data each.
 
 #include <cstddef>
 #include <cstdint>
@@ -49,7 +49,7 @@ void check_nothing_dropped(std::string_view payload, const reflectd::store::Even
   const auto input = nlohmann::json::parse(payload, nullptr, false);
   if (!input.is_object()) return;  // simdjson accepted what nlohmann refuses: nothing to compare
   const auto stored = reflectd::fuzz::parsed_or_null(event.metadata_json);
-  // A SHODH memory object's aliases stand for wire-format fields (README "SHODH memory objects").
+  // A SHODH memory object's aliases stand for wire-format fields (docs/WIRE.md).
   const bool shodh = !input.contains("kind");
   const auto aliased = [&](const std::string& key) {
     return shodh && (key == "type" || (key == "source_type" && !input.contains("source")) ||

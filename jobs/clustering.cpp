@@ -1078,7 +1078,7 @@ class Clusterer {
   }
 
   // Louvain on another thread (it needs no database): a +10,000 run after 1M events spends
-  // ~55 ms in it, which the last chunk's cluster writes and commit now cover (item 72).
+  // ~55 ms in it, which the last chunk's cluster writes and commit now cover.
   // Nothing but this job writes entities and edges, so the graph read here is the one run()
   // would read after the commit.
   // Executes the merges that aliases learnt ask for in `ns` (jobs/entity_merge.hpp), before its

@@ -877,7 +877,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     mark_decision_targets(ns);
   }
 
-  // Questions asked and not answered (issue 34 §4): a prompt, task or conversation turn whose
+  // Questions asked and not answered: a prompt, task or conversation turn whose
   // text ends in "?" is pending in its trajectory until a later event of the trajectory comes
   // from another agent or is a result or a decision. The newest pending question of
   // each trajectory is kept in unanswered_questions (written once per chunk).
@@ -1589,7 +1589,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
   // length ending at max_seq is the newest occurrences exactly when as many occurrences lie
   // in its range, that is when it starts at the stored floor (the oldest of that many newest,
   // migration 22). Counting them instead read ~200 index entries a signature: 3% of a +10,000
-  // run at 1M events (docs/PERFORMANCE.md item 74).
+  // run at 1M events.
   bool newest_from_observation(const std::string& text, PatternState& s) {
     const auto expected = static_cast<std::size_t>(
         std::min<std::int64_t>(s.count, static_cast<std::int64_t>(kMaxSupportIdsListed)));
@@ -1781,7 +1781,7 @@ ON CONFLICT (observation_id) DO UPDATE SET target = excluded.target, title = exc
     const std::span<const std::int64_t> ids =
         std::span(s.newest).last(std::min(s.newest.size(), kMaxSupportIdsListed));
     // Readers see the problem in the words of its newest occurrence, never the signature's
-    // placeholders ("<n> <n> <n> is out need new version"; issue 34 §4).
+    // placeholders ("<n> <n> <n> is out need new version").
     const std::string newest = event_content(s.max_seq);
     std::string problem = labelled_line(newest, "Problem:");
     if (problem.empty()) problem = newest;

@@ -73,7 +73,7 @@ struct ConsolidationParams {
   VitalityParams vitality;
   /// Events per transaction. Each touched recurring problem's observation is rewritten once
   /// per chunk, and each commit writes the pages the chunk dirtied in large indexes: at 1M
-  /// events 5,000-event chunks spent ~40% of the job there (docs/PERFORMANCE.md item 30). A
+  /// events 5,000-event chunks spent ~40% of the job there. A
   /// chunk still ends at the next event when ingest waits at the write gate.
   std::int64_t chunk_events = 20000;
 };

@@ -1,5 +1,5 @@
 #pragma once
-// Decision extraction rules (issue 34 §2; seed 000 MemoryDecision: title, rationale,
+// Decision extraction rules (seed 000 MemoryDecision: title, rationale,
 // confidence, evidence), pure: no database, no clock. The consolidation job
 // (jobs/consolidation.hpp) stores what these functions return as knowledge rows of kind
 // `decision`; docs/JOBS.md ("Decisions from the events") lists the rules for readers.

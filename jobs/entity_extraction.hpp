@@ -1,5 +1,5 @@
 #pragma once
-// Entity extraction rules (issue 4 §1), pure: no database, no clock, so each rule unit-tests on
+// Entity extraction rules, pure: no database, no clock, so each rule unit-tests on
 // its own. The `cluster` job (jobs/entities.hpp) stores what these functions return.
 //
 // Sources, in order of trust (Source below; a key found by several sources keeps the most

@@ -1,5 +1,5 @@
 #pragma once
-// Entity merges (issue 35 §5; seed 003 MemifyResult.merges_executed): the mentions, edges,
+// Entity merges (seed 003 MemifyResult.merges_executed): the mentions, edges,
 // cluster memberships and facts of one entity move to another of the same namespace, and the
 // first is deleted. Two sources ask for a merge:
 //   - a declared alias (entity_aliases, learnt by the `cluster` job from an event) whose alias

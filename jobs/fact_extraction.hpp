@@ -1,5 +1,5 @@
 #pragma once
-// Fact extraction rules (issue 34 §1; seed 003 MemoryFact), pure: no database, no clock, so
+// Fact extraction rules (seed 003 MemoryFact), pure: no database, no clock, so
 // every rule unit-tests against a fixed timestamp. The `facts` job (jobs/facts.hpp) stores
 // what extract_facts() returns. docs/JOBS.md ("Facts") lists the rules for readers.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The `facts` job (issue 34 §1): the fact ledger of seed 003 (MemoryFact,
+// The `facts` job: the fact ledger of seed 003 (MemoryFact,
 // MemoryFactEntityLink), filled from new events by the rules of jobs/fact_extraction.hpp and
 // stored through store/fact_store.hpp.
 //

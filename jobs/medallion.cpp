@@ -365,7 +365,7 @@ class Refresher {
     return out;
   }
 
-  // A problem raised and not solved since (issue 34 §4): an error event or a "Problem:" line of
+  // A problem raised and not solved since: an error event or a "Problem:" line of
   // an event that is not itself a change (not a commit, no "Solution:"), with no later
   // successful outcome of its trajectory or on its target and no later active decision on its
   // target; and a trajectory that ended without success, with no later success on its target.

@@ -1,5 +1,5 @@
 #pragma once
-// An operator's or agent's entity merge (issue 35 §5): {"cmd":"merge_entities","namespace",
+// An operator's or agent's entity merge: {"cmd":"merge_entities","namespace",
 // "from","into","rationale"?}. `from` and `into` name entities of the namespace by canonical
 // key ("person:mel") or, when exactly one entity has it, by display name ("Mel").
 //

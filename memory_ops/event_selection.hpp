@@ -2,7 +2,7 @@
 // Which events a memory operation (forget, restore, pin, unpin) acts on, and whether the
 // caller may: explicit ids, or a filter over namespace, agent, kind, time and text.
 //
-// Rules (README "Memory operations"):
+// Rules (docs/MEMORY.md):
 //  - Every id must exist, lie in a namespace the caller may write and be at or below its
 //    clearance (max_sensitivity); otherwise the whole request is refused with the id and the
 //    reason (an unknown id, an id in another namespace and one above the clearance read the

@@ -1,5 +1,5 @@
 #pragma once
-// restore, pin and unpin (issue 35 §2): an event's lifecycle changed after publication, with
+// restore, pin and unpin: an event's lifecycle changed after publication, with
 // an audit row each (seed 002 action 'revise'; previous = {"status","pinned","salience_base"}).
 //
 //  - restore: an archived event is active again, with the salience of a new event (1.0 at

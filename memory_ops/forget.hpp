@@ -1,5 +1,5 @@
 #pragma once
-// forget (issue 35 §1): archive or delete events.
+// forget: archive or delete events.
 //
 //  - archive: status 'archived' (seed 002's auto_prune does the same on schedule). The row,
 //    its index entries and what the jobs derived stay; reads and jobs skip it; `restore`

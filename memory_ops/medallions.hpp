@@ -1,5 +1,5 @@
 #pragma once
-// Medallions written by agents (issue 35 §4; seed 001 Medallion Library v1): an agent creates
+// Medallions written by agents (seed 001 Medallion Library v1): an agent creates
 // a medallion with the seed's Evidence, updates it with new evidence, and changes its status
 // explicitly. They sit in the seed's tables beside the medallion job's (so get, query, list,
 // history, recall and context find them) and are listed in agent_medallions (migration 33).

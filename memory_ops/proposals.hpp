@@ -1,5 +1,5 @@
 #pragma once
-// An agent's or operator's verdict on a proposal (issue 35 §3; seed 000 AcceptProposalRequest,
+// An agent's or operator's verdict on a proposal (seed 000 AcceptProposalRequest,
 // ProposalStatus draft | accepted | rejected | falsified). A proposal is a knowledge row of
 // kind `proposal`: an agent's published proposal event, or a hypothesis stream of the
 // consolidation job (`proposal:<namespace>:<target>`, docs/JOBS.md).

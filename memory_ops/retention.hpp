@@ -1,5 +1,5 @@
 #pragma once
-// The retention job (issue 35 §1): deletes, on schedule, the events older than their rule's
+// The retention job: deletes, on schedule, the events older than their rule's
 // maximum age, as a hard forget does (memory_ops/forget.hpp: the content leaves every table
 // and file; the namespace's derived state is cleared and the jobs' next runs rebuild it), with
 // one audit row per event (actor job:retention). Policies hold: `never` and pinned events are

@@ -12,7 +12,7 @@ using json = nlohmann::json;
 
 namespace {
 
-// The wire format's limits (README "Wire format v1"): a revision is held to what a publisher
+// The wire format's limits (docs/WIRE.md): a revision is held to what a publisher
 // could have sent.
 constexpr std::size_t kMaxContentBytes = std::size_t{256} * 1024;
 constexpr std::size_t kMaxEventIdChars = 128;

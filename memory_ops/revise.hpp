@@ -1,5 +1,5 @@
 #pragma once
-// revise (issue 35 §2; seed 002 AuditAction `revise`): a new revision of an episodic event
+// revise (seed 002 AuditAction `revise`): a new revision of an episodic event
 // that supersedes it. The revision is a new event: the old one's namespace, kind, agent,
 // episode, tags, entities, sensitivity and lifecycle profile, with the new content (and
 // context, when given), the time of the revision as its timestamp (or the old one's, with
@@ -50,8 +50,8 @@ std::optional<Revision> parse_revision(const nlohmann::json& request, std::strin
 /// Applies `revision` under `scope` at `now_us` (µs since the epoch). Returns
 /// {"id": old id, "revision": {"id","seq"}, "superseded": old seq}. The revision's id, unless
 /// given, is the SHA-256 hex of {"content","revises","timestamp"} as canonical JSON (the
-/// wire format's rule for ids it derives, README). Throws std::invalid_argument for an unknown
-/// or out-of-scope id, a semantic kind, an already superseded event, or a new_id in use.
+/// wire format's rule for ids it derives, docs/WIRE.md). Throws std::invalid_argument for an
+/// unknown or out-of-scope id, a semantic kind, an already superseded event, or a new_id in use.
 nlohmann::json revise_event(SQLite::Database& db, const Revision& revision, const WriteScope& scope,
                             std::int64_t now_us);
 

@@ -284,7 +284,7 @@ namespace {
 // pattern in its comment (leftmost, non-overlapping matches; "C" locale classes: \s = space,
 // \t, \n, \v, \f, \r; \w = [A-Za-z0-9_]); tests/formulas_test.cpp compares them with the
 // regexes on the real streams and on random text. Scanned by hand: the regexes were ~17% of
-// the consolidate job at 1M events (docs/PERFORMANCE.md item 31).
+// the consolidate job at 1M events.
 
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';

@@ -85,7 +85,7 @@ struct VitalityParams {
   double decaying_loss_per_week = 0.05;
   double dormant_loss_per_week = 0.2;
   /// The share of its confidence at the last evidence that knowledge keeps however long it
-  /// goes unused (ours, issue 34 §3: time alone, with nothing superseding or contradicting a
+  /// goes unused (ours: time alone, with nothing superseding or contradicting a
   /// decision, does not take it to nothing). 0 is the seed's unbounded loss.
   double min_confidence_share = 0.0;
 };
@@ -202,7 +202,7 @@ std::string problem_signature(std::string_view text);
 /// ASCII whitespace (space, \t, \n, \v, \f, \r), ")", an optional "!" and ":", the bytes
 /// between the parentheses (a view into `line`); else empty. The same as std::regex
 /// `^[A-Za-z]+\(([^)\s]{1,64})\)!?:` (tests/formulas_test.cpp compares the two), scanned by hand
-/// because the regex cost ~5% of the consolidate job (docs/PERFORMANCE.md item 31). Pure.
+/// because the regex cost ~5% of the consolidate job. Pure.
 std::string_view conventional_commit_scope(std::string_view line);
 
 }  // namespace reflectd::model

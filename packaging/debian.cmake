@@ -1,4 +1,4 @@
-# The Debian package (issue 36 §3): `cpack -G DEB` in a build tree configured with
+# The Debian package: `cpack -G DEB` in a build tree configured with
 # -DCMAKE_INSTALL_PREFIX=/usr (scripts/package.sh does both) gives reflectd_<version>_amd64.deb
 # with the two binaries, the systemd unit (DynamicUser=yes: no account to create), and the
 # default configuration as a conffile under /etc/reflectd. Dependencies come from

@@ -1,7 +1,7 @@
 #pragma once
 // The read library's SQL over events and the tables the jobs derive from them (entities,
 // aliases, mentions, knowledge): every statement prepared once per connection, every one
-// with the caller's scope in its WHERE clause (README "Security"): ?20 clearance rank,
+// with the caller's scope in its WHERE clause (docs/SECURITY.md): ?20 clearance rank,
 // ?21 every namespace, ?22 the caller's namespaces (JSON array), ?23 the redaction text,
 // ?24 now (µs, for salience).
 //

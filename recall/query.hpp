@@ -25,7 +25,7 @@
 
 namespace reflectd::recall {
 
-/// The most bytes of question text recall accepts (issue 33: 4 KiB).
+/// The most bytes of question text recall accepts.
 inline constexpr std::size_t kMaxQueryBytes = 4096;
 
 struct ParsedQuery {

@@ -1,5 +1,5 @@
 #pragma once
-// Read-back (issue 33 §3): events in full by id (`get`) and an episode in sequence_number
+// Read-back: events in full by id (`get`) and an episode in sequence_number
 // order (`episode`), under the same namespace and clearance rules as every read: a row one
 // level above the caller's clearance comes back with "redacted": true, its content replaced
 // by "[redacted: above your clearance]" and its context, tags, entities, relations, metadata,

@@ -1,6 +1,6 @@
 #pragma once
 // Who reads: the caller's clearance and namespaces, as every read applies them in its SQL
-// (README "Security"). The daemon builds one from bus::Principal; the read library does not
+// (docs/SECURITY.md). The daemon builds one from bus::Principal; the read library does not
 // depend on the bus.
 
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // `recall`: a question in plain words -> the stored events that answer it, best first
-// (issue 33; seed 003 ExpandedQuery, SpreadingActivationResult; seed 000 SearchResultItem).
+// (seed 003 ExpandedQuery, SpreadingActivationResult; seed 000 SearchResultItem).
 // Deterministic, no LLM, no network. Every stage, formula and default is in docs/RECALL.md:
 //
 //   1. Query (recall/query.hpp): terms, phrases, time expressions, asks_when.

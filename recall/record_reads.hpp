@@ -1,7 +1,7 @@
 #pragma once
-// The list reads of the control socket (README "Read surface"): events, full-text search, and
+// The list reads of the control socket (docs/COMMANDS.md): events, full-text search, and
 // the records the jobs derived (knowledge, observations, entities, clusters, medallions). Each
-// applies the caller's namespaces and clearance in its SQL (README "Security"): rows more than
+// applies the caller's namespaces and clearance in its SQL (docs/SECURITY.md): rows more than
 // one level above the clearance are never read; rows one level above come back with their text
 // replaced by "[redacted: above your clearance]", their content lists nulled, "redacted": 1.
 //

@@ -15,7 +15,7 @@
 #                                   NEW_BENCH_JOBS [EVENTS] [WORKDIR]
 #   --incremental INC  events stored by each side after the first cycle, then a second cycle
 #   --new-page-size BYTES  the new side's copy is rewritten with this page size first (VACUUM),
-#                      to show that a page size changes no result (item 67 of PERFORMANCE.md)
+#                      to show that a page size changes no result
 #   OLD_BENCH_JOBS     e.g. a copy of build/bench/bench_jobs built before the change
 #   NEW_BENCH_JOBS     e.g. build/bench/bench_jobs
 #   EVENTS             events stored before the first cycle (default 100000)

@@ -4,7 +4,7 @@
 # clang-tidy (.clang-tidy's checks) and fails on any warning:
 #   LINT_TIDY=all      every translation unit (about 15 minutes on 2 cores);
 #   LINT_TIDY=changed  the sources changed by this submission (CI): the commits whose commit
-#                      time lies within 4 hours of HEAD's (one session's work), plus the
+#                      time lies within 4 hours of HEAD's (one submission's work), plus the
 #                      .cpp beside each changed header. LINT_TIDY_BASE=<commit> names the
 #                      base instead.
 # clang-tidy reads build-tidy/compile_commands.json, configured here without unity batches

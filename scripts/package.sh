@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Debian package from the build tree (issue 36 §3): configures it for /usr and
+# Builds the Debian package from the build tree: configures it for /usr and
 # /etc (the paths the unit names), builds reflectd and reflectctl, and runs `cpack -G DEB`,
 # which writes build/reflectd_<version>-1_amd64.deb. Then lintian checks the package.
 #
@@ -21,7 +21,7 @@ deb="$(ls "$build"/reflectd_*.deb)"
 echo "package: $deb"
 dpkg-deb --info "$deb" | sed -n 's/^ \(Package\|Version\|Depends\|Installed-Size\):/  \1:/p'
 
-# Errors fail the build; warnings and notes are printed (README "Debian package" lists the
+# Errors fail the build; warnings and notes are printed (docs/OPERATIONS.md lists the
 # ones kept and why).
 if command -v lintian >/dev/null 2>&1; then
   lintian --fail-on error "$deb" || {

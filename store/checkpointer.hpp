@@ -49,7 +49,7 @@ class Checkpointer {
   /// itself (16: 128 MiB of WAL at the default 1,000 pages of 8 KiB). 8 made the +10,000
   /// cycle after 1M events (~13,000 pages written) copy and fsync inside the cluster job's
   /// COMMIT: 16 took it from 1.10 to 1.02 s and the full cycle at 1M from 54.9 to 53.5 s,
-  /// with ingest unchanged (docs/PERFORMANCE.md item 77).
+  /// with ingest unchanged.
   static constexpr std::int64_t kInlineFactor = 16;
 
  private:

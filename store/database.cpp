@@ -72,7 +72,7 @@ SQLite::Database open_database(const DatabaseOptions& options, Access access) {
     // way (a batched insert, an upsert with foreign keys, a trigger's writes) keeps the pages
     // it changes in a statement journal, which SQLite spills to a temporary file past 64 KiB.
     // The cluster job opened and wrote such files all the time: 1 s of its 8.5 s at 100,000
-    // events in the kernel (item 40 in docs/PERFORMANCE.md). What they hold is bounded by the
+    // events in the kernel. What they hold is bounded by the
     // pages one statement changes; the jobs' temporary B-trees are over a chunk's rows.
     db.exec("PRAGMA temp_store = MEMORY");
     // Deleted content is overwritten with zeros, in cells and in freed pages, so that a

@@ -17,7 +17,7 @@ enum class Access { kWriter, kReader };
 /// Page size of a database file reflectd creates, bytes (PRAGMA page_size). SQLite's default
 /// is 4096. With 8192 the jobs' large B-trees have half the pages and the deepest lose a
 /// level: the same instructions, fewer page-cache misses and WAL frames, and a full cycle
-/// over 100,000 events takes ~10% less time (docs/PERFORMANCE.md, item 67).
+/// over 100,000 events takes ~10% less time (docs/PERFORMANCE.md).
 /// A file keeps the page size it was created with: in WAL mode SQLite ignores the pragma on
 /// an existing database (vacuum_database() in store/vacuum.hpp, `reflectd --vacuum`, converts
 /// one with the daemon stopped).

@@ -1,5 +1,5 @@
 #pragma once
-// The stored shape of one event: the wire envelope (README "Wire format v1") after
+// The stored shape of one event: the wire envelope (docs/WIRE.md) after
 // validation and normalisation. Produced by bus::EventDecoder, consumed by store::EventStore.
 
 #include <algorithm>

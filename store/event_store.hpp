@@ -47,7 +47,7 @@ void mark_medallions_stale(SQLite::Database& db, const std::string& ns);
 /// When insert() raises a namespace's newest event time (table event_namespaces, which the
 /// importance job reads; migration 11 kept it by an AFTER INSERT trigger, migration 21 moved it
 /// here: that trigger gave every event insert a sub-program and a statement journal, about a
-/// third of the writer's time per event, docs/PERFORMANCE.md item 71).
+/// third of the writer's time per event).
 enum class NamespaceTimes {
   kPerEvent,        ///< right after each stored event: exact after every insert
   kPerTransaction,  ///< by write_namespace_times(), which the caller runs before COMMIT

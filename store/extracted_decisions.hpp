@@ -1,6 +1,6 @@
 #pragma once
-// The decisions the consolidation job finds in the events (issue 34 §2; jobs/
-// decision_extraction.hpp gives the rules), stored as knowledge rows of kind `decision` and
+// The decisions the consolidation job finds in the events
+// (jobs/decision_extraction.hpp gives the rules), stored as knowledge rows of kind `decision` and
 // provenance `internal`, with their source in table extracted_decisions (migration 27).
 //
 // Lifecycle (docs/JOBS.md "Decisions from the events"):

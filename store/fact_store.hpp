@@ -3,7 +3,7 @@
 // facts job's only way into the facts and fact_entity_links tables. Reads are in
 // recall/record_reads.hpp.
 //
-// Supersession (issue 34 §1): a fact with an attribute replaces the current fact on the same
+// Supersession: a fact with an attribute replaces the current fact on the same
 // namespace, entity and attribute. The earlier one keeps its row and text; it gets valid_to
 // (the later fact's valid_from, unless its own range already ended earlier) and is_stale = 1,
 // and the later one names it in supersedes_fact_id. Nothing is deleted.

@@ -666,12 +666,12 @@ CREATE TABLE consolidation_streams (
   unique_contexts INTEGER NOT NULL
 ) WITHOUT ROWID;
 )sql",
-    // 13: one B-tree less per consolidated event (docs/PERFORMANCE.md item 32). Every query of
-    //    event_targets_target (namespace, target) WHERE target IS NOT NULL, a stream's backfill
-    //    and its count of distinct contexts, also filters weight > 0, which
+    // 13: one B-tree less per consolidated event (consolidate at 300k: 8.8 -> 7.8 s CPU). Every
+    //    query of event_targets_target (namespace, target) WHERE target IS NOT NULL, a stream's
+    //    backfill and its count of distinct contexts, also filters weight > 0, which
     //    event_targets_contexts (namespace, target, trajectory_id, seq) WHERE target IS NOT NULL
-    //    AND weight > 0 answers as well (the count without a temporary B-tree); consolidation
-    //    spent ~7% of its CPU keeping the older index.
+    //    AND weight > 0 answers as well (the count without a temporary B-tree); consolidation spent
+    //    ~7% of its CPU keeping the older index.
     R"sql(
 DROP INDEX event_targets_target;
 )sql",
@@ -732,7 +732,7 @@ END;
     // 15: each recurring problem's totals, kept (jobs/consolidation.cpp update_pattern). The
     //    first touch of a signature in a run read its whole history from problem_occurrences
     //    to count occurrences, targets and distinct trajectories, so a run's cost grew with the
-    //    log: at 1M events half of a +10,000 run's instructions (docs/PERFORMANCE.md item 45).
+    //    log: at 1M events half of a +10,000 run's instructions.
     //    The consolidation job updates these rows in the transaction that inserts the
     //    occurrences. Filled here from the occurrences stored so far, which are exactly those
     //    the job has consolidated (both are written by its chunks).
@@ -760,18 +760,17 @@ INSERT INTO problem_pattern_targets (namespace, signature, target, occurrences)
 SELECT namespace, signature, target, count(*) FROM problem_occurrences WHERE target IS NOT NULL
 GROUP BY namespace, signature, target;
 )sql",
-    // 16: the cluster job's foreign keys are checked at COMMIT (DEFERRABLE INITIALLY
-    //    DEFERRED) instead of after each statement. SQLite gives a statement that writes
-    //    several rows, or changes a foreign-key column (the multi-row INSERTs of
-    //    event_entities and event_clusters, each edge's and cluster's UPDATE), a statement
-    //    journal when an immediate foreign key could abort it half way: a copy of every page
-    //    the statement changes, 8% of a +10,000 cluster run's instructions at 1M events
-    //    (docs/PERFORMANCE.md item 46). A violation still fails the chunk's transaction,
-    //    which rolls back whole. Only tables no other writer touches are changed, so an
-    //    ingest batch never fails at its COMMIT for one event. The clauses are edited in
-    //    sqlite_schema as SQLite's ALTER TABLE page describes for constraint changes that
-    //    leave the stored rows as they are (migrate() runs this under writable_schema and
-    //    bumps schema_version): rebuilding event_entities would copy millions of rows.
+    // 16: the cluster job's foreign keys are checked at COMMIT (DEFERRABLE INITIALLY DEFERRED)
+    //    instead of after each statement. SQLite gives a statement that writes several rows, or
+    //    changes a foreign-key column (the multi-row INSERTs of event_entities and event_clusters,
+    //    each edge's and cluster's UPDATE), a statement journal when an immediate foreign key could
+    //    abort it half way: a copy of every page the statement changes, 8% of a +10,000 cluster
+    //    run's instructions at 1M events. A violation still fails the chunk's transaction, which
+    //    rolls back whole. Only tables no other writer touches are changed, so an ingest batch
+    //    never fails at its COMMIT for one event. The clauses are edited in sqlite_schema as
+    //    SQLite's ALTER TABLE page describes for constraint changes that leave the stored rows as
+    //    they are (migrate() runs this under writable_schema and bumps schema_version): rebuilding
+    //    event_entities would copy millions of rows.
     R"sql(
 UPDATE sqlite_master SET sql = replace(replace(replace(sql,
   'REFERENCES events (seq)', 'REFERENCES events (seq) DEFERRABLE INITIALLY DEFERRED'),
@@ -785,8 +784,9 @@ WHERE type = 'table' AND name IN ('event_entities', 'entity_relationships', 'ent
     //    last_evidence_seq, above a watermark per namespace that each sweep leaves, instead
     //    of a flag `unswept` that the cluster job set on every edge it reinforced (an entry
     //    in a partial index) and every sweep cleared (a rewrite of each such row and its
-    //    index entry): 120,000 reinforcements per 10,000 events (docs/PERFORMANCE.md item
-    //    47). A namespace's events are clustered once each, in seq order, so every edge
+    //    index entry): 120,000 reinforcements per 10,000 events (the decay job
+    //    0.55 -> 0.08 G instructions). A namespace's events are clustered once each, in seq order,
+    //    so every edge
     //    still flagged has newer evidence than every edge swept: the newest evidence of the
     //    swept ones is where the count resumes.
     R"sql(
@@ -802,7 +802,7 @@ ALTER TABLE entity_relationships DROP COLUMN unswept;
 )sql",
     // 18: a medallion's span (count, oldest and newest time of its scope's active events) kept
     //    per namespace (medallion_spans) and extended by the events stored since, instead of a
-    //    read of the whole scope at every refresh (docs/PERFORMANCE.md item 49). New events have
+    //    read of the whole scope at every refresh. New events have
     //    higher seqs, so only a change of a stored event can invalidate a kept span: these
     //    triggers count them per namespace (an event entering or leaving `active`, an active
     //    event's time changed, an event moved to another namespace or deleted), and a span
@@ -862,7 +862,7 @@ END;
     //    for every row it checks (a new table, its zeroed page, five or more inserts, its
     //    release): about 1.5 µs per row, on every event the writer stores (sensitivity) and on
     //    each entity, cluster, knowledge, observation and audit row the jobs write
-    //    (docs/PERFORMANCE.md item 69). The same values are allowed, and a NULL passes either
+    //    The same values are allowed, and a NULL passes either
     //    form, so the stored rows stay valid: the clauses are edited in sqlite_schema like
     //    migration 16's (writable_schema, schema_version bumped by migrate()). Each clause is
     //    matched as migration 1 or 8 wrote it; running it again changes nothing.
@@ -898,7 +898,7 @@ WHERE type = 'table' AND name IN ('events', 'knowledge', 'observations', 'job_ru
     //    namespace and group, before its COMMIT) instead of by an AFTER INSERT trigger. The
     //    trigger made every event insert run a sub-program and, because a trigger's
     //    statement may abort after the row is written, keep a statement journal: without it
-    //    the daemon's push ran ~40% faster (docs/PERFORMANCE.md item 71). Deletes and
+    //    the daemon's push ran ~40% faster. Deletes and
     //    updates of events keep their triggers (rare, and their rule is a recount).
     R"sql(
 DROP TRIGGER IF EXISTS events_namespace_inserted;
@@ -907,7 +907,7 @@ DROP TRIGGER IF EXISTS events_namespace_inserted;
     //    200) occurrences (200: jobs/consolidation.cpp kMaxSupportIdsListed). A run takes a
     //    signature's newest ids from its observation's list once it knows the list is the
     //    newest: it counted the occurrences in the list's range (~200 index entries a
-    //    signature), and a list that starts at the floor is (docs/PERFORMANCE.md item 74).
+    //    signature), and a list that starts at the floor is.
     //    Filled by kAddedColumns below.
     R"sql(
 ALTER TABLE problem_patterns ADD COLUMN newest_floor_seq INTEGER;
@@ -917,7 +917,7 @@ ALTER TABLE problem_patterns ADD COLUMN newest_floor_seq INTEGER;
     //    order. A competence's first touch in a run read them joined with `events` for that
     //    time: one random read of the 1.3 GB events table per success, the part of the
     //    consolidation job that grew with the log (37 of 360 ms of a +10,000 run after 1M
-    //    events, 5 ms after 100k; docs/PERFORMANCE.md item 75). An event's time is never
+    //    events, 5 ms after 100k). An event's time is never
     //    rewritten, as knowledge_evidence and problem_occurrences, which copy it too, assume.
     //    Filled by kAddedColumns below.
     R"sql(
@@ -972,7 +972,7 @@ CREATE INDEX IF NOT EXISTS knowledge_source_event
 ALTER TABLE events ADD COLUMN access_count INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE events ADD COLUMN last_accessed_us INTEGER;
 )sql",
-    // 26: the fact ledger (seed 003 MemoryFact, MemoryFactEntityLink; issue 34), written by the
+    // 26: the fact ledger (seed 003 MemoryFact, MemoryFactEntityLink), written by the
     //    `facts` job (jobs/facts.hpp) through store/fact_store.hpp. One fact per sentence of
     //    an event (source_seq, sentence_index); a later fact on the same entity and attribute
     //    supersedes an earlier one (supersedes_fact_id, the earlier one's valid_to_us).
@@ -1010,10 +1010,10 @@ CREATE TABLE IF NOT EXISTS fact_entity_links (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS fact_entity_links_entity ON fact_entity_links (entity_key, fact_id);
 )sql",
-    // 27: where the consolidation job's decisions come from (issue 34 §2,
-    //    store/extracted_decisions.hpp): the problem they answer (a later decision on the same
+    // 27: where the consolidation job's decisions come from
+    //    (store/extracted_decisions.hpp): the problem they answer (a later decision on the same
     //    problem supersedes them) and the subject of their commit (a revert falsifies them);
-    //    and the questions asked and not answered yet, the newest per trajectory (§4).
+    //    and the questions asked and not answered yet, the newest per trajectory.
     R"sql(
 CREATE TABLE IF NOT EXISTS extracted_decisions (
   decision_id       TEXT    PRIMARY KEY REFERENCES knowledge (decision_id),
@@ -1035,12 +1035,12 @@ CREATE TABLE IF NOT EXISTS unanswered_questions (
   PRIMARY KEY (namespace, trajectory_id)
 ) WITHOUT ROWID;
 )sql",
-    // 28: the audit log stays append-only outside a hard forget (memory_ops/forget.hpp,
-    //    issue 35 §1). Inside one, marked by the forget's own row in forget_in_progress (written
-    //    and removed in its transaction, so no other connection ever sees it), a rationale that
-    //    quoted a deleted event may become '[forgotten]' without its previous state, and the
-    //    jobs' rows about a namespace's derived records, which are cleared and rebuilt with
-    //    them, may go. facts_superseding finds the fact that superseded a forgotten one.
+    // 28: the audit log stays append-only outside a hard forget (memory_ops/forget.hpp). Inside
+    //    one, marked by the forget's own row in forget_in_progress (written and removed in its
+    //    transaction, so no other connection ever sees it), a rationale that quoted a deleted event
+    //    may become '[forgotten]' without its previous state, and the jobs' rows about a
+    //    namespace's derived records, which are cleared and rebuilt with them, may go.
+    //    facts_superseding finds the fact that superseded a forgotten one.
     R"sql(
 CREATE TABLE IF NOT EXISTS forget_in_progress (id INTEGER PRIMARY KEY CHECK (id = 1));
 CREATE INDEX IF NOT EXISTS facts_superseding ON facts (supersedes_fact_id)
@@ -1061,7 +1061,7 @@ WHEN NOT EXISTS (SELECT 1 FROM forget_in_progress) OR old.actor NOT LIKE 'job:%'
   SELECT RAISE(ABORT, 'audit_log is append-only');
 END;
 )sql",
-    // 29: an event revised (memory_ops/revise.hpp, issue 35 §2) is `superseded` by its
+    // 29: an event revised (memory_ops/revise.hpp) is `superseded` by its
     //    revision. The status clause is edited in sqlite_schema like migration 20's (the
     //    stored rows stay valid: the old values are still allowed); running it again changes
     //    nothing.
@@ -1078,14 +1078,14 @@ ALTER TABLE events ADD COLUMN superseded_by TEXT;
 CREATE INDEX IF NOT EXISTS events_superseded_by ON events (superseded_by)
   WHERE superseded_by IS NOT NULL;
 )sql",
-    // 31: the audit log's action `merge` (seed 002 AuditEntry.action; issue 35 §5), edited in
+    // 31: the audit log's action `merge` (seed 002 AuditEntry.action), edited in
     //    sqlite_schema like migration 20 (every stored row stays valid).
     R"sql(
 UPDATE sqlite_master SET sql = replace(sql, 'OR action = ''accept'')',
   'OR action = ''accept'' OR action = ''merge'')')
 WHERE type = 'table' AND name = 'audit_log' AND sql NOT LIKE '%''merge''%';
 )sql",
-    // 32: entity merges an operator asked for (merge_entities, issue 35 §5): the entity store
+    // 32: entity merges an operator asked for (merge_entities): the entity store
     //    resolves through them as through declared aliases. Not derived from events, so a
     //    forget's rebuild of a namespace keeps them.
     R"sql(
@@ -1098,7 +1098,7 @@ CREATE TABLE IF NOT EXISTS entity_merges (
   PRIMARY KEY (namespace, alias_key)
 ) WITHOUT ROWID;
 )sql",
-    // 33: medallions written by agents (memory_ops/medallions.hpp, issue 35 §4; seed 001).
+    // 33: medallions written by agents (memory_ops/medallions.hpp; seed 001).
     //    They live in the seed's tables beside the job's, so every read finds them; this table
     //    says which ones an agent owns (the job never rebuilds them, new events never mark them
     //    stale, a forget's rebuild keeps them) and what superseded one. medallion_evidence keeps
@@ -1120,7 +1120,7 @@ CREATE TABLE IF NOT EXISTS medallion_evidence (
   PRIMARY KEY (medallion_id, version)
 ) WITHOUT ROWID;
 )sql",
-    // 34: where an agent's record stopped taking evidence (issue 35 §3): the seq of the event
+    // 34: where an agent's record stopped taking evidence: the seq of the event
     //    that superseded or deprecated it, or the next seq when a verdict rejected or
     //    falsified it. The consolidation job evaluates an agent's record over the weighted
     //    events of its target from its own event up to that seq (jobs/consolidation.hpp).

@@ -11,8 +11,7 @@ namespace reflectd::store {
 /// per-connection allocator either: the jobs' statements allocate and free through that path
 /// millions of times a cycle (binding a text copies it, building a record sizes a buffer),
 /// and the writer and the jobs' connection take the same mutex. Off: 4.3% fewer
-/// instructions in an incremental cycle of 10,000 events after 1M (callgrind, 9.56 -> 9.15 G;
-/// docs/PERFORMANCE.md item 65).
+/// instructions in an incremental cycle of 10,000 events after 1M (callgrind, 9.56 -> 9.15 G).
 ///
 /// What it costs: `sqlite3_memory_used()`, `sqlite3_memory_highwater()` and
 /// `sqlite3_status(SQLITE_STATUS_MEMORY_USED, ...)` report 0, and `sqlite3_soft_heap_limit64()`

@@ -1,4 +1,4 @@
-// Access control (issue 6 §3) with real sockets on tcp 127.0.0.1 ephemeral ports, a real
+// Access control with real sockets on tcp 127.0.0.1 ephemeral ports, a real
 // database and the real reflectctl binary: CURVE handshakes admitted or refused by the ZAP
 // handler, agent_id stamping, namespace and sensitivity write checks, clearance and namespace
 // scope of reads (in the SQL), admin-only commands, the non-loopback bind rule, keygen files.

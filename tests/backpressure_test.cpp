@@ -1,4 +1,4 @@
-// Backpressure and stuck peers (issue 6 §1): a push flood beyond the writer's capacity is held
+// Backpressure and stuck peers: a push flood beyond the writer's capacity is held
 // back by the writer queue and libzmq's high-water marks, so the daemon's memory stays bounded
 // however long the flood; publishers and subscribers that stop reading, or stop halfway through
 // a handshake, never block the daemon for anyone else.

@@ -1,4 +1,4 @@
-// Decisions found in the events (issue 34 §2): the extraction rules on hand-made messages and
+// Decisions found in the events: the extraction rules on hand-made messages and
 // trajectories, and the consolidation job's ledger on a real SQLite file (supersession by the
 // same problem, revert, rerun, agents' decisions not in conflict, confidence after decay).
 

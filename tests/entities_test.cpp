@@ -1,4 +1,4 @@
-// Entities, clustering, communities and importance (issue 4): the pure rules, then the jobs on
+// Entities, clustering, communities and importance: the pure rules, then the jobs on
 // the real streams (quality, reruns, split independence, closed-form edge decay).
 
 #include <catch2/catch.hpp>

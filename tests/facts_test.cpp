@@ -1,4 +1,4 @@
-// The fact ledger (issue 34 §1): the extraction rules on single sentences against a fixed
+// The fact ledger: the extraction rules on single sentences against a fixed
 // timestamp, and the `facts` job with its read on a real SQLite file (supersession, reruns,
 // dates, clearance).
 

@@ -101,8 +101,8 @@ TEST_CASE("vitality and confidence decay from the confidence at the last evidenc
   CHECK(decayed_confidence(0.8, kT0, kT0 + 37 * kDay, v) ==
         Approx(0.8 - 0.05 * 23.0 / 7.0 - 0.2).epsilon(1e-12));
   CHECK(decayed_confidence(0.8, kT0, kT0 + 400 * kDay, v) == 0.0);
-  // With a floor (issue 34 §3) a year of silence leaves 0.8 x 0.8; the loss before it is the
-  // seed's.
+  // With a floor (decay.min_confidence_share) a year of silence leaves 0.8 x 0.8; the loss before
+  // it is the seed's.
   VitalityParams floored = v;
   floored.min_confidence_share = 0.8;
   CHECK(decayed_confidence(0.8, kT0, kT0 + 400 * kDay, floored) == Approx(0.64).epsilon(1e-12));

@@ -1,4 +1,4 @@
-// Issue 37: reflectd on a NATS JetStream cluster. A real three-server cluster (nats-server
+// reflectd on a NATS JetStream cluster. A real three-server cluster (nats-server
 // child processes on loopback), two reflectd replicas of one shard as child processes, and
 // the real `reflectctl jetstream` commands. Needs REFLECTD_BIN, REFLECTCTL_BIN and
 // REFLECTD_DATA_DIR.

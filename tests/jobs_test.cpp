@@ -304,7 +304,7 @@ TEST_CASE("consolidation: the same tables for any chunk size and any split into 
   for (auto& line : test::corpus_lines("swe-agent-trajectories.jsonl"))
     lines.push_back(std::move(line));
   REQUIRE(lines.size() == 9052);
-  // Agents' records on the target `perf` (issue 35 §3): a decision, the decision that
+  // Agents' records on the target `perf`: a decision, the decision that
   // supersedes it later (so the first one's evidence ends there) and a draft proposal; each is
   // evaluated over the weighted events of its target in its window, split like the rest.
   auto timestamp_of = [&](std::size_t line) {
@@ -866,7 +866,7 @@ TEST_CASE("decay sweeps are closed-form: many sweeps equal one") {
             .getDouble() == model::decayed_confidence(base, last, kNow + 45 * kDay, vitality));
   // Read long after the history ended, nothing superseded them: every decision keeps its
   // confidence at the floor, decay.min_confidence_share (0.8) of its confidence at the last
-  // evidence, not the seed's 0 (issue 34 §3).
+  // evidence, not the seed's 0.
   CHECK(vitality.min_confidence_share == 0.8);
   CHECK(db_a.execAndGet("SELECT count(*) FROM knowledge WHERE confidence_base > 0").getInt() > 0);
   CHECK(db_a.execAndGet("SELECT count(*) FROM knowledge WHERE confidence_base > 0 AND "

@@ -1,4 +1,4 @@
-// Memory operations (issue 35): forget, restore, pin, unpin and the audit read.
+// Memory operations: forget, restore, pin, unpin and the audit read.
 //  - On real SQLite files with the jobs run directly (a fake clock): a hard delete leaves the
 //    forgotten text in no table, no full-text shadow table and no byte of the database or WAL
 //    file; what the jobs rebuild equals what they derive from a store that never had the
@@ -226,7 +226,7 @@ TEST_CASE("forget delete: the rebuild equals the jobs' work on a store that neve
   auto lines = test::corpus_lines("libzmq-commits.jsonl");
   lines.resize(1200);
   // An agent's decision on `src`, which the marked commit is evidence of: the rebuild
-  // evaluates it again without that commit (issue 35 §3).
+  // evaluates it again without that commit.
   lines.insert(lines.begin() + 600, json{{"id", "agent-src-decision"},
                                          {"kind", "decision"},
                                          {"namespace", "libzmq"},

