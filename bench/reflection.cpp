@@ -12,22 +12,28 @@
 //     a fact about that person dated within 14 days of the session (target >= 0.55).
 // Content words: tokens of 3+ letters that are not Snowball English stop words
 // (jobs::Tokenizer::is_stop_word) and not a speaker's name, compared by their Porter stem
-// (recall/porter_stemmer.hpp). A fact's date is its valid_from.
+// (recall/porter_stemmer.hpp). A fact's date is the day it names: its validity range when a
+// time expression gave one ("this month" said on 20 January: 1-31 January, 0 days from the
+// 20th), else its valid_from (the turn's time; its open end says nothing of when it happened).
 //
 // Thresholds given on the command line make it exit 1 when missed (the CTest run). --dump FILE
-// writes every fact with its turn and whether an observation cites it, as JSON Lines. The
+// writes every fact with its turn and whether an observation cites it, as JSON Lines;
+// --misses FILE every observation and life event no fact holds, with the facts nearest to it
+// and, for a life event, the content stems each of them lacks. The
 // figures are deterministic: the same data give the same numbers.
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -63,8 +69,16 @@ struct StoredFact {
   std::string subject;  // the entity's name, lower case
   std::string statement;
   std::int64_t from_us = 0;
+  std::optional<std::int64_t> to_us;  // exclusive; set when a time expression dated the fact
   std::set<std::string> stems;
 };
+
+// How far `at_us` lies from the day `f` names (0 inside its range), µs.
+std::int64_t days_apart_us(const StoredFact& f, std::int64_t at_us) {
+  if (at_us < f.from_us) return f.from_us - at_us;
+  if (!f.to_us) return at_us - f.from_us;
+  return at_us < *f.to_us ? 0 : at_us - (*f.to_us - 1);
+}
 
 // The content words' stems of `text`, as the header defines them.
 class ContentWords {
@@ -108,47 +122,69 @@ double share(std::size_t part, std::size_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0;
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{
-      "bench_reflection: the fact ledger on LoCoMo against the annotators' observations and "
-      "life events (facts per turn, precision, observation recall, event recall)"};
-  std::string data = std::string(REFLECTD_DATA_DIR) + "/locomo-dev";
-  double max_per_turn = std::numeric_limits<double>::infinity();
-  double min_precision = 0;
-  double min_observation_recall = 0;
-  double min_event_recall = 0;
-  std::string dump;
-  app.add_option("--data", data,
-                 "the locomo-dev folder (events.jsonl, observations.jsonl, sessions.jsonl)")
-      ->capture_default_str();
-  app.add_option("--max-facts-per-turn", max_per_turn, "exit 1 when there are more");
-  app.add_option("--min-precision", min_precision, "exit 1 when lower")->capture_default_str();
-  app.add_option("--min-observation-recall", min_observation_recall, "exit 1 when lower")
-      ->capture_default_str();
-  app.add_option("--min-event-recall", min_event_recall, "exit 1 when lower")
-      ->capture_default_str();
-  app.add_option("--dump", dump, "write every fact with its turn as JSON Lines");
-  CLI11_PARSE(app, argc, argv);
+// Every fact the ledger holds, superseded ones included, and the facts of each turn.
+struct Ledger {
+  std::vector<StoredFact> facts;
+  std::map<std::string, std::vector<std::size_t>> by_turn;  // turn id -> indices in facts
+};
 
-  const std::vector<json> turns = bench::read_lines(data + "/events.jsonl");
-  const std::vector<json> observations = bench::read_lines(data + "/observations.jsonl");
-  const std::vector<json> sessions = bench::read_lines(data + "/sessions.jsonl");
-  FakeClock clock(bench::day_after_last_turn_us(turns));
+Ledger read_ledger(SQLite::Database& db, ContentWords& words) {
+  Ledger ledger;
+  auto& [facts, by_turn] = ledger;
+  SQLite::Statement read(db,
+                         "SELECT f.namespace, e.uid, f.entity_key, f.fact_text, f.valid_from_us, "
+                         "f.valid_to_us "
+                         "FROM facts f JOIN events e ON e.seq = f.source_seq ORDER BY f.fact_id");
+  while (read.executeStep()) {
+    StoredFact f;
+    f.ns = read.getColumn(0).getString();
+    f.turn = read.getColumn(1).getString();
+    const std::string key = read.getColumn(2).getString();
+    f.subject = key.substr(key.find(':') + 1);
+    f.statement = read.getColumn(3).getString();
+    f.from_us = read.getColumn(4).getInt64();
+    if (!read.getColumn(5).isNull()) f.to_us = read.getColumn(5).getInt64();
+    f.stems = words.of(f.statement);
+    by_turn[f.turn].push_back(facts.size());
+    facts.push_back(std::move(f));
+  }
+  return ledger;
+}
 
-  const bench::ScratchDir dir("bench_reflection");
-  const std::string path = dir.file("facts.db");
-  bench::store_turns(path, turns, clock);
-  const auto cfg = config::defaults();
-  auto db = store::open_database(daemon::jobs_database_options(cfg, path), store::Access::kWriter);
-  std::atomic<bool> stopping{false};
-  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
-  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
-  const json result = jobs::run_facts(ctx);
+// The session's facts about `subject`, the closest to `wanted` first, with the content stems
+// each one lacks.
+json nearest_facts(const std::vector<StoredFact>& facts, const std::string& ns,
+                   const std::string& subject, std::int64_t session_us,
+                   const std::set<std::string>& wanted) {
+  std::vector<std::pair<std::size_t, json>> near;
+  for (const StoredFact& f : facts) {
+    if (f.ns != ns || f.subject != subject || days_apart_us(f, session_us) > kEventWindowUs) {
+      continue;
+    }
+    json lacks = json::array();
+    for (const std::string& w : wanted) {
+      if (!f.stems.contains(w)) lacks.push_back(w);
+    }
+    near.emplace_back(lacks.size(), json{{"fact", f.statement}, {"lacks", lacks}});
+  }
+  std::stable_sort(near.begin(), near.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  json listed = json::array();
+  for (auto& [lacking, entry] : near) listed.push_back(std::move(entry));
+  return listed;
+}
 
-  // A session's date: its first turn's timestamp. Speakers' names are no content words.
+// What the turns tell the measures: the speakers' names (no content words), each session's
+// date (its first turn's timestamp) and each turn's text by id.
+struct TurnIndex {
   std::set<std::string> names;
   std::map<std::pair<std::string, std::string>, std::int64_t> session_start;
   std::map<std::string, std::string> content;
+};
+
+TurnIndex index_turns(const std::vector<json>& turns) {
+  TurnIndex index;
+  auto& [names, session_start, content] = index;
   for (const json& t : turns) {
     names.insert(ascii_lower(t["agent_id"].get<std::string>()));
     content[t["id"]] = t["content"];
@@ -161,26 +197,88 @@ int run(int argc, char** argv) {
       session_start[key] = parse_rfc3339_us(t["timestamp"].get<std::string>()).value_or(0);
     }
   }
-  ContentWords words(names);
+  return index;
+}
 
-  std::vector<StoredFact> facts;
-  std::map<std::string, std::vector<std::size_t>> by_turn;
-  SQLite::Statement read(db,
-                         "SELECT f.namespace, e.uid, f.entity_key, f.fact_text, f.valid_from_us "
-                         "FROM facts f JOIN events e ON e.seq = f.source_seq ORDER BY f.fact_id");
-  while (read.executeStep()) {
-    StoredFact f;
-    f.ns = read.getColumn(0).getString();
-    f.turn = read.getColumn(1).getString();
-    const std::string key = read.getColumn(2).getString();
-    f.subject = key.substr(key.find(':') + 1);
-    f.statement = read.getColumn(3).getString();
-    f.from_us = read.getColumn(4).getInt64();
-    f.stems = words.of(f.statement);
-    by_turn[f.turn].push_back(facts.size());
-    facts.push_back(std::move(f));
+// The command line.
+struct Options {
+  std::string data = std::string(REFLECTD_DATA_DIR) + "/locomo-dev";
+  double max_per_turn = std::numeric_limits<double>::infinity();
+  double min_precision = 0;
+  double min_observation_recall = 0;
+  double min_event_recall = 0;
+  std::string dump;
+  std::string misses;
+};
+
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--data", o.data,
+                 "the locomo-dev folder (events.jsonl, observations.jsonl, sessions.jsonl)")
+      ->capture_default_str();
+  app.add_option("--max-facts-per-turn", o.max_per_turn, "exit 1 when there are more");
+  app.add_option("--min-precision", o.min_precision, "exit 1 when lower")->capture_default_str();
+  app.add_option("--min-observation-recall", o.min_observation_recall, "exit 1 when lower")
+      ->capture_default_str();
+  app.add_option("--min-event-recall", o.min_event_recall, "exit 1 when lower")
+      ->capture_default_str();
+  app.add_option("--dump", o.dump, "write every fact with its turn as JSON Lines");
+  app.add_option("--misses", o.misses,
+                 "write every observation and life event no fact holds as JSON Lines, with the "
+                 "facts of its evidence turns (observations) or of its speaker's session "
+                 "(events)");
+}
+
+// --dump and --misses, when asked for.
+void write_dumps(const Options& opt, const std::vector<StoredFact>& facts,
+                 const std::map<std::string, std::string>& content,
+                 const std::set<std::string>& cited, const std::vector<json>& missed) {
+  if (!opt.dump.empty()) {
+    std::ofstream out(opt.dump);
+    for (const StoredFact& f : facts) {
+      out << json{{"turn", f.turn},
+                  {"content", content.at(f.turn)},
+                  {"statement", f.statement},
+                  {"cited", cited.contains(f.turn)}}
+                 .dump()
+          << "\n";
+    }
   }
 
+  if (!opt.misses.empty()) {
+    std::ofstream out(opt.misses);
+    for (const json& m : missed) out << m.dump() << "\n";
+  }
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "bench_reflection: the fact ledger on LoCoMo against the annotators' observations and "
+      "life events (facts per turn, precision, observation recall, event recall)"};
+  Options opt;
+  add_options(app, opt);
+  CLI11_PARSE(app, argc, argv);
+
+  const std::vector<json> turns = bench::read_lines(opt.data + "/events.jsonl");
+  const std::vector<json> observations = bench::read_lines(opt.data + "/observations.jsonl");
+  const std::vector<json> sessions = bench::read_lines(opt.data + "/sessions.jsonl");
+  FakeClock clock(bench::day_after_last_turn_us(turns));
+
+  const bench::ScratchDir dir("bench_reflection");
+  const std::string path = dir.file("facts.db");
+  bench::store_turns(path, turns, clock);
+  const auto cfg = config::defaults();
+  auto db = store::open_database(daemon::jobs_database_options(cfg, path), store::Access::kWriter);
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
+  const json result = jobs::run_facts(ctx);
+
+  const auto [names, session_start, content] = index_turns(turns);
+  ContentWords words(names);
+
+  auto [facts, by_turn] = read_ledger(db, words);
+
+  std::vector<json> missed;
   std::set<std::string> cited;
   std::size_t observations_held = 0;
   for (const json& o : observations) {
@@ -191,6 +289,14 @@ int run(int argc, char** argv) {
       for (const std::size_t i : by_turn[id]) held = held || holds(facts[i].stems, wanted);
     }
     observations_held += held ? 1 : 0;
+    if (!held) {
+      json near = json::array();
+      for (const std::string& id : o["evidence_ids"].get<std::vector<std::string>>()) {
+        for (const std::size_t i : by_turn[id]) near.push_back(facts[i].statement);
+      }
+      missed.push_back(
+          {{"observation", o["observation"]}, {"evidence", o["evidence_ids"]}, {"facts", near}});
+    }
   }
   std::size_t precise = 0;
   for (const StoredFact& f : facts) precise += cited.contains(f.turn) ? 1 : 0;
@@ -209,26 +315,24 @@ int run(int argc, char** argv) {
         bool held = false;
         for (const StoredFact& f : facts) {
           if (held) break;
-          const std::int64_t gap = f.from_us - start->second;
-          held = f.ns == ns && f.subject == subject && gap <= kEventWindowUs &&
-                 gap >= -kEventWindowUs && holds(f.stems, wanted);
+          held = f.ns == ns && f.subject == subject &&
+                 days_apart_us(f, start->second) <= kEventWindowUs && holds(f.stems, wanted);
         }
         events_held += held ? 1 : 0;
+        if (!held) {
+          const json listed = nearest_facts(facts, ns, subject, start->second, wanted);
+          missed.push_back({{"event", e},
+                            {"namespace", ns},
+                            {"session", s["session"]},
+                            {"speaker", speaker},
+                            {"stems", wanted},
+                            {"facts", listed}});
+        }
       }
     }
   }
 
-  if (!dump.empty()) {
-    std::ofstream out(dump);
-    for (const StoredFact& f : facts) {
-      out << json{{"turn", f.turn},
-                  {"content", content[f.turn]},
-                  {"statement", f.statement},
-                  {"cited", cited.contains(f.turn)}}
-                 .dump()
-          << "\n";
-    }
-  }
+  write_dumps(opt, facts, content, cited, missed);
 
   const double per_turn = share(facts.size(), turns.size());
   const double precision = share(precise, facts.size());
@@ -250,11 +354,11 @@ int run(int argc, char** argv) {
     std::printf("FAIL: %s %.3f (bound %.3f)\n", what, value, bound);
     status = 1;
   };
-  check(per_turn <= max_per_turn, "facts per turn", per_turn, max_per_turn);
-  check(precision >= min_precision, "precision", precision, min_precision);
-  check(observation_recall >= min_observation_recall, "observation recall", observation_recall,
-        min_observation_recall);
-  check(event_recall >= min_event_recall, "event recall", event_recall, min_event_recall);
+  check(per_turn <= opt.max_per_turn, "facts per turn", per_turn, opt.max_per_turn);
+  check(precision >= opt.min_precision, "precision", precision, opt.min_precision);
+  check(observation_recall >= opt.min_observation_recall, "observation recall", observation_recall,
+        opt.min_observation_recall);
+  check(event_recall >= opt.min_event_recall, "event recall", event_recall, opt.min_event_recall);
   return status;
 }
 

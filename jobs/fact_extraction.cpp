@@ -8,6 +8,7 @@
 
 #include "common/ascii.hpp"
 #include "common/time_expressions.hpp"
+#include "jobs/chat_spelling.hpp"
 #include "jobs/clustering.hpp"
 #include "jobs/entity_extraction.hpp"
 
@@ -137,12 +138,12 @@ const std::set<std::string, std::less<>>& evaluative() {
 // first-person word such a sentence is about the listener.
 const std::set<std::string, std::less<>>& reaction_openers() {
   static const std::set<std::string, std::less<>> words{
-      "that",   "that's", "thats", "those",    "this",
-      "sounds", "what",   "wow",   "congrats", "congratulations",
-      "aw",     "aww",    "awww",  "omg",      "haha",
-      "lol",    "it's",   "its",   "it",       "way",
-      "kudos",  "bummer", "nice",  "cool",     "awesome",
-      "great",  "hang"};
+      "that",   "that's", "thats",  "those",    "this",
+      "sounds", "what",   "wow",    "congrats", "congratulations",
+      "aw",     "aww",    "awww",   "omg",      "haha",
+      "lol",    "it's",   "its",    "it",       "way",
+      "kudos",  "bummer", "nice",   "cool",     "awesome",
+      "great",  "hang",   "thanks", "thank"};
   return words;
 }
 
@@ -281,6 +282,19 @@ std::vector<Sentence> sentences_of(std::string_view text) {
     if (c == ' ' && i + 2 < text.size() && text[i + 1] == '-' && text[i + 2] == ' ') {
       flush(false);
       i += 1;
+      continue;
+    }
+    // The same with an em dash, or with a dash written against the word before it
+    // ("what's been happening lately- I took a class"); "well-known" has no space after.
+    if (c == ' ' && text.compare(i + 1, 4, "\xE2\x80\x94 ") == 0) {
+      flush(false);
+      i += 3;
+      continue;
+    }
+    if (c == '-' && i > 0 && std::isalpha(static_cast<unsigned char>(text[i - 1])) != 0 &&
+        i + 2 < text.size() && text[i + 1] == ' ' &&
+        std::isupper(static_cast<unsigned char>(text[i + 2])) != 0) {
+      flush(false);
       continue;
     }
     current.push_back(c);
@@ -446,7 +460,7 @@ std::string attribute_keywords(std::string_view attribute) {
 }
 
 std::string third_person(std::string_view sentence, std::string_view name, std::int64_t ts_us) {
-  const std::string s = absolute_times(sentence, ts_us);
+  const std::string s = standard_spelling(absolute_times(sentence, ts_us));
   const std::vector<Word> words = words_of(s);
   std::string out;
   std::size_t at = 0;
@@ -524,7 +538,13 @@ std::optional<std::string> self_report(const std::string& sentence, const std::v
       "i", "i'm", "im", "i've", "ive", "i'd", "i'll", "we", "we're", "we've", "we'd", "we'll"};
   const bool subject = std::any_of(words.begin(), words.end(),
                                    [](const Word& w) { return subjects.contains(w.folded); });
-  if (first && subject) return third_person(sentence, name, ts_us);
+  // "Lost my job yesterday, so I'm starting a business": a past form opening the sentence
+  // has the speaker as its subject even when a later clause writes one.
+  const std::string& opener = words.front().folded;
+  const bool past_opener = opener != "just" && opener != "finally" && opener != "recently" &&
+                           !opener.ends_with("ing") && opener != "gonna" && opener != "been" &&
+                           subjectless_openers().contains(opener);
+  if (first && subject && !past_opener) return third_person(sentence, name, ts_us);
   std::optional<std::string> opened = subjectless(sentence, words, name, ts_us);
   if (opened || !first) return opened;
   return third_person(sentence, name, ts_us);
@@ -582,6 +602,88 @@ void append_sentence(std::string& to, const std::string& sentence) {
   if (last != '.' && last != '!' && last != ')' && last != '"') to.push_back('.');
 }
 
+// Shared photos ("[shares a photo: a photo of a sunset]", LoCoMo's and chat exports' form)
+// taken out of a turn's text: the text without them, and "<name> shared a photo: …" for each.
+std::pair<std::string, std::string> without_shared(std::string_view text,
+                                                   const std::string& subject_name) {
+  static const std::regex photo(
+      R"(\[(?:shares?|shared) (?:an? )?(photo|image|picture|video)[^:\]]*:\s*([^\]]+)\])",
+      std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+  std::string body;
+  std::string shared;
+  std::size_t at = 0;
+  const std::string whole(text);
+  for (auto it = std::sregex_iterator(whole.begin(), whole.end(), photo);
+       it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    body.append(whole, at, static_cast<std::size_t>(m.position(0)) - at);
+    at = static_cast<std::size_t>(m.position(0) + m.length(0));
+    std::string caption = m[2].str();
+    while (!caption.empty() && caption.back() == ' ') caption.pop_back();
+    append_sentence(shared, subject_name + " shared a " + ascii_lower(m[1].str()) + ": " + caption);
+  }
+  body.append(whole, at);
+  return {std::move(body), std::move(shared)};
+}
+
+// What a turn's sentences report of its speaker (see the header): the kept sentences in the
+// third person, as said, whether one reports and how many content words they hold.
+struct TurnReport {
+  std::string statement;
+  std::string written;  // the kept sentences as said, for the time, attribute and links
+  bool reports = false;
+  int substance = 0;
+};
+
+TurnReport report_of(const std::string& body, const std::string& subject_name, std::int64_t ts_us) {
+  TurnReport r;
+  for (const Sentence& said_as : sentences_of(body)) {
+    if (said_as.question || said_as.text.size() > kMaxSentenceBytes) continue;
+    const Sentence sentence{without_vocative(said_as.text), false};
+    const std::vector<Word> words = words_of(sentence.text);
+    const int stated = words.empty() ? 0 : content_words(words, true);
+    if (stated < 2) continue;
+    // "Wanted to let you know I read a book about castles" tells the listener a report:
+    // the "you" of such a phrase is no address.
+    static const std::regex telling(
+        R"(\b(?:let|tell|show|told|showed) (?:you|ya)\b)",
+        std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+    const std::string addressed = std::regex_replace(sentence.text, telling, "");
+    const std::vector<Word> addressed_words = words_of(addressed);
+    const bool to_listener =
+        std::any_of(addressed_words.begin(), addressed_words.end(),
+                    [](const Word& w) { return second_person().contains(w.folded); });
+    // "Let's keep making memories" proposes to the listener; it reports nothing that happened.
+    const bool proposal = std::any_of(words.begin(), words.end(), [](const Word& w) {
+      return w.folded == "let's" || w.folded == "lets";
+    });
+    if (to_listener || proposal) continue;
+    std::optional<std::string> said = self_report(sentence.text, words, subject_name, ts_us);
+    // "It brings us closer", "Nature has a way of humbling us": a first person only as a
+    // plural object says what holds for people in general, no report ("our team" and a
+    // subject-less "Just got back" stay reports).
+    auto plural_object = [](const Word& w) { return w.folded == "us" || w.folded == "ourselves"; };
+    const bool generic = said && std::any_of(words.begin(), words.end(), plural_object) &&
+                         std::none_of(words.begin(), words.end(), [&](const Word& w) {
+                           return first_person().contains(w.folded) && !plural_object(w);
+                         });
+    r.reports = r.reports || (said.has_value() && !generic);
+    // A sentence with no first person is kept beside a report when it is no reaction to
+    // the other person ("The transgender stories were so inspiring" after "I went to ...").
+    if (!said && (reaction_openers().contains(words.front().folded) ||
+                  std::any_of(words.begin(), words.end(), [](const Word& w) {
+                    return w.folded == "sounds" || w.folded == "seems";
+                  }))) {
+      continue;
+    }
+    append_sentence(r.statement,
+                    said ? *said : standard_spelling(absolute_times(sentence.text, ts_us)));
+    append_sentence(r.written, sentence.text);
+    r.substance += stated;
+  }
+  return r;
+}
+
 }  // namespace
 
 std::vector<ExtractedFact> extract_facts(const FactSource& event) {
@@ -634,62 +736,10 @@ std::vector<ExtractedFact> extract_facts(const FactSource& event) {
     return out;
   }
 
-  // A turn gives at most one fact: what it reports of its speaker, in the speaker's order.
-  // Shared photos ("[shares a photo: a photo of a sunset]", LoCoMo's and chat exports' form)
-  // are taken out of the text and told after it.
-  static const std::regex photo(
-      R"(\[(?:shares?|shared) (?:an? )?(photo|image|picture|video)[^:\]]*:\s*([^\]]+)\])",
-      std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-  std::string body;
-  std::string shared;
-  std::size_t at = 0;
-  const std::string whole(text);
-  for (auto it = std::sregex_iterator(whole.begin(), whole.end(), photo);
-       it != std::sregex_iterator(); ++it) {
-    const std::smatch& m = *it;
-    body.append(whole, at, static_cast<std::size_t>(m.position(0)) - at);
-    at = static_cast<std::size_t>(m.position(0) + m.length(0));
-    std::string caption = m[2].str();
-    while (!caption.empty() && caption.back() == ' ') caption.pop_back();
-    append_sentence(shared, subject_name + " shared a " + ascii_lower(m[1].str()) + ": " + caption);
-  }
-  body.append(whole, at);
-
-  std::string statement;
-  std::string written;  // the kept sentences as said, for the time, attribute and links
-  bool reports = false;
-  int substance = 0;
-  for (const Sentence& said_as : sentences_of(body)) {
-    if (said_as.question || said_as.text.size() > kMaxSentenceBytes) continue;
-    const Sentence sentence{without_vocative(said_as.text), false};
-    const std::vector<Word> words = words_of(sentence.text);
-    const int stated = words.empty() ? 0 : content_words(words, true);
-    if (stated < 2) continue;
-    // "Wanted to let you know I read a book about castles" tells the listener a report:
-    // the "you" of such a phrase is no address.
-    static const std::regex telling(
-        R"(\b(?:let|tell|show|told|showed) (?:you|ya)\b)",
-        std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-    const std::string addressed = std::regex_replace(sentence.text, telling, "");
-    const std::vector<Word> addressed_words = words_of(addressed);
-    const bool to_listener =
-        std::any_of(addressed_words.begin(), addressed_words.end(),
-                    [](const Word& w) { return second_person().contains(w.folded); });
-    if (to_listener) continue;
-    std::optional<std::string> said = self_report(sentence.text, words, subject_name, event.ts_us);
-    reports = reports || said.has_value();
-    // A sentence with no first person is kept beside a report when it is no reaction to
-    // the other person ("The transgender stories were so inspiring" after "I went to ...").
-    if (!said && (reaction_openers().contains(words.front().folded) ||
-                  std::any_of(words.begin(), words.end(), [](const Word& w) {
-                    return w.folded == "sounds" || w.folded == "seems";
-                  }))) {
-      continue;
-    }
-    append_sentence(statement, said ? *said : absolute_times(sentence.text, event.ts_us));
-    append_sentence(written, sentence.text);
-    substance += stated;
-  }
+  // A turn gives at most one fact: what it reports of its speaker, in the speaker's order;
+  // shared photos are told after it.
+  auto [body, shared] = without_shared(text, subject_name);
+  auto [statement, written, reports, substance] = report_of(body, subject_name, event.ts_us);
   // A single-valued property ("I work as a nurse") is worth keeping however briefly said.
   const std::string attribute = recognised_attribute(apostrophes_folded(written));
   if (!reports || (substance < kMinTurnContentWords && attribute.empty())) return out;

@@ -11,6 +11,7 @@
 #include "common/timestamp.hpp"
 #include "config/config.hpp"
 #include "daemon/settings.hpp"
+#include "jobs/chat_spelling.hpp"
 #include "jobs/clustering.hpp"
 #include "jobs/entity_summaries.hpp"
 #include "jobs/fact_extraction.hpp"
@@ -126,7 +127,7 @@ TEST_CASE("facts: which sentences of a turn are facts") {
   CHECK(facts_of("Nate: Went camping with the kids near the lake.")[0].statement ==
         "Nate went camping with the kids near the lake.");
   CHECK(facts_of("Caroline: Gonna continue my edu and check out career options.")[0].statement ==
-        "Caroline is gonna continue Caroline's edu and check out career options.");
+        "Caroline is going to continue Caroline's education and check out career options.");
   CHECK(facts_of("Nate: Just make sure you don't quit - the path will show up.").empty());
 
   // The speaker is the agent when the turn has no "Name:" prefix.
@@ -174,6 +175,56 @@ TEST_CASE("facts: a turn gives at most one fact, what it reports of its speaker"
   REQUIRE(roadtrip.size() == 1);
   CHECK(roadtrip[0].statement ==
         "Melanie took the kids on a roadtrip to the national park near the coast.");
+}
+
+TEST_CASE("facts: chat spellings, proposals, general truths and clause breaks") {
+  // Chat spellings are written out, so the verb after them conjugates.
+  CHECK(jobs::third_person("I wanna start a studio for my fam", "Jon", kMonday) ==
+        "Jon wants to start a studio for Jon's family");
+  CHECK(jobs::third_person("Startin' my biz, 'cause I'm livin' my dreams", "Jon", kMonday) ==
+        "Starting Jon's business, because Jon is living Jon's dreams");
+  CHECK(jobs::third_person("I want 'em to see my fave pic", "Gina", kMonday) ==
+        "Gina wants them to see Gina's favorite picture");
+  CHECK(jobs::standard_spelling("Gonna be livin\xE2\x80\x99 it up, \xE2\x80\x99"
+                                "cause Fam rocks") ==
+        "Going to be living it up, because Family rocks");
+  CHECK(jobs::standard_spelling("gotta go, the famous bizarre pics") ==
+        "gotta go, the famous bizarre pictures");
+  // A past form opening the sentence has the speaker as its subject, though a later clause
+  // writes one.
+  const auto lost =
+      facts_of("Jon: Lost my job as a banker yesterday, so I'm starting my own dance studio.");
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].statement ==
+        "Jon lost Jon's job as a banker on 7 May 2023, so Jon is starting Jon's own dance "
+        "studio.");
+  // "Let's ..." proposes; "Thanks for ..." reacts; neither is told in the fact.
+  CHECK(facts_of("John: Yep, let's keep making great memories with our loved ones and "
+                 "cherishing the time we have.")
+            .empty());
+  const auto thanked =
+      facts_of("Jon: Thanks for asking, Gina! I rented a studio by the river on Main Street.");
+  REQUIRE(thanked.size() == 1);
+  CHECK(thanked[0].statement == "Jon rented a studio by the river on Main Street.");
+  // "us" as the only first person says what holds for people in general.
+  CHECK(facts_of("Tim: Taking a break from life can help us recharge and get some peace and "
+                 "reconnect with nature.")
+            .empty());
+  CHECK(
+      facts_of("John: Our one-year-old is so cute, his name is Kyle and he loves trucks.").size() ==
+      1);
+  // A dash against the word before it, or an em dash, separates clauses like a spaced dash:
+  // the question to the listener stays out of the report.
+  const auto dashed = facts_of(
+      "Maria: Just wanted to give you the heads up on what's been happening lately- I took a "
+      "creative writing class recently, and it was super enlightening!");
+  REQUIRE(dashed.size() == 1);
+  CHECK(dashed[0].statement ==
+        "Maria took a creative writing class recently, and it was super enlightening!");
+  const auto em = facts_of(
+      "Nate: Did you see the game \xE2\x80\x94 I won my second video game tournament downtown.");
+  REQUIRE(em.size() == 1);
+  CHECK(em[0].statement == "Nate won Nate's second video game tournament downtown.");
 }
 
 TEST_CASE("facts: attributes of single-valued properties") {
