@@ -10,11 +10,23 @@ namespace {
 // Informal spellings of LoCoMo's and chat exports' turns with one standard reading; a word
 // with two ("gotta": "got to" or "have to") is left as written.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kSpelled{{
-    {"fam", "family"},      {"biz", "business"},   {"edu", "education"}, {"pic", "picture"},
-    {"pics", "pictures"},   {"bday", "birthday"},  {"fave", "favorite"}, {"fav", "favorite"},
-    {"faves", "favorites"}, {"convo", "conversation"}, {"gonna", "going to"},
-    {"wanna", "want to"},   {"kinda", "kind of"},  {"sorta", "sort of"}, {"cuz", "because"},
-    {"'cause", "because"},  {"'em", "them"},
+    {"fam", "family"},
+    {"biz", "business"},
+    {"edu", "education"},
+    {"pic", "picture"},
+    {"pics", "pictures"},
+    {"bday", "birthday"},
+    {"fave", "favorite"},
+    {"fav", "favorite"},
+    {"faves", "favorites"},
+    {"convo", "conversation"},
+    {"gonna", "going to"},
+    {"wanna", "want to"},
+    {"kinda", "kind of"},
+    {"sorta", "sort of"},
+    {"cuz", "because"},
+    {"'cause", "because"},
+    {"'em", "them"},
 }};
 
 constexpr std::string_view kCurlyApostrophe = "\xE2\x80\x99";
@@ -58,7 +70,8 @@ std::string standard_spelling(std::string_view text) {
       continue;
     }
     const std::size_t b = i;
-    while (i < text.size() && word_byte(text, i)) i += text.substr(i, 3) == kCurlyApostrophe ? 3 : 1;
+    while (i < text.size() && word_byte(text, i))
+      i += text.substr(i, 3) == kCurlyApostrophe ? 3 : 1;
     const std::string_view word = text.substr(b, i - b);
     std::string written = standard_form(word);
     if (written.empty()) {
