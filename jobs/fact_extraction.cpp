@@ -77,6 +77,17 @@ const std::set<std::string, std::less<>>& subjectless_openers() {
   return words;
 }
 
+// A subject-less first-person opening: a listed one, or a regular past form before its object
+// ("Dyed my hair", "Painted a lake"); "Excited to see it" and "Based on …" are no report.
+bool subjectless_opening(const std::vector<Word>& words) {
+  const std::string& opener = words.front().folded;
+  if (subjectless_openers().contains(opener)) return true;
+  static const std::set<std::string, std::less<>> objects{"my", "our", "a", "an", "the", "some",
+                                                          "this", "it", "up", "out", "back"};
+  return opener.size() >= 4 && opener.ends_with("ed") && words.size() > 2 &&
+         objects.contains(words[1].folded);
+}
+
 // Words that carry no content in a turn besides the stop words (greetings, fillers).
 const std::set<std::string, std::less<>>& fillers() {
   static const std::set<std::string, std::less<>> words{
@@ -543,7 +554,7 @@ std::optional<std::string> self_report(const std::string& sentence, const std::v
   const std::string& opener = words.front().folded;
   const bool past_opener = opener != "just" && opener != "finally" && opener != "recently" &&
                            !opener.ends_with("ing") && opener != "gonna" && opener != "been" &&
-                           subjectless_openers().contains(opener);
+                           subjectless_opening(words);
   if (first && subject && !past_opener) return third_person(sentence, name, ts_us);
   std::optional<std::string> opened = subjectless(sentence, words, name, ts_us);
   if (opened || !first) return opened;
@@ -554,7 +565,7 @@ std::optional<std::string> self_report(const std::string& sentence, const std::v
 // shoes", else nothing.
 std::optional<std::string> subjectless(const std::string& sentence, const std::vector<Word>& words,
                                        const std::string& name, std::int64_t ts_us) {
-  if (!subjectless_openers().contains(words.front().folded)) return std::nullopt;
+  if (!subjectless_opening(words)) return std::nullopt;
   // "Just got new shoes" is a report; "Just make sure you rest" is advice: after an adverb
   // opener only a past form ("got", "finished") or "been" reads as one.
   const std::string& opener = words.front().folded;
@@ -626,6 +637,49 @@ std::pair<std::string, std::string> without_shared(std::string_view text,
   return {std::move(body), std::move(shared)};
 }
 
+// "I took your advice" -> "I took Nate's advice": a sentence that opens with the speaker as its
+// subject and has the listener only as an object ("with you") or a possessor ("your") tells
+// something the speaker did or holds that involves the listener. Any other second person ("you
+// should", "you're", "I hope your day went well") is addressed to them: nothing.
+std::optional<std::string> listener_named(const std::string& sentence,
+                                          const std::vector<Word>& words,
+                                          std::string_view listener) {
+  static const std::set<std::string, std::less<>> subjects{
+      "i", "i'm", "im", "i've", "ive", "i'd", "i'll", "we", "we're", "we've", "we'd", "we'll"};
+  // Verbs of opinion and wishing whose object is the listener's affairs, not the speaker's.
+  static const std::set<std::string, std::less<>> opinion{
+      "hope", "think", "bet", "guess", "wish", "know", "believe", "agree", "imagine", "understand",
+      "mean", "feel", "can't", "cant", "could", "would", "should", "hear", "heard", "am", "was"};
+  static const std::set<std::string, std::less<>> object_of{"with", "about", "like", "without",
+                                                            "than", "around", "beside"};
+  if (listener.empty() || words.empty()) return std::nullopt;
+  std::size_t at = 0;
+  while (at < words.size() && adverbs().contains(words[at].folded)) ++at;
+  if (at >= words.size() || !subjects.contains(words[at].folded)) return std::nullopt;
+  ++at;
+  while (at < words.size() && adverbs().contains(words[at].folded)) ++at;
+  if (at < words.size() && opinion.contains(words[at].folded)) return std::nullopt;
+  std::string out;
+  std::size_t copied = 0;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& f = words[i].folded;
+    if (!second_person().contains(f)) continue;
+    std::string name(listener);
+    if (f == "your" || f == "yours") {
+      name += "'s";
+    } else if (f != "yourself" &&
+               (f != "you" || i == 0 ||
+                !(preposition(words[i - 1].folded) || object_of.contains(words[i - 1].folded)))) {
+      return std::nullopt;
+    }
+    out.append(sentence, copied, words[i].begin - copied);
+    out += name;
+    copied = words[i].end;
+  }
+  out.append(sentence, copied);
+  return out;
+}
+
 // What a turn's sentences report of its speaker (see the header): the kept sentences in the
 // third person, as said, whether one reports and how many content words they hold.
 struct TurnReport {
@@ -633,14 +687,16 @@ struct TurnReport {
   std::string written;  // the kept sentences as said, for the time, attribute and links
   bool reports = false;
   int substance = 0;
+  bool dated = false;  // a reporting sentence names a time ("Dyed my hair last week")
 };
 
-TurnReport report_of(const std::string& body, const std::string& subject_name, std::int64_t ts_us) {
+TurnReport report_of(const std::string& body, const std::string& subject_name,
+                     std::string_view listener, std::int64_t ts_us) {
   TurnReport r;
   for (const Sentence& said_as : sentences_of(body)) {
     if (said_as.question || said_as.text.size() > kMaxSentenceBytes) continue;
-    const Sentence sentence{without_vocative(said_as.text), false};
-    const std::vector<Word> words = words_of(sentence.text);
+    Sentence sentence{without_vocative(said_as.text), false};
+    std::vector<Word> words = words_of(sentence.text);
     const int stated = words.empty() ? 0 : content_words(words, true);
     if (stated < 2) continue;
     // "Wanted to let you know I read a book about castles" tells the listener a report:
@@ -657,7 +713,13 @@ TurnReport report_of(const std::string& body, const std::string& subject_name, s
     const bool proposal = std::any_of(words.begin(), words.end(), [](const Word& w) {
       return w.folded == "let's" || w.folded == "lets";
     });
-    if (to_listener || proposal) continue;
+    if (proposal) continue;
+    if (to_listener) {
+      std::optional<std::string> named = listener_named(sentence.text, words, listener);
+      if (!named) continue;
+      sentence.text = std::move(*named);
+      words = words_of(sentence.text);
+    }
     std::optional<std::string> said = self_report(sentence.text, words, subject_name, ts_us);
     // "It brings us closer", "Nature has a way of humbling us": a first person only as a
     // plural object says what holds for people in general, no report ("our team" and a
@@ -667,7 +729,9 @@ TurnReport report_of(const std::string& body, const std::string& subject_name, s
                          std::none_of(words.begin(), words.end(), [&](const Word& w) {
                            return first_person().contains(w.folded) && !plural_object(w);
                          });
-    r.reports = r.reports || (said.has_value() && !generic);
+    const bool reports = said.has_value() && !generic;
+    r.reports = r.reports || reports;
+    r.dated = r.dated || (reports && !find_time_expressions(sentence.text, ts_us).empty());
     // A sentence with no first person is kept beside a report when it is no reaction to
     // the other person ("The transgender stories were so inspiring" after "I went to ...").
     if (!said && (reaction_openers().contains(words.front().folded) ||
@@ -739,10 +803,11 @@ std::vector<ExtractedFact> extract_facts(const FactSource& event) {
   // A turn gives at most one fact: what it reports of its speaker, in the speaker's order;
   // shared photos are told after it.
   auto [body, shared] = without_shared(text, subject_name);
-  auto [statement, written, reports, substance] = report_of(body, subject_name, event.ts_us);
-  // A single-valued property ("I work as a nurse") is worth keeping however briefly said.
+  auto [statement, written, reports, substance, dated] = report_of(body, subject_name, event.listener_name, event.ts_us);
+  // A single-valued property ("I work as a nurse") and a dated happening ("Dyed my hair last
+  // week") are worth keeping however briefly said.
   const std::string attribute = recognised_attribute(apostrophes_folded(written));
-  if (!reports || (substance < kMinTurnContentWords && attribute.empty())) return out;
+  if (!reports || (substance < kMinTurnContentWords && attribute.empty() && !dated)) return out;
   if (!shared.empty()) append_sentence(statement, shared);
   ExtractedFact f = fact_for(0, std::move(statement), written + " " + shared);
   f.attribute = attribute;

@@ -8,7 +8,10 @@
 //     what the turn reports of its speaker (its leading "Name:", at most three words, else the
 //     event's agent_id). Sentences end at . ! ? before a space, at line breaks and at " - ";
 //     a leading vocative ("Hey Caroline,") is dropped. A sentence is left out when it is a
-//     question, addresses the listener (a second-person word; "let/tell/show you" is none), or
+//     question, addresses the listener (a second-person word; "let/tell/show you" is none, and
+//     a sentence that opens with "I" or "we" and has "you" only as an object or "your" as a
+//     possessive names the listener instead: "I took your advice" -> "Joanna took Nate's
+//     advice", unless its verb is one of opinion, "I hope/think/bet your …"), or
 //     keeps fewer than two content words once stop words, pronouns, fillers and evaluative
 //     words are dropped. A kept sentence reports when it has a first-person word or opens with
 //     a subject-less first-person verb ("Just got new shoes"); one without is told beside the
@@ -65,6 +68,9 @@ struct FactSource {
   /// (empty: the agent, else no subject).
   std::string_view primary_key;
   std::string_view primary_name;
+  /// For a turn: the speaker of the conversation's turn before it (the person "you" is),
+  /// empty when unknown. Lets "I took your advice" become "Joanna took Nate's advice".
+  std::string_view listener_name;
 };
 
 /// One fact found in an event.

@@ -21,6 +21,44 @@ constexpr double kStatedFactConfidence = 0.8;
 constexpr const char* kFactKinds =
     "'prompt', 'conversation', 'response', 'observation', 'learning', 'discovery', 'pattern'";
 
+constexpr const char* kTurnKinds = "'prompt', 'conversation', 'response'";
+
+// The speaker of a turn: its leading "Name:", else its agent.
+std::string speaker_of(std::string_view content, std::string_view agent) {
+  std::string name = turn_speaker(content).first;
+  return name.empty() ? std::string(agent) : name;
+}
+
+// Who "you" is in a turn: the speaker of the nearest earlier turn of its namespace (by
+// timestamp, then seq) who is not the turn's own speaker. Read from the store, not from the
+// job's chunk, so that the fact is the same however the runs fell. Empty when none.
+std::string listener_of(SQLite::Statement& earlier, const std::string& ns, std::int64_t ts_us,
+                        std::int64_t seq, const std::string& speaker) {
+  earlier.reset();
+  earlier.bind(1, ns);
+  earlier.bind(2, ts_us);
+  earlier.bind(3, seq);
+  std::string listener;
+  while (listener.empty() && earlier.executeStep()) {
+    std::string name =
+        speaker_of(earlier.getColumn(1).getString(), earlier.getColumn(0).getString());
+    if (name != speaker) listener = std::move(name);
+  }
+  earlier.reset();
+  return listener;
+}
+
+bool second_person_written(std::string_view content) {
+  for (std::size_t at = content.find_first_of("yY"); at != std::string_view::npos;
+       at = content.find_first_of("yY", at + 1)) {
+    if (at + 3 <= content.size() && (content[at + 1] == 'o' || content[at + 1] == 'O') &&
+        (content[at + 2] == 'u' || content[at + 2] == 'U')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 nlohmann::json run_facts(JobContext& ctx) {
@@ -33,6 +71,11 @@ nlohmann::json run_facts(JobContext& ctx) {
                           "sensitivity, entities FROM events WHERE seq > ?1 AND seq <= ?2 "
                           "AND status = 'active' AND kind IN (") +
                   kFactKinds + ") ORDER BY seq");
+  SQLite::Statement earlier(
+      ctx.db, std::string("SELECT coalesce(agent_id, ''), content FROM events "
+                          "WHERE namespace = ?1 AND ts_us <= ?2 AND seq <> ?3 "
+                          "AND (ts_us < ?2 OR seq < ?3) AND status = 'active' AND kind IN (") +
+                  kTurnKinds + ") ORDER BY ts_us DESC, seq DESC LIMIT 8");
   SQLite::Statement superseded(ctx.db,
                                "SELECT count(*) FROM facts WHERE fact_id > ?1 "
                                "AND supersedes_fact_id IS NOT NULL");
@@ -88,6 +131,13 @@ nlohmann::json run_facts(JobContext& ctx) {
       }
       source.primary_key = primary_key;
       source.primary_name = primary_name;
+      std::string listener;
+      if ((kind == "prompt" || kind == "conversation" || kind == "response") &&
+          second_person_written(content)) {
+        listener = listener_of(earlier, read.getColumn(1).getString(), source.ts_us,
+                               read.getColumn(0).getInt64(), speaker_of(content, agent));
+      }
+      source.listener_name = listener;
       for (ExtractedFact& f : extract_facts(source)) {
         store::FactRow row;
         row.ns = read.getColumn(1).getString();

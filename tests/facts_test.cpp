@@ -34,11 +34,13 @@ const std::int64_t kMonday = *parse_rfc3339_us("2023-05-08T13:57:00Z");
 
 std::vector<jobs::ExtractedFact> facts_of(std::string_view content,
                                           std::string_view kind = "prompt",
-                                          std::string_view agent = "") {
+                                          std::string_view agent = "",
+                                          std::string_view listener = "") {
   jobs::FactSource source;
   source.kind = kind;
   source.content = content;
   source.agent_id = agent;
+  source.listener_name = listener;
   source.ts_us = kMonday;
   return jobs::extract_facts(source);
 }
@@ -227,6 +229,52 @@ TEST_CASE("facts: chat spellings, proposals, general truths and clause breaks") 
   CHECK(em[0].statement == "Nate won Nate's second video game tournament downtown.");
 }
 
+TEST_CASE("facts: the listener named, dated short reports and past-form openers") {
+  // "your" and an object "you" name the listener when the speaker is the subject.
+  const auto advice = facts_of(
+      "Joanna: I took your recommendation and watched the whole trilogy with my sister.",
+      "prompt", "", "Nate");
+  REQUIRE(advice.size() == 1);
+  CHECK(advice[0].statement ==
+        "Joanna took Nate's recommendation and watched the whole trilogy with Joanna's sister.");
+  const auto shared = facts_of(
+      "Tim: I also wanted to share my grandmother's oak bookshelf with you.", "prompt", "", "John");
+  REQUIRE(shared.size() == 1);
+  CHECK(shared[0].statement == "Tim also wanted to share Tim's grandmother's oak bookshelf with "
+                               "John.");
+  // Without a known listener, or when "you" is the subject or the verb one of opinion, the
+  // sentence is addressed to the listener and gives nothing.
+  CHECK(facts_of("Joanna: I took your recommendation and watched the whole trilogy with my "
+                 "sister.")
+            .empty());
+  CHECK(facts_of("Gina: I think your studio will be a hit with the local dancers.", "prompt", "",
+                 "Jon")
+            .empty());
+  CHECK(facts_of("Gina: I know you're going to open the best dance studio in town.", "prompt",
+                 "", "Jon")
+            .empty());
+  CHECK(facts_of("Maria: You should join the shelter's volunteer program next month.", "prompt",
+                 "", "John")
+            .empty());
+  // A dated happening is kept however briefly said; an undated one of two content words is
+  // a remark.
+  const auto dyed = facts_of("Nate: Hey Jo, guess what I did? Dyed my hair last week - come see!");
+  REQUIRE(dyed.size() == 1);
+  CHECK(dyed[0].statement == "Nate dyed Nate's hair in the week before 8 May 2023.");
+  CHECK(dyed[0].valid_from_us == *parse_rfc3339_us("2023-05-01T00:00:00Z"));
+  CHECK(facts_of("Nate: Dyed my hair - come see!").empty());
+  // A regular past form before its object opens a report; "Excited to" gets no subject.
+  const auto painted = facts_of("Melanie: Painted a lake scene with my kids at the summer camp.");
+  REQUIRE(painted.size() == 1);
+  CHECK(painted[0].statement == "Melanie painted a lake scene with Melanie's kids at the summer "
+                                "camp.");
+  const auto excited =
+      facts_of("Melanie: Excited to see my kids paint a lake scene at the summer camp.");
+  REQUIRE(excited.size() == 1);
+  CHECK(excited[0].statement ==
+        "Excited to see Melanie's kids paint a lake scene at the summer camp.");
+}
+
 TEST_CASE("facts: attributes of single-valued properties") {
   auto attribute = [](std::string_view turn) {
     const auto f = facts_of(turn);
@@ -337,6 +385,31 @@ TEST_CASE("facts job: supersession by entity and attribute, reruns, dates and cl
   elsewhere.namespaces = {"other"};
   CHECK(recall::read_facts(db, json::object(), elsewhere)["facts"].empty());
   CHECK(recall::read_facts(db, {{"after_id", "x"}}, hyper)["ok"] == false);
+}
+
+TEST_CASE("facts job: \"you\" is the speaker of the turn before, whichever chunk it fell in") {
+  test::TempDir dir;
+  const std::string path = dir.file("f.db");
+  FakeClock clock(kMonday + 60 * kDayUs);
+  const std::string tip = "I took your advice and visited the old lighthouse with my sister.";
+  store_events(path,
+               {turn("n1", "Nate", "You should see the old lighthouse on the coast.",
+                     "2023-05-08T09:00:00Z"),
+                turn("j1", "Joanna", "Sounds lovely!", "2023-05-08T09:01:00Z"),
+                turn("j2", "Joanna", tip, "2023-05-09T09:00:00Z")},
+               clock);
+  run_job(path, clock);
+  // A later turn, read by a later run: its listener is still found in the store.
+  store_events(path, {turn("n2", "Nate", tip, "2023-05-10T09:00:00Z")}, clock);
+  run_job(path, clock);
+  auto db = store::open_database({path, "normal", 5000}, store::Access::kReader);
+  const recall::ReadScope hyper;
+  const json facts = recall::read_facts(db, json::object(), hyper)["facts"];
+  REQUIRE(facts.size() == 2);
+  CHECK(facts[0]["statement"] ==
+        "Joanna took Nate's advice and visited the old lighthouse with Joanna's sister.");
+  CHECK(facts[1]["statement"] ==
+        "Nate took Joanna's advice and visited the old lighthouse with Nate's sister.");
 }
 
 TEST_CASE("entity summaries list what is known of a person, whichever job ran first") {
