@@ -82,8 +82,8 @@ const std::set<std::string, std::less<>>& subjectless_openers() {
 bool subjectless_opening(const std::vector<Word>& words) {
   const std::string& opener = words.front().folded;
   if (subjectless_openers().contains(opener)) return true;
-  static const std::set<std::string, std::less<>> objects{"my", "our", "a", "an", "the", "some",
-                                                          "this", "it", "up", "out", "back"};
+  static const std::set<std::string, std::less<>> objects{"my",   "our", "a",  "an",  "the", "some",
+                                                          "this", "it",  "up", "out", "back"};
   return opener.size() >= 4 && opener.ends_with("ed") && words.size() > 2 &&
          objects.contains(words[1].folded);
 }
@@ -648,9 +648,10 @@ std::optional<std::string> listener_named(const std::string& sentence,
       "i", "i'm", "im", "i've", "ive", "i'd", "i'll", "we", "we're", "we've", "we'd", "we'll"};
   // Verbs of opinion and wishing whose object is the listener's affairs, not the speaker's.
   static const std::set<std::string, std::less<>> opinion{
-      "hope", "think", "bet", "guess", "wish", "know", "believe", "agree", "imagine", "understand",
-      "mean", "feel", "can't", "cant", "could", "would", "should", "hear", "heard", "am", "was"};
-  static const std::set<std::string, std::less<>> object_of{"with", "about", "like", "without",
+      "hope",  "think",   "bet",        "guess", "wish",  "know",  "believe",
+      "agree", "imagine", "understand", "mean",  "feel",  "can't", "cant",
+      "could", "would",   "should",     "hear",  "heard", "am",    "was"};
+  static const std::set<std::string, std::less<>> object_of{"with", "about",  "like",  "without",
                                                             "than", "around", "beside"};
   if (listener.empty() || words.empty()) return std::nullopt;
   std::size_t at = 0;
@@ -803,7 +804,8 @@ std::vector<ExtractedFact> extract_facts(const FactSource& event) {
   // A turn gives at most one fact: what it reports of its speaker, in the speaker's order;
   // shared photos are told after it.
   auto [body, shared] = without_shared(text, subject_name);
-  auto [statement, written, reports, substance, dated] = report_of(body, subject_name, event.listener_name, event.ts_us);
+  auto [statement, written, reports, substance, dated] =
+      report_of(body, subject_name, event.listener_name, event.ts_us);
   // A single-valued property ("I work as a nurse") and a dated happening ("Dyed my hair last
   // week") are worth keeping however briefly said.
   const std::string attribute = recognised_attribute(apostrophes_folded(written));

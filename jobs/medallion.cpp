@@ -13,6 +13,7 @@
 #include "common/timestamp.hpp"
 #include "jobs/decision_extraction.hpp"
 #include "jobs/entity_summaries.hpp"
+#include "jobs/follow_ups.hpp"
 #include "jobs/job_state.hpp"
 #include "jobs/medallion_people.hpp"
 #include "store/audit_log.hpp"
@@ -648,6 +649,48 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
            problem.target.empty() ? json::array() : json::array({problem.target}), &problem.ids,
            problem.occurrences});
     }
+    // A change reverted and not redone: no later commit (other than a revert) speaks of it
+    // (jobs/follow_ups.hpp); the newest three reverts are read.
+    std::vector<const Stream*> reverted;
+    for (const auto& st : streams) {
+      if (st.kind == "decision" && st.status == "falsified") reverted.push_back(&st);
+    }
+    std::stable_sort(reverted.begin(), reverted.end(), [](const Stream* a, const Stream* b) {
+      return a->last_seen != b->last_seen ? a->last_seen > b->last_seen : a->id < b->id;
+    });
+    if (reverted.size() > 3 || scope.ns.empty()) reverted.resize(scope.ns.empty() ? 0 : 3);
+    {
+      std::vector<Said> said;
+      for (const Stream* st : reverted) said.push_back({st->title, st->last_seen + 1});
+      Tokenizer tokenizer;
+      Topics topics(tokenizer, {});
+      const std::vector<bool> redone =
+          taken_up(db_, scope.ns, {"commit", "commit_change"}, said, s.max_ts,
+                   {"Revert", "revert", "Back out", "Backout"}, topics, kMaxFollowUpTurns);
+      for (std::size_t i = 0; i < reverted.size(); ++i) {
+        if (redone[i]) continue;
+        const Stream& st = *reverted[i];
+        questions.push_back({st.id,
+                             "Reverted on " + day(st.last_seen) + " and not redone since: \"" +
+                                 clip(st.title, 160) + "\". Another way, or dropped?",
+                             "low", st.target.empty() ? json::array() : json::array({st.target}),
+                             &st.evidence, 1});
+      }
+    }
+    // A conversation's open threads: plans whose day came with nothing said of them since.
+    const std::vector<Person> people = people_of(db_, scope.ns, s.max_ts, 3);
+    const std::vector<OpenThread> threads = open_threads(db_, scope.ns, people, s.max_ts, 3);
+    std::vector<std::string> thread_ids;
+    thread_ids.reserve(threads.size());  // Question::ids points into it
+    for (const OpenThread& t : threads) {
+      thread_ids.push_back(json::array({t.source_seq}).dump());
+      const bool recent = s.max_ts - t.plan.valid_from_us <= 30 * kDayUs;
+      questions.push_back({"fact:" + std::to_string(t.plan.fact_id),
+                           "Follow up with " + t.person + ": \"" + clip(t.plan.statement, 160) +
+                               "\" (told " + day(t.told_us) + ", for " + day(t.plan.valid_from_us) +
+                               "; nothing said of it since)",
+                           recent ? "medium" : "low", json::array(), &thread_ids.back(), 1});
+    }
     auto rank = [](const std::string& priority) {
       return priority == "high" ? 0 : priority == "medium" ? 1 : 2;
     };
@@ -691,7 +734,6 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
     });
     // A conversation's people come first (jobs/medallion_people.hpp); the areas of work fill
     // what is left of the list.
-    const std::vector<Person> people = people_of(db_, scope.ns, s.max_ts, 3);
     json subsystems = json::array();
     for (const Person& person : people) {
       json fact_ids = json::array();

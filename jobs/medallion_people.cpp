@@ -1,9 +1,12 @@
 #include "jobs/medallion_people.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "common/timestamp.hpp"
+#include "jobs/clustering.hpp"
 #include "jobs/decision_extraction.hpp"
+#include "jobs/follow_ups.hpp"
 
 namespace reflectd::jobs {
 namespace {
@@ -75,6 +78,61 @@ ORDER BY valid_from_us, fact_id LIMIT ?4)sql");
     p.plans = read_facts(plans, ns, p.key, newest_event_us, per_person);
   }
   return people;
+}
+
+std::vector<OpenThread> open_threads(SQLite::Database& db, const std::string& ns,
+                                     const std::vector<Person>& people,
+                                     std::int64_t newest_event_us, std::size_t limit) {
+  std::vector<OpenThread> due;
+  if (ns.empty() || people.empty()) return due;
+  SQLite::Statement plans(db, std::string(R"sql(
+SELECT f.fact_id, f.fact_text, f.valid_from_us, e.ts_us, e.seq FROM facts f
+JOIN events e ON e.seq = f.source_seq
+WHERE f.namespace = ?1 AND f.entity_key = ?2 AND f.is_stale = 0 AND f.valid_from_us > e.ts_us
+  AND f.valid_from_us <= ?3 AND f.)sql") +
+                                  kReadable +
+                                  R"sql(
+ORDER BY f.valid_from_us DESC, f.fact_id DESC LIMIT 20)sql");
+  for (const Person& p : people) {
+    plans.bind(1, ns);
+    plans.bind(2, p.key);
+    plans.bind(3, newest_event_us);
+    while (plans.executeStep()) {
+      due.push_back({p.name,
+                     {plans.getColumn(0).getInt64(), plans.getColumn(1).getString(),
+                      plans.getColumn(2).getInt64()},
+                     plans.getColumn(3).getInt64(),
+                     plans.getColumn(4).getInt64()});
+    }
+    plans.reset();
+  }
+  if (due.empty()) return due;
+
+  // A plan's topic leaves out the people's names and the calendar's words.
+  Tokenizer tokenizer;
+  std::vector<std::string> names;
+  names.reserve(people.size());
+  for (const Person& p : people) names.push_back(p.name);
+  Topics topics(tokenizer, names);
+  std::vector<Said> said;
+  said.reserve(due.size());
+  for (const OpenThread& t : due) {
+    said.push_back({std::string(dated_sentence(t.plan.statement)), t.plan.valid_from_us});
+  }
+  const std::vector<bool> closed = taken_up(db, ns, {"prompt", "conversation", "response"}, said,
+                                            newest_event_us, {}, topics, kMaxFollowUpTurns);
+  std::vector<OpenThread> open;
+  for (std::size_t i = 0; i < due.size(); ++i) {
+    if (!closed[i] && !topics.of(said[i].text).stems.empty()) open.push_back(std::move(due[i]));
+  }
+  due = std::move(open);
+  std::stable_sort(due.begin(), due.end(), [](const OpenThread& a, const OpenThread& b) {
+    return a.plan.valid_from_us != b.plan.valid_from_us
+               ? a.plan.valid_from_us > b.plan.valid_from_us
+               : a.plan.fact_id > b.plan.fact_id;
+  });
+  if (due.size() > limit) due.resize(limit);
+  return due;
 }
 
 bool is_person_name(const std::string& key, const std::vector<Person>& people) {

@@ -14,6 +14,15 @@
 // `low` or below are read: a medallion is read at the level of the most sensitive item it
 // lists, and the default level of an event is `low`.
 //
+// Open threads: plans a person told ahead of their date (a fact whose validity starts after the
+// turn that told it) whose date has come by the newest event, and of which no turn of the
+// namespace said anything on or after that date: no later turn writes two of the content words
+// of the plan's dated sentence (the one that gives its date) next to each other as it does ("talent
+// show"; content words: Snowball stems, less stop words, the people's names, month and day names),
+// or, for a plan with no such pair, shares two of its content words. "How did the talent show go?"
+// is what an agent resuming the talk asks next. The turns read are the first kMaxFollowUpTurns from
+// the earliest such date.
+//
 // A `name:` entity that is a person's name or the start of it ("name:mel" for Melanie) is
 // that person: is_person_name() says so, and the medallion lists the person instead.
 //
@@ -28,6 +37,7 @@
 namespace reflectd::jobs {
 
 inline constexpr std::size_t kMaxPeople = 6;
+inline constexpr std::size_t kMaxFollowUpTurns = 5000;
 
 /// One fact as a medallion quotes it.
 struct PersonFact {
@@ -52,6 +62,20 @@ struct Person {
 /// of the scope (µs), after which a fact is a plan.
 std::vector<Person> people_of(SQLite::Database& db, const std::string& ns,
                               std::int64_t newest_event_us, std::size_t per_person);
+
+/// A plan of `person` left open (see the header).
+struct OpenThread {
+  std::string person;           ///< As written ("Caroline").
+  PersonFact plan;              ///< valid_from_us: the day it was planned for.
+  std::int64_t told_us = 0;     ///< When the turn that told it was said, µs.
+  std::int64_t source_seq = 0;  ///< That turn's event.
+};
+
+/// The open threads of `people` in namespace `ns`, the most recently due first, at most
+/// `limit`; `newest_event_us` as for people_of().
+std::vector<OpenThread> open_threads(SQLite::Database& db, const std::string& ns,
+                                     const std::vector<Person>& people,
+                                     std::int64_t newest_event_us, std::size_t limit);
 
 /// True when canonical `key` is "name:<n>" and <n> (3 letters or more) is the start of one of
 /// `people`'s names, case-folded: the person under another key or a nickname.

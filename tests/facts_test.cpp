@@ -231,17 +231,18 @@ TEST_CASE("facts: chat spellings, proposals, general truths and clause breaks") 
 
 TEST_CASE("facts: the listener named, dated short reports and past-form openers") {
   // "your" and an object "you" name the listener when the speaker is the subject.
-  const auto advice = facts_of(
-      "Joanna: I took your recommendation and watched the whole trilogy with my sister.",
-      "prompt", "", "Nate");
+  const auto advice =
+      facts_of("Joanna: I took your recommendation and watched the whole trilogy with my sister.",
+               "prompt", "", "Nate");
   REQUIRE(advice.size() == 1);
   CHECK(advice[0].statement ==
         "Joanna took Nate's recommendation and watched the whole trilogy with Joanna's sister.");
   const auto shared = facts_of(
       "Tim: I also wanted to share my grandmother's oak bookshelf with you.", "prompt", "", "John");
   REQUIRE(shared.size() == 1);
-  CHECK(shared[0].statement == "Tim also wanted to share Tim's grandmother's oak bookshelf with "
-                               "John.");
+  CHECK(shared[0].statement ==
+        "Tim also wanted to share Tim's grandmother's oak bookshelf with "
+        "John.");
   // Without a known listener, or when "you" is the subject or the verb one of opinion, the
   // sentence is addressed to the listener and gives nothing.
   CHECK(facts_of("Joanna: I took your recommendation and watched the whole trilogy with my "
@@ -250,11 +251,11 @@ TEST_CASE("facts: the listener named, dated short reports and past-form openers"
   CHECK(facts_of("Gina: I think your studio will be a hit with the local dancers.", "prompt", "",
                  "Jon")
             .empty());
-  CHECK(facts_of("Gina: I know you're going to open the best dance studio in town.", "prompt",
-                 "", "Jon")
+  CHECK(facts_of("Gina: I know you're going to open the best dance studio in town.", "prompt", "",
+                 "Jon")
             .empty());
-  CHECK(facts_of("Maria: You should join the shelter's volunteer program next month.", "prompt",
-                 "", "John")
+  CHECK(facts_of("Maria: You should join the shelter's volunteer program next month.", "prompt", "",
+                 "John")
             .empty());
   // A dated happening is kept however briefly said; an undated one of two content words is
   // a remark.
@@ -266,8 +267,9 @@ TEST_CASE("facts: the listener named, dated short reports and past-form openers"
   // A regular past form before its object opens a report; "Excited to" gets no subject.
   const auto painted = facts_of("Melanie: Painted a lake scene with my kids at the summer camp.");
   REQUIRE(painted.size() == 1);
-  CHECK(painted[0].statement == "Melanie painted a lake scene with Melanie's kids at the summer "
-                                "camp.");
+  CHECK(painted[0].statement ==
+        "Melanie painted a lake scene with Melanie's kids at the summer "
+        "camp.");
   const auto excited =
       facts_of("Melanie: Excited to see my kids paint a lake scene at the summer camp.");
   REQUIRE(excited.size() == 1);

@@ -6,6 +6,7 @@
 #include "common/timestamp.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/facts.hpp"
+#include "jobs/follow_ups.hpp"
 #include "jobs/medallion.hpp"
 #include "jobs/medallion_people.hpp"
 #include "recall/record_reads.hpp"
@@ -122,4 +123,56 @@ TEST_CASE("a name that starts a person's name is that person") {
   CHECK_FALSE(jobs::is_person_name("name:me", people));  // under three letters
   CHECK_FALSE(jobs::is_person_name("name:melbourne", people));
   CHECK_FALSE(jobs::is_person_name("person:mel", people));
+}
+
+TEST_CASE("a plan whose day came with nothing said of it since is an open thread") {
+  test::TempDir dir;
+  const std::string path = dir.file("o.db");
+  FakeClock clock(*parse_rfc3339_us("2023-07-01T00:00:00Z"));
+  const std::vector<std::string> turns{
+      turn("t1", "Ana", "I'm putting together a talent show for the kids next month.",
+           "2023-05-08T09:00:00Z"),
+      turn("t2", "Ben", "I'm running the Boston marathon with my sister next month.",
+           "2023-05-08T09:01:00Z"),
+      // Written before its day, a mention takes nothing up; "show" and "talent" apart are no
+      // pair.
+      turn("t3", "Ana", "The talent show for the kids is coming together nicely.",
+           "2023-05-20T09:00:00Z"),
+      turn("t4", "Ana", "How was the Boston marathon? Did your sister run it too?",
+           "2023-06-05T09:00:00Z"),
+      turn("t5", "Ben", "Talent like hers should show more often, my sister finished first!",
+           "2023-06-05T09:01:00Z")};
+  REQUIRE(test::load_lines(path, turns, clock) == turns.size());
+  auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
+  run(db, clock, "facts");
+  run(db, clock, "medallion");
+  const json m = medallion(db);
+  REQUIRE(m["open_questions"].size() == 1);
+  CHECK(m["open_questions"][0]["question"] ==
+        "Follow up with Ana: \"Ana is putting together a talent show for the kids in June "
+        "2023.\" (told 2023-05-08, for 2023-06-01; nothing said of it since)");
+  CHECK(m["open_questions"][0]["priority"] == "medium");  // due within 30 days of the newest
+  CHECK_THAT(m["summary"]["high_level"].get<std::string>(),
+             Catch::Contains(" Open: Follow up with Ana: "));
+}
+
+TEST_CASE("a later text speaks of a topic when it writes one of its pairs") {
+  jobs::Tokenizer tokenizer;
+  jobs::Topics topics(tokenizer, {"Ana Lopez"});
+  const jobs::Topic plan = topics.of("Ana is putting together a talent show on 3 June 2023.");
+  CHECK(plan.stems == std::set<std::string>{"put", "togeth", "talent", "show"});
+  CHECK(plan.pairs == std::set<std::string>{"put togeth", "talent show"});
+  CHECK(jobs::speaks_of(topics.of("The talent show was a hit"), plan));
+  CHECK_FALSE(jobs::speaks_of(topics.of("Talent, show it!"), plan));
+  CHECK_FALSE(jobs::speaks_of(topics.of("Show your talent"), plan));
+  // Without a pair, two shared words (or the only one) do.
+  const jobs::Topic single = topics.of("Lopez: marathon in June.");
+  CHECK(single.pairs.empty());
+  CHECK(jobs::speaks_of(topics.of("the marathon"), single));
+  const jobs::Topic two = topics.of("Boston, marathon");
+  CHECK_FALSE(jobs::speaks_of(topics.of("the marathon"), two));
+  CHECK(jobs::speaks_of(topics.of("marathon of Boston"), two));
+  CHECK(jobs::dated_sentence("So excited! Ana is flying to Rome in June 2023. Can't wait!") ==
+        " Ana is flying to Rome in June 2023.");
+  CHECK(jobs::dated_sentence("No date here. None.") == "No date here. None.");
 }

@@ -233,9 +233,19 @@ TEST_CASE("medallion refresh on the real streams") {
     INFO(statement);
     CHECK(message.find(opening) != std::string::npos);
   }
-  // Every problem of the history was solved by its own commit: nothing is open.
-  CHECK(m["open_questions"].empty());
-  CHECK_THAT(high, Catch::EndsWith(" Open: nothing."));
+  // Every problem of the history was solved by its own commit; what is open are the newest
+  // reverted changes that no later commit took up again ("Removed unreachable code paths" of
+  // 2019 is not among the newest three reverts read).
+  REQUIRE(m["open_questions"].size() == 2);
+  CHECK(m["open_questions"][0]["question"] ==
+        "Reverted on 2022-05-10 and not redone since: \"Fix the recently updated scripts\". "
+        "Another way, or dropped?");
+  CHECK(m["open_questions"][1]["question"] ==
+        "Reverted on 2023-10-25 and not redone since: \"Add forgotten test_pubsub. Currently "
+        "only tests NORM if built\". Another way, or dropped?");
+  CHECK(m["open_questions"][1]["priority"] == "low");
+  CHECK_THAT(high, Catch::EndsWith(" Open: Reverted on 2022-05-10 and not redone since: \"Fix "
+                                   "the recently..."));
   // Ids of decisions and questions resolve to real events.
   for (const auto& item : {m["decisions"], m["open_questions"]}) {
     for (const auto& entry : item) {
