@@ -647,12 +647,13 @@ CREATE TRIGGER events_namespace_changed AFTER UPDATE OF namespace, ts_us ON even
     GROUP BY namespace;
 END;
 )sql",
-    // 12: consolidation streams' running state (jobs/consolidation.cpp): per proposal stream the
-    //    exact sums its metrics need (E, t_1, t_E, Σgap² in µs² as two 64-bit limbs: hi·2^64 +
-    //    lo, lo read as unsigned), its latest evidence, its newest "Solution:" candidates and
-    //    its unique contexts, so that an evidence event costs O(log n) and neither a chunk nor
-    //    a run reads a stream's whole evidence. A stream without a row (databases of earlier
-    //    versions) gets one from its evidence the first time the job touches it.
+    // 12: consolidation streams' running state (jobs/consolidation_stream_state.hpp): per
+    //    proposal stream the exact sums its metrics need (E, t_1, t_E, Σgap² in µs² as two
+    //    64-bit limbs: hi·2^64 + lo, lo read as unsigned), its latest evidence, its newest
+    //    "Solution:" candidates and its unique contexts, so that an evidence event costs
+    //    O(log n) and neither a chunk nor a run reads a stream's whole evidence. A stream
+    //    without a row (databases of earlier versions) gets one from its evidence the first
+    //    time the job touches it.
     R"sql(
 CREATE TABLE consolidation_streams (
   decision_id     TEXT    PRIMARY KEY REFERENCES knowledge (decision_id),
@@ -729,10 +730,10 @@ CREATE TRIGGER event_entities_updated AFTER UPDATE ON event_entities BEGIN
   UPDATE entity_summary_epoch SET changes = changes + 1 WHERE id = 1;
 END;
 )sql",
-    // 15: each recurring problem's totals, kept (jobs/consolidation.cpp update_pattern). The
-    //    first touch of a signature in a run read its whole history from problem_occurrences
-    //    to count occurrences, targets and distinct trajectories, so a run's cost grew with the
-    //    log: at 1M events half of a +10,000 run's instructions.
+    // 15: each recurring problem's totals, kept (jobs/consolidation_patterns.cpp
+    //    Patterns::update). The first touch of a signature in a run read its whole history
+    //    from problem_occurrences to count occurrences, targets and distinct trajectories, so
+    //    a run's cost grew with the log: at 1M events half of a +10,000 run's instructions.
     //    The consolidation job updates these rows in the transaction that inserts the
     //    occurrences. Filled here from the occurrences stored so far, which are exactly those
     //    the job has consolidated (both are written by its chunks).
@@ -904,9 +905,9 @@ WHERE type = 'table' AND name IN ('events', 'knowledge', 'observations', 'job_ru
 DROP TRIGGER IF EXISTS events_namespace_inserted;
 )sql",
     // 22: each recurring problem's floor: the seq of the oldest of its newest min(occurrences,
-    //    200) occurrences (200: jobs/consolidation.cpp kMaxSupportIdsListed). A run takes a
-    //    signature's newest ids from its observation's list once it knows the list is the
-    //    newest: it counted the occurrences in the list's range (~200 index entries a
+    //    200) occurrences (200: jobs/consolidation_pattern_walk.hpp kMaxSupportIdsListed). A
+    //    run takes a signature's newest ids from its observation's list once it knows the list
+    //    is the newest: it counted the occurrences in the list's range (~200 index entries a
     //    signature), and a list that starts at the floor is.
     //    Filled by kAddedColumns below.
     R"sql(

@@ -293,10 +293,11 @@ TEST_CASE("consolidation does not depend on how events were split into runs and 
   CHECK(derived_tables(db_many) == derived_tables(db_one));
 }
 
-// Promotion and acceptance are decided per evidence event (jobs/consolidation.cpp evaluate()),
-// so any chunk size and any split of the events into runs give the same tables, audit
-// entries of the streams included. On the chunk-end rule this failed: proposal:libzmq:perf
-// was accepted with one split and a draft with another.
+// Promotion and acceptance are decided per evidence event
+// (jobs/consolidation_stream_evaluation.cpp StreamEvaluator::evaluate()), so any chunk size and any
+// split of the events into runs give the same tables, audit entries of the streams included. On the
+// chunk-end rule this failed: proposal:libzmq:perf was accepted with one split and a draft with
+// another.
 TEST_CASE("consolidation: the same tables for any chunk size and any split into runs") {
   test::TempDir dir;
   FakeClock clock(kNow);
@@ -414,11 +415,11 @@ FROM knowledge k WHERE provenance = 'external' ORDER BY decision_id)sql";
 }
 
 // A recurring problem's history is read as aggregates at its first touch in a run, and its
-// qualifying time is only re-walked when an occurrence arrives before it (jobs/consolidation.cpp
-// update_pattern). Events here arrive late (earlier timestamps in later runs), at the
-// qualifying time itself, in trajectories already counted in earlier runs, with targets tied,
-// and in one-event chunks so that later touches of a run add to what the first one read; the
-// observation must equal the one run over all events and the hand-computed values.
+// qualifying time is only re-walked when an occurrence arrives before it
+// (jobs/consolidation_patterns.cpp Patterns::update). Events here arrive late (earlier timestamps
+// in later runs), at the qualifying time itself, in trajectories already counted in earlier runs,
+// with targets tied, and in one-event chunks so that later touches of a run add to what the first
+// one read; the observation must equal the one run over all events and the hand-computed values.
 TEST_CASE("consolidation: a recurring problem's totals across late, tied and repeated arrivals") {
   test::TempDir dir;
   FakeClock clock(kNow);
