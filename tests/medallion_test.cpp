@@ -234,8 +234,8 @@ TEST_CASE("medallion refresh on the real streams") {
     CHECK(message.find(opening) != std::string::npos);
   }
   // Every problem of the history was solved by its own commit; what is open are the newest
-  // reverted changes that no later commit took up again ("Removed unreachable code paths" of
-  // 2019 is not among the newest three reverts read).
+  // reverted changes that no later commit took up again (the third, "Removed unreachable code
+  // paths" of 2019, was).
   REQUIRE(m["open_questions"].size() == 2);
   CHECK(m["open_questions"][0]["question"] ==
         "Reverted on 2022-05-10 and not redone since: \"Fix the recently updated scripts\". "
