@@ -661,6 +661,7 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
     if (reverted.size() > 3 || scope.ns.empty()) reverted.resize(scope.ns.empty() ? 0 : 3);
     {
       std::vector<Said> said;
+      said.reserve(reverted.size());
       for (const Stream* st : reverted) said.push_back({st->title, st->last_seen + 1});
       Tokenizer tokenizer;
       Topics topics(tokenizer, {});
