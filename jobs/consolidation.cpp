@@ -174,7 +174,7 @@ void Consolidator::consolidate_event(const std::string& ns) {
     agents_.add_evidence(ns, target, e);
   }
   // 4. Recurring problems.
-  patterns_.record(ns, evidence.problem, seq, trajectory, target, ts);
+  patterns_.record(ns, evidence.problem, seq, trajectory, target, ts, kind == "commit_change");
   // 5. Decisions stated in the message, and reverts of them.
   const std::string event_id = row.getColumn(7).getString();
   const std::string agent = row.getColumn(8).getString();

@@ -23,7 +23,7 @@ Patterns::Patterns(Run& run, Observations& observations)
       observations_(observations),
       insert_(run.db,
               "INSERT OR IGNORE INTO problem_occurrences (namespace, signature, seq, "
-              "trajectory_id, target, ts_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+              "trajectory_id, target, ts_us, is_change) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
       rows_(run.db,
             "SELECT seq, trajectory_id, ts_us, target FROM problem_occurrences WHERE "
             "namespace = ?1 AND signature = ?2 AND seq > ?3"),
@@ -61,8 +61,8 @@ Patterns::Patterns(Run& run, Observations& observations)
                          "signature FROM observations WHERE observation_id = ?1") {}
 
 void Patterns::record(const std::string& ns, const std::string& problem, std::int64_t seq,
-                      const std::string& trajectory, const std::string& target,
-                      std::int64_t ts_us) {
+                      const std::string& trajectory, const std::string& target, std::int64_t ts_us,
+                      bool change) {
   if (problem.empty()) return;
   const std::string signature = problem_signature(problem);
   if (signature.empty()) return;
@@ -77,6 +77,7 @@ void Patterns::record(const std::string& ns, const std::string& problem, std::in
     insert_.bind(5, target);
   }
   insert_.bind(6, static_cast<std::int64_t>(ts_us));
+  insert_.bind(7, change ? 1 : 0);
   insert_.exec();
   const auto [touched, first] = touched_.try_emplace(signature, ts_us);
   if (!first) touched->second = std::min(touched->second, ts_us);

@@ -32,9 +32,10 @@ class Patterns {
 
   /// Event `seq` of `trajectory` with `target` (empty: none) at `ts_us` states `problem`
   /// (EventEvidence::problem; empty: none): stores the occurrence of its signature, when it
-  /// has one, in problem_occurrences.
+  /// has one, in problem_occurrences; `change` is true for a commit (kind commit_change).
   void record(const std::string& ns, const std::string& problem, std::int64_t seq,
-              const std::string& trajectory, const std::string& target, std::int64_t ts_us);
+              const std::string& trajectory, const std::string& target, std::int64_t ts_us,
+              bool change);
 
   /// Updates the totals and the observation of every signature the chunk touched, in
   /// signature order.

@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 42> kMigrations{
+constexpr std::array<const char*, 43> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1229,6 +1229,14 @@ WHERE type = 'table' AND name = 'entity_aliases';
 INSERT OR IGNORE INTO derived_clears (namespace, requested_us)
 SELECT namespace, 0 FROM entities UNION SELECT namespace, 0 FROM clusters;
 )sql",
+    // 43: whether a problem's occurrence is a commit (kind commit_change), so that the
+    //    medallion's open problems, which are never changes, read the others alone instead of
+    //    every event of a history's "Problem:" paragraphs (jobs/medallion.cpp); filled from
+    //    the events (kAddedColumns).
+    R"sql(
+ALTER TABLE problem_occurrences ADD COLUMN is_change INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX problem_occurrences_open ON problem_occurrences (namespace, seq) WHERE is_change = 0;
+)sql",
 };
 
 // A migration that adds a column whose values are computed from other tables. Its fill runs
@@ -1241,7 +1249,7 @@ struct AddedColumn {
   const char* column;
   const char* fill;
 };
-constexpr std::array<AddedColumn, 4> kAddedColumns{{
+constexpr std::array<AddedColumn, 5> kAddedColumns{{
     // 22: from the occurrences stored (the job keeps the floors from then on).
     {22, "problem_patterns", "newest_floor_seq", R"sql(
 UPDATE problem_patterns SET newest_floor_seq = (SELECT min(seq) FROM (SELECT o.seq
@@ -1266,6 +1274,11 @@ WHERE provenance = 'external' AND ended_seq IS NULL
 )sql"},
     // 35: no fill (agents' medallions written before it were public).
     {35, "agent_medallions", "sensitivity", ""},
+    // 43: from the occurrences' events (consolidation writes it from then on).
+    {43, "problem_occurrences", "is_change", R"sql(
+UPDATE problem_occurrences SET is_change = coalesce(
+  (SELECT e.kind = 'commit_change' FROM events e WHERE e.seq = problem_occurrences.seq), 0);
+)sql"},
 }};
 
 const AddedColumn* added_column(int migration) {
