@@ -500,16 +500,16 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
       std::string provenance;
       std::int64_t updated;
       std::int64_t source_seq;  // the event that stated it; 0 when none
-      std::int64_t files;       // files that event's commit touched (context.files)
+      std::int64_t files;  // files that event's commit touched (context.files); active decisions
     };
     std::vector<Stream> streams;
     SQLite::Statement knowledge(
         db_,
         "SELECT decision_id, target, title, rationale, kind, status, phase, "
         "vitality, confidence, frequency, last_seen_us, evidence_event_ids, provenance, "
-        "updated_us, coalesce(source_event_seq, 0), coalesce((SELECT "
-        "json_array_length(e.context, '$.files') FROM events e WHERE e.seq = "
-        "knowledge.source_event_seq), 0) FROM knowledge WHERE " +
+        "updated_us, coalesce(source_event_seq, 0), CASE WHEN kind = 'decision' AND status = "
+        "'active' THEN coalesce((SELECT json_array_length(e.context, '$.files') FROM events e "
+        "WHERE e.seq = knowledge.source_event_seq), 0) ELSE 0 END FROM knowledge WHERE " +
             filter + " ORDER BY decision_id");
     knowledge.bind(1, scope.ns);
     while (knowledge.executeStep()) {
@@ -566,8 +566,12 @@ WHERE (?1 = '' OR q.namespace = ?1) AND e.status = 'active' ORDER BY q.seq DESC 
       if (!st->target.empty()) area_seqs.try_emplace(st->target);
     }
     if (!area_seqs.empty()) {
+      // Weighted events build on an area as they are evidence of it (docs/JOBS.md); the weight
+      // term also lets SQLite read the area's own rows (index event_targets_contexts) instead
+      // of the whole namespace's.
       SQLite::Statement area(db_,
-                             "SELECT seq FROM event_targets WHERE namespace = ?1 AND target = ?2");
+                             "SELECT seq FROM event_targets WHERE namespace = ?1 AND target = ?2 "
+                             "AND weight > 0");
       for (auto& [target, seqs] : area_seqs) {
         area.reset();
         area.bind(1, scope.ns);

@@ -25,7 +25,8 @@ ON CONFLICT (decision_id) DO UPDATE SET target = excluded.target, title = exclud
 
 constexpr const char* kUpsertSource =
     "INSERT OR REPLACE INTO extracted_decisions (decision_id, namespace, source, "
-    "problem_signature, subject, source_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    "problem_signature, subject, source_seq, source_commit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+    "(SELECT lower(json_extract(context, '$.commit')) FROM events WHERE seq = ?6))";
 
 constexpr const char* kInsertDecisionEvidence =
     "INSERT OR IGNORE INTO knowledge_evidence (decision_id, event_seq, ts_us, weight) "
@@ -43,12 +44,12 @@ constexpr const char* kSameSubject =
     "x.source_seq < ?3 "
     "AND k.status = 'active' ORDER BY x.source_seq";
 
-// The decisions' own rows only (a few per namespace), so the JSON look-up stays cheap.
+// The ids that start with the prefix ?2 are those in [?2, ?4), ?4 being ?2 with its last
+// character's code raised by one: an index range, however many decisions the namespace holds.
 constexpr const char* kSameCommit =
     "SELECT x.decision_id, k.target FROM extracted_decisions x JOIN knowledge k ON "
-    "k.decision_id = x.decision_id JOIN events e ON e.seq = x.source_seq WHERE x.namespace = ?1 "
-    "AND x.source_seq < ?3 AND k.status = 'active' AND "
-    "substr(lower(json_extract(e.context, '$.commit')), 1, length(?2)) = ?2 ORDER BY x.source_seq";
+    "k.decision_id = x.decision_id WHERE x.namespace = ?1 AND x.source_commit >= ?2 AND "
+    "x.source_commit < ?4 AND x.source_seq < ?3 AND k.status = 'active' ORDER BY x.source_seq";
 
 constexpr const char* kPreviousDecisionState =
     "SELECT json_object('status', status, 'confidence', confidence, 'superseded_by', "
@@ -163,6 +164,11 @@ int ExtractedDecisionStore::falsify_reverted(const std::string& ns, const std::s
 int ExtractedDecisionStore::falsify_commit(const std::string& ns, const std::string& commit_prefix,
                                            std::int64_t revert_seq, std::int64_t now_us,
                                            std::string_view actor) {
+  if (commit_prefix.empty()) return 0;
+  std::string past_prefix = commit_prefix;
+  ++past_prefix.back();
+  same_commit_.reset();
+  same_commit_.bind(4, past_prefix);
   return falsify_matching(same_commit_, ns, commit_prefix, revert_seq, now_us, actor);
 }
 

@@ -11,7 +11,7 @@
 namespace reflectd::store {
 namespace {
 
-constexpr std::array<const char*, 43> kMigrations{
+constexpr std::array<const char*, 44> kMigrations{
     // 1: the event log, its full-text index and the dead-letter table.
     R"sql(
 CREATE TABLE events (
@@ -1237,6 +1237,15 @@ SELECT namespace, 0 FROM entities UNION SELECT namespace, 0 FROM clusters;
 ALTER TABLE problem_occurrences ADD COLUMN is_change INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX problem_occurrences_open ON problem_occurrences (namespace, seq) WHERE is_change = 0;
 )sql",
+    // 44: the id of the commit that stated a decision (lower case), so that a revert naming
+    //    a commit id finds its decisions by an index range instead of reading the context of
+    //    every decision's event in the namespace (store/extracted_decisions.cpp); filled from
+    //    the events (kAddedColumns).
+    R"sql(
+ALTER TABLE extracted_decisions ADD COLUMN source_commit TEXT;
+CREATE INDEX extracted_decisions_commit
+  ON extracted_decisions (namespace, source_commit) WHERE source_commit IS NOT NULL;
+)sql",
 };
 
 // A migration that adds a column whose values are computed from other tables. Its fill runs
@@ -1249,7 +1258,7 @@ struct AddedColumn {
   const char* column;
   const char* fill;
 };
-constexpr std::array<AddedColumn, 5> kAddedColumns{{
+constexpr std::array<AddedColumn, 6> kAddedColumns{{
     // 22: from the occurrences stored (the job keeps the floors from then on).
     {22, "problem_patterns", "newest_floor_seq", R"sql(
 UPDATE problem_patterns SET newest_floor_seq = (SELECT min(seq) FROM (SELECT o.seq
@@ -1278,6 +1287,11 @@ WHERE provenance = 'external' AND ended_seq IS NULL
     {43, "problem_occurrences", "is_change", R"sql(
 UPDATE problem_occurrences SET is_change = coalesce(
   (SELECT e.kind = 'commit_change' FROM events e WHERE e.seq = problem_occurrences.seq), 0);
+)sql"},
+    // 44: from the decisions' events (consolidation writes it from then on).
+    {44, "extracted_decisions", "source_commit", R"sql(
+UPDATE extracted_decisions SET source_commit = (SELECT lower(json_extract(e.context, '$.commit'))
+  FROM events e WHERE e.seq = extracted_decisions.source_seq);
 )sql"},
 }};
 

@@ -221,6 +221,46 @@ TEST_CASE("decisions job: supersession by problem, revert, rerun, decay keeps co
   CHECK(row(db, "d1").status == "active");
 }
 
+TEST_CASE("decisions job: a revert that names a commit id falsifies that commit's decisions") {
+  test::TempDir dir;
+  const std::string path = dir.file("r.db");
+  FakeClock clock(kNow);
+  auto sha_commit = [](const std::string& id, const std::string& sha, const std::string& ts,
+                       const std::string& message) {
+    json line = json::parse(commit(id, ts, message, {"src/a.cpp"}));
+    line["context"]["commit"] = sha;
+    return line.dump();
+  };
+  // The reverts quote no subject of an earlier commit, so only the commit id can tell.
+  const std::vector<std::string> lines{
+      sha_commit("c1", "ABC1234FFF", "2024-01-10T10:00:00Z", "Use epoll on Linux"),
+      sha_commit("c2", "abd0000000", "2024-02-10T10:00:00Z", "Switch to CMake presets"),
+      sha_commit("c3", "e000000001", "2024-03-10T10:00:00Z",
+                 "Go back to select\n\nThis reverts commit abc1234."),
+      sha_commit("c4", "e000000002", "2024-04-10T10:00:00Z",
+                 "Undo an older change\n\nThis reverts commit abcd999.")};
+  REQUIRE(test::load_lines(path, lines, clock) == 4);
+  auto db = store::open_database({path, "normal", 5000}, store::Access::kWriter);
+  const model::VitalityParams vitality = daemon::vitality_params(config::defaults().decay);
+  jobs::register_sql_functions(db, vitality);  // keeps a pointer to `vitality`
+  run(db, clock);
+  // The id is matched by its prefix, in lower case; "abcd999" is no prefix of either id.
+  CHECK(row(db, "decision:c1").status == "falsified");
+  CHECK(row(db, "decision:c2").status == "active");
+  CHECK(db.execAndGet("SELECT source_commit FROM extracted_decisions WHERE decision_id = "
+                      "'decision:c1'")
+            .getString() == "abc1234fff");
+
+  // A database migrated from before the column gets it from the decisions' events.
+  db.exec("UPDATE extracted_decisions SET source_commit = NULL; PRAGMA user_version = 43");
+  REQUIRE(store::migrate(db) == store::latest_schema_version());
+  CHECK(db.execAndGet("SELECT count(*) FROM extracted_decisions WHERE source_commit IS NULL")
+            .getInt() == 0);
+  CHECK(db.execAndGet("SELECT source_commit FROM extracted_decisions WHERE decision_id = "
+                      "'decision:c2'")
+            .getString() == "abd0000000");
+}
+
 TEST_CASE("open questions: a question asked and not answered, across chunks and runs") {
   test::TempDir dir;
   const std::string path = dir.file("q.db");
