@@ -1,5 +1,5 @@
 #pragma once
-// Time expressions in English text, resolved to absolute dates (issue 33, "Time"): a turn
+// Time expressions in English text, resolved to absolute dates : a turn
 // "I went to a support group yesterday" sent on 8 May 2023 is about 7 May 2023. Used on a
 // question (recall's temporal_range, resolved against the caller's clock), on an event's
 // content (resolved against the event's own timestamp, so context shows absolute dates) and by

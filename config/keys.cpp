@@ -375,7 +375,7 @@ const std::array kKeys{
           "checkpoint, so a power loss can only take the jobs back to an earlier commit, "
           "which they redo from the stored events. Events are never affected. full: every "
           "job commit fsyncs the WAL (~40 ms more per incremental cycle after 1M events, "
-          "docs/PERFORMANCE.md item 76).",
+          "measured by bench_jobs).",
           +[](Config& c) -> std::string& { return c.jobs.synchronous; }},
   KeySpec{"medallion.scopes", KT::kStringList, "[]", 0, 0, "", true, "",
           "Extra medallion scopes besides the one every namespace gets, each \"name=<id>;namespace=<ns>;nodes=<a>,<b>;tags=<t>,<u>\" (name and nodes or tags required). Knowledge and problems whose target names a node (module:src names src) are in scope.",

@@ -1240,11 +1240,15 @@ CREATE INDEX problem_occurrences_open ON problem_occurrences (namespace, seq) WH
     // 44: the id of the commit that stated a decision (lower case), so that a revert naming
     //    a commit id finds its decisions by an index range instead of reading the context of
     //    every decision's event in the namespace (store/extracted_decisions.cpp); filled from
-    //    the events (kAddedColumns).
+    //    the events (kAddedColumns). And the agents' records by target, which consolidation
+    //    looks up for every target a chunk touched (jobs/consolidation_agent_streams.cpp):
+    //    without it, each look-up read every decision found on the target.
     R"sql(
 ALTER TABLE extracted_decisions ADD COLUMN source_commit TEXT;
 CREATE INDEX extracted_decisions_commit
   ON extracted_decisions (namespace, source_commit) WHERE source_commit IS NOT NULL;
+CREATE INDEX IF NOT EXISTS knowledge_external_target ON knowledge (namespace, target, decision_id)
+  WHERE provenance = 'external' AND source_event_seq IS NOT NULL;
 )sql",
 };
 

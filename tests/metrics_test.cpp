@@ -1,4 +1,4 @@
-// GET /metrics (issue 36 §2): the exposition's formatting exactly, then a running daemon
+// GET /metrics: the exposition's formatting exactly, then a running daemon
 // scraped by a real HTTP client (curl) and read back by the Prometheus Python client's own
 // parser (tests/metrics/parse_exposition.py), with counts that follow from what the test sent.
 
