@@ -93,7 +93,8 @@ void Daemon::resume_interrupted_clears() {
   const auto pending = memory_ops::pending_clears(*jobs_db_);
   if (pending.empty()) return;
   // A namespace is marked by a forget (its clear interrupted by a crash) or by a migration
-  // whose ids changed (store/migrations.cpp, 42); either way the events are all still there.
+  // whose ids changed (migration 42, store/migrations_20_to_44.cpp); either way the events are all
+  // still there.
   spdlog::warn(
       "the derived state of {} is marked for a clear (a forget that was interrupted, or an "
       "upgrade that renumbers derived ids): finishing the clear, then the jobs rebuild it from "

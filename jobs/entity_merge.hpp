@@ -16,7 +16,7 @@
 //
 // What a merge of F into T does, in the caller's transaction:
 //   - event_entities: F's rows become T's; where the event also mentions T, the one row left
-//     is primary when either was. The table's triggers (store/migrations.cpp) mark the
+//     is primary when either was. The table's triggers (store/schema.sql) mark the
 //     summaries, mention weights and importance of both entities for recomputation.
 //   - entity_relationships: F's edges are re-pointed at T; an edge that would join T to itself
 //     is deleted; co_occurs edges keep their rule (from the smaller canonical key to the

@@ -20,7 +20,7 @@
 
 namespace reflectd::store {
 
-/// One fact to store (columns of `facts`, see store/migrations.cpp, migration 26).
+/// One fact to store (columns of `facts`, see store/schema.sql).
 struct FactRow {
   std::string ns;
   std::string entity_key;   ///< Canonical "type:name".

@@ -169,7 +169,7 @@ TEST_CASE(
     "the newest event time per namespace: converted from the previous schema, then kept exact") {
   test::TempDir dir;
   SQLite::Database db(dir.file("old.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  // Migration 11 (store/migrations.cpp) replaced events_namespace_ts by event_namespaces.
+  // Migration 11 (store/migrations_6_to_19.cpp) replaced events_namespace_ts by event_namespaces.
   constexpr int kBefore = 10;
   REQUIRE(store::migrate(db, kBefore) == kBefore);
   FakeClock clock;
