@@ -6,7 +6,7 @@
 //
 // 1. Entities: jobs/entities.hpp (extraction rules in jobs/entity_extraction.hpp).
 // 2. Lexical vector of the content (first 16 KiB, commit trailer lines such as
-//    "Signed-off-by:" removed: they say who, not what): Tokenizer below (Unicode letters and
+//    "Signed-off-by:" removed: they say who, not what): the Tokenizer (Unicode letters and
 //    digits, lower-cased, English stop words dropped, Snowball English stems). Each event
 //    counts once in the namespace's document frequencies, then its terms are weighted
 //      w(t) = (1 + ln tf(t)) * (ln((1 + N) / (1 + df(t))) + 1)
@@ -36,80 +36,51 @@
 // Every row is a function of the events in seq order and the configuration, independent of
 // how the events were split into runs and chunks: caches are write-through at each chunk
 // commit and the posting windows read back exactly what the in-memory ones held.
-// Thread-safety: a Tokenizer is not thread-safe (Snowball state); run_clustering uses its own.
+// Thread-safety: run_clustering() is called by one thread at a time per database (the
+// scheduler's); it starts a worker for the parsing and one for Louvain, which touch no
+// SQLite connection. A Tokenizer is not thread-safe (Snowball state); run_clustering uses its own.
+//
+// The code, one file per step (jobs/clustering.cpp, the orchestrator, lists them):
+//   jobs/clustering_tokenizer.hpp    the tokenizer (also used by recall, facts, medallions)
+//   jobs/clustering_text.hpp         what is vectorized of an event, a medoid's summary
+//   jobs/clustering_events.hpp       reading a chunk's events, the per-event extraction
+//   jobs/clustering_terms.hpp        interned terms and the vector arithmetic (cosine())
+//   jobs/clustering_index.hpp        document frequencies and posting windows
+//   jobs/clustering_vectorize.hpp    an event's TF-IDF vector (step 2)
+//   jobs/clustering_assign.hpp       candidates, joining or seeding (steps 3-4)
+//   jobs/clustering_clusters.hpp     the clusters' cache and rows
+//   jobs/clustering_communities.hpp  merges and communities (step 5)
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <functional>
-#include <string>
-#include <string_view>
-#include <unordered_map>
-#include <utility>
-#include <vector>
 
+// The Tokenizer and cosine(), which the job's readers use too, come with the job's header.
+#include "jobs/clustering_terms.hpp"
+#include "jobs/clustering_tokenizer.hpp"
 #include "jobs/communities.hpp"
 #include "jobs/entities.hpp"
 #include "jobs/job.hpp"
 
-struct sb_stemmer;
-
 namespace reflectd::jobs {
 
+/// The job's parameters (config keys clustering.*, jobs.cluster.*; steps above).
 struct ClusterParams {
+  /// Cosine to a candidate's centroid from which an event joins it (step 3).
   double similarity_threshold = 0.3;
+  /// Cosine to the medoid from which a joining event is a near-duplicate (step 4).
   double duplicate_threshold = 0.95;
-  std::int64_t vector_terms = 24;
-  std::int64_t centroid_terms = 32;
-  std::int64_t index_terms = 6;
-  std::int64_t query_terms = 6;
-  std::int64_t candidates_per_term = 32;
+  std::int64_t vector_terms = 24;         ///< terms kept in an event's vector (step 2)
+  std::int64_t centroid_terms = 32;       ///< terms kept in a centroid (step 4)
+  std::int64_t index_terms = 6;           ///< centroid terms a cluster is indexed under
+  std::int64_t query_terms = 6;           ///< event terms whose posting windows are read
+  std::int64_t candidates_per_term = 32;  ///< clusters per posting window
   /// Events per transaction (most: a chunk also ends when a writer waits at the write gate).
   /// 20,000 rather than 5,000: each distinct edge, cluster, term and posting a chunk touches is
   /// written once per chunk (cluster job, full 300k: 38.1 -> 27.3 s CPU).
   std::int64_t chunk_events = 20000;
   EntityParams entities;
   CommunityParams communities;
-};
-
-/// A sparse vector, sorted by term.
-using TermVector = std::vector<std::pair<std::string, double>>;
-
-/// Cosine similarity of two term-sorted vectors (0 when either is zero).
-double cosine(const TermVector& a, const TermVector& b);
-
-/// Unicode-aware tokenizer with English stop words and the Snowball English stemmer
-/// (libstemmer). Throws std::runtime_error if the stemmer cannot be created.
-class Tokenizer {
- public:
-  Tokenizer();
-  ~Tokenizer();
-  Tokenizer(const Tokenizer&) = delete;
-  Tokenizer& operator=(const Tokenizer&) = delete;
-
-  /// (stem, lower-cased surface) per kept token, in text order. Tokens are maximal runs of
-  /// Unicode letters, marks and digits ('_' splits identifiers); kept when at least 2 code
-  /// points long, not all digits, not hex-like (>= 7 hex digits), not a stop word.
-  std::vector<std::pair<std::string, std::string>> terms(std::string_view text);
-
-  /// The kept tokens of `text` (lower-cased surfaces, the rules of terms()), in text order,
-  /// without stemming them: `emit` is called once per token (the reference is valid during
-  /// the call only). Uses no tokenizer state: safe from any thread.
-  static void scan(std::string_view text, const std::function<void(const std::string&)>& emit);
-
-  /// True when the lower-cased `token` is one of the stop words terms() drops (the Snowball
-  /// English list plus commit-message boilerplate such as "signed", "merge"). Thread-safe.
-  static bool is_stop_word(std::string_view token);
-
-  /// Snowball English stem of a lower-cased token (may be empty); cached. The reference is
-  /// valid until the next call.
-  const std::string& stem(const std::string& token);
-
- private:
-  sb_stemmer* stemmer_;
-  // token -> stem (Snowball is a pure function of the token; the same words recur in every
-  // event). Dropped when it exceeds kStemCacheLimit entries.
-  std::unordered_map<std::string, std::string> stems_;
 };
 
 /// Runs the job. Returns seed 003 ClusteringResult (clusters_created, clusters_reinforced,
