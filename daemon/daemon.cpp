@@ -17,6 +17,7 @@
 #include "daemon/settings.hpp"
 #include "jobs/sql_functions.hpp"
 #include "memory_ops/medallions.hpp"
+#include "model/commands.hpp"
 #include "store/database.hpp"
 #include "store/fts_index.hpp"
 #include "store/reinforcement.hpp"
@@ -28,11 +29,6 @@ using bus::limit_param;
 using bus::text_param;
 
 namespace {
-
-constexpr const char* kCommands =
-    "status, run, jobs, knowledge, observations, reinforce, search, recall, context, get, episode, "
-    "events, medallion, entities, clusters, facts, audit, forget, restore, pin, unpin, revise, "
-    "proposal, merge_entities";
 
 void notify_systemd(const std::string& state) {
   // A no-op returning 0 when $NOTIFY_SOCKET is unset (not run by systemd).
@@ -444,50 +440,116 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
   };
 }
 
+const std::map<std::string, Daemon::ControlHandler, std::less<>>& Daemon::control_handlers() {
+  // Captureless lambdas: member functions are private, and the lambdas, written here, may
+  // call them.
+  static const std::map<std::string, ControlHandler, std::less<>> kHandlers{
+      {"status",
+       [](Daemon& d, const std::string&, const nlohmann::json&, const bus::Principal& caller,
+          const bus::ControlReply& reply) { reply(d.status(caller)); }},
+      {"run",
+       [](Daemon& d, const std::string&, const nlohmann::json& request, const bus::Principal&,
+          const bus::ControlReply& reply) { d.control_run(request, reply); }},
+      {"jobs",
+       [](Daemon& d, const std::string&, const nlohmann::json& request, const bus::Principal&,
+          const bus::ControlReply& reply) { reply(d.control_jobs(request)); }},
+      {"reinforce",
+       [](Daemon& d, const std::string&, const nlohmann::json& request,
+          const bus::Principal& caller,
+          const bus::ControlReply& reply) { d.control_reinforce(request, caller, reply); }},
+      // medallion's writes only; its reads go to the read thread.
+      {"medallion",
+       [](Daemon& d, const std::string& cmd, const nlohmann::json& request,
+          const bus::Principal& caller,
+          const bus::ControlReply& reply) { d.control_write_op(cmd, request, caller, reply); }},
+      {"revise",
+       [](Daemon& d, const std::string& cmd, const nlohmann::json& request,
+          const bus::Principal& caller,
+          const bus::ControlReply& reply) { d.control_write_op(cmd, request, caller, reply); }},
+      {"proposal",
+       [](Daemon& d, const std::string& cmd, const nlohmann::json& request,
+          const bus::Principal& caller,
+          const bus::ControlReply& reply) { d.control_write_op(cmd, request, caller, reply); }},
+      {"merge_entities",
+       [](Daemon& d, const std::string&, const nlohmann::json& request,
+          const bus::Principal& caller,
+          const bus::ControlReply& reply) { d.control_merge_entities(request, caller, reply); }},
+      {"forget",
+       [](Daemon& d, const std::string& cmd, const nlohmann::json& request,
+          const bus::Principal& caller,
+          const bus::ControlReply& reply) { d.control_memory_op(cmd, request, caller, reply); }},
+      {"restore",
+       [](Daemon& d, const std::string& cmd, const nlohmann::json& request,
+          const bus::Principal& caller,
+          const bus::ControlReply& reply) { d.control_memory_op(cmd, request, caller, reply); }},
+      {"pin",
+       [](Daemon& d, const std::string& cmd, const nlohmann::json& request,
+          const bus::Principal& caller,
+          const bus::ControlReply& reply) { d.control_memory_op(cmd, request, caller, reply); }},
+      {"unpin",
+       [](Daemon& d, const std::string& cmd, const nlohmann::json& request,
+          const bus::Principal& caller,
+          const bus::ControlReply& reply) { d.control_memory_op(cmd, request, caller, reply); }},
+      {"test_stall",
+       [](Daemon&, const std::string&, const nlohmann::json& request, const bus::Principal&,
+          const bus::ControlReply& reply) {
+         // Test hook (daemon/test_hooks.hpp): a deliberately stuck event loop for the watchdog
+         // test.
+         const auto ms = std::clamp<std::int64_t>(request.value("ms", std::int64_t{0}), 0, 60000);
+         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+         reply({{"ok", true}, {"stalled_ms", ms}});
+       }},
+  };
+  return kHandlers;
+}
+
+std::vector<std::string> Daemon::unhandled_commands() {
+  std::vector<std::string> out;
+  for (const model::CommandSpec& spec : model::command_table()) {
+    if (!spec.daemon_command()) continue;
+    const bool handled = spec.answerer == model::Answerer::kRead
+                             ? ReadThread::answers(std::string(spec.name))
+                             : control_handlers().count(spec.name) > 0;
+    if (!handled) out.emplace_back(spec.name);
+  }
+  return out;
+}
+
 void Daemon::handle_control(const nlohmann::json& request, const bus::Principal& caller,
                             const bus::ControlReply& reply) {
   const auto cmd = request.find("cmd");
   if (cmd == request.end() || !cmd->is_string()) {
     reply({{"ok", false},
-           {"error", std::string("request: \"cmd\" (string) is required; known: ") + kCommands}});
+           {"error", "request: \"cmd\" (string) is required; known: " +
+                         model::known_commands(options_.test_hooks)}});
     return;
   }
+  const std::string& name = cmd->get_ref<const std::string&>();
+  const model::CommandSpec* spec = model::find_command(name);
+  if (spec == nullptr || !spec->daemon_command() || (spec->test_hook && !options_.test_hooks)) {
+    return reply({{"ok", false},
+                  {"error", "unknown command '" + name +
+                                "'; known: " + model::known_commands(options_.test_hooks)}});
+  }
   // Admin commands change what the daemon holds or does (docs/SECURITY.md).
-  const bool admin_command = *cmd == "run" || *cmd == "reinforce" || *cmd == "test_stall";
-  if (admin_command && !caller.admin) {
-    return reply(
-        {{"ok", false},
-         {"error",
-          cmd->get<std::string>() + ": not allowed for agent '" + caller.agent_id +
-              "': admin commands (run, reinforce) need admin: true in the authorized keys"}});
+  if (spec->admin && !caller.admin) {
+    return reply({{"ok", false},
+                  {"error", model::admin_refusal(name, caller.agent_id, options_.test_hooks)}});
   }
   try {
-    if (*cmd == "status") return reply(status(caller));
-    if (*cmd == "run") return control_run(request, reply);
-    if (*cmd == "jobs") return reply(control_jobs(request));
-    if (*cmd == "reinforce") return control_reinforce(request, caller, reply);
-    if (*cmd == "revise" || *cmd == "proposal" ||
-        (*cmd == "medallion" && memory_ops::is_medallion_write(request))) {
-      return control_write_op(cmd->get<std::string>(), request, caller, reply);
+    // medallion is a read but for its writes (create, update, set_status), which the writer
+    // thread runs like every other write.
+    const bool read = spec->answerer == model::Answerer::kRead &&
+                      !(name == "medallion" && memory_ops::is_medallion_write(request));
+    if (read) return control_read(name, request, caller, reply);
+    // Every daemon command of the table has a handler (unhandled_commands(), tested).
+    if (const auto handler = control_handlers().find(name); handler != control_handlers().end()) {
+      return handler->second(*this, name, request, caller, reply);
     }
-    if (*cmd == "merge_entities") return control_merge_entities(request, caller, reply);
-    if (*cmd == "forget" || *cmd == "restore" || *cmd == "pin" || *cmd == "unpin") {
-      return control_memory_op(cmd->get<std::string>(), request, caller, reply);
-    }
-    if (ReadThread::answers(*cmd)) {
-      return control_read(cmd->get<std::string>(), request, caller, reply);
-    }
-    if (options_.test_hooks && *cmd == "test_stall") {
-      // Test hook (daemon/test_hooks.hpp): a deliberately stuck event loop for the watchdog test.
-      const auto ms = std::clamp<std::int64_t>(request.value("ms", std::int64_t{0}), 0, 60000);
-      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-      return reply({{"ok", true}, {"stalled_ms", ms}});
-    }
+    reply({{"ok", false}, {"error", name + ": no handler in this reflectd"}});
   } catch (const std::exception& error) {
-    return reply({{"ok", false}, {"error", std::string("request failed: ") + error.what()}});
+    reply({{"ok", false}, {"error", std::string("request failed: ") + error.what()}});
   }
-  reply({{"ok", false},
-         {"error", "unknown command '" + cmd->get<std::string>() + "'; known: " + kCommands}});
 }
 
 void Daemon::control_run(const nlohmann::json& request, const bus::ControlReply& reply) {
@@ -524,9 +586,10 @@ namespace reflectd::daemon {
 
 void Daemon::control_reinforce(const nlohmann::json& request, const bus::Principal& caller,
                                const bus::ControlReply& reply) {
+  if (auto missing = model::missing_field(*model::find_command("reinforce"), request)) {
+    return reply({{"ok", false}, {"error", *missing}});
+  }
   const std::string id = text_param(request, "id");
-  if (id.empty())
-    return reply({{"ok", false}, {"error", "reinforce: \"id\" (string) is required"}});
   const bool useful = request.value("useful", true);
   // An authenticated caller is its key's agent_id in the audit row, whatever the request says.
   const std::string actor = !caller.is_local_operator() ? caller.agent_id

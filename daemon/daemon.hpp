@@ -18,8 +18,11 @@
 #include <zmq.hpp>
 
 #include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bus/bus.hpp"
 #include "bus/jetstream_forwarder.hpp"
@@ -79,7 +82,17 @@ class Daemon {
   void handle_control(const nlohmann::json& request, const bus::Principal& caller,
                       const bus::ControlReply& reply);
 
+  /// The daemon commands of model::command_table() that neither a control handler nor the
+  /// read thread answers: empty unless the table and the handlers disagree (a test checks).
+  static std::vector<std::string> unhandled_commands();
+
  private:
+  /// A handler of the io thread, registered by its command's table name.
+  using ControlHandler = void (*)(Daemon& daemon, const std::string& cmd,
+                                  const nlohmann::json& request, const bus::Principal& caller,
+                                  const bus::ControlReply& reply);
+  /// The io thread's handlers (model::Answerer::kControl commands, and medallion's writes).
+  static const std::map<std::string, ControlHandler, std::less<>>& control_handlers();
   void stop_now();
   void reload_now();
   void wait_for_signal();

@@ -3,9 +3,10 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 
-#include <algorithm>
+#include <stdexcept>
 
 #include "jobs/sql_functions.hpp"
+#include "model/commands.hpp"
 #include "recall/context.hpp"
 #include "recall/record_reads.hpp"
 
@@ -33,15 +34,42 @@ ReadThread::ReadThread(const store::DatabaseOptions& database,
 ReadThread::~ReadThread() { stop(); }
 
 const std::vector<std::string>& ReadThread::commands() {
-  static const std::vector<std::string> kCommands{
-      "audit", "clusters",  "context",   "entities",     "episode", "events", "facts",
-      "get",   "knowledge", "medallion", "observations", "recall",  "search"};
+  static const std::vector<std::string> kCommands = model::read_commands();
   return kCommands;
 }
 
-bool ReadThread::answers(const std::string& cmd) {
-  const auto& known = commands();
-  return std::find(known.begin(), known.end(), cmd) != known.end();
+bool ReadThread::answers(const std::string& cmd) { return handlers().count(cmd) > 0; }
+
+const std::map<std::string, ReadThread::Handler, std::less<>>& ReadThread::handlers() {
+  using recall::ReadScope;
+  // The list reads record no access; recall, context and get record the events they return.
+  static const std::map<std::string, Handler, std::less<>> kHandlers{
+      {"search",
+       [](ReadThread& t, const nlohmann::json& request, const ReadScope& scope, Answer&) {
+         return recall::read_search(t.db_, request, scope, t.clock_.now_us());
+       }},
+      {"events", [](ReadThread& t, const nlohmann::json& request, const ReadScope& scope,
+                    Answer&) { return recall::read_events(t.db_, request, scope); }},
+      {"knowledge", [](ReadThread& t, const nlohmann::json& request, const ReadScope& scope,
+                       Answer&) { return recall::read_knowledge(t.db_, request, scope); }},
+      {"observations", [](ReadThread& t, const nlohmann::json& request, const ReadScope& scope,
+                          Answer&) { return recall::read_observations(t.db_, request, scope); }},
+      {"entities", [](ReadThread& t, const nlohmann::json& request, const ReadScope& scope,
+                      Answer&) { return recall::read_entities(t.db_, request, scope); }},
+      {"clusters", [](ReadThread& t, const nlohmann::json& request, const ReadScope& scope,
+                      Answer&) { return recall::read_clusters(t.db_, request, scope); }},
+      {"medallion", [](ReadThread& t, const nlohmann::json& request, const ReadScope& scope,
+                       Answer&) { return recall::read_medallion(t.db_, request, scope); }},
+      {"facts", [](ReadThread& t, const nlohmann::json& request, const ReadScope& scope,
+                   Answer&) { return recall::read_facts(t.db_, request, scope); }},
+      {"audit", [](ReadThread& t, const nlohmann::json& request, const ReadScope& scope,
+                   Answer&) { return recall::read_audit(t.db_, request, scope); }},
+      {"recall", &ReadThread::answer_recall},
+      {"context", &ReadThread::answer_context},
+      {"get", &ReadThread::answer_get},
+      {"episode", &ReadThread::answer_episode},
+  };
+  return kHandlers;
 }
 
 std::vector<std::pair<std::string, HistogramSnapshot>> ReadThread::durations() const {
@@ -99,54 +127,63 @@ std::size_t ReadThread::pending_accesses() {
 
 nlohmann::json ReadThread::answer(const std::string& cmd, const nlohmann::json& request,
                                   const recall::ReadScope& scope) {
-  const std::int64_t now = clock_.now_us();
-  auto error = [&cmd](const recall::RecallError& e) {
-    return nlohmann::json{{"ok", false}, {"error", cmd + ": " + e.message}};
-  };
-  if (cmd == "search") return recall::read_search(db_, request, scope, now);
-  if (cmd == "events") return recall::read_events(db_, request, scope);
-  if (cmd == "knowledge") return recall::read_knowledge(db_, request, scope);
-  if (cmd == "observations") return recall::read_observations(db_, request, scope);
-  if (cmd == "entities") return recall::read_entities(db_, request, scope);
-  if (cmd == "clusters") return recall::read_clusters(db_, request, scope);
-  if (cmd == "medallion") return recall::read_medallion(db_, request, scope);
-  if (cmd == "facts") return recall::read_facts(db_, request, scope);
-  if (cmd == "audit") return recall::read_audit(db_, request, scope);
-  std::vector<std::int64_t> accessed;
-  nlohmann::json reply;
-  if (cmd == "recall") {
-    auto parsed = recall::recall_request_from_json(request);
-    if (auto* e = std::get_if<recall::RecallError>(&parsed)) return error(*e);
-    auto found = recaller_->recall(std::get<recall::RecallRequest>(parsed), scope, now);
-    if (auto* e = std::get_if<recall::RecallError>(&found)) return error(*e);
-    const auto& response = std::get<recall::RecallResponse>(found);
-    for (const auto& hit : response.results) {
-      if (!hit.redacted) accessed.push_back(hit.seq);
-    }
-    reply = recall::to_json(response);
-  } else if (cmd == "context") {
-    auto parsed = recall::context_request_from_json(request);
-    if (auto* e = std::get_if<recall::RecallError>(&parsed)) return error(*e);
-    auto built =
-        recall::build_context(*recaller_, std::get<recall::ContextRequest>(parsed), scope, now);
-    if (auto* e = std::get_if<recall::RecallError>(&built)) return error(*e);
-    const auto& context = std::get<recall::CompressedContext>(built);
-    accessed = context.event_seqs;
-    reply = recall::to_json(context);
-  } else {
-    auto read = cmd == "get" ? read_back_.get(request, scope, now)
-                             : read_back_.episode(request, scope, now);
-    if (auto* e = std::get_if<recall::RecallError>(&read)) return error(*e);
-    reply = std::get<nlohmann::json>(std::move(read));
-    if (cmd == "get") {
-      for (const auto& event : reply["events"]) {
-        if (!event.value("redacted", false)) accessed.push_back(event["seq"].get<std::int64_t>());
-      }
+  Answer answer{cmd, clock_.now_us(), {}};
+  const auto handler = handlers().find(cmd);
+  if (handler == handlers().end()) throw std::runtime_error("no read handler");
+  nlohmann::json reply = handler->second(*this, request, scope, answer);
+  if (answer.accessed.empty()) return reply;
+  const std::lock_guard lock(accesses_mutex_);
+  for (const std::int64_t seq : answer.accessed) accesses_.record(seq, answer.now_us);
+  return reply;
+}
+
+nlohmann::json ReadThread::Answer::error(const recall::RecallError& e) const {
+  return nlohmann::json{{"ok", false}, {"error", cmd + ": " + e.message}};
+}
+
+nlohmann::json ReadThread::answer_recall(ReadThread& t, const nlohmann::json& request,
+                                         const recall::ReadScope& scope, Answer& answer) {
+  auto parsed = recall::recall_request_from_json(request);
+  if (auto* e = std::get_if<recall::RecallError>(&parsed)) return answer.error(*e);
+  auto found = t.recaller_->recall(std::get<recall::RecallRequest>(parsed), scope, answer.now_us);
+  if (auto* e = std::get_if<recall::RecallError>(&found)) return answer.error(*e);
+  const auto& response = std::get<recall::RecallResponse>(found);
+  for (const auto& hit : response.results) {
+    if (!hit.redacted) answer.accessed.push_back(hit.seq);
+  }
+  return recall::to_json(response);
+}
+
+nlohmann::json ReadThread::answer_context(ReadThread& t, const nlohmann::json& request,
+                                          const recall::ReadScope& scope, Answer& answer) {
+  auto parsed = recall::context_request_from_json(request);
+  if (auto* e = std::get_if<recall::RecallError>(&parsed)) return answer.error(*e);
+  auto built = recall::build_context(*t.recaller_, std::get<recall::ContextRequest>(parsed), scope,
+                                     answer.now_us);
+  if (auto* e = std::get_if<recall::RecallError>(&built)) return answer.error(*e);
+  const auto& context = std::get<recall::CompressedContext>(built);
+  answer.accessed = context.event_seqs;
+  return recall::to_json(context);
+}
+
+nlohmann::json ReadThread::answer_get(ReadThread& t, const nlohmann::json& request,
+                                      const recall::ReadScope& scope, Answer& answer) {
+  auto read = t.read_back_.get(request, scope, answer.now_us);
+  if (auto* e = std::get_if<recall::RecallError>(&read)) return answer.error(*e);
+  nlohmann::json reply = std::get<nlohmann::json>(std::move(read));
+  for (const auto& event : reply["events"]) {
+    if (!event.value("redacted", false)) {
+      answer.accessed.push_back(event["seq"].get<std::int64_t>());
     }
   }
-  const std::lock_guard lock(accesses_mutex_);
-  for (const std::int64_t seq : accessed) accesses_.record(seq, now);
   return reply;
+}
+
+nlohmann::json ReadThread::answer_episode(ReadThread& t, const nlohmann::json& request,
+                                          const recall::ReadScope& scope, Answer& answer) {
+  auto read = t.read_back_.episode(request, scope, answer.now_us);
+  if (auto* e = std::get_if<recall::RecallError>(&read)) return answer.error(*e);
+  return std::get<nlohmann::json>(std::move(read));
 }
 
 }  // namespace reflectd::daemon

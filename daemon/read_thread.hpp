@@ -45,9 +45,9 @@ class ReadThread {
   ReadThread(const ReadThread&) = delete;
   ReadThread& operator=(const ReadThread&) = delete;
 
-  /// The commands this thread answers, sorted.
+  /// The commands this thread answers, sorted: model::command_table()'s Answerer::kRead ones.
   static const std::vector<std::string>& commands();
-  /// True for the commands this thread answers.
+  /// True for the commands this thread has a handler for.
   static bool answers(const std::string& cmd);
   /// Per command: time from post() to the answer (queue wait included). Thread-safe.
   std::vector<std::pair<std::string, HistogramSnapshot>> durations() const;
@@ -70,6 +70,26 @@ class ReadThread {
   void stop();
 
  private:
+  // What a handler is given besides the request: its command, the time, and where it lists
+  // the events it returned (their access counts go up).
+  struct Answer {
+    const std::string& cmd;
+    std::int64_t now_us;
+    std::vector<std::int64_t> accessed;
+    nlohmann::json error(const recall::RecallError& e) const;
+  };
+  using Handler = nlohmann::json (*)(ReadThread& thread, const nlohmann::json& request,
+                                     const recall::ReadScope& scope, Answer& answer);
+  /// Every read by its table name (model/commands.hpp).
+  static const std::map<std::string, Handler, std::less<>>& handlers();
+  static nlohmann::json answer_recall(ReadThread& t, const nlohmann::json& request,
+                                      const recall::ReadScope& scope, Answer& answer);
+  static nlohmann::json answer_context(ReadThread& t, const nlohmann::json& request,
+                                       const recall::ReadScope& scope, Answer& answer);
+  static nlohmann::json answer_get(ReadThread& t, const nlohmann::json& request,
+                                   const recall::ReadScope& scope, Answer& answer);
+  static nlohmann::json answer_episode(ReadThread& t, const nlohmann::json& request,
+                                       const recall::ReadScope& scope, Answer& answer);
   nlohmann::json answer(const std::string& cmd, const nlohmann::json& request,
                         const recall::ReadScope& scope);
 

@@ -1,9 +1,13 @@
 #include "cli/mcp/reflectd_tools.hpp"
 
+#include <algorithm>
 #include <iostream>
+#include <stdexcept>
+#include <string_view>
 #include <variant>
 
 #include "common/version.hpp"
+#include "model/commands.hpp"
 
 namespace reflectd::cli::mcp {
 using json = nlohmann::json;
@@ -46,8 +50,6 @@ json without_ok(json reply) {
   reply.erase("ok");
   return reply;
 }
-
-json string_array() { return {{"type", "array"}, {"items", {{"type", "string"}}}}; }
 
 ToolResult remember(const McpOptions& o, const json& args) {
   const std::string ns = namespace_of(o, args);
@@ -188,161 +190,28 @@ ToolResult medallion(const McpOptions& o, const json& args) {
 std::string medallion_uri(const std::string& id) { return kMedallionScheme + id; }
 
 std::vector<Tool> reflectd_tools(const McpOptions& o) {
-  const json ns_property = {{"type", "string"},
-                            {"description",
-                             "Namespace (a project, a conversation); default: reflectctl mcp "
-                             "--namespace"}};
+  using Call = ToolResult (*)(const McpOptions&, const json&);
+  // Each tool's name, title, description and input schema come from its command's entry in
+  // the command table (model/commands.cpp); only the calls are here.
+  // tools/list keeps the order agents have seen since the first release.
+  const std::vector<std::pair<std::string_view, Call>> calls{
+      {"remember", remember}, {"recall", recall}, {"context", context},    {"get", get},
+      {"forget", forget},     {"revise", revise}, {"medallion", medallion}};
   std::vector<Tool> tools;
-  tools.push_back(
-      {"remember",
-       "Remember",
-       "Store one memory (an event) durably in reflectd; answers once it is committed. Kinds: "
-       "observation (default), prompt, conversation, decision (needs context.title, "
-       "context.target, context.rationale), task, call, result, error, learning, discovery, "
-       "pattern and the others of reflectd's wire format.",
-       {{"type", "object"},
-        {"properties",
-         {{"content", {{"type", "string"}, {"description", "What to remember, in words"}}},
-          {"namespace", ns_property},
-          {"kind", {{"type", "string"}, {"description", "Event kind; default observation"}}},
-          {"id", {{"type", "string"}, {"description", "Event id; storing it again is a no-op"}}},
-          {"agent_id", {{"type", "string"}}},
-          {"episode_id", {{"type", "string"}}},
-          {"sequence_number", {{"type", "integer"}}},
-          {"timestamp", {{"type", "string"}, {"description", "RFC 3339; default now"}}},
-          {"tags", string_array()},
-          {"context", {{"type", "object"}}},
-          {"sensitivity",
-           {{"type", "string"}, {"enum", {"public", "low", "medium", "high", "hyper"}}}}}},
-        {"required", {"content"}}},
-       [o](const json& a) { return remember(o, a); }});
-  tools.push_back(
-      {"recall",
-       "Recall",
-       "Ask the memory a question in plain words; returns the stored events that answer it, "
-       "best first, each whole, with its id, time, speaker and score.",
-       {{"type", "object"},
-        {"properties",
-         {{"query", {{"type", "string"}, {"description", "The question or words to look for"}}},
-          {"namespace", ns_property},
-          {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100}}},
-          {"offset", {{"type", "integer"}, {"minimum", 0}}},
-          {"kinds", string_array()},
-          {"agent_id", {{"type", "string"}}},
-          {"episode_id", {{"type", "string"}}},
-          {"since", {{"type", "string"}, {"description", "RFC 3339"}}},
-          {"until", {{"type", "string"}, {"description", "RFC 3339"}}},
-          {"include_archived",
-           {{"type", "boolean"},
-            {"description", "Also recall archived events (left out by default)"}}}}},
-        {"required", {"query"}}},
-       [o](const json& a) { return recall(o, a); }});
-  tools.push_back(
-      {"context",
-       "Context",
-       "Prompt-ready memory for a question within a token budget: the best events in full, "
-       "their neighbours and entity summaries, then one-line pointers; dates absolute, each "
-       "item tagged with its id.",
-       {{"type", "object"},
-        {"properties",
-         {{"query", {{"type", "string"}}},
-          {"namespace", ns_property},
-          {"max_tokens", {{"type", "integer"}, {"minimum", 50}, {"maximum", 100000}}}}},
-        {"required", {"query"}}},
-       [o](const json& a) { return context(o, a); }});
-  tools.push_back(
-      {"get",
-       "Get",
-       "Events in full by id: content, context, tags, entities, lifecycle, "
-       "salience now, status, access count.",
-       {{"type", "object"}, {"properties", {{"ids", string_array()}}}, {"required", {"ids"}}},
-       [o](const json& a) { return get(o, a); }});
-  tools.push_back(
-      {"forget",
-       "Forget",
-       "Forget events by ids or by a filter: archive them (default; restorable; reads still "
-       "show them, marked archived) or delete them and everything derived from them (mode "
-       "delete). dry_run lists what would go.",
-       {{"type", "object"},
-        {"properties",
-         {{"ids", string_array()},
-          {"filter",
-           {{"type", "object"},
-            {"properties",
-             {{"namespace", {{"type", "string"}}},
-              {"agent_id", {{"type", "string"}}},
-              {"kind", {{"type", "string"}}},
-              {"before", {{"type", "string"}}},
-              {"after", {{"type", "string"}}},
-              {"text", {{"type", "string"}}}}}}},
-          {"mode", {{"type", "string"}, {"enum", {"archive", "delete"}}}},
-          {"dry_run", {{"type", "boolean"}}},
-          {"rationale", {{"type", "string"}}}}}},
-       [o](const json& a) { return forget(o, a); }});
-  tools.push_back(
-      {"revise",
-       "Revise",
-       "Correct a stored memory: a new revision with the corrected content supersedes it (the "
-       "old text stays, marked superseded, and is no longer recalled). rationale says why, for "
-       "the audit log. Decisions and other ledger records are revised by publishing a new one "
-       "with a resolution instead.",
-       {{"type", "object"},
-        {"properties",
-         {{"id", {{"type", "string"}, {"description", "The event to revise"}}},
-          {"content", {{"type", "string"}, {"description", "The corrected content, in full"}}},
-          {"rationale", {{"type", "string"}, {"description", "Why it changed"}}},
-          {"context", {{"type", "object"}, {"description", "New context; default: the old one"}}},
-          {"keep_timestamp",
-           {{"type", "boolean"},
-            {"description",
-             "Keep the event's time (a correction of what was said then); default: now"}}}}},
-        {"required", {"id", "content", "rationale"}}},
-       [o](const json& a) { return revise(o, a); }});
-  tools.push_back(
-      {"medallion",
-       "Medallion",
-       "The medallions: compact checkpoints of a project or conversation (summary, decisions, "
-       "open questions, what to avoid) to resume work from. Read: action list (default), get "
-       "(id), query (nodes, tags) or history (id). Write your own: create (medallion, "
-       "evidence, namespace, supersedes?), update (id, medallion with the fields to replace, "
-       "evidence), set_status (id, status, superseded_by with superseded, rationale).",
-       {{"type", "object"},
-        {"properties",
-         {{"action",
-           {{"type", "string"},
-            {"enum", {"list", "get", "query", "history", "create", "update", "set_status"}}}},
-          {"id", {{"type", "string"}, {"description", "e.g. med:<namespace>"}}},
-          {"nodes", string_array()},
-          {"tags", string_array()},
-          {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 1000}}},
-          {"namespace", ns_property},
-          {"medallion",
-           {{"type", "object"},
-            {"description",
-             "A seed 001 Medallion: scope {graph_nodes, tags}, summary {high_level (<= 300 "
-             "characters), subsystems}, decisions [{id, statement, rationale, confidence}], "
-             "open_questions [{id, question, blocked_on, priority}], affordances "
-             "{recommended_entry_points, avoid_repeating, invariants}, meta {medallion_id?, "
-             "model?}"}}},
-          {"evidence",
-           {{"type", "object"},
-            {"description", "What the medallion is built from (seed 001 Evidence)"},
-            {"properties",
-             {{"session_summary", {{"type", "string"}}},
-              {"transcripts", string_array()},
-              {"artefacts", {{"type", "object"}}}}},
-            {"required", {"session_summary"}}}},
-          {"supersedes",
-           {{"type", "string"}, {"description", "create: the medallion it replaces"}}},
-          {"status", {{"type", "string"}, {"enum", {"active", "stale", "superseded"}}}},
-          {"superseded_by", {{"type", "string"}}},
-          {"rationale", {{"type", "string"}}},
-          {"sensitivity",
-           {{"type", "string"},
-            {"enum", {"public", "low", "medium", "high", "hyper"}},
-            {"description",
-             "create, update: readers of lower clearance get it redacted (default public)"}}}}}},
-       [o](const json& a) { return medallion(o, a); }});
+  for (const auto& [name, call] : calls) {
+    const model::CommandSpec* spec = model::find_command(name);
+    if (spec == nullptr || !spec->mcp) {
+      throw std::logic_error("mcp: tool " + std::string(name) + " is not in the command table");
+    }
+    tools.push_back({std::string(spec->mcp->name), std::string(spec->mcp->title),
+                     std::string(spec->mcp->description), model::input_schema(spec->mcp->input),
+                     [o, call = call](const json& a) { return call(o, a); }});
+  }
+  // Every tool of the table is served.
+  const auto served = static_cast<std::size_t>(
+      std::count_if(model::command_table().begin(), model::command_table().end(),
+                    [](const model::CommandSpec& spec) { return spec.mcp.has_value(); }));
+  if (served != tools.size()) throw std::logic_error("mcp: a table tool has no call");
   return tools;
 }
 

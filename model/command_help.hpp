@@ -1,7 +1,7 @@
 #pragma once
 // reflectctl's man-page text: descriptions and footers shown by --help.
 
-namespace reflectd::cli {
+namespace reflectd::model::help {
 
 inline constexpr const char* kMainDescription =
     "reflectctl - command-line client of reflectd, the AI-agent event daemon.\n\n"
@@ -12,26 +12,6 @@ inline constexpr const char* kMainDescription =
     "else from reflectd's built-in defaults.\n";
 
 inline constexpr const char* kMainFooter = R"(
-COMMANDS
-  publish [FILE...|-]   send events, wait for every acknowledgement, print a summary
-  status                show the daemon's counters, database and endpoints
-  run JOB               run a job (e.g. consolidate, decay) now; --wait for its outcome
-  jobs                  list the latest job runs and their results
-  knowledge             list knowledge streams (phase, status, vitality, confidence)
-  observations          list recurring patterns and competences found by consolidation
-  facts                 list the facts kept about people and things, with their dates
-  search TEXT           full-text search of the events, best match first
-  recall TEXT           the events that answer a question in plain words, each whole
-  context TEXT          prompt-ready memory for a question within a token budget
-  get ID...             events in full, by id
-  episode EPISODE_ID    an episode's events in sequence order
-  reinforce ID          mark an event or knowledge record useful (or --misleading)
-  events tail           print the latest events; -f follows new ones
-  medallion ACTION      get, query, history or list the medallions (project summaries)
-  entities              list the most important entities
-  clusters              list the largest clusters of similar events
-  keygen PATH           write a CURVE keypair: PATH (secret, mode 0600) and PATH.pub
-  jetstream init|publish  create a shard's NATS JetStream stream; publish events into it
   Run `reflectctl COMMAND --help` for the options of a command. Global options may be given
   before or after the command; --push EP (an alias of --push-endpoint) only before `publish`,
   where --push is publish's mode flag.
@@ -768,4 +748,4 @@ EXIT STATUS
   2  a file exists (without --force), or bad usage
 )";
 
-}  // namespace reflectd::cli
+}  // namespace reflectd::model::help
