@@ -524,7 +524,7 @@ void Daemon::handle_control(const nlohmann::json& request, const bus::Principal&
                          model::known_commands(options_.test_hooks)}});
     return;
   }
-  const std::string& name = cmd->get_ref<const std::string&>();
+  const auto& name = cmd->get_ref<const std::string&>();
   const model::CommandSpec* spec = model::find_command(name);
   if (spec == nullptr || !spec->daemon_command() || (spec->test_hook && !options_.test_hooks)) {
     return reply({{"ok", false},
