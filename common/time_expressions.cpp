@@ -291,7 +291,8 @@ class Matcher {
         if (auto y = year_number(word(i + 2))) return dated(3, date::year{*y}, *m, *d);
       }
       if (auto y = year_number(word(i + 1))) {
-        return Match{2, month_range(date::year{*y} / static_cast<unsigned>(*m)), false};
+        return Match{2, month_range(date::year{*y} / date::month{static_cast<unsigned>(*m)}),
+                     false};
       }
     }
     const std::string& a = word(i);
@@ -307,14 +308,15 @@ class Matcher {
           m && (word(i + 1).size() > 3 || word(i + 1) == "may") && !year_number(word(i + 2)) &&
           !day_number(word(i + 2))) {
         const date::year_month_day ymd{today_};
-        return Match{2, month_range(ymd.year() / static_cast<unsigned>(*m))};
+        return Match{2, month_range(ymd.year() / date::month{static_cast<unsigned>(*m)})};
       }
     }
     return std::nullopt;
   }
 
   static std::optional<Match> dated(std::size_t length, date::year y, int m, int d) {
-    const date::year_month_day ymd{y / static_cast<unsigned>(m) / static_cast<unsigned>(d)};
+    const date::year_month_day ymd{y / date::month{static_cast<unsigned>(m)} /
+                                   date::day{static_cast<unsigned>(d)}};
     if (!ymd.ok()) return std::nullopt;
     return Match{length, day_range(sys_days{ymd}), false};
   }

@@ -576,7 +576,7 @@ const std::array kKeys{
           "Derived records (knowledge, observations, entity summaries) a namespaced recall returns beside the events, best BM25 first; 0 returns none.",
           +[](Config& c) -> std::int64_t& { return c.recall.derived_results; }},
   KeySpec{"recall.wordnet_dir", KT::kString, "\"\"", 0, 0, "", false, "",
-          "Directory of the WordNet 3.0 database (Debian's wordnet-base: /usr/share/wordnet) whose synonyms and hyponyms of a question's words are searched beside them (\"sports\" finds swimming and tennis). \"\" (the default) recalls without them: on the LoCoMo set they add 1.7 points of multi-hop recall@10 but cost 1-2 ms a question, and about 7 ms at 100,000 stored events (docs/RECALL.md). Set, the files must be readable or the daemon does not start.",
+          R"(Directory of the WordNet 3.0 database (Debian's wordnet-base: /usr/share/wordnet) whose synonyms and hyponyms of a question's words are searched beside them ("sports" finds swimming and tennis). "" (the default) recalls without them: on the LoCoMo set they add 1.7 points of multi-hop recall@10 but cost 1-2 ms a question, and about 7 ms at 100,000 stored events (docs/RECALL.md). Set, the files must be readable or the daemon does not start.)",
           +[](Config& c) -> std::string& { return c.recall.wordnet_dir; }},
   KeySpec{"recall.semantic_weight", KT::kReal, "0.3", 0, 0, "", true, "",
           "Weight of the related words' normalised BM25 (semantic) in the base score; 0 leaves the related-words query out.",

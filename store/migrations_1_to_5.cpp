@@ -1,12 +1,14 @@
 // Schema migrations 1 to 5 (store/migration_list.hpp). Never edit a released migration: add
 // a new one.
 
+#include <array>
+
 #include "store/migration_list.hpp"
 
 namespace reflectd::store {
 
 std::span<const Migration> migrations_1_to_5() {
-  static constexpr Migration kMigrations[] = {
+  static constexpr std::array<Migration, 5> kMigrations{{
       // 1: the event log, its full-text index and the dead-letter table.
       {1, MigrationKind::kStatements, R"sql(
 CREATE TABLE events (
@@ -413,7 +415,7 @@ CREATE TABLE medallion_history (
   PRIMARY KEY (medallion_id, version)
 ) WITHOUT ROWID;
 )sql"},
-  };
+  }};
   return kMigrations;
 }
 

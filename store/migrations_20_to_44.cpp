@@ -1,12 +1,14 @@
 // Schema migrations 20 to 44 (store/migration_list.hpp). Never edit a released migration: add
 // a new one.
 
+#include <array>
+
 #include "store/migration_list.hpp"
 
 namespace reflectd::store {
 
 std::span<const Migration> migrations_20_to_44() {
-  static constexpr Migration kMigrations[] = {
+  static constexpr std::array<Migration, 25> kMigrations{{
       // 20: the CHECK constraints that list three or more allowed values compare with each
       //    value in turn (a = 'x' OR a = 'y' ...) instead of `a IN ('x', 'y', ...)`. SQLite
       //    codes a CHECK's IN list of more than two values as a temporary B-tree built anew
@@ -443,7 +445,7 @@ CREATE INDEX IF NOT EXISTS knowledge_external_target ON knowledge (namespace, ta
 UPDATE extracted_decisions SET source_commit = (SELECT lower(json_extract(e.context, '$.commit'))
   FROM events e WHERE e.seq = extracted_decisions.source_seq);
 )sql"},
-  };
+  }};
   return kMigrations;
 }
 

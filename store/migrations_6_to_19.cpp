@@ -1,12 +1,14 @@
 // Schema migrations 6 to 19 (store/migration_list.hpp). Never edit a released migration: add
 // a new one.
 
+#include <array>
+
 #include "store/migration_list.hpp"
 
 namespace reflectd::store {
 
 std::span<const Migration> migrations_6_to_19() {
-  static constexpr Migration kMigrations[] = {
+  static constexpr std::array<Migration, 14> kMigrations{{
       // 6: the full-text index leaves the write path (store/fts_index.hpp). The insert trigger
       //    goes; the Writer indexes committed events in batches and records how far it got in
       //    fts_state.indexed_seq, in the same transaction. Everything stored so far was indexed
@@ -451,7 +453,7 @@ CREATE TRIGGER knowledge_source_sensitivity AFTER INSERT ON knowledge WHEN new.s
   WHERE decision_id = new.decision_id AND (CASE knowledge.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END) < (SELECT CASE e.sensitivity WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 ELSE 4 END FROM events e WHERE e.seq = new.source_event_seq);
 END;
 )sql"},
-  };
+  }};
   return kMigrations;
 }
 

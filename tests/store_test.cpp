@@ -936,7 +936,8 @@ TEST_CASE("a search-index backlog is not indexed inside the transaction that ack
   request.on_done = [&](store::WriteResult&& result) {
     at_ack.set_value({writer.stats().fts_indexed_seq.load(), result.storage_error});
   };
-  REQUIRE(writer.submit(std::move(request)));
+  const bool accepted = writer.submit(std::move(request));
+  REQUIRE(accepted);
   gate.job_exit(false);
   const auto [indexed, storage_error] = at_ack.get_future().get();
   CHECK(storage_error.empty());
