@@ -91,9 +91,9 @@ TEST_CASE("a new database gets kPageSizeBytes pages; an existing file keeps its 
     auto db = store::open_database({created, "full", 1000}, store::Access::kWriter);
     CHECK(db.execAndGet("PRAGMA page_size").getInt() == store::kPageSizeBytes);
   }
-  // A file written with SQLite's default 4 KiB pages (as reflectd created them before item 67
-  // of docs/PERFORMANCE.md) is opened, migrated and written as it is: in WAL mode the pragma
-  // cannot change it.
+  // A file written with SQLite's default 4 KiB pages (as reflectd created them before it chose
+  // 8 KiB ones) is opened, migrated and written as it is: in WAL mode the pragma cannot change
+  // it.
   const std::string existing = dir.file("old.db");
   test::create_4k_page_database(existing);
   auto db = store::open_database({existing, "full", 1000}, store::Access::kWriter);
