@@ -27,13 +27,6 @@ constexpr std::int64_t kRequestTimeoutMs = 5000;
 // short retry cap let the inlet ask again soon after the election (within about 3 s, where 5 s
 // each gave stalls of up to 12 s), while a healthy cluster answers in milliseconds.
 constexpr std::int64_t kApiTimeoutMs = 2000;
-// The consumer-info request that checks whether the consumer still stands where this node
-// left it (after a reconnect or a failed pull). During an election a request goes unanswered
-// (none waits for the leader to come), so a short wait and a fixed 100 ms between tries, not
-// backed off, find the consumer's new leader within 0.4 s of its election; on a slow machine an
-// answer later than the wait costs only another try.
-constexpr std::int64_t kCheckTimeoutMs = 300;
-constexpr std::int64_t kCheckRetryMs = 100;
 constexpr std::int64_t kFirstRetryMs = 250;
 constexpr std::int64_t kMaxRetryMs = 1000;
 // Redelivery delay after a storage error.
@@ -95,13 +88,9 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   bool stopping = false;
   bool closed = false;  // nats.c's last callback for the connection has run
   std::string last_error;
-  // Set by a reconnect (nats.c's thread), a failed pull or a gap in the consumer sequence: before
-  // the next pull the consumer is checked (consumer_agrees) and, unless it has delivered exactly
-  // what this node received, recreated at the committed position.
+  // Set by a reconnect (nats.c's thread), a failed pull or a gap in the consumer sequence: the
+  // consumer is recreated at the committed position before the next pull.
   std::atomic<bool> resync{false};
-  // The inlet's thread only: a gap was seen, so messages after it were dropped here and the
-  // consumer must be recreated, whatever it reports.
-  bool recreate = false;
   // The inlet's thread only: the next consumer sequence expected (each delivery, redeliveries
   // included, takes the next one) and the highest stream sequence handed to the writer.
   std::uint64_t next_consumer_seq = 1;
@@ -123,10 +112,7 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
     return !wake.wait_for(lock, std::chrono::milliseconds(ms), [&] { return stopping; });
   }
 
-  enum class Check { kAgrees, kDiffers, kUnanswered };
-  Check consumer_agrees();
   void connect_and_bind();
-  void ensure_control();
   void subscribe_control();
   void pull_once();
   void handle(natsMsg* msg, bool record_position);
@@ -239,72 +225,23 @@ void JetStreamInlet::State::connect_and_bind() {
   next_consumer_seq = 1;
   submitted_stream_seq = position;
   resync.store(false);
-  recreate = false;
+  if (control_handler && !control) {
+    try {
+      subscribe_control();
+    } catch (const NatsError& error) {
+      record_error(error.what());
+      resync.store(true);  // tried again at the next bind
+    }
+  }
+  stats.connected.store(true, std::memory_order_relaxed);
   {
     const std::lock_guard lock(mutex);
     last_error.clear();
   }
-  ensure_control();
   std::array<char, 256> url{};
   natsConnection_GetConnectedUrl(connection.get(), url.data(), url.size());
   spdlog::info("jetstream: consuming stream {} as {} from sequence {} through {}", config.stream,
                config.consumer, position + 1, url.data());
-}
-
-// Recreating the consumer costs a new Raft group and its election on a replicated stream
-// (seconds, and longer while the stream itself elects a leader), so after a reconnect or a
-// failed pull the consumer is first asked where it stands. When it has delivered exactly the
-// consumer sequences this node received, nothing was lost in between and the next pull goes
-// on in stream order; a delivery this node never received (or a new leader that forgot some)
-// shows as a different count, and the consumer is recreated at the committed position.
-JetStreamInlet::State::Check JetStreamInlet::State::consumer_agrees() {
-  jsOptions options;
-  jsOptions_Init(&options);
-  options.Wait = kCheckTimeoutMs;
-  jsConsumerInfo* info = nullptr;
-  auto code = static_cast<jsErrCode>(0);
-  const natsStatus status = js_GetConsumerInfo(&info, js.get(), config.stream.c_str(),
-                                               config.consumer.c_str(), &options, &code);
-  if (status != NATS_OK) {
-    jsConsumerInfo_Destroy(info);
-    if (status == NATS_NOT_FOUND || code == JSConsumerNotFoundErr || code == JSStreamNotFoundErr) {
-      return Check::kDiffers;
-    }
-    record_error(
-        nats_error_text(fmt::format("consumer {} on stream {}: no answer (JetStream error {})",
-                                    config.consumer, config.stream, static_cast<int>(code)),
-                        status));
-    return Check::kUnanswered;
-  }
-  const std::uint64_t delivered = info->Delivered.Consumer;
-  jsConsumerInfo_Destroy(info);
-  if (delivered + 1 != next_consumer_seq) {
-    spdlog::info(
-        "jetstream: consumer {} delivered {} messages, this node received {}; recreating it",
-        config.consumer, delivered, next_consumer_seq - 1);
-    return Check::kDiffers;
-  }
-  resync.store(false);
-  {
-    const std::lock_guard lock(mutex);
-    last_error.clear();
-  }
-  ensure_control();
-  std::array<char, 256> url{};
-  natsConnection_GetConnectedUrl(connection.get(), url.data(), url.size());
-  spdlog::info("jetstream: consumer {} stands where this node left it; pulling through {}",
-               config.consumer, url.data());
-  return Check::kAgrees;
-}
-
-void JetStreamInlet::State::ensure_control() {
-  if (!control_handler || control) return;
-  try {
-    subscribe_control();
-  } catch (const NatsError& error) {
-    record_error(error.what());
-    resync.store(true);  // tried again before the next pull
-  }
 }
 
 void JetStreamInlet::State::subscribe_control() {
@@ -380,7 +317,6 @@ void JetStreamInlet::State::pull_once() {
   if (usable < list.Count) {
     spdlog::warn("jetstream: a delivery of {}/{} was lost; resuming from the committed position",
                  config.stream, config.consumer);
-    recreate = true;
     resync.store(true);
   }
   {
@@ -537,15 +473,6 @@ void JetStreamInlet::run() {
         if (state.stopping) return;
       }
       try {
-        if (state.subscription && !state.recreate) {
-          const State::Check check = state.consumer_agrees();
-          if (check == State::Check::kUnanswered) {
-            // Not backed off: the consumer answers as soon as it has a leader again.
-            if (!state.pause(kCheckRetryMs)) return;
-            continue;
-          }
-          if (check == State::Check::kAgrees) continue;
-        }
         state.connect_and_bind();
         retry_ms = kFirstRetryMs;
       } catch (const std::exception& error) {
