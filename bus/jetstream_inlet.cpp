@@ -27,6 +27,22 @@ constexpr std::int64_t kRequestTimeoutMs = 5000;
 // short retry cap let the inlet ask again soon after the election (within about 3 s, where 5 s
 // each gave stalls of up to 12 s), while a healthy cluster answers in milliseconds.
 constexpr std::int64_t kApiTimeoutMs = 2000;
+// The consumer-info request that checks whether the consumer still stands where this node
+// left it (after a reconnect or a failed pull). During an election a request goes unanswered
+// (none waits for the leader to come), so a short wait and a fixed 100 ms between tries, not
+// backed off, find the consumer's new leader within 0.4 s of its election; on a slow machine an
+// answer later than the wait costs only another try.
+constexpr std::int64_t kCheckTimeoutMs = 300;
+constexpr std::int64_t kCheckRetryMs = 100;
+// While pulls come back empty, the consumer is asked every this many empty pulls (1 s) whether
+// it holds messages it has not delivered. A consumer that answers "where this node left it"
+// after a whole cluster's restart can still deliver nothing (seen once in CI: the last events
+// never reached one replica); two such answers in a row, with nothing delivered between them,
+// and the consumer is recreated. One answer is not enough: a message published during the
+// pull's last moments is pending without anything being wrong.
+constexpr int kEmptyPullsPerIdleCheck = 2;
+constexpr int kStuckIdleChecks = 2;
+constexpr int kUnansweredIdleChecks = 5;
 constexpr std::int64_t kFirstRetryMs = 250;
 constexpr std::int64_t kMaxRetryMs = 1000;
 // Redelivery delay after a storage error.
@@ -88,13 +104,22 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   bool stopping = false;
   bool closed = false;  // nats.c's last callback for the connection has run
   std::string last_error;
-  // Set by a reconnect (nats.c's thread), a failed pull or a gap in the consumer sequence: the
-  // consumer is recreated at the committed position before the next pull.
+  // Set by a reconnect (nats.c's thread), a failed pull or a gap in the consumer sequence: before
+  // the next pull the consumer is checked (consumer_agrees) and, unless it has delivered exactly
+  // what this node received, recreated at the committed position.
   std::atomic<bool> resync{false};
+  // The inlet's thread only: a gap was seen, so messages after it were dropped here and the
+  // consumer must be recreated, whatever it reports.
+  bool recreate = false;
   // The inlet's thread only: the next consumer sequence expected (each delivery, redeliveries
   // included, takes the next one) and the highest stream sequence handed to the writer.
   std::uint64_t next_consumer_seq = 1;
   std::uint64_t submitted_stream_seq = 0;
+  // The inlet's thread only: pulls in a row that brought nothing, and idle checks in a row that
+  // found messages pending at the consumer all the same (idle_check).
+  int empty_pulls = 0;
+  int stuck_checks = 0;
+  int unanswered_checks = 0;
 
   void record_error(const std::string& error) {
     bool changed = false;
@@ -112,7 +137,12 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
     return !wake.wait_for(lock, std::chrono::milliseconds(ms), [&] { return stopping; });
   }
 
+  enum class Check { kAgrees, kDiffers, kUnanswered };
+  Check consumer_agrees();
+  [[nodiscard]] bool delivered_as_received(const jsConsumerInfo& info) const;
+  void idle_check();
   void connect_and_bind();
+  void ensure_control();
   void subscribe_control();
   void pull_once();
   void handle(natsMsg* msg, bool record_position);
@@ -225,23 +255,135 @@ void JetStreamInlet::State::connect_and_bind() {
   next_consumer_seq = 1;
   submitted_stream_seq = position;
   resync.store(false);
-  if (control_handler && !control) {
-    try {
-      subscribe_control();
-    } catch (const NatsError& error) {
-      record_error(error.what());
-      resync.store(true);  // tried again at the next bind
-    }
-  }
-  stats.connected.store(true, std::memory_order_relaxed);
+  recreate = false;
+  empty_pulls = 0;
+  stuck_checks = 0;
+  unanswered_checks = 0;
   {
     const std::lock_guard lock(mutex);
     last_error.clear();
   }
+  ensure_control();
   std::array<char, 256> url{};
   natsConnection_GetConnectedUrl(connection.get(), url.data(), url.size());
   spdlog::info("jetstream: consuming stream {} as {} from sequence {} through {}", config.stream,
                config.consumer, position + 1, url.data());
+}
+
+// Recreating the consumer costs a new Raft group and its election on a replicated stream
+// (seconds, and longer while the stream itself elects a leader), so after a reconnect or a
+// failed pull the consumer is first asked where it stands. When it has delivered exactly the
+// consumer sequences this node received, nothing was lost in between and the next pull goes
+// on in stream order; a delivery this node never received (or a new leader that forgot some)
+// shows as a different count, and the consumer is recreated at the committed position.
+JetStreamInlet::State::Check JetStreamInlet::State::consumer_agrees() {
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Wait = kCheckTimeoutMs;
+  jsConsumerInfo* info = nullptr;
+  auto code = static_cast<jsErrCode>(0);
+  const natsStatus status = js_GetConsumerInfo(&info, js.get(), config.stream.c_str(),
+                                               config.consumer.c_str(), &options, &code);
+  if (status != NATS_OK) {
+    jsConsumerInfo_Destroy(info);
+    if (status == NATS_NOT_FOUND || code == JSConsumerNotFoundErr || code == JSStreamNotFoundErr) {
+      return Check::kDiffers;
+    }
+    record_error(
+        nats_error_text(fmt::format("consumer {} on stream {}: no answer (JetStream error {})",
+                                    config.consumer, config.stream, static_cast<int>(code)),
+                        status));
+    return Check::kUnanswered;
+  }
+  const bool agrees = delivered_as_received(*info);
+  jsConsumerInfo_Destroy(info);
+  if (!agrees) return Check::kDiffers;
+  resync.store(false);
+  {
+    const std::lock_guard lock(mutex);
+    last_error.clear();
+  }
+  ensure_control();
+  std::array<char, 256> url{};
+  natsConnection_GetConnectedUrl(connection.get(), url.data(), url.size());
+  spdlog::info("jetstream: consumer {} stands where this node left it; pulling through {}",
+               config.consumer, url.data());
+  return Check::kAgrees;
+}
+
+// The consumer's own account of its deliveries (the count, redeliveries included, and the last
+// stream sequence it delivered) against what this node received since it bound: a restarted
+// cluster's consumer can come back having forgotten deliveries, or with deliveries this node
+// never got.
+bool JetStreamInlet::State::delivered_as_received(const jsConsumerInfo& info) const {
+  const std::uint64_t delivered = info.Delivered.Consumer;
+  const std::uint64_t stream_seq = info.Delivered.Stream;
+  if (delivered + 1 == next_consumer_seq && stream_seq == submitted_stream_seq) return true;
+  spdlog::info(
+      "jetstream: consumer {} delivered {} messages through stream sequence {}, this node "
+      "received {} through {}; recreating it",
+      config.consumer, delivered, stream_seq, next_consumer_seq - 1, submitted_stream_seq);
+  return false;
+}
+
+// An empty pull is normal when the stream holds nothing new; it is a fault when the consumer
+// reports messages it has not delivered, or a delivered count this node never received.
+void JetStreamInlet::State::idle_check() {
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Wait = kCheckTimeoutMs;
+  jsConsumerInfo* info = nullptr;
+  auto code = static_cast<jsErrCode>(0);
+  const natsStatus status = js_GetConsumerInfo(&info, js.get(), config.stream.c_str(),
+                                               config.consumer.c_str(), &options, &code);
+  if (status != NATS_OK) {
+    jsConsumerInfo_Destroy(info);
+    // A consumer that is gone (deleted by a delete request answered only after its re-creation)
+    // never answers a pull again. No answer at all is an election unless it lasts: pulls stand
+    // still through one, and kUnansweredIdleChecks in a row (about 7 s) outlast any seen (each
+    // check follows two empty pulls, about 1.3 s).
+    const bool gone =
+        status == NATS_NOT_FOUND || code == JSConsumerNotFoundErr || code == JSStreamNotFoundErr;
+    if (!gone && ++unanswered_checks < kUnansweredIdleChecks) return;
+    spdlog::info("jetstream: consumer {} {}; recreating it", config.consumer,
+                 gone ? "no longer exists"
+                      : fmt::format("has not answered for {} ms", empty_pulls * kPullTimeoutMs));
+    unanswered_checks = 0;
+    stuck_checks = 0;
+    recreate = true;
+    resync.store(true);
+    return;
+  }
+  unanswered_checks = 0;
+  const bool agrees = delivered_as_received(*info);
+  const std::uint64_t pending = info->NumPending;
+  jsConsumerInfo_Destroy(info);
+  if (!agrees) {
+    // Logged by delivered_as_received.
+  } else if (pending == 0) {
+    stuck_checks = 0;
+    return;
+  } else if (++stuck_checks < kStuckIdleChecks) {
+    return;
+  } else {
+    spdlog::info(
+        "jetstream: consumer {} holds {} undelivered messages but its pulls brought none for {} "
+        "ms; recreating it",
+        config.consumer, pending, empty_pulls * kPullTimeoutMs);
+  }
+  stuck_checks = 0;
+  recreate = true;
+  resync.store(true);
+}
+
+void JetStreamInlet::State::ensure_control() {
+  if (!control_handler || control) return;
+  try {
+    subscribe_control();
+  } catch (const NatsError& error) {
+    record_error(error.what());
+    resync.store(true);  // tried again before the next pull
+  }
 }
 
 void JetStreamInlet::State::subscribe_control() {
@@ -288,7 +430,12 @@ void JetStreamInlet::State::pull_once() {
   auto code = static_cast<jsErrCode>(0);
   const natsStatus status = natsSubscription_Fetch(&list, subscription.get(),
                                                    static_cast<int>(room), kPullTimeoutMs, &code);
-  if (status == NATS_TIMEOUT) return;
+  if (status == NATS_TIMEOUT) {
+    if (++empty_pulls % kEmptyPullsPerIdleCheck == 0) idle_check();
+    return;
+  }
+  empty_pulls = 0;
+  stuck_checks = 0;
   if (status != NATS_OK) {
     stats.pull_errors.fetch_add(1, std::memory_order_relaxed);
     record_error(nats_error_text("pull from " + config.stream + "/" + config.consumer, status));
@@ -317,6 +464,7 @@ void JetStreamInlet::State::pull_once() {
   if (usable < list.Count) {
     spdlog::warn("jetstream: a delivery of {}/{} was lost; resuming from the committed position",
                  config.stream, config.consumer);
+    recreate = true;
     resync.store(true);
   }
   {
@@ -473,6 +621,15 @@ void JetStreamInlet::run() {
         if (state.stopping) return;
       }
       try {
+        if (state.subscription && !state.recreate) {
+          const State::Check check = state.consumer_agrees();
+          if (check == State::Check::kUnanswered) {
+            // Not backed off: the consumer answers as soon as it has a leader again.
+            if (!state.pause(kCheckRetryMs)) return;
+            continue;
+          }
+          if (check == State::Check::kAgrees) continue;
+        }
         state.connect_and_bind();
         retry_ms = kFirstRetryMs;
       } catch (const std::exception& error) {

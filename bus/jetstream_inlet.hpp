@@ -8,13 +8,21 @@
 //     counts as duplicate and is acknowledged again.
 //   - Order: every replica stores its shard in stream order, which is what makes replicas'
 //     derived tables equal. The database keeps, in the transaction that commits a batch, the
-//     batch's highest stream sequence (store/jetstream_positions.hpp); at start, after a
-//     reconnect, after a failed pull and when a gap in the consumer sequence shows a lost
-//     delivery, the inlet waits for what it handed to the writer, then recreates its durable
-//     consumer to deliver from that position + 1. Between those points deliveries come in
-//     stream order, and a redelivery (past ack_wait) is of a message already handed to the
-//     writer, which stores it once (a duplicate). The consumer's max_ack_pending is twice
-//     bus.jetstream.batch: one batch is pulled while the previous one commits.
+//     batch's highest stream sequence (store/jetstream_positions.hpp); at start and when a gap
+//     in the consumer sequence shows a lost delivery, the inlet waits for what it handed to the
+//     writer, then recreates its durable consumer to deliver from that position + 1. After a
+//     reconnect or a failed pull (a leader election) it waits the same way, then asks the
+//     consumer how many messages it has delivered: exactly what this node received means
+//     nothing was lost, and it pulls on; any other count, or no such consumer, and it recreates
+//     the consumer as above. (Recreating costs a new Raft group and its election on a
+//     replicated stream, seconds; the question, milliseconds once the consumer has a leader.)
+//     While pulls come back empty it asks the same question once a second, and recreates the
+//     consumer when the count differs or when two answers in a row report undelivered messages
+//     (a consumer that agrees but delivers nothing, as after a whole cluster's restart).
+//     Between those points deliveries come in stream order, and a redelivery (past ack_wait)
+//     is of a message already handed to the writer, which stores it once (a duplicate). The
+//     consumer's max_ack_pending is twice bus.jetstream.batch: one batch is pulled while the
+//     previous one commits.
 //   - Principals: a message on reflectd.events.<ns> is the local operator's (NATS
 //     permissions decide who may publish there); one on reflectd.agents.<agent_id>.<ns> gets
 //     the rights of the authorized-keys entry with that agent_id (agent_id stamped, its

@@ -63,6 +63,48 @@ Daemon::~Daemon() {
   if (forwarder_) forwarder_->close();
 }
 
+// The NATS side (docs/CLUSTER.md): the forwarder of a gateway, and the inlet of a replica
+// with its reads over NATS. Made after the writer and the read thread they hand work to.
+void Daemon::make_jetstream(const store::DatabaseOptions& database) {
+  if (config_.bus.forward == "jetstream") {
+    forwarder_ = std::make_unique<bus::JetStreamForwarder>(config_.bus, [this] {
+      if (bus::Bus* bus = bus_for_writer_.load()) bus->writer_has_space();
+    });
+    bus_->forward_ingest_to(*forwarder_);
+  }
+  // A gateway (bus.forward: jetstream without a consumer) forwards and consumes nothing.
+  const bool gateway = forwarder_ && config_.bus.jetstream.consumer.empty();
+  if (!config_.bus.jetstream.servers.empty() && !gateway) {
+    // Reads over NATS (docs/CLUSTER.md): status and the read commands, on the io thread like
+    // requests from the control socket; the caller is limited to the subject's namespace.
+    bus::NatsControlHandler nats_control = [this](nlohmann::json request,
+                                                  const bus::Principal& caller,
+                                                  std::function<void(nlohmann::json)> reply) {
+      boost::asio::post(
+          io_, [this, request = std::move(request), caller, reply = std::move(reply)] {
+            if (stopping_) return reply({{"ok", false}, {"error", "reflectd is stopping"}});
+            // A missing or non-string "cmd" goes on to handle_control(), which says what it
+            // needs.
+            const auto field = request.find("cmd");
+            const std::string cmd =
+                field != request.end() && field->is_string() ? field->get<std::string>() : "";
+            if (!cmd.empty() && cmd != "status" && !ReadThread::answers(cmd)) {
+              return reply({{"ok", false},
+                            {"error", "cmd: '" + cmd +
+                                          "' is not answered over NATS (status and the reads "
+                                          "are; use the control socket)"}});
+            }
+            handle_control(request, caller, reply);
+          });
+    };
+    jetstream_ = std::make_unique<bus::JetStreamInlet>(
+        config_.bus.jetstream, database, *writer_, clock_, config_.bus.max_message_bytes,
+        config_.store.writer_queue_events, std::move(nats_control));
+    jetstream_->set_authorized_keys(security_.keys);
+    jetstream_for_writer_ = jetstream_.get();
+  }
+}
+
 void Daemon::start() {
   started_us_ = clock_.now_us();
   spdlog::set_level(spdlog::level::from_str(config_.log.level));
@@ -130,43 +172,7 @@ void Daemon::start() {
     for (const auto& [ns, count] : stored) scheduler_->events_committed(ns, count);
   });
 
-  if (config_.bus.forward == "jetstream") {
-    forwarder_ = std::make_unique<bus::JetStreamForwarder>(config_.bus, [this] {
-      if (bus::Bus* bus = bus_for_writer_.load()) bus->writer_has_space();
-    });
-    bus_->forward_ingest_to(*forwarder_);
-  }
-  // A gateway (bus.forward: jetstream without a consumer) forwards and consumes nothing.
-  const bool gateway = forwarder_ && config_.bus.jetstream.consumer.empty();
-  if (!config_.bus.jetstream.servers.empty() && !gateway) {
-    // Reads over NATS (docs/CLUSTER.md): status and the read commands, on the io thread like
-    // requests from the control socket; the caller is limited to the subject's namespace.
-    bus::NatsControlHandler nats_control = [this](nlohmann::json request,
-                                                  const bus::Principal& caller,
-                                                  std::function<void(nlohmann::json)> reply) {
-      boost::asio::post(
-          io_, [this, request = std::move(request), caller, reply = std::move(reply)] {
-            if (stopping_) return reply({{"ok", false}, {"error", "reflectd is stopping"}});
-            // A missing or non-string "cmd" goes on to handle_control(), which says what it
-            // needs.
-            const auto field = request.find("cmd");
-            const std::string cmd =
-                field != request.end() && field->is_string() ? field->get<std::string>() : "";
-            if (!cmd.empty() && cmd != "status" && !ReadThread::answers(cmd)) {
-              return reply({{"ok", false},
-                            {"error", "cmd: '" + cmd +
-                                          "' is not answered over NATS (status and the reads "
-                                          "are; use the control socket)"}});
-            }
-            handle_control(request, caller, reply);
-          });
-    };
-    jetstream_ = std::make_unique<bus::JetStreamInlet>(
-        config_.bus.jetstream, database, *writer_, clock_, config_.bus.max_message_bytes,
-        config_.store.writer_queue_events, std::move(nats_control));
-    jetstream_->set_authorized_keys(security_.keys);
-    jetstream_for_writer_ = jetstream_.get();
-  }
+  make_jetstream(database);
 
   if (forwarder_) forwarder_->start();
   bus_->start();

@@ -114,6 +114,10 @@ class Daemon {
   /// crash interrupted (memory_ops/forget.hpp finish_pending_clears()) and the rebuild of
   /// those namespaces.
   void resume_interrupted_clears();
+  /// Makes the NATS side (docs/CLUSTER.md): the JetStream forwarder of a gateway and the
+  /// inlet of a replica, with its reads over NATS. Called by start() after the writer and the
+  /// read thread exist; throws what their constructors throw (bad NATS configuration).
+  void make_jetstream(const store::DatabaseOptions& database);
   /// merge_entities (memory_ops/entity_merges.hpp), a task on the jobs' thread.
   void control_merge_entities(const nlohmann::json& request, const bus::Principal& caller,
                               const bus::ControlReply& reply);
