@@ -140,6 +140,7 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   enum class Check { kAgrees, kDiffers, kUnanswered };
   Check consumer_agrees();
   [[nodiscard]] bool delivered_as_received(const jsConsumerInfo& info) const;
+  [[nodiscard]] std::uint64_t last_stream_seq();
   void idle_check();
   void connect_and_bind();
   void ensure_control();
@@ -326,6 +327,23 @@ bool JetStreamInlet::State::delivered_as_received(const jsConsumerInfo& info) co
   return false;
 }
 
+// The stream sequence of the last message this node's consumer would deliver, as the stream's
+// leader has it (STREAM.MSG.GET by last subject: the filter, or every subject); 0 when the leader
+// does not answer or the stream holds no such message.
+std::uint64_t JetStreamInlet::State::last_stream_seq() {
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Wait = kCheckTimeoutMs;
+  natsMsg* msg = nullptr;
+  auto code = static_cast<jsErrCode>(0);
+  const std::string subject = config.filter_subject.empty() ? ">" : config.filter_subject;
+  const natsStatus status =
+      js_GetLastMsg(&msg, js.get(), config.stream.c_str(), subject.c_str(), &options, &code);
+  const std::uint64_t seq = status == NATS_OK ? natsMsg_GetSequence(msg) : 0;
+  natsMsg_Destroy(msg);
+  return seq;
+}
+
 // An empty pull is normal when the stream holds nothing new; it is a fault when the consumer
 // reports messages it has not delivered, or a delivered count this node never received.
 void JetStreamInlet::State::idle_check() {
@@ -358,18 +376,22 @@ void JetStreamInlet::State::idle_check() {
   const bool agrees = delivered_as_received(*info);
   const std::uint64_t pending = info->NumPending;
   jsConsumerInfo_Destroy(info);
+  // The consumer's pending count is its own server's: a server that caught its copy of the
+  // stream up after a restart can hold messages its consumer was never told of (pending 0,
+  // seen in CI), so the stream leader's last sequence is asked too.
+  const std::uint64_t last = agrees && pending == 0 ? last_stream_seq() : 0;
   if (!agrees) {
     // Logged by delivered_as_received.
-  } else if (pending == 0) {
+  } else if (pending == 0 && last <= submitted_stream_seq) {
     stuck_checks = 0;
     return;
   } else if (++stuck_checks < kStuckIdleChecks) {
     return;
   } else {
     spdlog::info(
-        "jetstream: consumer {} holds {} undelivered messages but its pulls brought none for {} "
-        "ms; recreating it",
-        config.consumer, pending, empty_pulls * kPullTimeoutMs);
+        "jetstream: consumer {} reports {} undelivered messages and the stream's last sequence "
+        "is {}, but its pulls brought none past {} for {} ms; recreating it",
+        config.consumer, pending, last, submitted_stream_seq, empty_pulls * kPullTimeoutMs);
   }
   stuck_checks = 0;
   recreate = true;

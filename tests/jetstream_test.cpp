@@ -342,6 +342,13 @@ TEST_CASE(
       [&] { return a.events() == before_restart && b.events() == before_restart; }, 120s);
   INFO("replica A: " << a.events() << " events\n" << a.log());
   INFO("replica B: " << b.events() << " events\n" << b.log());
+  if (!caught_up) {
+    // The inlets' own account (pulls, in flight, last error) tells a stalled pull from a
+    // consumer that delivers nothing.
+    for (const Replica* replica : {&a, &b}) {
+      UNSCOPED_INFO(control_request(context, replica->control(), {{"cmd", "status"}}).dump());
+    }
+  }
   REQUIRE(caught_up);
 
   // The whole cluster restarts (every server SIGKILLed): the stream, its positions and the
