@@ -157,12 +157,15 @@ class WalSyncer {
 /// when it cannot be opened.
 std::unique_ptr<WalSyncer> make_fdatasync_syncer(const std::string& wal_path);
 
+/// The writer's settings. The daemon builds them from store.* (daemon::writer_options); the
+/// defaults here are those keys' defaults (config/keys.cpp, compared by config_test), for the
+/// tests and benchmarks that build a writer without a configuration.
 struct WriterOptions {
   DatabaseOptions database;
   DecayProfiles profiles;
   std::int64_t commit_max_events = 2000;
   std::int64_t commit_max_delay_ms = 20;
-  std::int64_t queue_capacity_events = 100000;
+  std::int64_t queue_capacity_events = 20000;  ///< Events queued before submit() refuses.
   std::int64_t max_pages = 0;  ///< PRAGMA max_page_count; 0 = unlimited.
   /// Most events indexed for full-text search in one transaction (bounds how long an event
   /// arriving meanwhile waits, and the work added to one commit).

@@ -168,3 +168,18 @@ TEST_CASE("an optional string (a quoted default) may be set to \"\" to turn it o
   CHECK_THROWS_WITH(load_string("store:\n  path: \"\"\n", "bad.yaml"),
                     Catch::Contains("store.path: must be a non-empty string"));
 }
+
+TEST_CASE("config: a writer built without a configuration has the store.* keys' defaults") {
+  const reflectd::store::WriterOptions plain;
+  const reflectd::store::WriterOptions configured =
+      reflectd::daemon::writer_options(reflectd::config::defaults(), "x.db");
+  CHECK(plain.commit_max_events == configured.commit_max_events);
+  CHECK(plain.commit_max_delay_ms == configured.commit_max_delay_ms);
+  CHECK(plain.queue_capacity_events == configured.queue_capacity_events);
+  CHECK(plain.max_pages == configured.max_pages);
+  CHECK(plain.fts_batch_events == configured.fts_batch_events);
+  CHECK(plain.checkpoint_pages == configured.checkpoint_pages);
+  CHECK(plain.cache_mib == configured.cache_mib);
+  CHECK(plain.content_dedup == configured.content_dedup);
+  CHECK(plain.commit_pipelining == configured.commit_pipelining);
+}
