@@ -316,37 +316,29 @@ void CommunityDetection::partition() {
   decltype(st.weights)().swap(st.weights);
 }
 
-json CommunityDetection::store(std::int64_t now_us, const CancelToken& cancel) {
-  State& st = *state_;
-  if (!st.partitioned) throw std::logic_error("CommunityDetection::store() before partition()");
-  SQLite::Database& db = st.db;
-  const std::string& ns = st.ns;
-  const CommunityParams& params = st.params;
-  EntityKeys& keys = st.keys;
-  const std::vector<Node>& nodes = st.nodes;
-  const std::vector<double>& degree = st.degree;
-  if (nodes.empty()) {
-    return {{"communities_created", 0},
-            {"communities_reinforced", 0},
-            {"communities_retired", 0},
-            {"clusters_in_communities", 0},
-            {"communities", 0},
-            {"skipped", true},
-            {"skip_reason", "fewer entities with edges than communities.min_entities"}};
-  }
-  cancel.check();
+namespace {
 
-  // Groups, anchors and observation ids.
+// A community as stored: its observation id (from its anchor, the member of highest weighted
+// degree), its members by weighted degree, descending, and the clusters whose dominant entity
+// is a member, as (member_count, cluster_id).
+struct Community {
+  std::string id;
+  std::size_t anchor;
+  std::vector<std::size_t> members;
+  std::vector<std::pair<std::int64_t, std::int64_t>> clusters;
+};
+
+// The partition's groups of at least params.min_entities members as communities, in label
+// order; `community_of[node]` receives each node's community (-1: in none).
+std::vector<Community> group_communities(const std::string& ns, const CommunityParams& params,
+                                         const std::vector<Node>& nodes,
+                                         const std::vector<double>& degree,
+                                         const std::vector<igraph_integer_t>& membership,
+                                         std::vector<std::int64_t>& community_of) {
   std::map<igraph_integer_t, std::vector<std::size_t>> groups;
-  for (std::size_t i = 0; i < nodes.size(); ++i) groups[st.membership[i]].push_back(i);
-  struct Community {
-    std::string id;
-    std::size_t anchor;
-    std::vector<std::size_t> members;                             // by weighted degree, descending
-    std::vector<std::pair<std::int64_t, std::int64_t>> clusters;  // (member_count, cluster_id)
-  };
+  for (std::size_t i = 0; i < nodes.size(); ++i) groups[membership[i]].push_back(i);
   std::vector<Community> communities;
-  std::vector<std::int64_t> community_of(nodes.size(), -1);
+  community_of.assign(nodes.size(), -1);
   for (auto& [label, members] : groups) {
     if (static_cast<std::int64_t>(members.size()) < params.min_entities) continue;
     std::sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
@@ -359,126 +351,75 @@ json CommunityDetection::store(std::int64_t now_us, const CancelToken& cancel) {
     for (std::size_t m : members) community_of[m] = static_cast<std::int64_t>(communities.size());
     communities.push_back(std::move(c));
   }
-  // Clusters: the community of their dominant entity.
-  std::int64_t clustered = 0;
-  {
-    std::unordered_map<std::int64_t, std::size_t> node_of;
-    for (std::size_t i = 0; i < nodes.size(); ++i) node_of[nodes[i].id] = i;
-    // Per cluster, its dominant entity: most mentions, ties the smaller key (the order the
-    // SQL join sorted by before); clusters in id order.
-    SQLite::Statement q(db,
-                        "SELECT ce.cluster_id, ce.entity_id, ce.mentions, c.member_count "
-                        "FROM clusters c JOIN cluster_entities ce ON ce.cluster_id = c.cluster_id "
-                        "WHERE c.namespace = ?1");
-    q.bind(1, ns);
-    struct Dominant {
-      std::int64_t entity;
-      std::int64_t mentions;
-      std::int64_t members;
-    };
-    std::map<std::int64_t, Dominant> dominant;
-    while (q.executeStep()) {
-      const std::int64_t cluster = q.getColumn(0).getInt64();
-      const std::int64_t entity = q.getColumn(1).getInt64();
-      if (!keys.exists(entity)) continue;  // the join dropped it
-      const std::int64_t mentions = q.getColumn(2).getInt64();
-      const auto [it, inserted] =
-          dominant.try_emplace(cluster, Dominant{entity, mentions, q.getColumn(3).getInt64()});
-      if (!inserted && (mentions > it->second.mentions || (mentions == it->second.mentions &&
-                                                           keys.less(entity, it->second.entity)))) {
-        it->second.entity = entity;
-        it->second.mentions = mentions;
-      }
-    }
-    for (const auto& [cluster, d] : dominant) {
-      const auto it = node_of.find(d.entity);
-      if (it == node_of.end() || community_of[it->second] < 0) continue;
-      communities[static_cast<std::size_t>(community_of[it->second])].clusters.emplace_back(
-          d.members, cluster);
-      ++clustered;
+  return communities;
+}
+
+// Each cluster joins the community of its dominant entity: most mentions, ties the smaller key
+// (the order the SQL join sorted by before); clusters in id order. Returns the clusters placed.
+std::int64_t assign_clusters(SQLite::Database& db, const std::string& ns, EntityKeys& keys,
+                             const std::vector<Node>& nodes,
+                             const std::vector<std::int64_t>& community_of,
+                             std::vector<Community>& communities) {
+  std::unordered_map<std::int64_t, std::size_t> node_of;
+  for (std::size_t i = 0; i < nodes.size(); ++i) node_of[nodes[i].id] = i;
+  SQLite::Statement q(db,
+                      "SELECT ce.cluster_id, ce.entity_id, ce.mentions, c.member_count "
+                      "FROM clusters c JOIN cluster_entities ce ON ce.cluster_id = c.cluster_id "
+                      "WHERE c.namespace = ?1");
+  q.bind(1, ns);
+  struct Dominant {
+    std::int64_t entity;
+    std::int64_t mentions;
+    std::int64_t members;
+  };
+  std::map<std::int64_t, Dominant> dominant;
+  while (q.executeStep()) {
+    const std::int64_t cluster = q.getColumn(0).getInt64();
+    const std::int64_t entity = q.getColumn(1).getInt64();
+    if (!keys.exists(entity)) continue;  // the join dropped it
+    const std::int64_t mentions = q.getColumn(2).getInt64();
+    const auto [it, inserted] =
+        dominant.try_emplace(cluster, Dominant{entity, mentions, q.getColumn(3).getInt64()});
+    if (!inserted && (mentions > it->second.mentions ||
+                      (mentions == it->second.mentions && keys.less(entity, it->second.entity)))) {
+      it->second.entity = entity;
+      it->second.mentions = mentions;
     }
   }
-  cancel.check();
+  std::int64_t clustered = 0;
+  for (const auto& [cluster, d] : dominant) {
+    const auto it = node_of.find(d.entity);
+    if (it == node_of.end() || community_of[it->second] < 0) continue;
+    communities[static_cast<std::size_t>(community_of[it->second])].clusters.emplace_back(d.members,
+                                                                                          cluster);
+    ++clustered;
+  }
+  return clustered;
+}
 
-  store::AuditLog audit(db);
-  std::int64_t created = 0;
-  std::int64_t reinforced = 0;
-  std::set<std::string> current;
-  for (auto& c : communities) {
-    current.insert(c.id);
-    std::sort(c.clusters.begin(), c.clusters.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
-    });
-    // Members as stored.
-    std::set<std::pair<std::string, std::int64_t>> members;
-    for (std::size_t m : c.members) members.emplace("entity", nodes[m].id);
-    for (const auto& [size, id] : c.clusters) members.emplace("cluster", id);
-    std::set<std::pair<std::string, std::int64_t>> stored;
-    {
-      SQLite::Statement q(
-          db, "SELECT member_type, member_id FROM community_members WHERE observation_id = ?1");
-      q.bind(1, c.id);
-      while (q.executeStep()) stored.emplace(q.getColumn(0).getString(), q.getColumn(1).getInt64());
-    }
-    SQLite::Statement existing(db, "SELECT 1 FROM observations WHERE observation_id = ?1");
-    existing.bind(1, c.id);
-    const bool exists = existing.executeStep();
+// A community's observation row in words.
+struct CommunityText {
+  std::string title;
+  std::string text;
+  json support = json::array();  // its clusters' medoid events, ascending
+  std::int64_t first_us = 0;
+  std::int64_t last_us = 0;
+};
 
-    // In words: the members by their names, agents (who acted, often under pseudonymous ids)
-    // counted rather than named; the title names the central members (the order of c.members).
-    std::string text = "Entities: ";
-    std::string central;
-    std::int64_t first_us = 0;
-    std::int64_t last_us = 0;
-    std::int64_t listed = 0;
-    std::int64_t agents = 0;
-    std::int64_t named = 0;
-    for (const std::size_t m : c.members) {
-      const Node& node = nodes[m];
-      first_us = std::max(first_us, node.first_us);
-      last_us = std::max(last_us, node.last_us);
-      if (node.key.starts_with("agent:")) {
-        ++agents;
-        continue;
-      }
-      ++named;
-      const std::string name = node.display.empty() ? node.key : node.display;
-      if (named <= 3) central += (named > 1 ? ", " : "") + name;
-      if (listed < params.max_listed) text += (listed++ > 0 ? ", " : "") + name;
-    }
-    if (named > listed) text += " and " + std::to_string(named - listed) + " more";
-    if (listed == 0) text += "none named";
-    if (agents > 0) text += "; " + std::to_string(agents) + (agents == 1 ? " agent" : " agents");
-    json support = json::array();
-    if (!c.clusters.empty()) {
-      text += ". Clusters: ";
-      SQLite::Statement q(db, "SELECT label, medoid_seq FROM clusters WHERE cluster_id = ?1");
-      std::vector<std::int64_t> medoids;
-      for (std::size_t i = 0; i < c.clusters.size(); ++i) {
-        if (static_cast<std::int64_t>(i) >= params.max_listed && medoids.size() >= kMaxSupportIds)
-          break;
-        q.reset();
-        q.bind(1, static_cast<std::int64_t>(c.clusters[i].second));
-        if (!q.executeStep()) continue;
-        if (static_cast<std::int64_t>(i) < params.max_listed) {
-          text += (i > 0 ? "; " : "") + q.getColumn(0).getString() + " (" +
-                  std::to_string(c.clusters[i].first) + ")";
-        }
-        if (medoids.size() < kMaxSupportIds) medoids.push_back(q.getColumn(1).getInt64());
-      }
-      std::sort(medoids.begin(), medoids.end());
-      for (auto m : medoids) support.push_back(m);
-    }
-    const Node& anchor = nodes[c.anchor];
-    const std::string title =
-        (central.empty() ? std::string("Agents who work together") : "Related: " + central) +
-        (named > 3 ? " and " + std::to_string(named - 3) + " more" : "");
-    const auto support_count = static_cast<std::int64_t>(c.members.size());
-    // Rewritten whenever any column differs, not only when the members did: the text names
-    // clusters by their current labels and sizes. A community is recomputed from the whole
-    // graph at each run, so it counts no reinforcements (times_reinforced stays 0): that
-    // count would say how often this replica's runs happened to see it change.
-    SQLite::Statement upsert(db, R"sql(
+// The community's rows in observations and community_members: read, written and their
+// statements prepared once per run.
+class CommunityRows {
+ public:
+  explicit CommunityRows(SQLite::Database& db)
+      : stored_(db,
+                "SELECT member_type, member_id FROM community_members WHERE observation_id = ?1"),
+        exists_(db, "SELECT 1 FROM observations WHERE observation_id = ?1"),
+        cluster_(db, "SELECT label, medoid_seq FROM clusters WHERE cluster_id = ?1"),
+        // Rewritten whenever any column differs, not only when the members did: the text
+        // names clusters by their current labels and sizes. A community is recomputed from the
+        // whole graph at each run, so it counts no reinforcements (times_reinforced stays 0):
+        // that count would say how often this replica's runs happened to see it change.
+        upsert_(db, R"sql(
 INSERT INTO observations (observation_id, namespace, observation_type, signature, target, title, text,
   supporting_event_ids, support_count, trajectory_count, success_count, confidence, importance,
   times_reinforced, is_active, first_detected_us, last_reinforced_us)
@@ -492,78 +433,218 @@ ON CONFLICT (observation_id) DO UPDATE SET title = excluded.title, text = exclud
 WHERE (title, text, supporting_event_ids, support_count, trajectory_count, first_detected_us,
     last_reinforced_us, is_active) IS NOT (excluded.title, excluded.text,
     excluded.supporting_event_ids, excluded.support_count, excluded.trajectory_count,
-    excluded.first_detected_us, excluded.last_reinforced_us, 1))sql");
-    upsert.bind(1, c.id);
-    upsert.bind(2, ns);
-    upsert.bind(3, anchor.key);
-    upsert.bind(4, title);
-    upsert.bind(5, text);
-    upsert.bind(6, support.dump());
-    upsert.bind(7, static_cast<std::int64_t>(support_count));
-    upsert.bind(8, static_cast<std::int64_t>(c.clusters.size()));
-    upsert.bind(9, static_cast<std::int64_t>(first_us));
-    upsert.bind(10, static_cast<std::int64_t>(last_us));
-    const bool row_changed = upsert.exec() > 0;
-    if (exists && !row_changed && stored == members) continue;
-    // Only the members that changed: a large community gains or loses a few per run, and
-    // rewriting all of its rows (thousands) was most of a run's writes here.
-    SQLite::Statement remove(db,
-                             "DELETE FROM community_members WHERE observation_id = ?1 AND "
-                             "member_type = ?2 AND member_id = ?3");
-    SQLite::Statement add(db,
-                          "INSERT INTO community_members (observation_id, member_type, member_id) "
-                          "VALUES (?1, ?2, ?3)");
-    auto write_member = [&c](SQLite::Statement& statement, const auto& member) {
+    excluded.first_detected_us, excluded.last_reinforced_us, 1))sql"),
+        remove_(db,
+                "DELETE FROM community_members WHERE observation_id = ?1 AND member_type = ?2 "
+                "AND member_id = ?3"),
+        add_(db,
+             "INSERT INTO community_members (observation_id, member_type, member_id) VALUES "
+             "(?1, ?2, ?3)") {}
+
+  using Members = std::set<std::pair<std::string, std::int64_t>>;
+
+  Members stored(const std::string& id) {
+    Members out;
+    stored_.reset();
+    stored_.bind(1, id);
+    while (stored_.executeStep())
+      out.emplace(stored_.getColumn(0).getString(), stored_.getColumn(1).getInt64());
+    stored_.reset();
+    return out;
+  }
+
+  bool exists(const std::string& id) {
+    exists_.reset();
+    exists_.bind(1, id);
+    const bool found = exists_.executeStep();
+    exists_.reset();
+    return found;
+  }
+
+  // The members by their names, agents (who acted, often under pseudonymous ids) counted
+  // rather than named; the title names the central members (the order of c.members).
+  CommunityText describe(const Community& c, const std::vector<Node>& nodes,
+                         const CommunityParams& params) {
+    CommunityText out;
+    out.text = "Entities: ";
+    std::string central;
+    std::int64_t listed = 0;
+    std::int64_t agents = 0;
+    std::int64_t named = 0;
+    for (const std::size_t m : c.members) {
+      const Node& node = nodes[m];
+      out.first_us = std::max(out.first_us, node.first_us);
+      out.last_us = std::max(out.last_us, node.last_us);
+      if (node.key.starts_with("agent:")) {
+        ++agents;
+        continue;
+      }
+      ++named;
+      const std::string name = node.display.empty() ? node.key : node.display;
+      if (named <= 3) central += (named > 1 ? ", " : "") + name;
+      if (listed < params.max_listed) out.text += (listed++ > 0 ? ", " : "") + name;
+    }
+    if (named > listed) out.text += " and " + std::to_string(named - listed) + " more";
+    if (listed == 0) out.text += "none named";
+    if (agents > 0) {
+      out.text += "; " + std::to_string(agents) + (agents == 1 ? " agent" : " agents");
+    }
+    if (!c.clusters.empty()) {
+      out.text += ". Clusters: ";
+      std::vector<std::int64_t> medoids;
+      for (std::size_t i = 0; i < c.clusters.size(); ++i) {
+        if (static_cast<std::int64_t>(i) >= params.max_listed && medoids.size() >= kMaxSupportIds)
+          break;
+        cluster_.reset();
+        cluster_.bind(1, static_cast<std::int64_t>(c.clusters[i].second));
+        if (!cluster_.executeStep()) continue;
+        if (static_cast<std::int64_t>(i) < params.max_listed) {
+          out.text += (i > 0 ? "; " : "") + cluster_.getColumn(0).getString() + " (" +
+                      std::to_string(c.clusters[i].first) + ")";
+        }
+        if (medoids.size() < kMaxSupportIds) medoids.push_back(cluster_.getColumn(1).getInt64());
+      }
+      cluster_.reset();
+      std::sort(medoids.begin(), medoids.end());
+      for (auto m : medoids) out.support.push_back(m);
+    }
+    out.title =
+        (central.empty() ? std::string("Agents who work together") : "Related: " + central) +
+        (named > 3 ? " and " + std::to_string(named - 3) + " more" : "");
+    return out;
+  }
+
+  // Inserts or updates the observation row; true when a row was written.
+  bool upsert(const Community& c, const std::string& ns, const Node& anchor,
+              const CommunityText& t) {
+    upsert_.reset();
+    upsert_.bind(1, c.id);
+    upsert_.bind(2, ns);
+    upsert_.bind(3, anchor.key);
+    upsert_.bind(4, t.title);
+    upsert_.bind(5, t.text);
+    upsert_.bind(6, t.support.dump());
+    upsert_.bind(7, static_cast<std::int64_t>(c.members.size()));
+    upsert_.bind(8, static_cast<std::int64_t>(c.clusters.size()));
+    upsert_.bind(9, t.first_us);
+    upsert_.bind(10, t.last_us);
+    return upsert_.exec() > 0;
+  }
+
+  // Only the members that changed: a large community gains or loses a few per run, and
+  // rewriting all of its rows (thousands) was most of a run's writes here.
+  void update_members(const std::string& id, const Members& stored, const Members& members) {
+    auto write_member = [&id](SQLite::Statement& statement, const auto& member) {
       statement.reset();
-      statement.bind(1, c.id);
+      statement.bind(1, id);
       statement.bind(2, member.first);
       statement.bind(3, static_cast<std::int64_t>(member.second));
       statement.exec();
     };
     for (const auto& member : stored) {
-      if (!members.contains(member)) write_member(remove, member);
+      if (!members.contains(member)) write_member(remove_, member);
     }
     for (const auto& member : members) {
-      if (!stored.contains(member)) write_member(add, member);
+      if (!stored.contains(member)) write_member(add_, member);
     }
+  }
+
+ private:
+  SQLite::Statement stored_;
+  SQLite::Statement exists_;
+  SQLite::Statement cluster_;
+  SQLite::Statement upsert_;
+  SQLite::Statement remove_;
+  SQLite::Statement add_;
+};
+
+// Communities no longer found are deleted with their members (an audit row keeps the title):
+// kept, they would record which partitions this replica's runs happened to see. Returns how
+// many.
+std::int64_t retire_gone(SQLite::Database& db, const std::string& ns,
+                         const std::set<std::string>& current, store::AuditLog& audit,
+                         std::int64_t now_us) {
+  SQLite::Statement q(db,
+                      "SELECT observation_id, title FROM observations WHERE namespace = ?1 AND "
+                      "observation_type = 'community' ORDER BY observation_id");
+  q.bind(1, ns);
+  std::vector<std::pair<std::string, std::string>> gone;
+  while (q.executeStep()) {
+    if (!current.contains(q.getColumn(0).getString())) {
+      gone.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getString());
+    }
+  }
+  q.reset();
+  SQLite::Statement members(db, "DELETE FROM community_members WHERE observation_id = ?1");
+  SQLite::Statement retire(db, "DELETE FROM observations WHERE observation_id = ?1");
+  std::int64_t retired = 0;
+  for (const auto& [id, title] : gone) {
+    for (auto* statement : {&members, &retire}) {
+      statement->reset();
+      statement->bind(1, id);
+      statement->exec();
+    }
+    audit.append("observation", id, "delete", kActor, now_us, "community no longer detected",
+                 json{{"title", title}}.dump());
+    ++retired;
+  }
+  return retired;
+}
+
+}  // namespace
+
+json CommunityDetection::store(std::int64_t now_us, const CancelToken& cancel) {
+  State& st = *state_;
+  if (!st.partitioned) throw std::logic_error("CommunityDetection::store() before partition()");
+  SQLite::Database& db = st.db;
+  const std::string& ns = st.ns;
+  const std::vector<Node>& nodes = st.nodes;
+  if (nodes.empty()) {
+    return {{"communities_created", 0},
+            {"communities_reinforced", 0},
+            {"communities_retired", 0},
+            {"clusters_in_communities", 0},
+            {"communities", 0},
+            {"skipped", true},
+            {"skip_reason", "fewer entities with edges than communities.min_entities"}};
+  }
+  cancel.check();
+  std::vector<std::int64_t> community_of;
+  std::vector<Community> communities =
+      group_communities(ns, st.params, nodes, st.degree, st.membership, community_of);
+  const std::int64_t clustered = assign_clusters(db, ns, st.keys, nodes, community_of, communities);
+  cancel.check();
+
+  store::AuditLog audit(db);
+  CommunityRows rows(db);
+  std::int64_t created = 0;
+  std::int64_t reinforced = 0;
+  std::set<std::string> current;
+  for (auto& c : communities) {
+    current.insert(c.id);
+    std::sort(c.clusters.begin(), c.clusters.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    CommunityRows::Members members;
+    for (std::size_t m : c.members) members.emplace("entity", nodes[m].id);
+    for (const auto& [size, id] : c.clusters) members.emplace("cluster", id);
+    const CommunityRows::Members stored = rows.stored(c.id);
+    const bool exists = rows.exists(c.id);
+    const CommunityText text = rows.describe(c, nodes, st.params);
+    const bool row_changed = rows.upsert(c, ns, nodes[c.anchor], text);
+    if (exists && !row_changed && stored == members) continue;
+    rows.update_members(c.id, stored, members);
     if (exists) {
       audit.append(
           "observation", c.id, "reinforce", kActor, now_us,
           "members " + std::to_string(stored.size()) + " -> " + std::to_string(members.size()));
       ++reinforced;
     } else {
-      audit.append("observation", c.id, "create", kActor, now_us, title);
+      audit.append("observation", c.id, "create", kActor, now_us, text.title);
       ++created;
     }
   }
-  // Communities no longer found are deleted with their members (an audit row keeps the
-  // title): kept, they would record which partitions this replica's runs happened to see.
-  std::int64_t retired = 0;
-  {
-    SQLite::Statement q(db,
-                        "SELECT observation_id, title FROM observations WHERE namespace = ?1 AND "
-                        "observation_type = 'community' ORDER BY observation_id");
-    q.bind(1, ns);
-    std::vector<std::pair<std::string, std::string>> gone;
-    while (q.executeStep()) {
-      if (!current.contains(q.getColumn(0).getString())) {
-        gone.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getString());
-      }
-    }
-    q.reset();
-    SQLite::Statement members(db, "DELETE FROM community_members WHERE observation_id = ?1");
-    SQLite::Statement retire(db, "DELETE FROM observations WHERE observation_id = ?1");
-    for (const auto& [id, title] : gone) {
-      for (auto* statement : {&members, &retire}) {
-        statement->reset();
-        statement->bind(1, id);
-        statement->exec();
-      }
-      audit.append("observation", id, "delete", kActor, now_us, "community no longer detected",
-                   json{{"title", title}}.dump());
-      ++retired;
-    }
-  }
+  const std::int64_t retired = retire_gone(db, ns, current, audit, now_us);
   return {{"communities_created", created},
           {"communities_reinforced", reinforced},
           {"communities_retired", retired},
