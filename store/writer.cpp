@@ -327,89 +327,19 @@ void Writer::commit_group() {
   event_store_.discard_namespace_times();
   try {
     if (poisoned_.load()) throw Poisoned{};
-    // A deleted or replaced database file would still accept writes through the open
-    // descriptor and lose them at the next start: refuse until the file is back.
-    if (int moved = 0; sqlite3_file_control(db_.getHandle(), "main", SQLITE_FCNTL_HAS_MOVED,
-                                            &moved) == SQLITE_OK &&
-                       moved) {
-      throw SQLite::Exception("the database file was deleted or moved (" + db_.getFilename() + ")",
-                              SQLITE_CANTOPEN);
-    }
-    if (const std::int64_t pages = max_pages_.load(); pages != applied_max_pages_) {
-      // SQLite never sets it below the current size; 0 restores the connection's default.
-      db_.execAndGet("PRAGMA max_page_count = " +
-                     std::to_string(pages > 0 ? pages : unlimited_pages_));
-      applied_max_pages_ = pages;
-    }
+    prepare_connection();
     // Before SQLite's lock: the gate makes a job inside end its transaction at its next step.
     const WriterTurn turn(options_.gate, options_.database.busy_timeout_ms);
     if (!turn.entered()) throw GateTimeout{};
     SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
     for (;;) {
-      WriteRequest request;
-      {
-        std::unique_lock lock(mutex_);
-        if (queue_.empty() && syncing_ && !taken.empty()) {
-          // Pipelined, with an fsync running: a COMMIT now would be answered only after the
-          // next fsync, which starts when this one ends; until then more events join this
-          // group for free (fewer, fuller commits write fewer pages per event).
-          const std::int64_t left_us = max_delay_us_.load() - (clock_.monotonic_us() - start_us);
-          if (left_us > 0) {
-            wake_.wait_for(lock, std::chrono::microseconds(left_us),
-                           [this] { return !queue_.empty() || stopping_ || !syncing_; });
-          }
-        }
-        if (queue_.empty()) break;
-        request = std::move(queue_.front());
-        queue_.pop_front();
-        queued_events_ -= weight(request);
-        stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
-        if (refused_ &&
-            queued_events_ <= static_cast<std::size_t>(options_.queue_capacity_events) / 2) {
-          refused_ = false;
-          space_freed = true;
-        }
-      }
+      std::optional<WriteRequest> request = next_request(!taken.empty(), start_us, space_freed);
+      if (!request) break;
       // Taken before writing: when a statement fails (disk full) this request is answered
       // or retried with the others of the group instead of vanishing.
-      events += weight(request);
-      taken.push_back(std::move(request));
-      WriteRequest& current = taken.back();
-      WriteResult result;
-      result.message_error = current.message_error;
-      result.results.reserve(current.entries.size());
-      for (const EventEntry& entry : current.entries) {
-        result.results.push_back(write_entry(entry, current, profiles));
-      }
-      if (current.apply) {
-        db_.exec("SAVEPOINT apply");
-        try {
-          result.apply_result = current.apply(db_);
-          db_.exec("RELEASE apply");
-          // An apply may store events (a revision): the index must learn they are pending.
-          last_seq_ = std::max(
-              last_seq_, db_.execAndGet("SELECT coalesce(max(seq), 0) FROM events").getInt64());
-        } catch (const SQLite::Exception& error) {
-          // Storage failures fail the whole group like any other write.
-          const int code = error.getErrorCode();
-          if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_READONLY ||
-              code == SQLITE_BUSY) {
-            throw;
-          }
-          db_.exec("ROLLBACK TO apply");
-          db_.exec("RELEASE apply");
-          result.apply_error = error.what();
-        } catch (const std::exception& error) {
-          db_.exec("ROLLBACK TO apply");
-          db_.exec("RELEASE apply");
-          result.apply_error = error.what();
-        }
-      }
-      for (const DeadLetter& letter : current.dead_letters) {
-        event_store_.insert_dead_letter(letter.payload, letter.endpoint, letter.reason,
-                                        letter.received_us);
-      }
-      results.push_back(std::move(result));
+      events += weight(*request);
+      taken.push_back(std::move(*request));
+      results.push_back(write_request(taken.back(), profiles));
       if (static_cast<std::int64_t>(events) >= max_events_.load() ||
           clock_.monotonic_us() - start_us >= max_delay_us_.load()) {
         break;
@@ -451,72 +381,25 @@ void Writer::commit_group() {
     std::lock_guard lock(sync_mutex_);
     storage_error = poison_;
   }
-  if (!storage_error.empty()) {
-    if (taken.empty()) {
-      // The transaction could not even begin (locked by another process or one of our jobs,
-      // read-only): answer what is queued now rather than holding publishers until the
-      // fault clears.
-      std::lock_guard lock(mutex_);
-      while (!queue_.empty() && static_cast<std::int64_t>(events) < max_events_.load()) {
-        events += weight(queue_.front());
-        queued_events_ -= weight(queue_.front());
-        taken.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
-      stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
-      if (refused_ &&
-          queued_events_ <= static_cast<std::size_t>(options_.queue_capacity_events) / 2) {
-        refused_ = false;
-        space_freed = true;
-      }
+  if (!storage_error.empty() && taken.empty()) {
+    // The transaction could not even begin (locked by another process or one of our jobs,
+    // read-only): answer what is queued now rather than holding publishers until the fault
+    // clears.
+    std::lock_guard lock(mutex_);
+    while (!queue_.empty() && static_cast<std::int64_t>(events) < max_events_.load()) {
+      events += weight(queue_.front());
+      queued_events_ -= weight(queue_.front());
+      taken.push_back(std::move(queue_.front()));
+      queue_.pop_front();
     }
+    stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
+    space_freed = release_refusal() || space_freed;
   }
   if (space_freed && on_space_) on_space_();
-
   if (!storage_error.empty()) {
-    stats_.storage_errors.fetch_add(1, std::memory_order_relaxed);
-    spdlog::error("write transaction of {} events failed: {}", events, storage_error);
-    bool stopping = false;
-    {
-      std::lock_guard lock(mutex_);
-      stopping = stopping_;
-    }
-    std::vector<WriteRequest> retry;
-    Completion failed;
-    for (WriteRequest& request : taken) {
-      // Once stopping, nothing will be retried: answer what can be answered and let go.
-      if (request.retry_on_storage_error && !stopping) {
-        retry.push_back(std::move(request));
-        continue;
-      }
-      failed.events += weight(request);
-      failed.results.push_back(failed_result(request, storage_error));
-      failed.requests.push_back(std::move(request));
-    }
-    // Through the sync stage when pipelined, so that answers keep the submission order.
-    complete(std::move(failed));
-    if (!retry.empty()) {
-      std::unique_lock lock(mutex_);
-      // Iterators, not std::ranges::reverse_view: clang 14 (the fuzz build) cannot build
-      // libstdc++ 12's views.
-      for (auto it = retry.rbegin(); it != retry.rend(); ++it) {  // NOLINT(modernize-loop-convert)
-        queued_events_ += weight(*it);
-        queue_.push_front(std::move(*it));
-      }
-      stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
-      // Back off so a full disk is not hammered; stop() cuts the wait short.
-      wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopping_; });
-    } else if (stopping) {
-      spdlog::error("stopping with storage unavailable: unacknowledged push events were lost");
-    } else if (taken.empty()) {
-      // An index-only transaction failed: do not hammer the disk while the index is pending.
-      std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, std::chrono::milliseconds(250),
-                     [this] { return stopping_ || !queue_.empty(); });
-    }
+    fail_group(taken, events, storage_error);
     return;
   }
-
   stats_.commits.fetch_add(1, std::memory_order_relaxed);
   if (options_.after_commit) options_.after_commit();
   Completion done;
@@ -525,6 +408,137 @@ void Writer::commit_group() {
   done.committed = true;
   done.events = events;
   complete(std::move(done));
+}
+
+void Writer::prepare_connection() {
+  // A deleted or replaced database file would still accept writes through the open
+  // descriptor and lose them at the next start: refuse until the file is back.
+  if (int moved = 0;
+      sqlite3_file_control(db_.getHandle(), "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK &&
+      moved) {
+    throw SQLite::Exception("the database file was deleted or moved (" + db_.getFilename() + ")",
+                            SQLITE_CANTOPEN);
+  }
+  if (const std::int64_t pages = max_pages_.load(); pages != applied_max_pages_) {
+    // SQLite never sets it below the current size; 0 restores the connection's default.
+    db_.execAndGet("PRAGMA max_page_count = " +
+                   std::to_string(pages > 0 ? pages : unlimited_pages_));
+    applied_max_pages_ = pages;
+  }
+}
+
+// Called with mutex_ held: once the queue drained to half after a refused submit(), the
+// refusal ends; true when it did (on_space_ is then called, without the lock).
+bool Writer::release_refusal() {
+  if (!refused_ || queued_events_ > static_cast<std::size_t>(options_.queue_capacity_events) / 2) {
+    return false;
+  }
+  refused_ = false;
+  return true;
+}
+
+std::optional<WriteRequest> Writer::next_request(bool group_open, std::int64_t start_us,
+                                                 bool& space_freed) {
+  std::unique_lock lock(mutex_);
+  if (queue_.empty() && syncing_ && group_open) {
+    // Pipelined, with an fsync running: a COMMIT now would be answered only after the next
+    // fsync, which starts when this one ends; until then more events join this group for free
+    // (fewer, fuller commits write fewer pages per event).
+    const std::int64_t left_us = max_delay_us_.load() - (clock_.monotonic_us() - start_us);
+    if (left_us > 0) {
+      wake_.wait_for(lock, std::chrono::microseconds(left_us),
+                     [this] { return !queue_.empty() || stopping_ || !syncing_; });
+    }
+  }
+  if (queue_.empty()) return std::nullopt;
+  WriteRequest request = std::move(queue_.front());
+  queue_.pop_front();
+  queued_events_ -= weight(request);
+  stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
+  space_freed = release_refusal() || space_freed;
+  return request;
+}
+
+WriteResult Writer::write_request(WriteRequest& request, const DecayProfiles& profiles) {
+  WriteResult result;
+  result.message_error = request.message_error;
+  result.results.reserve(request.entries.size());
+  for (const EventEntry& entry : request.entries) {
+    result.results.push_back(write_entry(entry, request, profiles));
+  }
+  if (request.apply) {
+    db_.exec("SAVEPOINT apply");
+    try {
+      result.apply_result = request.apply(db_);
+      db_.exec("RELEASE apply");
+      // An apply may store events (a revision): the index must learn they are pending.
+      last_seq_ = std::max(last_seq_,
+                           db_.execAndGet("SELECT coalesce(max(seq), 0) FROM events").getInt64());
+    } catch (const SQLite::Exception& error) {
+      // Storage failures fail the whole group like any other write.
+      const int code = error.getErrorCode();
+      if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_READONLY ||
+          code == SQLITE_BUSY) {
+        throw;
+      }
+      db_.exec("ROLLBACK TO apply");
+      db_.exec("RELEASE apply");
+      result.apply_error = error.what();
+    } catch (const std::exception& error) {
+      db_.exec("ROLLBACK TO apply");
+      db_.exec("RELEASE apply");
+      result.apply_error = error.what();
+    }
+  }
+  for (const DeadLetter& letter : request.dead_letters) {
+    event_store_.insert_dead_letter(letter.payload, letter.endpoint, letter.reason,
+                                    letter.received_us);
+  }
+  return result;
+}
+
+void Writer::fail_group(std::vector<WriteRequest>& taken, std::size_t events,
+                        const std::string& storage_error) {
+  stats_.storage_errors.fetch_add(1, std::memory_order_relaxed);
+  spdlog::error("write transaction of {} events failed: {}", events, storage_error);
+  bool stopping = false;
+  {
+    std::lock_guard lock(mutex_);
+    stopping = stopping_;
+  }
+  std::vector<WriteRequest> retry;
+  Completion failed;
+  for (WriteRequest& request : taken) {
+    // Once stopping, nothing will be retried: answer what can be answered and let go.
+    if (request.retry_on_storage_error && !stopping) {
+      retry.push_back(std::move(request));
+      continue;
+    }
+    failed.events += weight(request);
+    failed.results.push_back(failed_result(request, storage_error));
+    failed.requests.push_back(std::move(request));
+  }
+  // Through the sync stage when pipelined, so that answers keep the submission order.
+  complete(std::move(failed));
+  if (!retry.empty()) {
+    std::unique_lock lock(mutex_);
+    // Iterators, not std::ranges::reverse_view: clang 14 (the fuzz build) cannot build
+    // libstdc++ 12's views.
+    for (auto it = retry.rbegin(); it != retry.rend(); ++it) {  // NOLINT(modernize-loop-convert)
+      queued_events_ += weight(*it);
+      queue_.push_front(std::move(*it));
+    }
+    stats_.queue_events.store(queued_events_, std::memory_order_relaxed);
+    // Back off so a full disk is not hammered; stop() cuts the wait short.
+    wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopping_; });
+  } else if (stopping) {
+    spdlog::error("stopping with storage unavailable: unacknowledged push events were lost");
+  } else if (taken.empty()) {
+    // An index-only transaction failed: do not hammer the disk while the index is pending.
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, std::chrono::milliseconds(250),
+                   [this] { return stopping_ || !queue_.empty(); });
+  }
 }
 
 void Writer::complete(Completion&& completion) {

@@ -43,6 +43,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -166,7 +167,7 @@ struct WriterOptions {
   std::int64_t commit_max_events = 2000;
   std::int64_t commit_max_delay_ms = 20;
   std::int64_t queue_capacity_events = 20000;  ///< Events queued before submit() refuses.
-  std::int64_t max_pages = 0;  ///< PRAGMA max_page_count; 0 = unlimited.
+  std::int64_t max_pages = 0;                  ///< PRAGMA max_page_count; 0 = unlimited.
   /// Most events indexed for full-text search in one transaction (bounds how long an event
   /// arriving meanwhile waits, and the work added to one commit).
   std::int64_t fts_batch_events = 2000;
@@ -262,7 +263,26 @@ class Writer {
   void fail_synced(Completion& completion, const std::string& error);
   int timed_sync();  // syncer_->sync(), recorded in stats_.wal_sync_duration
   void answer_leftovers();
+  // One group commit: requests taken from the queue and written in one transaction, then
+  // answered (or retried / failed together on a storage error). Writer thread only.
   void commit_group();
+  // The next queued request for the open group (waiting for more while an fsync runs and the
+  // group is not empty), or nullopt when none is queued; `space_freed` is set when taking it
+  // ended a refusal.
+  std::optional<WriteRequest> next_request(bool group_open, std::int64_t start_us,
+                                           bool& space_freed);
+  // Writes one request's entries, apply function (in a savepoint: its own error is its
+  // result's) and dead letters inside the open transaction; throws SQLite::Exception on a
+  // storage error, which fails the group.
+  WriteResult write_request(WriteRequest& request, const DecayProfiles& profiles);
+  // A group whose transaction failed: requests that ask for it are queued again (after a
+  // 250 ms back-off), the others answered with `storage_error`.
+  void fail_group(std::vector<WriteRequest>& taken, std::size_t events,
+                  const std::string& storage_error);
+  bool release_refusal();  // with mutex_ held
+  // Before a group's transaction: throws SQLite::Exception when the database file was deleted
+  // or moved, and applies a changed store.max_pages.
+  void prepare_connection();
   bool fts_pending() const { return fts_indexed_seq_ < last_seq_; }
   // Indexes up to `limit` pending events inside the open transaction, kIndexChunkEvents at a
   // time, and stops early when a write request is queued: it would wait for the whole batch.
