@@ -59,6 +59,47 @@ bool second_person_written(std::string_view content) {
   return false;
 }
 
+struct PrimaryEntity {
+  std::string key;
+  std::string name;
+};
+
+// SHODH statements are about the event's primary entity: the first explicit one of its
+// structured entities (`entities_json`, the events.entities column); empty without one.
+PrimaryEntity primary_entity(const FactSource& source, const std::string& entities_json) {
+  const auto entities = nlohmann::json::parse(entities_json, nullptr, false);
+  EventView view;
+  view.kind = source.kind;
+  view.content = source.content;
+  view.agent_id = source.agent_id;
+  view.entities = entities.is_discarded() ? nullptr : &entities;
+  for (const Mention& m : extract_entities(view).mentions) {
+    if (m.source == Source::kExplicit) return {m.key, m.display};
+  }
+  return {};
+}
+
+// A fact of the event `source_seq` as stored, at the event's sensitivity.
+store::FactRow fact_row(ExtractedFact&& f, std::string ns, std::int64_t source_seq,
+                        std::string sensitivity) {
+  store::FactRow row;
+  row.ns = std::move(ns);
+  row.entity_key = std::move(f.entity_key);
+  row.entity_name = std::move(f.entity_name);
+  row.entity_type = std::move(f.entity_type);
+  row.attribute = std::move(f.attribute);
+  row.text = std::move(f.statement);
+  row.confidence = kStatedFactConfidence;
+  row.valid_from_us = f.valid_from_us;
+  row.valid_to_us = f.valid_to_us;
+  row.whole_days = f.whole_days;
+  row.source_seq = source_seq;
+  row.sentence_index = f.sentence_index;
+  row.sensitivity = std::move(sensitivity);
+  row.linked = std::move(f.linked);
+  return row;
+}
+
 }  // namespace
 
 nlohmann::json run_facts(JobContext& ctx) {
@@ -110,27 +151,13 @@ nlohmann::json run_facts(JobContext& ctx) {
       source.content = content;
       source.agent_id = agent;
       source.ts_us = read.getColumn(4).getInt64();
-      // SHODH statements are about the event's primary entity (its structured entities).
-      std::string primary_key;
-      std::string primary_name;
-      if (kind != "prompt" && kind != "conversation" && kind != "response" &&
-          !read.isColumnNull(7)) {
-        const auto entities = nlohmann::json::parse(read.getColumn(7).getString(), nullptr, false);
-        EventView view;
-        view.kind = kind;
-        view.content = content;
-        view.agent_id = agent;
-        view.entities = entities.is_discarded() ? nullptr : &entities;
-        for (const Mention& m : extract_entities(view).mentions) {
-          if (m.source == Source::kExplicit) {
-            primary_key = m.key;
-            primary_name = m.display;
-            break;
-          }
-        }
-      }
-      source.primary_key = primary_key;
-      source.primary_name = primary_name;
+      // Owns what source.primary_key and primary_name view.
+      const PrimaryEntity primary =
+          kind != "prompt" && kind != "conversation" && kind != "response" && !read.isColumnNull(7)
+              ? primary_entity(source, read.getColumn(7).getString())
+              : PrimaryEntity{};
+      source.primary_key = primary.key;
+      source.primary_name = primary.name;
       std::string listener;
       if ((kind == "prompt" || kind == "conversation" || kind == "response") &&
           second_person_written(content)) {
@@ -139,22 +166,8 @@ nlohmann::json run_facts(JobContext& ctx) {
       }
       source.listener_name = listener;
       for (ExtractedFact& f : extract_facts(source)) {
-        store::FactRow row;
-        row.ns = read.getColumn(1).getString();
-        row.entity_key = std::move(f.entity_key);
-        row.entity_name = std::move(f.entity_name);
-        row.entity_type = std::move(f.entity_type);
-        row.attribute = std::move(f.attribute);
-        row.text = std::move(f.statement);
-        row.confidence = kStatedFactConfidence;
-        row.valid_from_us = f.valid_from_us;
-        row.valid_to_us = f.valid_to_us;
-        row.whole_days = f.whole_days;
-        row.source_seq = read.getColumn(0).getInt64();
-        row.sentence_index = f.sentence_index;
-        row.sensitivity = read.getColumn(6).getString();
-        row.linked = std::move(f.linked);
-        rows.push_back(std::move(row));
+        rows.push_back(fact_row(std::move(f), read.getColumn(1).getString(),
+                                read.getColumn(0).getInt64(), read.getColumn(6).getString()));
       }
     }
     read.reset();
