@@ -40,6 +40,36 @@ void add_socket(Samples& samples, const std::string& socket, const bus::SocketEv
       {{{"socket", socket}, {"outcome", "rejected"}}, as_double(counts.rejected.load())});
 }
 
+// The JetStream inlet's and forwarder's series; none for a part that is off (nullptr).
+void add_nats_metrics(metrics::TextExposition& out, const bus::JetStreamInlet* jetstream,
+                      const bus::JetStreamForwarder* forwarder) {
+  if (jetstream != nullptr) {
+    const bus::JetStreamStats& js = jetstream->stats();
+    out.counter("reflectd_jetstream_messages_total",
+                "JetStream messages pulled (redeliveries included), by what was sent back: ack "
+                "after the commit, term for a dead letter, nak after a storage error.",
+                {{{{"reply", "ack"}}, as_double(js.acked.load())},
+                 {{{"reply", "term"}}, as_double(js.terminated.load())},
+                 {{{"reply", "nak"}}, as_double(js.nacked.load())}});
+    out.counter("reflectd_jetstream_pull_errors_total",
+                "Pulls from the JetStream consumer that failed (timeouts not counted).",
+                one(js.pull_errors));
+    out.gauge("reflectd_jetstream_connected",
+              "1 while the JetStream inlet is subscribed and its connection is up.",
+              {{{}, js.connected.load() ? 1.0 : 0.0}});
+  }
+  if (forwarder != nullptr) {
+    const bus::ForwarderStats& forwarded = forwarder->stats();
+    out.counter("reflectd_jetstream_forwarded_events_total",
+                "Events of acknowledged ingest forwarded to JetStream (bus.forward: jetstream), "
+                "by result: stored or duplicate (PubAck), failed (error or timeout; answered as "
+                "not stored).",
+                {{{{"result", "stored"}}, as_double(forwarded.stored.load())},
+                 {{{"result", "duplicate"}}, as_double(forwarded.duplicate.load())},
+                 {{{"result", "failed"}}, as_double(forwarded.failed.load())}});
+  }
+}
+
 }  // namespace
 
 std::string Daemon::render_metrics() const {
@@ -63,31 +93,7 @@ std::string Daemon::render_metrics() const {
               "subscribe and jetstream a message kept whole as a dead letter counts as one "
               "rejected).",
               events);
-  if (jetstream_) {
-    const bus::JetStreamStats& js = jetstream_->stats();
-    out.counter("reflectd_jetstream_messages_total",
-                "JetStream messages pulled (redeliveries included), by what was sent back: ack "
-                "after the commit, term for a dead letter, nak after a storage error.",
-                {{{{"reply", "ack"}}, as_double(js.acked.load())},
-                 {{{"reply", "term"}}, as_double(js.terminated.load())},
-                 {{{"reply", "nak"}}, as_double(js.nacked.load())}});
-    out.counter("reflectd_jetstream_pull_errors_total",
-                "Pulls from the JetStream consumer that failed (timeouts not counted).",
-                one(js.pull_errors));
-    out.gauge("reflectd_jetstream_connected",
-              "1 while the JetStream inlet is subscribed and its connection is up.",
-              {{{}, js.connected.load() ? 1.0 : 0.0}});
-  }
-  if (forwarder_) {
-    const bus::ForwarderStats& forwarded = forwarder_->stats();
-    out.counter("reflectd_jetstream_forwarded_events_total",
-                "Events of acknowledged ingest forwarded to JetStream (bus.forward: jetstream), "
-                "by result: stored or duplicate (PubAck), failed (error or timeout; answered as "
-                "not stored).",
-                {{{{"result", "stored"}}, as_double(forwarded.stored.load())},
-                 {{{"result", "duplicate"}}, as_double(forwarded.duplicate.load())},
-                 {{{"result", "failed"}}, as_double(forwarded.failed.load())}});
-  }
+  add_nats_metrics(out, jetstream_.get(), forwarder_.get());
   out.counter("reflectd_messages_total", "Messages read on the ingest, push and subscribe sockets.",
               one(bus.messages));
   out.counter("reflectd_dead_letters_total",
