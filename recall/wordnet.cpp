@@ -78,110 +78,122 @@ constexpr std::uint32_t kNoRank = 0xffffffff;
 
 }  // namespace
 
-WordNet WordNet::load(const std::filesystem::path& dir) {
-  WordNet wn;
-  std::unordered_map<std::string, std::uint32_t> word_ids;
+std::unordered_map<std::uint64_t, std::uint32_t> WordNet::read_data(
+    const std::filesystem::path& data_path, char pos_letter, PartOfSpeech& pos, WordIds& word_ids) {
   auto word_id = [&](const std::string& w) {
-    auto [it, inserted] = word_ids.try_emplace(w, static_cast<std::uint32_t>(wn.words_.size()));
-    if (inserted) wn.words_.push_back(w);
+    auto [it, inserted] = word_ids.try_emplace(w, static_cast<std::uint32_t>(words_.size()));
+    if (inserted) words_.push_back(w);
     return it->second;
   };
+  // data.pos: synset_offset lex_filenum ss_type w_cnt word lex_id [...] p_cnt
+  // [ptr_symbol synset_offset pos source/target] [...] ... | gloss
+  std::ifstream data = open_file(data_path);
+  std::unordered_map<std::uint64_t, std::uint32_t> by_offset;
+  std::vector<std::vector<std::uint64_t>> hyponym_offsets;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(data, line)) {
+    ++number;
+    if (line.starts_with("  ")) continue;  // the licence header
+    const std::string_view body = std::string_view(line).substr(0, line.find(" | "));
+    const std::vector<std::string_view> f = fields(body);
+    std::uint64_t offset = 0;
+    std::size_t word_count = 0;
+    if (f.size() < 4 || !parse_number(f[0], offset) || !parse_number(f[3], word_count, 16)) {
+      malformed(data_path, number);
+    }
+    std::size_t i = 4 + 2 * word_count;
+    std::size_t pointer_count = 0;
+    if (f.size() <= i || !parse_number(f[i], pointer_count) ||
+        f.size() < i + 1 + 4 * pointer_count) {
+      malformed(data_path, number);
+    }
+    Synset synset;
+    for (std::size_t w = 0; w < word_count; ++w) {
+      const std::string lemma = ascii_lower(f[4 + 2 * w]);
+      if (one_ascii_word(lemma)) synset.words.push_back({word_id(lemma), kNoRank});
+    }
+    std::vector<std::uint64_t> hyponyms;
+    for (std::size_t p = 0; p < pointer_count; ++p) {
+      const std::string_view symbol = f[i + 1 + 4 * p];
+      const std::string_view target_pos = f[i + 3 + 4 * p];
+      std::uint64_t target = 0;
+      if ((symbol == "~" || symbol == "~i") && target_pos.size() == 1 &&
+          target_pos[0] == pos_letter && parse_number(f[i + 2 + 4 * p], target)) {
+        hyponyms.push_back(target);
+      }
+    }
+    by_offset.emplace(offset, static_cast<std::uint32_t>(pos.synsets.size()));
+    pos.synsets.push_back(std::move(synset));
+    hyponym_offsets.push_back(std::move(hyponyms));
+  }
+  for (std::size_t s = 0; s < pos.synsets.size(); ++s) {
+    for (const std::uint64_t offset : hyponym_offsets[s]) {
+      const auto it = by_offset.find(offset);
+      if (it != by_offset.end()) pos.synsets[s].hyponyms.push_back(it->second);
+    }
+  }
 
+  return by_offset;
+}
+
+void WordNet::read_index(const std::filesystem::path& index_path,
+                         const std::unordered_map<std::uint64_t, std::uint32_t>& by_offset,
+                         const WordIds& word_ids, PartOfSpeech& pos) {
+  // index.pos: lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt
+  // synset_offset [synset_offset...]
+  std::ifstream index = open_file(index_path);
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(index, line)) {
+    ++number;
+    if (line.starts_with("  ")) continue;
+    const std::vector<std::string_view> f = fields(line);
+    std::size_t synset_count = 0;
+    std::size_t pointer_count = 0;
+    if (f.size() < 4 || !parse_number(f[2], synset_count) || !parse_number(f[3], pointer_count) ||
+        f.size() < 6 + pointer_count + synset_count) {
+      malformed(index_path, number);
+    }
+    const std::string lemma = ascii_lower(f[0]);
+    std::vector<std::uint32_t>& senses = pos.senses[lemma];
+    const auto id = word_ids.find(lemma);
+    for (std::size_t s = 0; s < synset_count; ++s) {
+      std::uint64_t offset = 0;
+      if (!parse_number(f[6 + pointer_count + s], offset)) malformed(index_path, number);
+      const auto it = by_offset.find(offset);
+      if (it == by_offset.end()) continue;
+      if (id != word_ids.end()) {
+        for (Member& m : pos.synsets[it->second].words) {
+          if (m.word == id->second) m.rank = static_cast<std::uint32_t>(senses.size());
+        }
+      }
+      senses.push_back(it->second);
+    }
+  }
+}
+
+void WordNet::read_exceptions(const std::filesystem::path& path, PartOfSpeech& pos) {
+  // pos.exc: inflected_form base_form [base_form...]
+  std::ifstream exceptions = open_file(path);
+  std::string line;
+  while (std::getline(exceptions, line)) {
+    const std::vector<std::string_view> f = fields(line);
+    if (f.size() < 2) continue;
+    auto& bases = pos.exceptions[ascii_lower(f[0])];
+    for (std::size_t b = 1; b < f.size(); ++b) bases.push_back(ascii_lower(f[b]));
+  }
+}
+
+WordNet WordNet::load(const std::filesystem::path& dir) {
+  WordNet wn;
+  WordIds word_ids;
   for (const bool noun : {true, false}) {
     PartOfSpeech& pos = noun ? wn.noun_ : wn.verb_;
     const std::string name = noun ? "noun" : "verb";
-    const char pos_letter = noun ? 'n' : 'v';
-
-    // data.pos: synset_offset lex_filenum ss_type w_cnt word lex_id [...] p_cnt
-    // [ptr_symbol synset_offset pos source/target] [...] ... | gloss
-    const std::filesystem::path data_path = dir / ("data." + name);
-    std::ifstream data = open_file(data_path);
-    std::unordered_map<std::uint64_t, std::uint32_t> by_offset;
-    std::vector<std::vector<std::uint64_t>> hyponym_offsets;
-    std::string line;
-    std::size_t number = 0;
-    while (std::getline(data, line)) {
-      ++number;
-      if (line.starts_with("  ")) continue;  // the licence header
-      const std::string_view body = std::string_view(line).substr(0, line.find(" | "));
-      const std::vector<std::string_view> f = fields(body);
-      std::uint64_t offset = 0;
-      std::size_t word_count = 0;
-      if (f.size() < 4 || !parse_number(f[0], offset) || !parse_number(f[3], word_count, 16)) {
-        malformed(data_path, number);
-      }
-      std::size_t i = 4 + 2 * word_count;
-      std::size_t pointer_count = 0;
-      if (f.size() <= i || !parse_number(f[i], pointer_count) ||
-          f.size() < i + 1 + 4 * pointer_count) {
-        malformed(data_path, number);
-      }
-      Synset synset;
-      for (std::size_t w = 0; w < word_count; ++w) {
-        const std::string lemma = ascii_lower(f[4 + 2 * w]);
-        if (one_ascii_word(lemma)) synset.words.push_back({word_id(lemma), kNoRank});
-      }
-      std::vector<std::uint64_t> hyponyms;
-      for (std::size_t p = 0; p < pointer_count; ++p) {
-        const std::string_view symbol = f[i + 1 + 4 * p];
-        const std::string_view target_pos = f[i + 3 + 4 * p];
-        std::uint64_t target = 0;
-        if ((symbol == "~" || symbol == "~i") && target_pos.size() == 1 &&
-            target_pos[0] == pos_letter && parse_number(f[i + 2 + 4 * p], target)) {
-          hyponyms.push_back(target);
-        }
-      }
-      by_offset.emplace(offset, static_cast<std::uint32_t>(pos.synsets.size()));
-      pos.synsets.push_back(std::move(synset));
-      hyponym_offsets.push_back(std::move(hyponyms));
-    }
-    for (std::size_t s = 0; s < pos.synsets.size(); ++s) {
-      for (const std::uint64_t offset : hyponym_offsets[s]) {
-        const auto it = by_offset.find(offset);
-        if (it != by_offset.end()) pos.synsets[s].hyponyms.push_back(it->second);
-      }
-    }
-
-    // index.pos: lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt
-    // synset_offset [synset_offset...]
-    const std::filesystem::path index_path = dir / ("index." + name);
-    std::ifstream index = open_file(index_path);
-    number = 0;
-    while (std::getline(index, line)) {
-      ++number;
-      if (line.starts_with("  ")) continue;
-      const std::vector<std::string_view> f = fields(line);
-      std::size_t synset_count = 0;
-      std::size_t pointer_count = 0;
-      if (f.size() < 4 || !parse_number(f[2], synset_count) || !parse_number(f[3], pointer_count) ||
-          f.size() < 6 + pointer_count + synset_count) {
-        malformed(index_path, number);
-      }
-      const std::string lemma = ascii_lower(f[0]);
-      std::vector<std::uint32_t>& senses = pos.senses[lemma];
-      const auto id = word_ids.find(lemma);
-      for (std::size_t s = 0; s < synset_count; ++s) {
-        std::uint64_t offset = 0;
-        if (!parse_number(f[6 + pointer_count + s], offset)) malformed(index_path, number);
-        const auto it = by_offset.find(offset);
-        if (it == by_offset.end()) continue;
-        if (id != word_ids.end()) {
-          for (Member& m : pos.synsets[it->second].words) {
-            if (m.word == id->second) m.rank = static_cast<std::uint32_t>(senses.size());
-          }
-        }
-        senses.push_back(it->second);
-      }
-    }
-
-    // pos.exc: inflected_form base_form [base_form...]
-    std::ifstream exceptions = open_file(dir / (name + ".exc"));
-    while (std::getline(exceptions, line)) {
-      const std::vector<std::string_view> f = fields(line);
-      if (f.size() < 2) continue;
-      auto& bases = pos.exceptions[ascii_lower(f[0])];
-      for (std::size_t b = 1; b < f.size(); ++b) bases.push_back(ascii_lower(f[b]));
-    }
+    const auto by_offset = wn.read_data(dir / ("data." + name), noun ? 'n' : 'v', pos, word_ids);
+    read_index(dir / ("index." + name), by_offset, word_ids, pos);
+    read_exceptions(dir / (name + ".exc"), pos);
   }
 
   // cntlist.rev: sense_key sense_number tag_cnt, sense_key = lemma%lex_sense

@@ -80,6 +80,19 @@ class WordNet {
   std::vector<std::string> lemmas(std::string_view word, const PartOfSpeech& pos, bool noun) const;
 
   PartOfSpeech noun_, verb_;
+  using WordIds = std::unordered_map<std::string, std::uint32_t>;  // lemma -> into words_
+  // data.<pos>: its synsets into `pos` (their words interned in words_ through `word_ids`);
+  // returns each synset's place by its offset. Throws std::runtime_error naming the file and
+  // line when a line is malformed or the file cannot be read.
+  std::unordered_map<std::uint64_t, std::uint32_t> read_data(const std::filesystem::path& path,
+                                                             char pos_letter, PartOfSpeech& pos,
+                                                             WordIds& word_ids);
+  // index.<pos>: each lemma's senses, most frequent first, and each member's rank among them.
+  static void read_index(const std::filesystem::path& path,
+                         const std::unordered_map<std::uint64_t, std::uint32_t>& by_offset,
+                         const WordIds& word_ids, PartOfSpeech& pos);
+  // <pos>.exc: the irregular inflections.
+  static void read_exceptions(const std::filesystem::path& path, PartOfSpeech& pos);
   std::vector<std::string> words_;
   std::vector<std::int64_t> tag_counts_;  // by word id
 };
