@@ -139,6 +139,8 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
 
   enum class Check { kAgrees, kDiffers, kUnanswered };
   Check consumer_agrees();
+  jsConsumerInfo* ask_consumer(natsStatus& status, jsErrCode& code);
+  static bool consumer_gone(natsStatus status, jsErrCode code);
   [[nodiscard]] bool delivered_as_received(const jsConsumerInfo& info) const;
   [[nodiscard]] std::uint64_t last_stream_seq();
   void idle_check();
@@ -206,8 +208,7 @@ void JetStreamInlet::State::connect_and_bind() {
   auto deleted_code = static_cast<jsErrCode>(0);
   const natsStatus deleted = js_DeleteConsumer(js.get(), config.stream.c_str(),
                                                config.consumer.c_str(), nullptr, &deleted_code);
-  if (deleted != NATS_OK && deleted != NATS_NOT_FOUND && deleted_code != JSConsumerNotFoundErr &&
-      deleted_code != JSStreamNotFoundErr) {
+  if (deleted != NATS_OK && !consumer_gone(deleted, deleted_code)) {
     throw NatsError(nats_error_text(
         fmt::format("cannot recreate consumer {} on stream {} at sequence {} (JetStream error {})",
                     config.consumer, config.stream, position + 1, static_cast<int>(deleted_code)),
@@ -271,6 +272,25 @@ void JetStreamInlet::State::connect_and_bind() {
                config.consumer, position + 1, url.data());
 }
 
+// CONSUMER.INFO with the check's short wait: the consumer's info (the caller destroys it), or
+// nullptr with the failure in `status` and `code`.
+jsConsumerInfo* JetStreamInlet::State::ask_consumer(natsStatus& status, jsErrCode& code) {
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Wait = kCheckTimeoutMs;
+  jsConsumerInfo* info = nullptr;
+  code = static_cast<jsErrCode>(0);
+  status = js_GetConsumerInfo(&info, js.get(), config.stream.c_str(), config.consumer.c_str(),
+                              &options, &code);
+  if (status == NATS_OK) return info;
+  jsConsumerInfo_Destroy(info);
+  return nullptr;
+}
+
+bool JetStreamInlet::State::consumer_gone(natsStatus status, jsErrCode code) {
+  return status == NATS_NOT_FOUND || code == JSConsumerNotFoundErr || code == JSStreamNotFoundErr;
+}
+
 // Recreating the consumer costs a new Raft group and its election on a replicated stream
 // (seconds, and longer while the stream itself elects a leader), so after a reconnect or a
 // failed pull the consumer is first asked where it stands. When it has delivered exactly the
@@ -278,18 +298,11 @@ void JetStreamInlet::State::connect_and_bind() {
 // on in stream order; a delivery this node never received (or a new leader that forgot some)
 // shows as a different count, and the consumer is recreated at the committed position.
 JetStreamInlet::State::Check JetStreamInlet::State::consumer_agrees() {
-  jsOptions options;
-  jsOptions_Init(&options);
-  options.Wait = kCheckTimeoutMs;
-  jsConsumerInfo* info = nullptr;
-  auto code = static_cast<jsErrCode>(0);
-  const natsStatus status = js_GetConsumerInfo(&info, js.get(), config.stream.c_str(),
-                                               config.consumer.c_str(), &options, &code);
-  if (status != NATS_OK) {
-    jsConsumerInfo_Destroy(info);
-    if (status == NATS_NOT_FOUND || code == JSConsumerNotFoundErr || code == JSStreamNotFoundErr) {
-      return Check::kDiffers;
-    }
+  jsErrCode code{};
+  natsStatus status = NATS_OK;
+  jsConsumerInfo* info = ask_consumer(status, code);
+  if (info == nullptr) {
+    if (consumer_gone(status, code)) return Check::kDiffers;
     record_error(
         nats_error_text(fmt::format("consumer {} on stream {}: no answer (JetStream error {})",
                                     config.consumer, config.stream, static_cast<int>(code)),
@@ -347,21 +360,15 @@ std::uint64_t JetStreamInlet::State::last_stream_seq() {
 // An empty pull is normal when the stream holds nothing new; it is a fault when the consumer
 // reports messages it has not delivered, or a delivered count this node never received.
 void JetStreamInlet::State::idle_check() {
-  jsOptions options;
-  jsOptions_Init(&options);
-  options.Wait = kCheckTimeoutMs;
-  jsConsumerInfo* info = nullptr;
-  auto code = static_cast<jsErrCode>(0);
-  const natsStatus status = js_GetConsumerInfo(&info, js.get(), config.stream.c_str(),
-                                               config.consumer.c_str(), &options, &code);
-  if (status != NATS_OK) {
-    jsConsumerInfo_Destroy(info);
+  jsErrCode code{};
+  natsStatus status = NATS_OK;
+  jsConsumerInfo* info = ask_consumer(status, code);
+  if (info == nullptr) {
     // A consumer that is gone (deleted by a delete request answered only after its re-creation)
     // never answers a pull again. No answer at all is an election unless it lasts: pulls stand
     // still through one, and kUnansweredIdleChecks in a row (about 7 s) outlast any seen (each
     // check follows two empty pulls, about 1.3 s).
-    const bool gone =
-        status == NATS_NOT_FOUND || code == JSConsumerNotFoundErr || code == JSStreamNotFoundErr;
+    const bool gone = consumer_gone(status, code);
     if (!gone && ++unanswered_checks < kUnansweredIdleChecks) return;
     spdlog::info("jetstream: consumer {} {}; recreating it", config.consumer,
                  gone ? "no longer exists"
