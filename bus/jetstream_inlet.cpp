@@ -6,49 +6,17 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <stdexcept>
 
-#include "bus/event_decoder.hpp"
-#include "bus/nats_client.hpp"
+#include "bus/jetstream_inlet_state.hpp"
 #include "store/database.hpp"
 #include "store/jetstream_positions.hpp"
 
 namespace reflectd::bus {
-namespace {
 
-// A pull waits this long for messages before it checks for shutdown and asks again.
-constexpr std::int64_t kPullTimeoutMs = 500;
-// Connecting gives up after this long.
-constexpr std::int64_t kRequestTimeoutMs = 5000;
-// JetStream API requests (the consumer's deletion and creation) give up after this long. A
-// stream whose leader was lost answers nothing until it has a new one; a short timeout and a
-// short retry cap let the inlet ask again soon after the election (within about 3 s, where 5 s
-// each gave stalls of up to 12 s), while a healthy cluster answers in milliseconds.
-constexpr std::int64_t kApiTimeoutMs = 2000;
-// The consumer-info request that checks whether the consumer still stands where this node
-// left it (after a reconnect or a failed pull). During an election a request goes unanswered
-// (none waits for the leader to come), so a short wait and a fixed 100 ms between tries, not
-// backed off, find the consumer's new leader within 0.4 s of its election; on a slow machine an
-// answer later than the wait costs only another try.
-constexpr std::int64_t kCheckTimeoutMs = 300;
-constexpr std::int64_t kCheckRetryMs = 100;
-// While pulls come back empty, the consumer is asked every this many empty pulls (1 s) whether
-// it holds messages it has not delivered. A consumer that answers "where this node left it"
-// after a whole cluster's restart can still deliver nothing (seen once in CI: the last events
-// never reached one replica); two such answers in a row, with nothing delivered between them,
-// and the consumer is recreated. One answer is not enough: a message published during the
-// pull's last moments is pending without anything being wrong.
-constexpr int kEmptyPullsPerIdleCheck = 2;
-constexpr int kStuckIdleChecks = 2;
-constexpr int kUnansweredIdleChecks = 5;
-constexpr std::int64_t kFirstRetryMs = 250;
-constexpr std::int64_t kMaxRetryMs = 1000;
-// Redelivery delay after a storage error.
-constexpr std::int64_t kNakDelayMs = 1000;
-constexpr std::int64_t kCloseFlushMs = 2000;
-constexpr std::int64_t kNanosPerSecond = 1'000'000'000;
+using namespace jetstream_timing;  // NOLINT(google-build-using-namespace)
+
+namespace {
 
 // Stream and consumer names: JetStream refuses '.', '*', '>', whitespace and path separators.
 void check_name(const std::string& value, const char* key) {
@@ -66,91 +34,6 @@ void check_name(const std::string& value, const char* key) {
 }
 
 }  // namespace
-
-struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::State> {
-  State(config::JetStreamConfig config_in, store::DatabaseOptions database_in,
-        store::Writer& writer_in, const Clock& clock_in, std::int64_t max_message_bytes_in,
-        std::int64_t writer_queue_events_in, NatsControlHandler control_handler_in)
-      : config(std::move(config_in)),
-        database(std::move(database_in)),
-        writer(writer_in),
-        clock(clock_in),
-        decoder(clock_in),
-        max_message_bytes(max_message_bytes_in),
-        writer_queue_events(writer_queue_events_in),
-        control_handler(std::move(control_handler_in)) {}
-
-  const config::JetStreamConfig config;
-  const store::DatabaseOptions database;  // read for the committed position at each bind
-  store::Writer& writer;
-  const Clock& clock;
-  EventDecoder decoder;  // the inlet's thread only
-  const std::int64_t max_message_bytes;
-  const std::int64_t writer_queue_events;
-  const NatsControlHandler control_handler;
-  JetStreamStats stats;
-  std::shared_ptr<const AuthorizedKeys> keys;  // guarded by mutex (SIGHUP replaces it)
-
-  // Destroyed in reverse order: the subscription before the context and the connection.
-  NatsConnectionPtr connection;
-  JsCtxPtr js;
-  NatsSubscriptionPtr subscription;
-  std::unique_ptr<NatsControl> control;  // reads over NATS, made at the first bind
-
-  mutable std::mutex mutex;
-  std::condition_variable wake;  // an answer arrived, the writer has room, or stopping
-  std::int64_t in_flight = 0;    // messages handed to the writer, not yet answered
-  bool writer_space = false;
-  bool stopping = false;
-  bool closed = false;  // nats.c's last callback for the connection has run
-  std::string last_error;
-  // Set by a reconnect (nats.c's thread), a failed pull or a gap in the consumer sequence: before
-  // the next pull the consumer is checked (consumer_agrees) and, unless it has delivered exactly
-  // what this node received, recreated at the committed position.
-  std::atomic<bool> resync{false};
-  // The inlet's thread only: a gap was seen, so messages after it were dropped here and the
-  // consumer must be recreated, whatever it reports.
-  bool recreate = false;
-  // The inlet's thread only: the next consumer sequence expected (each delivery, redeliveries
-  // included, takes the next one) and the highest stream sequence handed to the writer.
-  std::uint64_t next_consumer_seq = 1;
-  std::uint64_t submitted_stream_seq = 0;
-  // The inlet's thread only: pulls in a row that brought nothing, and idle checks in a row that
-  // found messages pending at the consumer all the same (idle_check).
-  int empty_pulls = 0;
-  int stuck_checks = 0;
-  int unanswered_checks = 0;
-
-  void record_error(const std::string& error) {
-    bool changed = false;
-    {
-      const std::lock_guard lock(mutex);
-      changed = error != last_error;
-      last_error = error;
-    }
-    if (changed) spdlog::warn("jetstream: {}", error);
-  }
-
-  // Waits `ms` or until stopping; returns false when stopping.
-  bool pause(std::int64_t ms) {
-    std::unique_lock lock(mutex);
-    return !wake.wait_for(lock, std::chrono::milliseconds(ms), [&] { return stopping; });
-  }
-
-  enum class Check { kAgrees, kDiffers, kUnanswered };
-  Check consumer_agrees();
-  jsConsumerInfo* ask_consumer(natsStatus& status, jsErrCode& code);
-  static bool consumer_gone(natsStatus status, jsErrCode code);
-  [[nodiscard]] bool delivered_as_received(const jsConsumerInfo& info) const;
-  [[nodiscard]] std::uint64_t last_stream_seq();
-  void idle_check();
-  void connect_and_bind();
-  void ensure_control();
-  void subscribe_control();
-  void pull_once();
-  void handle(natsMsg* msg, bool record_position);
-  void answered(natsMsg* msg, const store::WriteResult& result, std::size_t dead_letters);
-};
 
 namespace {
 
@@ -272,139 +155,6 @@ void JetStreamInlet::State::connect_and_bind() {
                config.consumer, position + 1, url.data());
 }
 
-// CONSUMER.INFO with the check's short wait: the consumer's info (the caller destroys it), or
-// nullptr with the failure in `status` and `code`.
-jsConsumerInfo* JetStreamInlet::State::ask_consumer(natsStatus& status, jsErrCode& code) {
-  jsOptions options;
-  jsOptions_Init(&options);
-  options.Wait = kCheckTimeoutMs;
-  jsConsumerInfo* info = nullptr;
-  code = static_cast<jsErrCode>(0);
-  status = js_GetConsumerInfo(&info, js.get(), config.stream.c_str(), config.consumer.c_str(),
-                              &options, &code);
-  if (status == NATS_OK) return info;
-  jsConsumerInfo_Destroy(info);
-  return nullptr;
-}
-
-bool JetStreamInlet::State::consumer_gone(natsStatus status, jsErrCode code) {
-  return status == NATS_NOT_FOUND || code == JSConsumerNotFoundErr || code == JSStreamNotFoundErr;
-}
-
-// Recreating the consumer costs a new Raft group and its election on a replicated stream
-// (seconds, and longer while the stream itself elects a leader), so after a reconnect or a
-// failed pull the consumer is first asked where it stands. When it has delivered exactly the
-// consumer sequences this node received, nothing was lost in between and the next pull goes
-// on in stream order; a delivery this node never received (or a new leader that forgot some)
-// shows as a different count, and the consumer is recreated at the committed position.
-JetStreamInlet::State::Check JetStreamInlet::State::consumer_agrees() {
-  jsErrCode code{};
-  natsStatus status = NATS_OK;
-  jsConsumerInfo* info = ask_consumer(status, code);
-  if (info == nullptr) {
-    if (consumer_gone(status, code)) return Check::kDiffers;
-    record_error(
-        nats_error_text(fmt::format("consumer {} on stream {}: no answer (JetStream error {})",
-                                    config.consumer, config.stream, static_cast<int>(code)),
-                        status));
-    return Check::kUnanswered;
-  }
-  const bool agrees = delivered_as_received(*info);
-  jsConsumerInfo_Destroy(info);
-  if (!agrees) return Check::kDiffers;
-  resync.store(false);
-  {
-    const std::lock_guard lock(mutex);
-    last_error.clear();
-  }
-  ensure_control();
-  std::array<char, 256> url{};
-  natsConnection_GetConnectedUrl(connection.get(), url.data(), url.size());
-  spdlog::info("jetstream: consumer {} stands where this node left it; pulling through {}",
-               config.consumer, url.data());
-  return Check::kAgrees;
-}
-
-// The consumer's own account of its deliveries (the count, redeliveries included, and the last
-// stream sequence it delivered) against what this node received since it bound: a restarted
-// cluster's consumer can come back having forgotten deliveries, or with deliveries this node
-// never got.
-bool JetStreamInlet::State::delivered_as_received(const jsConsumerInfo& info) const {
-  const std::uint64_t delivered = info.Delivered.Consumer;
-  const std::uint64_t stream_seq = info.Delivered.Stream;
-  if (delivered + 1 == next_consumer_seq && stream_seq == submitted_stream_seq) return true;
-  spdlog::info(
-      "jetstream: consumer {} delivered {} messages through stream sequence {}, this node "
-      "received {} through {}; recreating it",
-      config.consumer, delivered, stream_seq, next_consumer_seq - 1, submitted_stream_seq);
-  return false;
-}
-
-// The stream sequence of the last message this node's consumer would deliver, as the stream's
-// leader has it (STREAM.MSG.GET by last subject: the filter, or every subject); 0 when the leader
-// does not answer or the stream holds no such message.
-std::uint64_t JetStreamInlet::State::last_stream_seq() {
-  jsOptions options;
-  jsOptions_Init(&options);
-  options.Wait = kCheckTimeoutMs;
-  natsMsg* msg = nullptr;
-  auto code = static_cast<jsErrCode>(0);
-  const std::string subject = config.filter_subject.empty() ? ">" : config.filter_subject;
-  const natsStatus status =
-      js_GetLastMsg(&msg, js.get(), config.stream.c_str(), subject.c_str(), &options, &code);
-  const std::uint64_t seq = status == NATS_OK ? natsMsg_GetSequence(msg) : 0;
-  natsMsg_Destroy(msg);
-  return seq;
-}
-
-// An empty pull is normal when the stream holds nothing new; it is a fault when the consumer
-// reports messages it has not delivered, or a delivered count this node never received.
-void JetStreamInlet::State::idle_check() {
-  jsErrCode code{};
-  natsStatus status = NATS_OK;
-  jsConsumerInfo* info = ask_consumer(status, code);
-  if (info == nullptr) {
-    // A consumer that is gone (deleted by a delete request answered only after its re-creation)
-    // never answers a pull again. No answer at all is an election unless it lasts: pulls stand
-    // still through one, and kUnansweredIdleChecks in a row (about 7 s) outlast any seen (each
-    // check follows two empty pulls, about 1.3 s).
-    const bool gone = consumer_gone(status, code);
-    if (!gone && ++unanswered_checks < kUnansweredIdleChecks) return;
-    spdlog::info("jetstream: consumer {} {}; recreating it", config.consumer,
-                 gone ? "no longer exists"
-                      : fmt::format("has not answered for {} ms", empty_pulls * kPullTimeoutMs));
-    unanswered_checks = 0;
-    stuck_checks = 0;
-    recreate = true;
-    resync.store(true);
-    return;
-  }
-  unanswered_checks = 0;
-  const bool agrees = delivered_as_received(*info);
-  const std::uint64_t pending = info->NumPending;
-  jsConsumerInfo_Destroy(info);
-  // The consumer's pending count is its own server's: a server that caught its copy of the
-  // stream up after a restart can hold messages its consumer was never told of (pending 0,
-  // seen in CI), so the stream leader's last sequence is asked too.
-  const std::uint64_t last = agrees && pending == 0 ? last_stream_seq() : 0;
-  if (!agrees) {
-    // Logged by delivered_as_received.
-  } else if (pending == 0 && last <= submitted_stream_seq) {
-    stuck_checks = 0;
-    return;
-  } else if (++stuck_checks < kStuckIdleChecks) {
-    return;
-  } else {
-    spdlog::info(
-        "jetstream: consumer {} reports {} undelivered messages and the stream's last sequence "
-        "is {}, but its pulls brought none past {} for {} ms; recreating it",
-        config.consumer, pending, last, submitted_stream_seq, empty_pulls * kPullTimeoutMs);
-  }
-  stuck_checks = 0;
-  recreate = true;
-  resync.store(true);
-}
-
 void JetStreamInlet::State::ensure_control() {
   if (!control_handler || control) return;
   try {
@@ -508,7 +258,7 @@ void JetStreamInlet::State::pull_once() {
   natsMsgList_Destroy(&list);  // what follows a gap: delivered again after the resync
 }
 
-void JetStreamInlet::State::handle(natsMsg* msg, bool record_position) {
+void JetStreamInlet::State::handle(natsMsg* msg, bool record_position, bool from_leader) {
   stats.messages.fetch_add(1, std::memory_order_relaxed);
   const std::int64_t now = clock.now_us();
   const std::string_view payload(natsMsg_GetData(msg),
@@ -571,8 +321,9 @@ void JetStreamInlet::State::handle(natsMsg* msg, bool record_position) {
   const std::size_t dead_letters = request.dead_letters.size();
   // A std::function must be copyable: the message travels in a shared_ptr.
   std::shared_ptr<natsMsg> owned(msg, natsMsg_Destroy);
-  request.on_done = [self = shared_from_this(), owned, dead_letters](store::WriteResult&& result) {
-    self->answered(owned.get(), result, dead_letters);
+  request.on_done = [self = shared_from_this(), owned, dead_letters,
+                     from_leader](store::WriteResult&& result) {
+    self->answered(owned.get(), result, dead_letters, from_leader);
   };
   // submit() leaves a refused request untouched, so it is submitted again.
   while (!writer.submit(std::move(request))) {  // NOLINT(bugprone-use-after-move)
@@ -589,12 +340,17 @@ void JetStreamInlet::State::handle(natsMsg* msg, bool record_position) {
 }
 
 void JetStreamInlet::State::answered(natsMsg* msg, const store::WriteResult& result,
-                                     std::size_t dead_letters) {
+                                     std::size_t dead_letters, bool from_leader) {
   count_results(stats.events, result, dead_letters);
   const bool refused = std::any_of(
       result.results.begin(), result.results.end(),
       [](const store::EventResult& r) { return r.status == store::EventStatus::kRejected; });
-  if (!result.storage_error.empty()) {
+  if (from_leader) {
+    // Never delivered, so there is nothing to acknowledge: a storage error stops the read, and
+    // the consumer recreated at the committed position delivers the message again.
+    const std::lock_guard lock(mutex);
+    if (!result.storage_error.empty()) leader_read_failed = true;
+  } else if (!result.storage_error.empty()) {
     natsMsg_NakWithDelay(msg, kNakDelayMs, nullptr);
     stats.nacked.fetch_add(1, std::memory_order_relaxed);
   } else if (dead_letters > 0 || refused || !result.message_error.empty()) {
@@ -728,6 +484,7 @@ nlohmann::json JetStreamInlet::status() const {
       {"terminated", load(s.terminated)},
       {"nacked", load(s.nacked)},
       {"pull_errors", load(s.pull_errors)},
+      {"from_leader", load(s.from_leader)},
   };
   const std::lock_guard lock(state.mutex);
   out["in_flight"] = state.in_flight;

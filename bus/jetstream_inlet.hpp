@@ -18,7 +18,11 @@
 //     replicated stream, seconds; the question, milliseconds once the consumer has a leader.)
 //     While pulls come back empty it asks the same question once a second, and recreates the
 //     consumer when the count differs or when two answers in a row report undelivered messages
-//     (a consumer that agrees but delivers nothing, as after a whole cluster's restart).
+//     (a consumer that agrees but delivers nothing, as after a whole cluster's restart). When
+//     the consumer reports nothing pending but the stream's leader holds later sequences (its
+//     server's copy of the stream is behind), and there is no filter subject, those sequences
+//     are read from the leader by sequence and stored before the consumer is recreated past
+//     them; they are never acknowledged, having never been delivered.
 //     Between those points deliveries come in stream order, and a redelivery (past ack_wait)
 //     is of a message already handed to the writer, which stores it once (a duplicate). The
 //     consumer's max_ack_pending is twice bus.jetstream.batch: one batch is pulled while the
@@ -72,7 +76,10 @@ struct JetStreamStats {
   std::atomic<std::uint64_t> terminated{0};   ///< +TERM sent for messages kept as dead letters.
   std::atomic<std::uint64_t> nacked{0};       ///< +NAK sent after a storage error.
   std::atomic<std::uint64_t> pull_errors{0};  ///< Pulls that failed (not counting timeouts).
-  std::atomic<bool> connected{false};         ///< Subscribed and the connection is up.
+  /// Messages read from the stream's leader by sequence, past a consumer that did not deliver
+  /// them (its server's copy of the stream was behind the leader's).
+  std::atomic<std::uint64_t> from_leader{0};
+  std::atomic<bool> connected{false};  ///< Subscribed and the connection is up.
 };
 
 class JetStreamInlet {
@@ -115,7 +122,7 @@ class JetStreamInlet {
   const JetStreamStats& stats() const;
   /// {"servers", "stream", "consumer", "connected", "pulls", "messages", "stored", "duplicate",
   /// "rejected", "acked", "terminated", "nacked",
-  ///  "pull_errors", "in_flight", "last_error"}.
+  ///  "pull_errors", "from_leader", "in_flight", "last_error"}.
   nlohmann::json status() const;
 
   struct State;  // shared with the completions of messages in flight

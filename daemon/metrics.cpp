@@ -54,6 +54,10 @@ void add_nats_metrics(metrics::TextExposition& out, const bus::JetStreamInlet* j
     out.counter("reflectd_jetstream_pull_errors_total",
                 "Pulls from the JetStream consumer that failed (timeouts not counted).",
                 one(js.pull_errors));
+    out.counter("reflectd_jetstream_from_leader_total",
+                "Messages read from the stream's leader by sequence, past a consumer whose "
+                "server's copy of the stream was behind (stored, never acknowledged).",
+                one(js.from_leader));
     out.gauge("reflectd_jetstream_connected",
               "1 while the JetStream inlet is subscribed and its connection is up.",
               {{{}, js.connected.load() ? 1.0 : 0.0}});

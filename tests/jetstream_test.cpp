@@ -29,6 +29,7 @@
 #include "support/child_daemon.hpp"
 #include "support/corpus.hpp"
 #include "support/db_dump.hpp"
+#include "support/jetstream_replica.hpp"
 #include "support/nats_cluster.hpp"
 #include "support/process.hpp"
 #include "support/replica_tables.hpp"
@@ -38,97 +39,6 @@ namespace reflectd::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-// One reflectd node: its own directory, database and durable consumer of the shard. With
-// `forward`, acknowledged ingest is forwarded to JetStream (bus.forward: jetstream, no push
-// endpoint); with an empty `consumer` too it is a gateway that consumes nothing.
-class Replica {
- public:
-  // With `jobs_on_demand`, the node's jobs run when the test asks ({"cmd":"run"}); else none.
-  Replica(const std::string& consumer, const std::vector<std::string>& servers,
-          bool forward = false, const std::string& extra_yaml = "", bool jobs_on_demand = false) {
-    std::string urls;
-    for (const auto& url : servers) urls += (urls.empty() ? "\"" : ", \"") + url + "\"";
-    ChildOptions options;
-    options.bus_extra = "  jetstream:\n    servers: [" + urls +
-                        "]\n    stream: SHARD\n    consumer: \"" + consumer +
-                        "\"\n    ack_wait_s: 2\n    batch: 20\n    forward_timeout_ms: 1000\n";
-    if (forward) options.bus_extra += "  forward: jetstream\n";
-    options.extra = std::string(jobs_on_demand ? kJobsOnDemandYaml : kNoJobsYaml) + extra_yaml;
-    options.log_level = "info";  // the inlet logs where it resumes
-    config_ = dir_.file("reflectd.yaml");
-    std::string yaml = child_config(dir_, db(), options);
-    if (forward) {
-      const std::string push = "  push: [\"" + ipc_endpoint(dir_, "p") + "\"]\n";
-      yaml.replace(yaml.find(push), push.size(), "  push: []\n");
-    }
-    write_text_file(config_, yaml);
-  }
-
-  std::string db() const { return dir_.file("events.db"); }
-  std::string control() const { return ipc_endpoint(dir_, "c"); }
-  std::string ingest() const { return ipc_endpoint(dir_, "i"); }
-  std::string config() const { return config_; }
-  std::string file(const std::string& name) const { return dir_.file(name); }
-
-  void start(zmq::context_t& context) {
-    process_ =
-        std::make_unique<ChildProcess>(std::vector<std::string>{REFLECTD_BIN, "--config", config_},
-                                       SpawnOptions{"", "", dir_.file("stderr.log")});
-    REQUIRE(wait_ready(context, control(), 15s));
-  }
-  void signal(int number) { process_->send_signal(number); }
-  void kill() {
-    process_->send_signal(SIGKILL);
-    process_->wait_for(10s);
-  }
-  // SIGTERM, and true for a clean exit; otherwise the test output shows the node's log.
-  bool stopped_cleanly() {
-    const int status = stop();
-    if (status != 0) UNSCOPED_INFO("exit status " << status << ", log:\n" << log());
-    return status == 0;
-  }
-
-  // SIGTERM and the exit status (0 = clean).
-  int stop() {
-    process_->send_signal(SIGTERM);
-    const auto status = process_->wait_for(30s);
-    return status ? status->code : -1;
-  }
-
-  std::int64_t count(const std::string& sql) const {
-    try {
-      SQLite::Database database(db(), SQLite::OPEN_READONLY);
-      database.setBusyTimeout(1000);
-      return database.execAndGet(sql).getInt64();
-    } catch (const SQLite::Exception&) {
-      return -1;  // not created yet
-    }
-  }
-  std::int64_t events() const { return count("SELECT count(*) FROM events"); }
-  std::string log() const { return read_text_file(dir_.file("stderr.log")); }
-
- private:
-  TempDir dir_;
-  std::string config_;
-  std::unique_ptr<ChildProcess> process_;
-};
-
-// Publishes `payload` on `subject` through JetStream and waits for its PubAck.
-void publish_raw(const NatsCluster& cluster, const std::string& subject, const std::string& payload,
-                 const std::string& id) {
-  config::JetStreamConfig config;
-  config.servers = cluster.urls();
-  const bus::NatsConnectionPtr connection = bus::nats_connect(config, "test", 2000);
-  const bus::JsCtxPtr js = bus::jetstream_context(connection.get(), 5000);
-  jsPubOptions options;
-  jsPubOptions_Init(&options);
-  options.MsgId = id.c_str();
-  jsPubAck* ack = nullptr;
-  REQUIRE(js_Publish(&ack, js.get(), subject.c_str(), payload.data(),
-                     static_cast<int>(payload.size()), &options, nullptr) == NATS_OK);
-  jsPubAck_Destroy(ack);
-}
 
 // A control request over NATS request-reply through `urls`; null JSON when nobody answers
 // within 5 s (or the server refuses the subject to that user).
@@ -558,6 +468,75 @@ TEST_CASE(
   CHECK(gateway.stopped_cleanly());
   CHECK(replica.stopped_cleanly());
   CHECK(replica.count("SELECT count(DISTINCT uid) FROM events") == 3);
+}
+
+TEST_CASE(
+    "jetstream: messages a consumer does not deliver are read from the stream's leader, one "
+    "batch, then the recreated consumer delivers the rest",
+    "[cluster]") {
+  const TempDir dir;
+  NatsCluster cluster(dir, 1);
+  zmq::context_t context(1);
+  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream",  "init", "--stream",
+                                   "SHARD",        "--replicas", "1"};
+  for (const auto& arg : nats_args(cluster)) init.push_back(arg);
+  REQUIRE(run_process(init, 30s).status.code == 0);
+  Replica replica("replica", cluster.urls());
+  replica.start(context);
+  const auto publish = [&](int n) {
+    const std::string id = "s-" + std::to_string(n);
+    publish_raw(cluster, "reflectd.events.team-a",
+                nlohmann::json{{"id", id},
+                               {"kind", "conversation"},
+                               {"namespace", "team-a"},
+                               {"content", "turn " + std::to_string(n) + " of the harbour plan"},
+                               {"timestamp", "2026-11-20T10:00:00Z"}}
+                    .dump(),
+                id);
+  };
+  publish(0);
+  REQUIRE(wait_until([&] { return replica.events() == 1; }, 30s));
+
+  // A consumer whose server sees nothing to deliver, while it agrees with what the node
+  // received (as a consumer on a server with a stale copy of the stream does): its filter is
+  // moved, in place, to a subject nobody publishes on.
+  {
+    config::JetStreamConfig config;
+    config.servers = cluster.urls();
+    const bus::NatsConnectionPtr connection = bus::nats_connect(config, "test", 2000);
+    const bus::JsCtxPtr js = bus::jetstream_context(connection.get(), 5000);
+    jsConsumerInfo* info = nullptr;
+    REQUIRE(js_GetConsumerInfo(&info, js.get(), "SHARD", "replica", nullptr, nullptr) == NATS_OK);
+    jsConsumerConfig moved = *info->Config;
+    moved.FilterSubject = "reflectd.events.nobody";
+    jsConsumerInfo* updated = nullptr;
+    const natsStatus status =
+        js_UpdateConsumer(&updated, js.get(), "SHARD", &moved, nullptr, nullptr);
+    jsConsumerInfo_Destroy(updated);
+    jsConsumerInfo_Destroy(info);
+    REQUIRE(status == NATS_OK);
+  }
+  // Stream sequences 2-31; the node's batch is 20.
+  for (int n = 1; n <= 30; ++n) publish(n);
+
+  nlohmann::json status;
+  const bool drained = wait_until(
+      [&] {
+        status = control_request(context, replica.control(), {{"cmd", "status"}});
+        return replica.events() == 31 && status.is_object() &&
+               status["jetstream"]["in_flight"] == 0 && status["jetstream"]["acked"] == 11;
+      },
+      30s);
+  INFO(status.dump() << "\n" << replica.log());
+  REQUIRE(drained);
+  // Sequences 2-21 from the leader, never acknowledged; 22-31 delivered by the consumer
+  // recreated past them (with its own, empty, filter) and acknowledged, with event 0.
+  CHECK(status["jetstream"]["from_leader"] == 20);
+  CHECK(status["jetstream"]["duplicate"] == 0);
+  CHECK_THAT(replica.log(), Catch::Contains("read 20 messages from the leader, recreating"));
+  CHECK(replica.count("SELECT count(DISTINCT uid) FROM events") == 31);
+  CHECK(replica.count("SELECT stream_seq FROM jetstream_positions WHERE stream = 'SHARD'") == 31);
+  CHECK(replica.stopped_cleanly());
 }
 
 TEST_CASE(

@@ -1,0 +1,221 @@
+// The JetStream inlet's consumer checks: whether the durable consumer still stands where this
+// node left it, whether an empty pull hides undelivered messages, and the read from the
+// stream's leader past a consumer that does not deliver them (docs/CLUSTER.md).
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+
+#include "bus/jetstream_inlet_state.hpp"
+
+namespace reflectd::bus {
+
+using namespace jetstream_timing;  // NOLINT(google-build-using-namespace)
+
+// CONSUMER.INFO with the check's short wait: the consumer's info (the caller destroys it), or
+// nullptr with the failure in `status` and `code`.
+jsConsumerInfo* JetStreamInlet::State::ask_consumer(natsStatus& status, jsErrCode& code) {
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Wait = kCheckTimeoutMs;
+  jsConsumerInfo* info = nullptr;
+  code = static_cast<jsErrCode>(0);
+  status = js_GetConsumerInfo(&info, js.get(), config.stream.c_str(), config.consumer.c_str(),
+                              &options, &code);
+  if (status == NATS_OK) return info;
+  jsConsumerInfo_Destroy(info);
+  return nullptr;
+}
+
+bool JetStreamInlet::State::consumer_gone(natsStatus status, jsErrCode code) {
+  return status == NATS_NOT_FOUND || code == JSConsumerNotFoundErr || code == JSStreamNotFoundErr;
+}
+
+// Recreating the consumer costs a new Raft group and its election on a replicated stream
+// (seconds, and longer while the stream itself elects a leader), so after a reconnect or a
+// failed pull the consumer is first asked where it stands. When it has delivered exactly the
+// consumer sequences this node received, nothing was lost in between and the next pull goes
+// on in stream order; a delivery this node never received (or a new leader that forgot some)
+// shows as a different count, and the consumer is recreated at the committed position.
+JetStreamInlet::State::Check JetStreamInlet::State::consumer_agrees() {
+  jsErrCode code{};
+  natsStatus status = NATS_OK;
+  jsConsumerInfo* info = ask_consumer(status, code);
+  if (info == nullptr) {
+    if (consumer_gone(status, code)) return Check::kDiffers;
+    record_error(
+        nats_error_text(fmt::format("consumer {} on stream {}: no answer (JetStream error {})",
+                                    config.consumer, config.stream, static_cast<int>(code)),
+                        status));
+    return Check::kUnanswered;
+  }
+  const bool agrees = delivered_as_received(*info);
+  jsConsumerInfo_Destroy(info);
+  if (!agrees) return Check::kDiffers;
+  resync.store(false);
+  {
+    const std::lock_guard lock(mutex);
+    last_error.clear();
+  }
+  ensure_control();
+  std::array<char, 256> url{};
+  natsConnection_GetConnectedUrl(connection.get(), url.data(), url.size());
+  spdlog::info("jetstream: consumer {} stands where this node left it; pulling through {}",
+               config.consumer, url.data());
+  return Check::kAgrees;
+}
+
+// The consumer's own account of its deliveries (the count, redeliveries included, and the last
+// stream sequence it delivered) against what this node received since it bound: a restarted
+// cluster's consumer can come back having forgotten deliveries, or with deliveries this node
+// never got.
+bool JetStreamInlet::State::delivered_as_received(const jsConsumerInfo& info) const {
+  const std::uint64_t delivered = info.Delivered.Consumer;
+  const std::uint64_t stream_seq = info.Delivered.Stream;
+  if (delivered + 1 == next_consumer_seq && stream_seq == submitted_stream_seq) return true;
+  spdlog::info(
+      "jetstream: consumer {} delivered {} messages through stream sequence {}, this node "
+      "received {} through {}; recreating it",
+      config.consumer, delivered, stream_seq, next_consumer_seq - 1, submitted_stream_seq);
+  return false;
+}
+
+// The stream sequence of the last message this node's consumer would deliver, as the stream's
+// leader has it (STREAM.MSG.GET by last subject: the filter, or every subject); 0 when the leader
+// does not answer or the stream holds no such message.
+std::uint64_t JetStreamInlet::State::last_stream_seq() {
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Wait = kCheckTimeoutMs;
+  natsMsg* msg = nullptr;
+  auto code = static_cast<jsErrCode>(0);
+  const std::string subject = config.filter_subject.empty() ? ">" : config.filter_subject;
+  const natsStatus status =
+      js_GetLastMsg(&msg, js.get(), config.stream.c_str(), subject.c_str(), &options, &code);
+  const std::uint64_t seq = status == NATS_OK ? natsMsg_GetSequence(msg) : 0;
+  natsMsg_Destroy(msg);
+  return seq;
+}
+
+// An empty pull is normal when the stream holds nothing new; it is a fault when the consumer
+// reports messages it has not delivered, or a delivered count this node never received.
+void JetStreamInlet::State::idle_check() {
+  jsErrCode code{};
+  natsStatus status = NATS_OK;
+  jsConsumerInfo* info = ask_consumer(status, code);
+  if (info == nullptr) {
+    // A consumer that is gone (deleted by a delete request answered only after its re-creation)
+    // never answers a pull again. No answer at all is an election unless it lasts: pulls stand
+    // still through one, and kUnansweredIdleChecks in a row (about 7 s) outlast any seen (each
+    // check follows two empty pulls, about 1.3 s).
+    const bool gone = consumer_gone(status, code);
+    if (!gone && ++unanswered_checks < kUnansweredIdleChecks) return;
+    spdlog::info("jetstream: consumer {} {}; recreating it", config.consumer,
+                 gone ? "no longer exists"
+                      : fmt::format("has not answered for {} ms", empty_pulls * kPullTimeoutMs));
+    unanswered_checks = 0;
+    stuck_checks = 0;
+    recreate = true;
+    resync.store(true);
+    return;
+  }
+  unanswered_checks = 0;
+  // Its delivered count as received, nothing pending at its server, and yet the stream's
+  // leader holds sequences past what this node received: the consumer's server has a stale
+  // copy of the stream (seen in CI after a whole cluster's restart; the consumer's pending
+  // count is its own server's). The consumer's stream position says nothing here, its server
+  // having scanned only its own copy. Recreating the consumer alone brought the same gap back,
+  // so the missing sequences are read from the leader. With a filter subject a sequence need
+  // not be the consumer's, so the consumer is recreated instead.
+  const bool counted = info->Delivered.Consumer + 1 == next_consumer_seq;
+  const bool positioned = info->Delivered.Stream == submitted_stream_seq;
+  const std::uint64_t pending = info->NumPending;
+  const std::uint64_t last = counted && pending == 0 ? last_stream_seq() : 0;
+  const bool behind = counted && pending == 0 && last > submitted_stream_seq;
+  if (counted && positioned && !behind && pending == 0) {
+    jsConsumerInfo_Destroy(info);
+    stuck_checks = 0;
+    return;
+  }
+  // One answer is not enough while the positions agree: a message published in the pull's
+  // last moments is pending, or at the leader only, without anything being wrong.
+  if (counted && positioned && ++stuck_checks < kStuckIdleChecks) {
+    jsConsumerInfo_Destroy(info);
+    return;
+  }
+  if (behind && config.filter_subject.empty()) {
+    read_from_leader(last);
+  } else if (!counted || !positioned) {
+    static_cast<void>(delivered_as_received(*info));  // logs the difference
+  } else {
+    spdlog::info(
+        "jetstream: consumer {} reports {} undelivered messages and the stream's last sequence "
+        "is {}, but its pulls brought none past {} for {} ms; recreating it",
+        config.consumer, pending, last, submitted_stream_seq, empty_pulls * kPullTimeoutMs);
+  }
+  jsConsumerInfo_Destroy(info);
+  stuck_checks = 0;
+  recreate = true;
+  resync.store(true);
+}
+
+// Reads the stream sequences after what this node received, through `last`, from the stream's
+// leader (STREAM.MSG.GET by sequence, which only the leader answers) and stores them one at a
+// time in stream order, each with its position; the caller then recreates the consumer past
+// them. At most one batch per call: a longer gap is read over the next idle checks. Only
+// without a filter subject: every sequence of the stream is then one the consumer would
+// deliver. A sequence the leader no longer holds (deleted, or past the stream's limits) is
+// skipped; any other failure, or a storage error, ends the read where it stands.
+void JetStreamInlet::State::read_from_leader(std::uint64_t last) {
+  auto drained = [&] {
+    std::unique_lock lock(mutex);
+    wake.wait(lock, [&] { return stopping || in_flight == 0; });
+    return !stopping && !leader_read_failed;
+  };
+  {
+    const std::lock_guard lock(mutex);
+    leader_read_failed = false;
+  }
+  if (!drained()) return;
+  const std::uint64_t from = submitted_stream_seq;
+  const std::uint64_t through =
+      std::min(last, from + static_cast<std::uint64_t>(std::max<std::int64_t>(config.batch, 1)));
+  std::uint64_t read = 0;
+  std::string failure;
+  for (std::uint64_t seq = from + 1; seq <= through; ++seq) {
+    jsOptions options;
+    jsOptions_Init(&options);
+    options.Wait = kCheckTimeoutMs;
+    natsMsg* msg = nullptr;
+    auto code = static_cast<jsErrCode>(0);
+    const natsStatus status =
+        js_GetMsg(&msg, js.get(), config.stream.c_str(), seq, &options, &code);
+    if (status != NATS_OK) {
+      natsMsg_Destroy(msg);
+      if (code == JSNoMessageFoundErr) continue;
+      failure = nats_error_text(fmt::format("stream {} sequence {} from its leader (JetStream "
+                                            "error {})",
+                                            config.stream, seq, static_cast<int>(code)),
+                                status);
+      break;
+    }
+    submitted_stream_seq = seq;
+    {
+      const std::lock_guard lock(mutex);
+      ++in_flight;
+    }
+    handle(msg, true, true);
+    if (!drained()) break;
+    ++read;
+  }
+  stats.from_leader.fetch_add(read, std::memory_order_relaxed);
+  spdlog::info(
+      "jetstream: consumer {} delivers nothing past stream sequence {} while the stream's leader "
+      "holds {}; read {} messages from the leader{}, recreating the consumer past them",
+      config.consumer, from, last, read, failure.empty() ? "" : " before an error");
+  if (!failure.empty()) record_error(failure);
+}
+
+}  // namespace reflectd::bus
