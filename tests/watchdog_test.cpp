@@ -5,11 +5,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <array>
-
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 #include <csignal>
 
 #include <chrono>
@@ -20,47 +15,13 @@
 #include <vector>
 
 #include "support/child_daemon.hpp"
+#include "support/notify_socket.hpp"
 
 using namespace reflectd;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-// A bound AF_UNIX datagram socket: what systemd listens on.
-class NotifySocket {
- public:
-  explicit NotifySocket(const std::string& path) : path_(path) {
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    path.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      throw std::runtime_error("cannot bind " + path);
-    }
-    timeval tv{0, 50'000};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  }
-  ~NotifySocket() {
-    ::close(fd_);
-    ::unlink(path_.c_str());
-  }
-  NotifySocket(const NotifySocket&) = delete;
-  NotifySocket& operator=(const NotifySocket&) = delete;
-
-  /// One datagram, or "" after the 50 ms receive timeout.
-  std::string receive() {
-    std::array<char, 4096> buffer{};
-    const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
-    return n > 0 ? std::string(buffer.data(), static_cast<std::size_t>(n)) : std::string();
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
-
-}  // namespace
+using test::NotifySocket;
 
 TEST_CASE("watchdog pings stop while the event loop is stuck and resume after", "[watchdog][e2e]") {
   test::TempDir dir;
@@ -77,17 +38,14 @@ TEST_CASE("watchdog pings stop while the event loop is stuck and resume after", 
   ::unsetenv("REFLECTD_TEST_HOOKS");
 
   // Ready first.
-  const auto deadline = Clock::now() + 20s;
-  bool ready = false;
-  while (!ready && Clock::now() < deadline)
-    ready = notify.receive().find("READY=1") != std::string::npos;
-  REQUIRE(ready);
+  REQUIRE(notify.next_with("READY=1", 20s));
 
   // Collect ping times: 1 s healthy, a 1.5 s stall, then 1 s healthy again.
   std::vector<Clock::time_point> pings;
   const auto collect_until = [&](Clock::time_point end) {
-    while (Clock::now() < end) {
-      if (notify.receive().find("WATCHDOG=1") != std::string::npos) pings.push_back(Clock::now());
+    for (auto now = Clock::now(); now < end; now = Clock::now()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - now);
+      if (notify.next_with("WATCHDOG=1", left)) pings.push_back(Clock::now());
     }
   };
   const auto t0 = Clock::now();

@@ -1,6 +1,6 @@
 // The cluster job's steps one by one (jobs/clustering_*.hpp), on small hand-made inputs with
-// exact expected values; entities_test.cpp and jobs_test.cpp run the whole job on the real
-// streams.
+// exact expected values; cluster_job_test.cpp and consolidation_test.cpp run the whole job on the
+// real streams.
 
 #include <catch2/catch.hpp>
 

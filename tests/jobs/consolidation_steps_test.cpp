@@ -1,5 +1,5 @@
 // The consolidation job's steps one by one (jobs/consolidation_*.hpp), on small hand-made
-// inputs with exact expected values; jobs_test.cpp runs the whole job on the real streams.
+// inputs with exact expected values; consolidation_test.cpp runs the whole job on the real streams.
 
 #include <catch2/catch.hpp>
 
