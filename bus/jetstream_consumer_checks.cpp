@@ -12,7 +12,7 @@
 
 namespace reflectd::bus {
 
-using namespace jetstream_timing;  // NOLINT(google-build-using-namespace)
+using namespace jetstream_timing;
 
 // CONSUMER.INFO with the check's short wait: the consumer's info (the caller destroys it), or
 // nullptr with the failure in `status` and `code`.

@@ -14,7 +14,7 @@
 
 namespace reflectd::bus {
 
-using namespace jetstream_timing;  // NOLINT(google-build-using-namespace)
+using namespace jetstream_timing;
 
 namespace {
 

@@ -1,0 +1,333 @@
+// bench_ingest's modes of ingest under contention: while a job runs, while a hard forget runs,
+// while recalls are asked (see bench/ingest.cpp).
+
+#include "bench/ingest_harness.hpp"
+
+namespace reflectd::bench_ingest {
+
+// Windowed ingest while the heaviest job runs, against idle windowed ingest in the same
+// daemon: preload --preload events (push), ingest --under-job-events idle, start the job
+// over the control socket, ingest the same number again while it runs.
+ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs::path& dir) {
+  config::Config cfg = daemon_config(options, dir, "underjob");
+  // Only on demand: no interval, event or idle trigger may start it early.
+  config::JobConfig& job = cfg.jobs.cluster;
+  job.enabled = true;
+  job.after_events = 0;
+  job.idle_s = 0;
+  job.interval_s = 604800;
+  job.timeout_s = 86400;
+  const std::uint64_t chunk = std::min(options.events, options.under_job_events);
+  ModeResult result{"under-job", 0, 0.0};
+  std::uint64_t acknowledged = 0;
+  {
+    ForkedDaemon daemon(cfg);
+    zmq::context_t context(1);
+    ControlClient control(context, cfg.bus.control.front());
+    control.wait_ready();
+    zmq::socket_t push(context, zmq::socket_type::push);
+    push.set(zmq::sockopt::linger, 0);
+    push.connect(cfg.bus.push.front());
+    push_events(push, corpus, 0, options.preload, options.batch);
+    await_finished(control, options.preload, nullptr, "under-job preload");
+    zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
+    std::uint64_t next = options.preload;
+    // Let the index catch up so that the idle figure is idle.
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
+
+    auto start = std::chrono::steady_clock::now();
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
+    const double idle_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    next += chunk;
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
+
+    const auto queued = control.request({{"cmd", "run"}, {"job", options.job}});
+    if (!queued.value("ok", false)) throw std::runtime_error("under-job: " + queued.dump());
+    // Running once its job_runs row says so.
+    for (;;) {
+      const auto runs = control.request({{"cmd", "jobs"}, {"job", options.job}, {"limit", 1}});
+      const auto& rows = runs.at("runs");
+      if (!rows.empty() && rows.at(0).at("status") == "running") break;
+      std::this_thread::sleep_for(kPollInterval);
+    }
+    start = std::chrono::steady_clock::now();
+    std::uint64_t resent = 0;
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options, &resent);
+    const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    const auto runs = control.request({{"cmd", "jobs"}, {"job", options.job}, {"limit", 1}});
+    const bool overlapped = runs.at("runs").at(0).at("status") == "running";
+    // How the write lock was shared meanwhile (store/write_gate.hpp; the idle part adds nothing).
+    result.extra["write_gate"] = control.status()["write_gate"];
+    const double idle_rate = static_cast<double>(chunk) / idle_s;
+    const double busy_rate = static_cast<double>(chunk) / busy_s;
+    result.seconds = busy_s;
+    result.extra["job"] = options.job;
+    result.extra["preloaded_events"] = options.preload;
+    result.extra["idle_events_per_s"] = idle_rate;
+    result.extra["under_job_events_per_s"] = busy_rate;
+    result.extra["ratio_to_idle"] = busy_rate / idle_rate;
+    result.extra["job_ran_throughout"] = overlapped;
+    result.extra["messages_resent_storage_unavailable"] = resent;
+    if (!overlapped) {
+      std::cerr << "under-job: the " << options.job
+                << " run ended before the ingest did; raise --preload for a full overlap\n";
+    }
+    if (!daemon.stop()) throw std::runtime_error("under-job: the daemon did not exit cleanly");
+  }
+  result.stored = count_rows(cfg.store.path, cfg) - options.preload;
+  result.expected = 2 * chunk;
+  if (acknowledged != result.stored) {
+    std::cerr << "under-job: " << acknowledged << " acknowledged but " << result.stored
+              << " stored\n";
+    result.stored = std::min(acknowledged, result.stored);
+  }
+  // The figure compared with the baseline: the rate while the job ran.
+  result.stored_for_rate = chunk;
+  remove_database(cfg.store.path);
+  return result;
+}
+
+// Windowed ingest during a hard forget (memory_ops/forget.hpp), against idle windowed ingest in
+// the same daemon (the under-job mode's protocol with a forget instead of a job).
+ModeResult run_under_forget(const Corpus& corpus, const Options& options, const fs::path& dir) {
+  config::Config cfg = daemon_config(options, dir, "underforget");
+  for (config::JobConfig* job : {&cfg.jobs.consolidate, &cfg.jobs.decay, &cfg.jobs.cluster,
+                                 &cfg.jobs.importance, &cfg.jobs.medallion, &cfg.jobs.facts}) {
+    job->enabled = true;  // on demand only: no interval, event or idle trigger
+    job->after_events = 0;
+    job->idle_s = 0;
+    job->interval_s = 604800;
+    job->timeout_s = 86400;
+  }
+  const std::uint64_t chunk = std::min(options.events, options.under_job_events);
+  ModeResult result{"under-forget", 0, 0.0};
+  std::uint64_t acknowledged = 0;
+  {
+    ForkedDaemon daemon(cfg);
+    zmq::context_t context(1);
+    ControlClient control(context, cfg.bus.control.front());
+    control.wait_ready();
+    zmq::socket_t push(context, zmq::socket_type::push);
+    push.set(zmq::sockopt::linger, 0);
+    push.connect(cfg.bus.push.front());
+    push_events(push, corpus, 0, options.preload, options.batch);
+    // The events to forget: one namespace's, told apart by their agent.
+    for (std::uint64_t n = 0; n < options.forget_events; n += options.batch) {
+      nlohmann::json batch = nlohmann::json::array();
+      for (std::uint64_t i = n; i < std::min(options.forget_events, n + options.batch); ++i) {
+        batch.push_back({{"id", "forget:" + std::to_string(i)},
+                         {"kind", "observation"},
+                         {"namespace", "libzmq"},
+                         {"agent_id", "bench-forget"},
+                         {"content", "reconnect " + std::to_string(i) +
+                                         " dropped frames in src/session_base.cpp"}});
+      }
+      push.send(zmq::buffer(batch.dump()), zmq::send_flags::none);
+    }
+    await_finished(control, options.preload + options.forget_events, nullptr,
+                   "under-forget preload");
+    const auto cycle_start = std::chrono::steady_clock::now();
+    {
+      // Job runs at a million events outlast ControlClient's 60 s reply wait.
+      zmq::socket_t runs(context, zmq::socket_type::dealer);
+      runs.set(zmq::sockopt::linger, 0);
+      runs.connect(cfg.bus.control.front());
+      for (const char* job :
+           {"consolidate", "cluster", "importance", "facts", "medallion", "decay"}) {
+        runs.send(zmq::buffer(nlohmann::json{{"cmd", "run"}, {"job", job}, {"wait", true}}.dump()),
+                  zmq::send_flags::none);
+        zmq::message_t reply;
+        if (!runs.recv(reply) ||
+            !nlohmann::json::parse(reply.to_string_view()).value("ok", false)) {
+          throw std::runtime_error(std::string("under-forget: job ") + job + " failed");
+        }
+      }
+    }
+    result.extra["job_cycle_seconds"] =
+        Seconds(std::chrono::steady_clock::now() - cycle_start).count();
+    zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
+    std::uint64_t next = options.preload;
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
+    auto start = std::chrono::steady_clock::now();
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
+    const double idle_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    next += chunk;
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
+
+    nlohmann::json forgotten;
+    double forget_s = 0;
+    std::atomic<bool> forget_done{false};
+    std::thread forgetter([&] {
+      zmq::socket_t socket(context, zmq::socket_type::dealer);
+      socket.set(zmq::sockopt::linger, 0);
+      socket.connect(cfg.bus.control.front());
+      const auto begin = std::chrono::steady_clock::now();
+      socket.send(zmq::buffer(nlohmann::json{
+                      {"cmd", "forget"},
+                      {"mode", "delete"},
+                      {"wait", options.forget_wait},
+                      {"filter", {{"namespace", "libzmq"}, {"agent_id", "bench-forget"}}}}
+                                  .dump()),
+                  zmq::send_flags::none);
+      zmq::message_t reply;
+      if (socket.recv(reply)) forgotten = nlohmann::json::parse(reply.to_string_view());
+      forget_s = Seconds(std::chrono::steady_clock::now() - begin).count();
+      forget_done = true;
+    });
+    for (;;) {
+      const auto runs = control.request({{"cmd", "jobs"}, {"job", "forget"}, {"limit", 1}});
+      const auto& rows = runs.at("runs");
+      if (!rows.empty() && rows.at(0).at("status") == "running") break;
+      std::this_thread::sleep_for(kPollInterval);
+    }
+    start = std::chrono::steady_clock::now();
+    std::uint64_t resent = 0;
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options, &resent);
+    const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    const bool overlapped = !forget_done;
+    forgetter.join();
+    if (!forgotten.value("ok", false)) {
+      throw std::runtime_error("under-forget: the forget failed: " + forgotten.dump());
+    }
+    const double idle_rate = static_cast<double>(chunk) / idle_s;
+    const double busy_rate = static_cast<double>(chunk) / busy_s;
+    result.seconds = busy_s;
+    result.extra["preloaded_events"] = options.preload;
+    result.extra["forgotten_events"] = forgotten["forgotten"]["events_deleted"];
+    result.extra["forget_seconds"] = forget_s;
+    // The forget's own run (its chunked clear, its delete and the index optimization), without
+    // the rebuild runs that "wait" includes, and how long the writer ever waited for the jobs.
+    const auto forget_runs = control.request({{"cmd", "jobs"}, {"job", "forget"}, {"limit", 1}});
+    const auto& forget_run = forget_runs.at("runs").at(0);
+    result.extra["forget_run_seconds"] =
+        static_cast<double>(forget_run.at("finished_us").get<std::int64_t>() -
+                            forget_run.at("started_us").get<std::int64_t>()) /
+        1e6;
+    const auto gate = control.status().at("write_gate");
+    result.extra["writer_wait_max_ms"] =
+        static_cast<double>(gate.at("writer_wait_max_us").get<std::int64_t>()) / 1e3;
+    result.extra["writer_timeouts"] = gate.at("writer_timeouts");
+    for (const char* stage : {"clear_ms", "clear_transactions", "delete_ms", "optimize_ms"}) {
+      result.extra[stage] = forgotten["forgotten"][stage];
+    }
+    result.extra["idle_events_per_s"] = idle_rate;
+    result.extra["under_forget_events_per_s"] = busy_rate;
+    result.extra["ratio_to_idle"] = busy_rate / idle_rate;
+    result.extra["forget_ran_throughout"] = overlapped;
+    result.extra["messages_resent_storage_unavailable"] = resent;
+    if (!daemon.stop()) throw std::runtime_error("under-forget: the daemon did not exit cleanly");
+  }
+  result.stored = count_rows(cfg.store.path, cfg) - options.preload;
+  result.expected = 2 * chunk;
+  if (acknowledged != result.stored) {
+    std::cerr << "under-forget: " << acknowledged << " acknowledged but " << result.stored
+              << " stored\n";
+    result.stored = std::min(acknowledged, result.stored);
+  }
+  result.stored_for_rate = chunk;
+  remove_database(cfg.store.path);
+  return result;
+}
+
+// Windowed ingest while `recall` is asked at --recall-qps, against idle windowed ingest in the
+// same daemon (the under-job mode's protocol with reads instead of a job).
+ModeResult run_under_recall(const Corpus& corpus, const Options& options, const fs::path& dir) {
+  config::Config cfg = daemon_config(options, dir, "underrecall");
+  std::vector<std::string> questions;
+  {
+    std::ifstream in(fs::path(options.data_dir) / "libzmq-commits.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+      const std::string content = nlohmann::json::parse(line).value("content", "");
+      questions.push_back(content.substr(0, std::min(content.find('\n'), std::size_t{200})));
+    }
+  }
+  if (questions.empty()) throw std::runtime_error("under-recall: no libzmq-commits.jsonl");
+  const std::uint64_t chunk = std::min(options.events, options.under_job_events);
+  ModeResult result{"under-recall", 0, 0.0};
+  std::uint64_t acknowledged = 0;
+  {
+    ForkedDaemon daemon(cfg);
+    zmq::context_t context(1);
+    ControlClient control(context, cfg.bus.control.front());
+    control.wait_ready();
+    zmq::socket_t push(context, zmq::socket_type::push);
+    push.set(zmq::sockopt::linger, 0);
+    push.connect(cfg.bus.push.front());
+    push_events(push, corpus, 0, options.preload, options.batch);
+    await_finished(control, options.preload, nullptr, "under-recall preload");
+    zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
+    std::uint64_t next = options.preload;
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
+
+    auto start = std::chrono::steady_clock::now();
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
+    const double idle_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    next += chunk;
+    while (ControlClient::index_lag(control.status()) > 0)
+      std::this_thread::sleep_for(kPollInterval);
+
+    std::atomic<bool> done{false};
+    std::vector<double> latency_ms;
+    std::thread asker([&] {
+      ControlClient reader(context, cfg.bus.control.front());
+      const auto period = std::chrono::microseconds(1'000'000 / options.recall_qps);
+      auto due = std::chrono::steady_clock::now();
+      for (std::size_t i = 0; !done; ++i) {
+        std::this_thread::sleep_until(due);
+        due += period;
+        const auto sent = std::chrono::steady_clock::now();
+        const auto reply = reader.request({{"cmd", "recall"},
+                                           {"text", questions[i % questions.size()]},
+                                           {"namespace", "libzmq"},
+                                           {"limit", 10}});
+        latency_ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent)
+                .count());
+        (void)reply;
+      }
+    });
+    start = std::chrono::steady_clock::now();
+    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
+    const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
+    done = true;
+    asker.join();
+    std::sort(latency_ms.begin(), latency_ms.end());
+    auto at = [&](double p) {
+      return latency_ms.empty()
+                 ? 0.0
+                 : latency_ms[std::min(
+                       latency_ms.size() - 1,
+                       static_cast<std::size_t>(p * static_cast<double>(latency_ms.size())))];
+    };
+    const double idle_rate = static_cast<double>(chunk) / idle_s;
+    const double busy_rate = static_cast<double>(chunk) / busy_s;
+    result.seconds = busy_s;
+    result.extra["preloaded_events"] = options.preload;
+    result.extra["recall_qps_asked"] = options.recall_qps;
+    result.extra["recalls_answered"] = latency_ms.size();
+    result.extra["recall_p50_ms"] = at(0.5);
+    result.extra["recall_p99_ms"] = at(0.99);
+    result.extra["idle_events_per_s"] = idle_rate;
+    result.extra["under_recall_events_per_s"] = busy_rate;
+    result.extra["ratio_to_idle"] = busy_rate / idle_rate;
+    if (!daemon.stop()) throw std::runtime_error("under-recall: the daemon did not exit cleanly");
+  }
+  result.stored = count_rows(cfg.store.path, cfg) - options.preload;
+  result.expected = 2 * chunk;
+  if (acknowledged != result.stored) {
+    std::cerr << "under-recall: " << acknowledged << " acknowledged but " << result.stored
+              << " stored\n";
+    result.stored = std::min(acknowledged, result.stored);
+  }
+  result.stored_for_rate = chunk;
+  remove_database(cfg.store.path);
+  return result;
+}
+
+}  // namespace reflectd::bench_ingest
