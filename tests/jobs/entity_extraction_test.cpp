@@ -7,8 +7,6 @@
 
 using namespace reflectd;
 using nlohmann::json;
-using test::dump;
-using test::open_writer;
 using namespace reflectd::test::entities_fixture;
 
 TEST_CASE("canonical keys: NFC, case folding, trimming, paths keep their case") {
