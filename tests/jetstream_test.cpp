@@ -258,6 +258,7 @@ TEST_CASE(
     for (const Replica* replica : {&a, &b}) {
       UNSCOPED_INFO(control_request(context, replica->control(), {{"cmd", "status"}}).dump());
     }
+    UNSCOPED_INFO(stream_account(cluster, "SHARD", before_restart + 2));
   }
   REQUIRE(caught_up);
 
@@ -276,6 +277,7 @@ TEST_CASE(
   const bool complete = wait_until([&] { return a.events() == all && b.events() == all; }, 120s);
   INFO("replica A: " << a.events() << " events\n" << a.log());
   INFO("replica B: " << b.events() << " events\n" << b.log());
+  if (!complete) UNSCOPED_INFO(stream_account(cluster, "SHARD", all + 2));
   REQUIRE(complete);
   // Nothing left unacknowledged: each replica's status after the stream is drained.
   // Redeliveries that B took while stalled may still be in flight (duplicates): await them.

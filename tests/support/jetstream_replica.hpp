@@ -8,12 +8,16 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
 #include <chrono>
 #include <csignal>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bus/nats_client.hpp"
@@ -114,6 +118,47 @@ inline void publish_raw(const NatsCluster& cluster, const std::string& subject,
   REQUIRE(js_Publish(&ack, js.get(), subject.c_str(), payload.data(),
                      static_cast<int>(payload.size()), &options, nullptr) == NATS_OK);
   jsPubAck_Destroy(ack);
+}
+
+/// What stream `stream` holds, read from its leader by sequence (STREAM.MSG.GET) from 1 through
+/// `last`: how many sequences hold an event id already seen at a lower sequence, the first few
+/// of them ("seq N repeats id X of seq M"), and the sequences it could not read. A failure
+/// message of a cluster test prints it, to tell an event the stream lost from one a replica
+/// did not store.
+inline std::string stream_account(const NatsCluster& cluster, const std::string& stream,
+                                  std::uint64_t last) {
+  config::JetStreamConfig config;
+  config.servers = cluster.urls();
+  const bus::NatsConnectionPtr connection = bus::nats_connect(config, "test", 2000);
+  const bus::JsCtxPtr js = bus::jetstream_context(connection.get(), 5000);
+  std::map<std::string, std::uint64_t> first_seq;
+  std::uint64_t repeats = 0;
+  std::string shown;
+  std::string unreadable;
+  for (std::uint64_t seq = 1; seq <= last; ++seq) {
+    natsMsg* msg = nullptr;
+    if (js_GetMsg(&msg, js.get(), stream.c_str(), seq, nullptr, nullptr) != NATS_OK) {
+      natsMsg_Destroy(msg);
+      unreadable += " " + std::to_string(seq);
+      continue;
+    }
+    const nlohmann::json event = nlohmann::json::parse(
+        std::string_view(natsMsg_GetData(msg),
+                         static_cast<std::size_t>(natsMsg_GetDataLength(msg))),
+        nullptr, false);
+    natsMsg_Destroy(msg);
+    const std::string id = event.is_object() ? event.value("id", "") : "";
+    if (id.empty()) continue;
+    const auto [at, inserted] = first_seq.emplace(id, seq);
+    if (inserted) continue;
+    if (++repeats <= 5) {
+      shown += "; seq " + std::to_string(seq) + " repeats id " + id + " of seq " +
+               std::to_string(at->second);
+    }
+  }
+  return "stream " + stream + " through " + std::to_string(last) + ": " +
+         std::to_string(first_seq.size()) + " distinct event ids, " + std::to_string(repeats) +
+         " repeated" + shown + (unreadable.empty() ? "" : "; unreadable:" + unreadable);
 }
 
 }  // namespace reflectd::test
