@@ -11,8 +11,8 @@
 //   - event recall: the share of the sessions' annotated life events held, by the same rule, by
 //     a fact about that person dated within 14 days of the session (target >= 0.55).
 // Content words: tokens of 3+ letters that are not Snowball English stop words
-// (jobs::Tokenizer::is_stop_word) and not a speaker's name, compared by their Porter stem
-// (recall/porter_stemmer.hpp). A fact's date is the day it names: its validity range when a
+// (text::Tokenizer::is_stop_word) and not a speaker's name, compared by their Porter stem
+// (text/porter_stemmer.hpp). A fact's date is the day it names: its validity range when a
 // time expression gave one ("this month" said on 20 January: 1-31 January, 0 days from the
 // 20th), else its valid_from (the turn's time; its open end says nothing of when it happened).
 //
@@ -48,8 +48,8 @@
 #include "jobs/clustering.hpp"
 #include "jobs/facts.hpp"
 #include "jobs/job.hpp"
-#include "recall/porter_stemmer.hpp"
 #include "store/database.hpp"
+#include "text/porter_stemmer.hpp"
 
 namespace {
 
@@ -89,7 +89,7 @@ class ContentWords {
     std::set<std::string> out;
     std::string word;
     auto flush = [&] {
-      if (word.size() >= 3 && !jobs::Tokenizer::is_stop_word(word) && !names_.contains(word)) {
+      if (word.size() >= 3 && !text::Tokenizer::is_stop_word(word) && !names_.contains(word)) {
         out.insert(stemmer_.stem(word));
       }
       word.clear();
@@ -107,7 +107,7 @@ class ContentWords {
 
  private:
   std::set<std::string> names_;
-  recall::PorterStemmer stemmer_;
+  text::PorterStemmer stemmer_;
 };
 
 // True when `fact` holds at least half of `wanted` (an observation's or event's stems).

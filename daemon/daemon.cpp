@@ -18,6 +18,7 @@
 #include "jobs/sql_functions.hpp"
 #include "memory_ops/medallions.hpp"
 #include "model/commands.hpp"
+#include "model/request_params.hpp"
 #include "store/database.hpp"
 #include "store/fts_index.hpp"
 #include "store/reinforcement.hpp"
@@ -25,8 +26,8 @@
 namespace reflectd::daemon {
 
 // Control parameters are read by the same pure helpers the control fuzz target drives.
-using bus::limit_param;
-using bus::text_param;
+using model::limit_param;
+using model::text_param;
 
 namespace {
 

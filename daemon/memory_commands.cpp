@@ -13,7 +13,6 @@
 #include <set>
 #include <stdexcept>
 
-#include "bus/control_request.hpp"
 #include "daemon/daemon.hpp"
 #include "memory_ops/derived_state.hpp"
 #include "memory_ops/entity_merges.hpp"
@@ -22,6 +21,7 @@
 #include "memory_ops/medallions.hpp"
 #include "memory_ops/proposals.hpp"
 #include "memory_ops/revise.hpp"
+#include "model/request_params.hpp"
 #include "store/writer.hpp"
 
 namespace reflectd::daemon {
@@ -29,7 +29,7 @@ using json = nlohmann::json;
 
 namespace {
 
-using bus::text_param;
+using model::text_param;
 
 /// A forget's timeout (the chunked clear, the delete transaction and the index optimization), s.
 constexpr std::int64_t kForgetTimeoutS = 3600;

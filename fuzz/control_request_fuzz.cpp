@@ -12,6 +12,8 @@
 
 #include "bus/control_request.hpp"
 #include "fuzz/fuzz_check.hpp"
+#include "model/request_params.hpp"
+#include "text/fts_query.hpp"
 
 namespace {
 
@@ -38,6 +40,8 @@ void check_fts_query(const std::string& query) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace reflectd::bus;
+  using namespace reflectd::model;
+  using reflectd::text::fts_query;
   const std::string_view payload(reinterpret_cast<const char*>(data), size);
   constexpr std::size_t kLimit = 1 << 20;
 

@@ -1,5 +1,5 @@
 // Fuzz target: recall's query parser and time-expression parser (recall/query.hpp,
-// common/time_expressions.hpp) over arbitrary text and reference times.
+// text/time_expressions.hpp) over arbitrary text and reference times.
 // Checks: the FTS5 expression is only double-quoted strings of letters, digits, spaces and
 // non-ASCII bytes joined by " OR " (no user text reaches FTS5 syntax); every time mention
 // lies inside the text, in order, not overlapping, with a non-empty label and from < to;
@@ -12,13 +12,14 @@
 #include <string>
 #include <string_view>
 
-#include "common/time_expressions.hpp"
 #include "fuzz/fuzz_check.hpp"
 #include "recall/query.hpp"
+#include "text/time_expressions.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace reflectd;
   using namespace reflectd::recall;
+  using namespace reflectd::text;
   if (size < 4) return 0;
   // The first 4 bytes pick a reference day between 1970 and about 2106.
   std::uint32_t seconds = 0;

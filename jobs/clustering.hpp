@@ -4,7 +4,7 @@
 // embedding call. Per namespace, over the events after its watermark, in chunks that each
 // commit their rows together with the watermark (one transaction):
 //
-// 1. Entities: jobs/entities.hpp (extraction rules in jobs/entity_extraction.hpp).
+// 1. Entities: jobs/entities.hpp (extraction rules in text/entity_extraction.hpp).
 // 2. Lexical vector of the content (first 16 KiB, commit trailer lines such as
 //    "Signed-off-by:" removed: they say who, not what): the Tokenizer (Unicode letters and
 //    digits, lower-cased, English stop words dropped, Snowball English stems). Each event
@@ -41,7 +41,7 @@
 // SQLite connection. A Tokenizer is not thread-safe (Snowball state); run_clustering uses its own.
 //
 // The code, one file per step (jobs/clustering.cpp, the orchestrator, lists them):
-//   jobs/clustering_tokenizer.hpp    the tokenizer (also used by recall, facts, medallions)
+//   text/tokenizer.hpp    the tokenizer (also used by recall, facts, medallions)
 //   jobs/clustering_text.hpp         what is vectorized of an event, a medoid's summary
 //   jobs/clustering_events.hpp       reading a chunk's events, the per-event extraction
 //   jobs/clustering_terms.hpp        interned terms and the vector arithmetic (cosine())
@@ -57,10 +57,10 @@
 
 // The Tokenizer and cosine(), which the job's readers use too, come with the job's header.
 #include "jobs/clustering_terms.hpp"
-#include "jobs/clustering_tokenizer.hpp"
 #include "jobs/communities.hpp"
 #include "jobs/entities.hpp"
 #include "jobs/job.hpp"
+#include "text/tokenizer.hpp"
 
 namespace reflectd::jobs {
 

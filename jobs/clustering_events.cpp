@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "jobs/clustering_text.hpp"
-#include "jobs/clustering_tokenizer.hpp"
 #include "jobs/entities.hpp"
 #include "jobs/event_json.hpp"
+#include "text/tokenizer.hpp"
 
 namespace reflectd::jobs::clustering {
 
@@ -20,10 +20,10 @@ void extract_batch(std::vector<ReadEvent>& batch, const std::atomic<bool>& aband
     const nlohmann::json context = reader.extraction_context(e.context);
     const nlohmann::json entities = reader.extraction_entities(e.entities);
     const nlohmann::json relations = reader.extraction_relations(e.relations);
-    e.extraction =
-        extract_entities({e.kind, e.content, e.agent, &context, &entities, &relations, e.cwd});
+    e.extraction = text::extract_entities(
+        {e.kind, e.content, e.agent, &context, &entities, &relations, e.cwd});
     e.tokens.clear();
-    Tokenizer::scan(vectorized_text(e.content), [&e](const std::string& token) {
+    text::Tokenizer::scan(vectorized_text(e.content), [&e](const std::string& token) {
       e.tokens += token;
       e.tokens += '\0';
     });
@@ -97,7 +97,7 @@ bool EventReader::read_batch(const std::string& ns, std::vector<ReadEvent>& batc
     if (read_events_.getColumn(8).isNull()) continue;
     e.episode = read_events_.getColumn(8).getString();
     if (e.episode.empty()) continue;
-    e.shown_cwd = working_directory(e.content);
+    e.shown_cwd = text::working_directory(e.content);
     auto it = read_cwd_.find(e.episode);
     if (it == read_cwd_.end()) it = read_cwd_.emplace(e.episode, stored_cwd(ns, e.episode)).first;
     if (!e.shown_cwd.empty()) it->second = e.shown_cwd;

@@ -20,8 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "jobs/entity_extraction.hpp"
 #include "jobs/job_state.hpp"
+#include "text/entity_extraction.hpp"
 
 namespace reflectd::jobs::clustering {
 
@@ -43,7 +43,7 @@ struct ReadEvent {
   std::string episode;
   std::string shown_cwd;  ///< the working directory the content shows (working_directory())
   std::string cwd;        ///< the episode's working directory at this event
-  Extraction extraction;
+  text::Extraction extraction;
   /// The content's kept tokens (Tokenizer::scan of vectorized_text()), each ended by '\0'.
   std::string tokens;
   /// `extraction` and `tokens` are set (a yield may leave the rest of a batch without).

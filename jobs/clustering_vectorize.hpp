@@ -21,7 +21,7 @@
 
 #include "jobs/clustering_index.hpp"
 #include "jobs/clustering_terms.hpp"
-#include "jobs/clustering_tokenizer.hpp"
+#include "text/tokenizer.hpp"
 
 namespace reflectd::jobs::clustering {
 
@@ -50,7 +50,7 @@ class Vectorizer {
   TermSpace& terms_;
   TermIndex& index_;
   std::size_t vector_terms_;
-  Tokenizer tokenizer_;
+  text::Tokenizer tokenizer_;
   std::int64_t documents_ = 0;
   std::uint64_t mark_ = 0;  // the counting pass of the event being vectorized (Slot::mark)
   // Token (lower-cased surface) -> its stem's id, kNoTerm when the stem is empty. Abseil's

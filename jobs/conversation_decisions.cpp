@@ -4,7 +4,7 @@
 #include <regex>
 #include <string>
 
-#include "jobs/fact_extraction.hpp"
+#include "text/fact_extraction.hpp"
 
 namespace reflectd::jobs {
 namespace {
@@ -38,7 +38,7 @@ std::string without_end(std::string s) {
 
 std::optional<ExtractedDecision> decision_from_turn(std::string_view content,
                                                     std::string_view agent_id, std::int64_t ts_us) {
-  const auto [prefix, text] = turn_speaker(content);
+  const auto [prefix, text] = text::turn_speaker(content);
   const std::string speaker = prefix.empty() ? std::string(agent_id) : prefix;
   if (speaker.empty()) return std::nullopt;
   static const std::regex choice(
@@ -63,7 +63,7 @@ std::optional<ExtractedDecision> decision_from_turn(std::string_view content,
       }
       from.resize(static_cast<std::size_t>(r.position(0)));
     } else if (i + 1 < said.size() && !said[i + 1].ends_with('?')) {
-      rationale = third_person(without_end(said[i + 1]), speaker, ts_us);
+      rationale = text::third_person(without_end(said[i + 1]), speaker, ts_us);
     }
     // "let's use X" is the speakers' choice: read as "we'll use X".
     if (from.size() > 6 &&
@@ -71,7 +71,7 @@ std::optional<ExtractedDecision> decision_from_turn(std::string_view content,
       from = "we'll " + from.substr(6);
     }
     ExtractedDecision d;
-    d.statement = third_person(without_end(from), speaker, ts_us);
+    d.statement = text::third_person(without_end(from), speaker, ts_us);
     d.statement[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(d.statement[0])));
     d.statement = clip_words(d.statement + ".", kMaxBytes);
     d.rationale = clip_words(rationale, kMaxBytes);

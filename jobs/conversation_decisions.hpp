@@ -7,7 +7,7 @@
 //   I/we decided to, I/we have decided to, I/we chose to, I/we made the decision to,
 //   I/we'll go with, let's go with, let's use, let's stick with, from now on I/we
 // followed by at least two words. The statement is the sentence from that phrase on, in the
-// third person about the speaker (jobs/fact_extraction.hpp third_person(): "I decided to run
+// third person about the speaker (text/fact_extraction.hpp third_person(): "I decided to run
 // for office again" -> "Jon decided to run for office again"), relative times made absolute.
 // The rationale is the sentence's own reason clause ("because ...", "so that ...", "since
 // ...", "to make ...") when there is one, else the turn's next sentence, else none.

@@ -123,7 +123,7 @@ std::string EntityStore::resolve(const std::string& ns, const std::string& key) 
   return current;
 }
 
-EntityStore::Entity& EntityStore::entity(const std::string& ns, const Mention& mention,
+EntityStore::Entity& EntityStore::entity(const std::string& ns, const text::Mention& mention,
                                          std::int64_t seq, std::int64_t ts_us) {
   const std::string& cache_key = cache_key_of(ns, mention.key);
   auto it = entities_.find(cache_key);
@@ -253,7 +253,8 @@ std::string EntityStore::nickname_of(const std::string& ns, const std::string& k
 }
 
 std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int64_t seq,
-                                                 std::int64_t ts_us, const Extraction& extraction,
+                                                 std::int64_t ts_us,
+                                                 const text::Extraction& extraction,
                                                  int sensitivity) {
   // Aliases this event teaches, before its own mentions resolve.
   for (const auto& alias : extraction.aliases) {
@@ -271,9 +272,9 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
   }
 
   // Resolved mentions, unique by key, plus relation endpoints not mentioned otherwise.
-  std::vector<Mention> mentions;
+  std::vector<text::Mention> mentions;
   std::unordered_set<std::string> seen;
-  auto add = [&](Mention m) {
+  auto add = [&](text::Mention m) {
     m.key = resolve(ns, m.key);
     if (m.type == "name") {
       if (std::string party = nickname_of(ns, m.key, seq); !party.empty()) m.key = party;
@@ -292,10 +293,10 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
     if (a == b) continue;
     for (const auto& k : {a, b}) {
       if (!seen.contains(k)) {
-        Mention m;
+        text::Mention m;
         m.key = k;
         m.display = k.substr(k.find(':') + 1);
-        m.source = Source::kExplicit;
+        m.source = text::Source::kExplicit;
         add(std::move(m));
       }
     }

@@ -1,5 +1,5 @@
 #pragma once
-// The entities pass: stores what jobs/entity_extraction.hpp finds in each event (tables of
+// The entities pass: stores what text/entity_extraction.hpp finds in each event (tables of
 // migration 4: entities, entity_aliases, event_entities, entity_relationships). It runs as
 // the first step of each chunk of the `cluster` job (jobs/clustering.hpp), in the chunk's
 // transaction, so the watermark and the rows commit together.
@@ -47,9 +47,9 @@
 #include <vector>
 
 #include "jobs/batched_insert.hpp"
-#include "jobs/entity_extraction.hpp"
 #include "jobs/event_order_ids.hpp"
 #include "store/event.hpp"
+#include "text/entity_extraction.hpp"
 
 namespace reflectd::jobs {
 
@@ -88,7 +88,7 @@ class EntityStore {
   /// max_co_mentions), for the clusters' entity counts. `sensitivity` is the event's rank
   /// (store::sensitivity_rank): an entity's stored sensitivity is the highest of its mentions'.
   std::vector<std::int64_t> add_event(const std::string& ns, std::int64_t seq, std::int64_t ts_us,
-                                      const Extraction& extraction, int sensitivity);
+                                      const text::Extraction& extraction, int sensitivity);
 
   /// Writes every changed entity and edge and the events' entity links (event_entities rows
   /// are buffered until then). Call before committing a chunk.
@@ -184,7 +184,7 @@ class EntityStore {
   // (origin 'nickname', first_seq `seq`) and returns that person's key; else "".
   std::string nickname_of(const std::string& ns, const std::string& key, std::int64_t seq);
   // The cached or stored entity of `mention`'s key, inserted (an id of event `seq`) if new.
-  Entity& entity(const std::string& ns, const Mention& mention, std::int64_t seq,
+  Entity& entity(const std::string& ns, const text::Mention& mention, std::int64_t seq,
                  std::int64_t ts_us);
   std::uint32_t type_index(const std::string& type);
   // An edge row's columns relationship_id, strength_base, strength_ref_us, mention_count,
@@ -220,7 +220,7 @@ class EntityStore {
     std::int64_t seq;
     std::int64_t entity_id;
     bool primary;
-    Source source;
+    text::Source source;
   };
   BatchedInsert<Link> links_;
   SQLite::Statement count_edges_;

@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "jobs/entity_extraction.hpp"
 #include "jobs/entity_summaries.hpp"
-#include "jobs/fact_extraction.hpp"
 #include "jobs/job_state.hpp"
 #include "store/fact_store.hpp"
+#include "text/entity_extraction.hpp"
+#include "text/fact_extraction.hpp"
 
 namespace reflectd::jobs {
 namespace {
@@ -25,7 +25,7 @@ constexpr const char* kTurnKinds = "'prompt', 'conversation', 'response'";
 
 // The speaker of a turn: its leading "Name:", else its agent.
 std::string speaker_of(std::string_view content, std::string_view agent) {
-  std::string name = turn_speaker(content).first;
+  std::string name = text::turn_speaker(content).first;
   return name.empty() ? std::string(agent) : name;
 }
 
@@ -66,21 +66,21 @@ struct PrimaryEntity {
 
 // SHODH statements are about the event's primary entity: the first explicit one of its
 // structured entities (`entities_json`, the events.entities column); empty without one.
-PrimaryEntity primary_entity(const FactSource& source, const std::string& entities_json) {
+PrimaryEntity primary_entity(const text::FactSource& source, const std::string& entities_json) {
   const auto entities = nlohmann::json::parse(entities_json, nullptr, false);
-  EventView view;
+  text::EventView view;
   view.kind = source.kind;
   view.content = source.content;
   view.agent_id = source.agent_id;
   view.entities = entities.is_discarded() ? nullptr : &entities;
-  for (const Mention& m : extract_entities(view).mentions) {
-    if (m.source == Source::kExplicit) return {m.key, m.display};
+  for (const text::Mention& m : extract_entities(view).mentions) {
+    if (m.source == text::Source::kExplicit) return {m.key, m.display};
   }
   return {};
 }
 
 // A fact of the event `source_seq` as stored, at the event's sensitivity.
-store::FactRow fact_row(ExtractedFact&& f, std::string ns, std::int64_t source_seq,
+store::FactRow fact_row(text::ExtractedFact&& f, std::string ns, std::int64_t source_seq,
                         std::string sensitivity) {
   store::FactRow row;
   row.ns = std::move(ns);
@@ -146,7 +146,7 @@ nlohmann::json run_facts(JobContext& ctx) {
       const std::string kind = read.getColumn(2).getString();
       const std::string agent = read.getColumn(3).getString();
       const std::string content = read.getColumn(5).getString();
-      FactSource source;
+      text::FactSource source;
       source.kind = kind;
       source.content = content;
       source.agent_id = agent;
@@ -165,7 +165,7 @@ nlohmann::json run_facts(JobContext& ctx) {
                                read.getColumn(0).getInt64(), speaker_of(content, agent));
       }
       source.listener_name = listener;
-      for (ExtractedFact& f : extract_facts(source)) {
+      for (text::ExtractedFact& f : extract_facts(source)) {
         rows.push_back(fact_row(std::move(f), read.getColumn(1).getString(),
                                 read.getColumn(0).getInt64(), read.getColumn(6).getString()));
       }

@@ -1,6 +1,6 @@
 #pragma once
 // The `facts` job: the fact ledger of seed 003 (MemoryFact,
-// MemoryFactEntityLink), filled from new events by the rules of jobs/fact_extraction.hpp and
+// MemoryFactEntityLink), filled from new events by the rules of text/fact_extraction.hpp and
 // stored through store/fact_store.hpp.
 //
 // Events are read in seq order above the job's watermark (job_state: facts / "" / seq), in

@@ -9,7 +9,7 @@
 
 namespace reflectd::jobs {
 
-Topics::Topics(Tokenizer& tokenizer, const std::vector<std::string>& names)
+Topics::Topics(text::Tokenizer& tokenizer, const std::vector<std::string>& names)
     : tokenizer_(tokenizer) {
   for (const char* word :
        {"january",   "february",  "march",   "april",    "may",      "june",   "july",
@@ -41,8 +41,9 @@ Topic Topics::of(std::string_view text) {
     }
     const std::string word = ascii_lower(text.substr(begin, i - begin));
     const bool digits = word.find_first_not_of("0123456789") == std::string::npos;
-    const std::string stem =
-        digits || word.size() < 3 || Tokenizer::is_stop_word(word) ? "" : tokenizer_.stem(word);
+    const std::string stem = digits || word.size() < 3 || text::Tokenizer::is_stop_word(word)
+                                 ? ""
+                                 : tokenizer_.stem(word);
     if (stem.empty() || ignored_.contains(stem)) {
       previous.clear();
       continue;

@@ -33,13 +33,13 @@ struct Topic {
 /// "month", "year", "others") and of `names` (people's names, each word of each).
 class Topics {
  public:
-  Topics(Tokenizer& tokenizer, const std::vector<std::string>& names);
+  Topics(text::Tokenizer& tokenizer, const std::vector<std::string>& names);
 
   /// The topic of `text`: words of 3+ characters, not all digits, not stop words, not left out.
   Topic of(std::string_view text);
 
  private:
-  Tokenizer& tokenizer_;
+  text::Tokenizer& tokenizer_;
   std::set<std::string> ignored_;
 };
 

@@ -109,7 +109,7 @@ ORDER BY f.valid_from_us DESC, f.fact_id DESC LIMIT 20)sql");
   if (due.empty()) return due;
 
   // A plan's topic leaves out the people's names and the calendar's words.
-  Tokenizer tokenizer;
+  text::Tokenizer tokenizer;
   std::vector<std::string> names;
   names.reserve(people.size());
   for (const Person& p : people) names.push_back(p.name);

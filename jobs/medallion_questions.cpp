@@ -85,7 +85,7 @@ void reverted_questions(SQLite::Database& db, const MedallionScope& scope,
   std::vector<Said> said;
   said.reserve(reverted.size());
   for (const Stream* st : reverted) said.push_back({st->title, st->last_seen + 1});
-  Tokenizer tokenizer;
+  text::Tokenizer tokenizer;
   Topics topics(tokenizer, {});
   const std::vector<bool> redone =
       taken_up(db, scope.ns, {"commit", "commit_change"}, said, newest_event_us,

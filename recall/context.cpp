@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "common/time_expressions.hpp"
+#include "text/time_expressions.hpp"
 
 namespace reflectd::recall {
 namespace {
@@ -68,8 +68,9 @@ class Builder {
 
 std::string item_line(const std::string& id, std::int64_t ts_us, const std::string& kind,
                       const std::string& agent, const std::string& content, bool redacted) {
-  const std::string body = redacted ? content : fold_space(with_absolute_dates(content, ts_us));
-  return "[" + id + "] " + format_day(ts_us) + " (" + who(kind, agent) + "): " + body;
+  const std::string body =
+      redacted ? content : fold_space(text::with_absolute_dates(content, ts_us));
+  return "[" + id + "] " + text::format_day(ts_us) + " (" + who(kind, agent) + "): " + body;
 }
 
 }  // namespace
@@ -158,7 +159,7 @@ std::variant<CompressedContext, RecallError> build_context(Recaller& recaller,
     if (shown.contains(h.id)) continue;
     std::string first = h.redacted ? h.content : fold_space(h.content);
     if (first.size() > kPointerBytes) first = cut_content(first, kPointerBytes).first + "...";
-    if (show(h.id, "[" + h.id + "] " + format_day(h.ts_us) + ": " + first, 1.0)) {
+    if (show(h.id, "[" + h.id + "] " + text::format_day(h.ts_us) + ": " + first, 1.0)) {
       ++out.cold_count;
     }
   }

@@ -158,7 +158,7 @@ std::vector<PrimedEntity> EventRows::prime_entities(const std::string& ns,
   };
   for (const std::string& name : names) {
     // An agent that speaks under its own name is one entity with that person
-    // (jobs/entity_extraction.hpp): the person is the speaker.
+    // (text/entity_extraction.hpp): the person is the speaker.
     if (const std::string key = aliased("agent:" + name); !key.empty()) lookup(key, true);
     for (const char* type : {"agent:", "person:", "name:"}) lookup(type + name, false);
     if (const std::string key = aliased(name); !key.empty()) lookup(key, false);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "jobs/clustering.hpp"
+#include "text/tokenizer.hpp"
 
 namespace reflectd::recall {
 namespace {
@@ -59,7 +59,7 @@ ParsedQuery parse_query(std::string_view text, std::int64_t now_us) {
   const std::vector<Word> words = split(text);
   const Word* previous = nullptr;
   for (const Word& w : words) {
-    const bool kept = w.text.size() >= 2 && !jobs::Tokenizer::is_stop_word(w.text);
+    const bool kept = w.text.size() >= 2 && !text::Tokenizer::is_stop_word(w.text);
     if (!kept) continue;
     if (previous != nullptr && previous->index + 1 == w.index && previous->text != w.text) {
       const std::string phrase = previous->text + " " + w.text;
@@ -77,7 +77,7 @@ ParsedQuery parse_query(std::string_view text, std::int64_t now_us) {
       contains_phrase(words, {"what", "year"}) || contains_phrase(words, {"what", "month"}) ||
       contains_phrase(words, {"what", "day"}) || contains_phrase(words, {"which", "year"}) ||
       contains_phrase(words, {"which", "month"}) || contains_phrase(words, {"how", "long", "ago"});
-  q.time = find_time_expressions(text, now_us);
+  q.time = text::find_time_expressions(text, now_us);
   return q;
 }
 

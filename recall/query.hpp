@@ -6,7 +6,7 @@
 //
 // Rule (docs/RECALL.md, "Lexical"): words are maximal runs of ASCII letters and digits and
 // non-ASCII bytes, ASCII-lower-cased; an apostrophe ends a word ("Caroline's" -> "caroline",
-// "s"); the store's stop words (jobs::Tokenizer::is_stop_word: the Snowball English list and
+// "s"); the store's stop words (text::Tokenizer::is_stop_word: the Snowball English list and
 // commit boilerplate) and one-letter words are dropped; duplicates are dropped. FTS5's
 // porter tokenizer (migration 24) then stems each term as it stems the index: one tokenizer
 // for both. Terms are OR-ed and each adjacent pair of kept words that stood next to each
@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/time_expressions.hpp"
+#include "text/time_expressions.hpp"
 
 namespace reflectd::recall {
 
@@ -35,7 +35,7 @@ struct ParsedQuery {
   /// date", "what year", "what month", "what day", "how long ago", "which year".
   bool asks_when = false;
   /// Expressions of the question, resolved against the caller's clock (temporal_range).
-  std::vector<TimeMention> time;
+  std::vector<text::TimeMention> time;
 };
 
 /// Parses `text` (at most kMaxQueryBytes; the caller checks) against `now_us` (µs, UTC).

@@ -12,10 +12,10 @@
 
 #include "common/ascii.hpp"
 #include "common/timestamp.hpp"
-#include "jobs/clustering.hpp"
 #include "recall/event_rows.hpp"
 #include "recall/record_reads.hpp"
 #include "store/fts_index.hpp"
+#include "text/tokenizer.hpp"
 
 namespace reflectd::recall {
 namespace {
@@ -322,7 +322,7 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
     limits.max_depth = static_cast<std::size_t>(params_.related_depth);
     for (const std::string& t : lexical_terms) {
       for (const RelatedWord& r : wordnet->hyponyms(t, limits)) {
-        if (jobs::Tokenizer::is_stop_word(r.word) || speakers.contains(r.word)) continue;
+        if (text::Tokenizer::is_stop_word(r.word) || speakers.contains(r.word)) continue;
         const std::string stem = stemmer_.stem(r.word);
         if (taken.contains(stem)) continue;
         const std::int64_t documents = rows.term_documents(stem);
@@ -429,12 +429,12 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
     // A redacted event's entities are not the caller's to know.
     if (r.redacted) s.entity = 0;
     if (!r.redacted && (query.asks_when || out.temporal_range)) {
-      const auto mentions = find_time_expressions(r.content, r.ts_us);
+      const auto mentions = text::find_time_expressions(r.content, r.ts_us);
       if (query.asks_when && !mentions.empty()) s.temporal = 1;
       if (out.temporal_range) {
-        const TimeRange& q = *out.temporal_range;
+        const text::TimeRange& q = *out.temporal_range;
         if (r.ts_us >= q.from_us && r.ts_us < q.to_us) s.temporal = 1;
-        for (const TimeMention& m : mentions) {
+        for (const text::TimeMention& m : mentions) {
           if (m.range.from_us < q.to_us && m.range.to_us > q.from_us) s.temporal = 1;
         }
       }
@@ -489,7 +489,7 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
       }
       if (s.speaker > 0) hit.why_entities.push_back("agent:" + ascii_lower(r.agent_id));
       hit.why_entities.insert(hit.why_entities.end(), s.entities.begin(), s.entities.end());
-      hit.times = find_time_expressions(r.content, r.ts_us);
+      hit.times = text::find_time_expressions(r.content, r.ts_us);
     }
     std::tie(hit.content, hit.truncated) =
         cut_content(std::move(r.content), static_cast<std::size_t>(params_.max_content_bytes));
@@ -526,7 +526,7 @@ std::vector<DerivedHit> Recaller::recall_derived(const std::string& ns,
     std::vector<std::string> doc;
     if (!d.redacted && (d.kind != "entity_summary" || named_entity[i])) {
       for (const std::string& w : query_words(d.title + " " + d.text + " " + d.keywords)) {
-        if (w.size() >= 2 && !jobs::Tokenizer::is_stop_word(w)) doc.push_back(stemmer_.stem(w));
+        if (w.size() >= 2 && !text::Tokenizer::is_stop_word(w)) doc.push_back(stemmer_.stem(w));
       }
     }
     docs.push_back(std::move(doc));
@@ -567,7 +567,7 @@ json to_json(const RecallHit& hit) {
       {"namespace", hit.ns},
       {"agent_id", hit.agent_id.empty() ? json() : json(hit.agent_id)},
       {"ts", format_rfc3339_us(hit.ts_us)},
-      {"date", format_day(hit.ts_us)},
+      {"date", text::format_day(hit.ts_us)},
       {"episode_id", hit.episode_id.empty() ? json() : json(hit.episode_id)},
       {"sequence_number", hit.sequence_number ? json(*hit.sequence_number) : json()},
       {"sensitivity", hit.sensitivity},
@@ -589,7 +589,7 @@ json to_json(const RecallHit& hit) {
       {"why",
        {{"terms", hit.why_terms}, {"entities", hit.why_entities}, {"related", hit.why_related}}}};
   json times = json::array();
-  for (const TimeMention& m : hit.times) {
+  for (const text::TimeMention& m : hit.times) {
     times.push_back({{"text", m.phrase},
                      {"date", m.range.label},
                      {"from", format_rfc3339_us(m.range.from_us)},

@@ -55,10 +55,10 @@
 #include <vector>
 
 #include "recall/event_rows.hpp"
-#include "recall/porter_stemmer.hpp"
 #include "recall/query.hpp"
 #include "recall/read_scope.hpp"
 #include "recall/wordnet.hpp"
+#include "text/porter_stemmer.hpp"
 
 namespace reflectd::recall {
 
@@ -133,7 +133,7 @@ struct RecallHit {
   std::vector<std::string> why_related;   ///< Related words (stage 3b) the content holds.
   /// The time expressions of its content resolved against its own timestamp ("yesterday" in
   /// a turn of 8 May 2023 -> 7 May 2023); empty when redacted.
-  std::vector<TimeMention> times;
+  std::vector<text::TimeMention> times;
 };
 
 /// A derived record that answers the question (seed 003: knowledge, observations and entity
@@ -164,7 +164,7 @@ struct RecallResponse {
   std::vector<std::string> dropped_terms;   ///< Collection stop words left out of the query.
   /// Lexical term -> the related words searched for it (stage 3b; only words the index holds).
   std::map<std::string, std::vector<std::string>> related_terms;
-  std::optional<TimeRange> temporal_range;
+  std::optional<text::TimeRange> temporal_range;
   bool asks_when = false;
   Spreading spreading;
   std::int64_t candidates = 0;  ///< Events scored.
@@ -197,7 +197,7 @@ class Recaller {
   EventRows rows_;
   SQLite::Statement derived_;  // recall/record_reads.hpp derived_texts_sql()
   SQLite::Statement facts_;    // recall/record_reads.hpp entity_facts_sql()
-  PorterStemmer stemmer_;
+  text::PorterStemmer stemmer_;
 };
 
 /// Parses the `recall` control request's fields (text, namespace, limit, offset, kinds,

@@ -2,19 +2,20 @@
 
 #include <fmt/format.h>
 
-#include "bus/control_request.hpp"
 #include "common/timestamp.hpp"
-#include "jobs/entity_extraction.hpp"
-#include "jobs/fact_extraction.hpp"
+#include "model/request_params.hpp"
 #include "store/fts_index.hpp"
+#include "text/entity_extraction.hpp"
+#include "text/fact_extraction.hpp"
+#include "text/fts_query.hpp"
 
 namespace reflectd::recall {
 
 // Request parameters are read by the same pure helpers the control fuzz target drives.
-using bus::fts_query;
-using bus::limit_param;
-using bus::string_list;
-using bus::text_param;
+using model::limit_param;
+using model::string_list;
+using model::text_param;
+using text::fts_query;
 
 namespace {
 
@@ -234,7 +235,7 @@ LIMIT ?2)sql");
 
 nlohmann::json read_search(SQLite::Database& db, const nlohmann::json& request,
                            const ReadScope& caller, std::int64_t now_us) {
-  const std::string query = fts_query(text_param(request, "text"));
+  const std::string query = text::fts_query(text_param(request, "text"));
   if (query.empty()) return {{"ok", false}, {"error", "search: \"text\" must contain a word"}};
   // score = bm25 relevance (negated: higher is better) x salience weight x vitality weight:
   // (0.5 + 0.5 * min(1, salience now)) and, for events behind a knowledge row, 1 / 0.75 / 0.5
@@ -305,7 +306,7 @@ nlohmann::json read_facts(SQLite::Database& db, const nlohmann::json& request,
     entity_name = std::move(entity);
     entity.clear();
   } else if (!entity.empty()) {
-    entity = jobs::canonical_key(entity).value_or(entity);
+    entity = text::canonical_key(entity).value_or(entity);
   }
   const auto current = request.find("current");
   const bool only_current =
@@ -662,7 +663,7 @@ std::vector<DerivedText> entity_facts(SQLite::Statement& query, const std::strin
     d.text = query.getColumn(3).getString();
     d.sensitivity = query.getColumn(4).getString();
     d.redacted = query.getColumn(5).getInt() != 0;
-    if (!d.redacted) d.keywords = jobs::attribute_keywords(query.getColumn(6).getString());
+    if (!d.redacted) d.keywords = text::attribute_keywords(query.getColumn(6).getString());
     out.push_back(std::move(d));
   }
   query.reset();

@@ -11,10 +11,8 @@
 #include "common/timestamp.hpp"
 #include "config/config.hpp"
 #include "daemon/settings.hpp"
-#include "jobs/chat_spelling.hpp"
 #include "jobs/clustering.hpp"
 #include "jobs/entity_summaries.hpp"
-#include "jobs/fact_extraction.hpp"
 #include "jobs/facts.hpp"
 #include "jobs/sql_functions.hpp"
 #include "recall/recall.hpp"
@@ -23,6 +21,8 @@
 #include "store/fts_index.hpp"
 #include "support/corpus.hpp"
 #include "support/temp_dir.hpp"
+#include "text/chat_spelling.hpp"
+#include "text/fact_extraction.hpp"
 
 namespace {
 
@@ -32,43 +32,43 @@ using nlohmann::json;
 // Monday 8 May 2023, 13:57 UTC (LoCoMo's first session).
 const std::int64_t kMonday = *parse_rfc3339_us("2023-05-08T13:57:00Z");
 
-std::vector<jobs::ExtractedFact> facts_of(std::string_view content,
+std::vector<text::ExtractedFact> facts_of(std::string_view content,
                                           std::string_view kind = "prompt",
                                           std::string_view agent = "",
                                           std::string_view listener = "") {
-  jobs::FactSource source;
+  text::FactSource source;
   source.kind = kind;
   source.content = content;
   source.agent_id = agent;
   source.listener_name = listener;
   source.ts_us = kMonday;
-  return jobs::extract_facts(source);
+  return text::extract_facts(source);
 }
 
 }  // namespace
 
 TEST_CASE("facts: first person becomes the speaker, relative times become dates") {
-  CHECK(jobs::third_person("I went to a LGBTQ support group yesterday and it was so powerful.",
+  CHECK(text::third_person("I went to a LGBTQ support group yesterday and it was so powerful.",
                            "Caroline", kMonday) ==
         "Caroline went to a LGBTQ support group on 7 May 2023 and it was so powerful.");
-  CHECK(jobs::third_person("I'm swamped with the kids & work.", "Melanie", kMonday) ==
+  CHECK(text::third_person("I'm swamped with the kids & work.", "Melanie", kMonday) ==
         "Melanie is swamped with the kids & work.");
-  CHECK(jobs::third_person("I love painting with my kids", "Melanie", kMonday) ==
+  CHECK(text::third_person("I love painting with my kids", "Melanie", kMonday) ==
         "Melanie loves painting with Melanie's kids");
-  CHECK(jobs::third_person("I really try to go and I watch it", "Jon", kMonday) ==
+  CHECK(text::third_person("I really try to go and I watch it", "Jon", kMonday) ==
         "Jon really tries to go and Jon watches it");
-  CHECK(jobs::third_person("We went camping last week.", "Mel", kMonday) ==
+  CHECK(text::third_person("We went camping last week.", "Mel", kMonday) ==
         "Mel and others went camping in the week before 8 May 2023.");
   // A time that is the subject takes no preposition.
-  CHECK(jobs::third_person("Last week was wild, I got noticed by editors", "Gina", kMonday) ==
+  CHECK(text::third_person("Last week was wild, I got noticed by editors", "Gina", kMonday) ==
         "The week before 8 May 2023 was wild, Gina got noticed by editors");
-  CHECK(jobs::third_person("Yesterday was great but I was tired", "Gina", kMonday) ==
+  CHECK(text::third_person("Yesterday was great but I was tired", "Gina", kMonday) ==
         "7 May 2023 was great but Gina was tired");
-  CHECK(jobs::third_person("I know last week was hard", "Gina", kMonday) ==
+  CHECK(text::third_person("I know last week was hard", "Gina", kMonday) ==
         "Gina knows the week before 8 May 2023 was hard");
-  CHECK(jobs::third_person("I’ve been painting since last year", "Mel", kMonday) ==
+  CHECK(text::third_person("I’ve been painting since last year", "Mel", kMonday) ==
         "Mel has been painting since 2022");
-  CHECK(jobs::third_person("I have two kids and I am happy", "Mel", kMonday) ==
+  CHECK(text::third_person("I have two kids and I am happy", "Mel", kMonday) ==
         "Mel has two kids and Mel is happy");
 }
 
@@ -181,16 +181,16 @@ TEST_CASE("facts: a turn gives at most one fact, what it reports of its speaker"
 
 TEST_CASE("facts: chat spellings, proposals, general truths and clause breaks") {
   // Chat spellings are written out, so the verb after them conjugates.
-  CHECK(jobs::third_person("I wanna start a studio for my fam", "Jon", kMonday) ==
+  CHECK(text::third_person("I wanna start a studio for my fam", "Jon", kMonday) ==
         "Jon wants to start a studio for Jon's family");
-  CHECK(jobs::third_person("Startin' my biz, 'cause I'm livin' my dreams", "Jon", kMonday) ==
+  CHECK(text::third_person("Startin' my biz, 'cause I'm livin' my dreams", "Jon", kMonday) ==
         "Starting Jon's business, because Jon is living Jon's dreams");
-  CHECK(jobs::third_person("I want 'em to see my fave pic", "Gina", kMonday) ==
+  CHECK(text::third_person("I want 'em to see my fave pic", "Gina", kMonday) ==
         "Gina wants them to see Gina's favorite picture");
-  CHECK(jobs::standard_spelling("Gonna be livin\xE2\x80\x99 it up, \xE2\x80\x99"
+  CHECK(text::standard_spelling("Gonna be livin\xE2\x80\x99 it up, \xE2\x80\x99"
                                 "cause Fam rocks") ==
         "Going to be living it up, because Family rocks");
-  CHECK(jobs::standard_spelling("gotta go, the famous bizarre pics") ==
+  CHECK(text::standard_spelling("gotta go, the famous bizarre pics") ==
         "gotta go, the famous bizarre pictures");
   // A past form opening the sentence has the speaker as its subject, though a later clause
   // writes one.

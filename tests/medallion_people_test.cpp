@@ -157,7 +157,7 @@ TEST_CASE("a plan whose day came with nothing said of it since is an open thread
 }
 
 TEST_CASE("a later text speaks of a topic when it writes one of its pairs") {
-  jobs::Tokenizer tokenizer;
+  text::Tokenizer tokenizer;
   jobs::Topics topics(tokenizer, {"Ana Lopez"});
   const jobs::Topic plan = topics.of("Ana is putting together a talent show on 3 June 2023.");
   CHECK(plan.stems == std::set<std::string>{"put", "togeth", "talent", "show"});

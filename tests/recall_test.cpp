@@ -9,14 +9,12 @@
 
 #include "bus/event_decoder.hpp"
 #include "common/clock.hpp"
-#include "common/time_expressions.hpp"
 #include "common/timestamp.hpp"
 #include "config/config.hpp"
 #include "daemon/settings.hpp"
 #include "jobs/clustering.hpp"
 #include "jobs/sql_functions.hpp"
 #include "recall/context.hpp"
-#include "recall/porter_stemmer.hpp"
 #include "recall/query.hpp"
 #include "recall/recall.hpp"
 #include "store/database.hpp"
@@ -24,6 +22,8 @@
 #include "store/fts_index.hpp"
 #include "support/daemon_fixture.hpp"
 #include "support/temp_dir.hpp"
+#include "text/porter_stemmer.hpp"
+#include "text/time_expressions.hpp"
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
@@ -36,7 +36,7 @@ using nlohmann::json;
 const std::int64_t kMonday = *parse_rfc3339_us("2023-05-08T13:57:00Z");
 
 std::string label_of(const std::string& text) {
-  const auto found = find_time_expressions(text, kMonday);
+  const auto found = text::find_time_expressions(text, kMonday);
   REQUIRE(found.size() == 1);
   return found[0].range.label;
 }
@@ -69,23 +69,24 @@ TEST_CASE("time expressions resolve against the reference day") {
   CHECK(label_of("since January 2020") == "January 2020");
   CHECK(label_of("in May") == "May 2023");
   CHECK(label_of("in June, before the trip") == "June 2023");
-  CHECK(find_time_expressions("May I help? We may go.", kMonday).empty());
-  CHECK(find_time_expressions("2022 was the count", kMonday).empty());
+  CHECK(text::find_time_expressions("May I help? We may go.", kMonday).empty());
+  CHECK(text::find_time_expressions("2022 was the count", kMonday).empty());
 
-  const auto ranges = find_time_expressions("yesterday", kMonday);
+  const auto ranges = text::find_time_expressions("yesterday", kMonday);
   CHECK(ranges[0].range.from_us == *parse_rfc3339_us("2023-05-07T00:00:00Z"));
   CHECK(ranges[0].range.to_us == *parse_rfc3339_us("2023-05-08T00:00:00Z"));
   CHECK(ranges[0].relative);
-  CHECK_FALSE(find_time_expressions("in 2022", kMonday)[0].relative);
+  CHECK_FALSE(text::find_time_expressions("in 2022", kMonday)[0].relative);
 
-  CHECK(with_absolute_dates("I went yesterday, and last week too.", kMonday) ==
+  CHECK(text::with_absolute_dates("I went yesterday, and last week too.", kMonday) ==
         "I went yesterday [7 May 2023], and last week [the week before 8 May 2023] too.");
-  CHECK(with_absolute_dates("Born on 7 May 2023.", kMonday) == "Born on 7 May 2023.");
-  CHECK(with_absolute_dates("We met in September 2022.", kMonday) == "We met in September 2022.");
+  CHECK(text::with_absolute_dates("Born on 7 May 2023.", kMonday) == "Born on 7 May 2023.");
+  CHECK(text::with_absolute_dates("We met in September 2022.", kMonday) ==
+        "We met in September 2022.");
 }
 
 TEST_CASE("the porter stemmer is FTS5's: the index's terms for query words") {
-  recall::PorterStemmer stemmer;
+  text::PorterStemmer stemmer;
   CHECK(stemmer.stem("fixed") == "fix");
   CHECK(stemmer.stem("connections") == "connect");
   CHECK(stemmer.stem("running") == "run");

@@ -21,10 +21,10 @@
 #include "jobs/clustering_index.hpp"
 #include "jobs/clustering_terms.hpp"
 #include "jobs/clustering_text.hpp"
-#include "jobs/clustering_tokenizer.hpp"
 #include "jobs/clustering_vectorize.hpp"
 #include "support/db_dump.hpp"
 #include "support/temp_dir.hpp"
+#include "text/tokenizer.hpp"
 
 using namespace reflectd;
 using namespace reflectd::jobs::clustering;
@@ -40,7 +40,7 @@ SQLite::Database clustering_scratch_database(const test::TempDir& dir) {
 
 std::vector<std::string> scanned(std::string_view text) {
   std::vector<std::string> out;
-  jobs::Tokenizer::scan(text, [&out](const std::string& token) { out.push_back(token); });
+  text::Tokenizer::scan(text, [&out](const std::string& token) { out.push_back(token); });
   return out;
 }
 
@@ -56,9 +56,9 @@ TEST_CASE("clustering steps: the tokenizer keeps words, drops stop words, digits
   CHECK(scanned("cafe123").empty());  // hex-like: all hex, a digit, 7 code points
   CHECK(scanned("cafe12") == std::vector<std::string>{"cafe12"});  // 6 code points: kept
   CHECK(scanned("cafe") == std::vector<std::string>{"cafe"});      // no digit: a word
-  CHECK(jobs::Tokenizer::is_stop_word("merge"));
-  CHECK_FALSE(jobs::Tokenizer::is_stop_word("socket"));
-  jobs::Tokenizer tokenizer;
+  CHECK(text::Tokenizer::is_stop_word("merge"));
+  CHECK_FALSE(text::Tokenizer::is_stop_word("socket"));
+  text::Tokenizer tokenizer;
   CHECK(tokenizer.stem("connections") == "connect");
   CHECK(tokenizer.stem("running") == "run");
   const auto terms = tokenizer.terms("Running connections");

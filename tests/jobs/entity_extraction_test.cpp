@@ -11,29 +11,29 @@ using namespace reflectd::test::entities_fixture;
 
 TEST_CASE("canonical keys: NFC, case folding, trimming, paths keep their case") {
   // "Mélanie" with a combining acute accent and with the precomposed letter are one key.
-  CHECK(jobs::canonical_key("person:Me\xCC\x81lanie") ==
+  CHECK(text::canonical_key("person:Me\xCC\x81lanie") ==
         std::optional<std::string>("person:m\xC3\xA9lanie"));
-  CHECK(jobs::canonical_key("person:M\xC3\xA9LANIE.") ==
+  CHECK(text::canonical_key("person:M\xC3\xA9LANIE.") ==
         std::optional<std::string>("person:m\xC3\xA9lanie"));
-  CHECK(jobs::canonical_key("Person:  Ana   Lima ") ==
+  CHECK(text::canonical_key("Person:  Ana   Lima ") ==
         std::optional<std::string>("person:ana lima"));
-  CHECK(jobs::canonical_key("repo:Stra\xC3\x9F"
+  CHECK(text::canonical_key("repo:Stra\xC3\x9F"
                             "e") == std::optional<std::string>("repo:strasse"));
-  CHECK(jobs::canonical_key("file:./src//Ctx.cpp") ==
+  CHECK(text::canonical_key("file:./src//Ctx.cpp") ==
         std::optional<std::string>("file:src/Ctx.cpp"));
-  CHECK(jobs::canonical_key("file:src/a/../b.c:42") == std::optional<std::string>("file:src/b.c"));
-  CHECK_FALSE(jobs::canonical_key("no colon"));
-  CHECK_FALSE(jobs::canonical_key("person:"));
-  CHECK_FALSE(jobs::canonical_key("bad type!:x"));
-  CHECK(jobs::normalize_path("(src/ctx.cpp),") == "src/ctx.cpp");
-  CHECK(jobs::looks_like_file_path("src/socket_base.cpp"));
-  CHECK(jobs::looks_like_file_path("Makefile.am"));
-  CHECK(jobs::looks_like_file_path("doc/Makefile"));
-  CHECK_FALSE(jobs::looks_like_file_path("e.g."));
-  CHECK_FALSE(jobs::looks_like_file_path("v4.3.4"));
-  CHECK_FALSE(jobs::looks_like_file_path("https://github.com/zeromq/libzmq/pull/3537"));
-  CHECK(jobs::first_directory("src/ctx.cpp") == "src");
-  CHECK(jobs::first_directory("ctx.cpp").empty());
+  CHECK(text::canonical_key("file:src/a/../b.c:42") == std::optional<std::string>("file:src/b.c"));
+  CHECK_FALSE(text::canonical_key("no colon"));
+  CHECK_FALSE(text::canonical_key("person:"));
+  CHECK_FALSE(text::canonical_key("bad type!:x"));
+  CHECK(text::normalize_path("(src/ctx.cpp),") == "src/ctx.cpp");
+  CHECK(text::looks_like_file_path("src/socket_base.cpp"));
+  CHECK(text::looks_like_file_path("Makefile.am"));
+  CHECK(text::looks_like_file_path("doc/Makefile"));
+  CHECK_FALSE(text::looks_like_file_path("e.g."));
+  CHECK_FALSE(text::looks_like_file_path("v4.3.4"));
+  CHECK_FALSE(text::looks_like_file_path("https://github.com/zeromq/libzmq/pull/3537"));
+  CHECK(text::first_directory("src/ctx.cpp") == "src");
+  CHECK(text::first_directory("ctx.cpp").empty());
 }
 
 TEST_CASE("extraction: every source, in order of trust") {
@@ -65,12 +65,12 @@ TEST_CASE("extraction: every source, in order of trust") {
                                           "person:martin sustrik",
                                           "name:zeromq guide"};
   CHECK(k == expected);
-  CHECK(e.mentions[0].source == jobs::Source::kExplicit);
+  CHECK(e.mentions[0].source == text::Source::kExplicit);
   CHECK(e.mentions[0].primary);
-  CHECK(e.mentions[2].source == jobs::Source::kTarget);
+  CHECK(e.mentions[2].source == text::Source::kTarget);
   CHECK_FALSE(e.mentions[3].primary);  // the agent
-  CHECK(e.mentions[5].source == jobs::Source::kFiles);
-  CHECK(e.mentions[10].source == jobs::Source::kContentPath);
+  CHECK(e.mentions[5].source == text::Source::kFiles);
+  CHECK(e.mentions[10].source == text::Source::kContentPath);
   CHECK_FALSE(has(k, "person:250bpm.com"));  // e-mail addresses are not @mentions
 }
 
@@ -144,10 +144,10 @@ TEST_CASE("extraction: explicit relations, declared aliases and Problem:/Solutio
 namespace {
 
 // Everything an extraction holds, as text, to compare two of them exactly.
-std::string extraction_text(const jobs::Extraction& e) {
+std::string extraction_text(const text::Extraction& e) {
   std::ostringstream out;
   for (const auto& m : e.mentions) {
-    out << "m " << m.key << '|' << m.type << '|' << m.display << '|' << jobs::to_string(m.source)
+    out << "m " << m.key << '|' << m.type << '|' << m.display << '|' << text::to_string(m.source)
         << '|' << m.primary << '\n';
   }
   for (const auto& r : e.relations) {
@@ -175,8 +175,8 @@ void check_same_extraction(jobs::EventJsonReader& reader, const std::string& kin
   const json r2 = whole(relations);
   INFO(kind << " " << context.value_or("-") << " " << entities.value_or("-") << " "
             << relations.value_or("-"));
-  REQUIRE(extraction_text(jobs::extract_entities({kind, content, "agent-1", &c1, &e1, &r1, ""})) ==
-          extraction_text(jobs::extract_entities({kind, content, "agent-1", &c2, &e2, &r2, ""})));
+  REQUIRE(extraction_text(text::extract_entities({kind, content, "agent-1", &c1, &e1, &r1, ""})) ==
+          extraction_text(text::extract_entities({kind, content, "agent-1", &c2, &e2, &r2, ""})));
 }
 
 }  // namespace
@@ -276,7 +276,7 @@ TEST_CASE("personalised PageRank: known values and determinism") {
 }
 
 TEST_CASE("tokenizer: Unicode, stop words, stems, no hashes") {
-  jobs::Tokenizer tokenizer;
+  text::Tokenizer tokenizer;
   std::vector<std::string> stems;
   for (const auto& [stem, surface] :
        tokenizer.terms("The Sockets were CLOSED by zmq_close(); GRÖSSE 4ed70a93 42"))

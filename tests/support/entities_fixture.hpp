@@ -20,7 +20,6 @@
 #include "jobs/clustering.hpp"
 #include "jobs/decay.hpp"
 #include "jobs/entities.hpp"
-#include "jobs/entity_extraction.hpp"
 #include "jobs/event_json.hpp"
 #include "jobs/importance.hpp"
 #include "jobs/sql_functions.hpp"
@@ -29,6 +28,7 @@
 #include "support/db_dump.hpp"
 #include "support/gate_contender.hpp"
 #include "support/temp_dir.hpp"
+#include "text/entity_extraction.hpp"
 
 // JobContext is an aggregate that gains optional members (callbacks) over time; the jobs here
 // need none of them, so leave them value-initialised without a warning.
@@ -151,13 +151,13 @@ inline json sweep(const std::string& path, std::int64_t now) {
   return jobs::run_decay(ctx, vitality);
 }
 
-inline jobs::Extraction extract(std::string_view kind, std::string_view content,
+inline text::Extraction extract(std::string_view kind, std::string_view content,
                                 const json& context = json(), const json& entities = json(),
                                 const json& relations = json(), std::string_view agent = "") {
-  return jobs::extract_entities({kind, content, agent, &context, &entities, &relations, {}});
+  return text::extract_entities({kind, content, agent, &context, &entities, &relations, {}});
 }
 
-inline std::vector<std::string> keys(const jobs::Extraction& e) {
+inline std::vector<std::string> keys(const text::Extraction& e) {
   std::vector<std::string> out;
   for (const auto& m : e.mentions) out.push_back(m.key);
   return out;

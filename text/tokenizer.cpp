@@ -1,4 +1,4 @@
-#include "jobs/clustering_tokenizer.hpp"
+#include "text/tokenizer.hpp"
 
 #include <libstemmer.h>
 #include <utf8proc.h>
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
-namespace reflectd::jobs {
+namespace reflectd::text {
 namespace {
 
 // English stop words (the Snowball English list) plus commit-message boilerplate.
@@ -157,4 +157,4 @@ bool Tokenizer::is_stop_word(std::string_view token) {
   return cluster_stop_words().contains(token);
 }
 
-}  // namespace reflectd::jobs
+}  // namespace reflectd::text

@@ -59,7 +59,7 @@
 #include <string_view>
 #include <vector>
 
-namespace reflectd::jobs {
+namespace reflectd::text {
 
 /// Where a mention came from, most trusted first.
 enum class Source {
@@ -150,4 +150,4 @@ bool looks_like_file_path(std::string_view token);
 /// path without a directory.
 std::string first_directory(std::string_view path);
 
-}  // namespace reflectd::jobs
+}  // namespace reflectd::text

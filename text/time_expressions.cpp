@@ -1,4 +1,4 @@
-#include "common/time_expressions.hpp"
+#include "text/time_expressions.hpp"
 
 #include <array>
 #include <chrono>
@@ -6,7 +6,7 @@
 
 #include "common/date.hpp"
 
-namespace reflectd {
+namespace reflectd::text {
 namespace {
 
 using date::days;
@@ -22,14 +22,14 @@ constexpr std::array<const char*, 12> kMonthLabels{"January",   "February", "Mar
 constexpr std::array<const char*, 7> kWeekdays{"sunday",   "monday", "tuesday", "wednesday",
                                                "thursday", "friday", "saturday"};
 
-struct Word {
+struct TimeWord {
   std::size_t begin;
   std::size_t end;
   std::string lower;  // ASCII lower case
 };
 
-std::vector<Word> split_words(std::string_view text) {
-  std::vector<Word> words;
+std::vector<TimeWord> split_words(std::string_view text) {
+  std::vector<TimeWord> words;
   std::size_t i = 0;
   while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -37,7 +37,7 @@ std::vector<Word> split_words(std::string_view text) {
       ++i;
       continue;
     }
-    Word word{i, i, {}};
+    TimeWord word{i, i, {}};
     while (i < text.size() && std::isalnum(static_cast<unsigned char>(text[i])) != 0) {
       word.lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(text[i]))));
       ++i;
@@ -139,7 +139,7 @@ struct Match {
 
 class Matcher {
  public:
-  Matcher(const std::vector<Word>& words, std::int64_t reference_us)
+  Matcher(const std::vector<TimeWord>& words, std::int64_t reference_us)
       : w_(words), today_(day_of(reference_us)) {}
 
   std::optional<Match> at(std::size_t i) const {
@@ -321,14 +321,14 @@ class Matcher {
     return Match{length, day_range(sys_days{ymd}), false};
   }
 
-  const std::vector<Word>& w_;
+  const std::vector<TimeWord>& w_;
   sys_days today_;
 };
 
 }  // namespace
 
 std::vector<TimeMention> find_time_expressions(std::string_view text, std::int64_t reference_us) {
-  const std::vector<Word> words = split_words(text);
+  const std::vector<TimeWord> words = split_words(text);
   const Matcher matcher(words, reference_us);
   std::vector<TimeMention> out;
   for (std::size_t i = 0; i < words.size();) {
@@ -385,4 +385,4 @@ TimeRange covering_range(const std::vector<TimeMention>& mentions) {
   return range;
 }
 
-}  // namespace reflectd
+}  // namespace reflectd::text

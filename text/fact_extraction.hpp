@@ -29,7 +29,7 @@
 // Normalised statement: the kept sentences in order; first person becomes the subject's name ("I
 // went" -> "Caroline went", "I'm" -> "Caroline is", "I love" -> "Caroline loves", "my" ->
 // "Caroline's", "we" -> "Caroline and others"), and each relative time expression
-// (common/time_expressions.hpp) becomes absolute ("yesterday" -> "on 7 May 2023", "last week" ->
+// (text/time_expressions.hpp) becomes absolute ("yesterday" -> "on 7 May 2023", "last week" ->
 // "in the week before 8 May 2023"). The turn's words are otherwise kept.
 //
 // Time: the first time expression of the kept sentences gives [valid_from, valid_to) (a day, week,
@@ -56,7 +56,7 @@
 #include <string_view>
 #include <vector>
 
-namespace reflectd::jobs {
+namespace reflectd::text {
 
 /// The fields of an event the fact rules read.
 struct FactSource {
@@ -105,4 +105,4 @@ std::pair<std::string, std::string_view> turn_speaker(std::string_view content);
 /// `name`, relative times made absolute against `ts_us`. Exposed for tests.
 std::string third_person(std::string_view sentence, std::string_view name, std::int64_t ts_us);
 
-}  // namespace reflectd::jobs
+}  // namespace reflectd::text

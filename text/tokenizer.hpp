@@ -16,7 +16,7 @@
 
 struct sb_stemmer;
 
-namespace reflectd::jobs {
+namespace reflectd::text {
 
 /// Unicode-aware tokenizer with English stop words and the Snowball English stemmer
 /// (libstemmer). Throws std::runtime_error if the stemmer cannot be created.
@@ -52,4 +52,4 @@ class Tokenizer {
   std::unordered_map<std::string, std::string> stems_;
 };
 
-}  // namespace reflectd::jobs
+}  // namespace reflectd::text

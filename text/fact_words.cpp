@@ -1,10 +1,10 @@
-#include "jobs/fact_words.hpp"
+#include "text/fact_words.hpp"
 
 #include <array>
 #include <cctype>
 #include <utility>
 
-namespace reflectd::jobs::fact_words {
+namespace reflectd::text::fact_words {
 namespace {
 
 bool word_char(char c) {
@@ -193,4 +193,4 @@ bool preposition(std::string_view w) {
   return words.contains(w);
 }
 
-}  // namespace reflectd::jobs::fact_words
+}  // namespace reflectd::text::fact_words

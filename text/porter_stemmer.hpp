@@ -11,7 +11,7 @@
 
 struct sb_stemmer;
 
-namespace reflectd::recall {
+namespace reflectd::text {
 
 class PorterStemmer {
  public:
@@ -30,4 +30,4 @@ class PorterStemmer {
   std::unordered_map<std::string, std::string> cache_;
 };
 
-}  // namespace reflectd::recall
+}  // namespace reflectd::text

@@ -10,11 +10,11 @@
 #include <string>
 #include <string_view>
 
-namespace reflectd::jobs {
+namespace reflectd::text {
 
 /// `text` with each chat spelling (a whole word, ASCII case-insensitive; the straight or curly
 /// apostrophe of "'em", "'cause" and a dropped g) replaced by its standard form. A replaced
 /// word keeps the case of its first letter; every other byte is kept as written.
 std::string standard_spelling(std::string_view text);
 
-}  // namespace reflectd::jobs
+}  // namespace reflectd::text

@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-namespace reflectd {
+namespace reflectd::text {
 
 /// A resolved span of time.
 struct TimeRange {
@@ -61,4 +61,4 @@ std::string format_day(std::int64_t us);
 /// The smallest range covering every mention (empty `label` and from=to=0 when none).
 TimeRange covering_range(const std::vector<TimeMention>& mentions);
 
-}  // namespace reflectd
+}  // namespace reflectd::text

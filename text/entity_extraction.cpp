@@ -1,4 +1,4 @@
-#include "jobs/entity_extraction.hpp"
+#include "text/entity_extraction.hpp"
 
 #include "common/ascii.hpp"
 
@@ -10,7 +10,7 @@
 #include <set>
 #include <unordered_set>
 
-namespace reflectd::jobs {
+namespace reflectd::text {
 namespace {
 
 using nlohmann::json;
@@ -774,4 +774,4 @@ Extraction extract_entities(const EventView& event) {
   return std::move(out);
 }
 
-}  // namespace reflectd::jobs
+}  // namespace reflectd::text

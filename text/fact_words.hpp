@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace reflectd::jobs::fact_words {
+namespace reflectd::text::fact_words {
 
 using WordSet = std::set<std::string, std::less<>>;
 
@@ -50,4 +50,4 @@ std::string third_person_verb(const std::string& verb);
 // True for the prepositions a time or place phrase opens with ("in", "on", "since", ...).
 bool preposition(std::string_view w);
 
-}  // namespace reflectd::jobs::fact_words
+}  // namespace reflectd::text::fact_words

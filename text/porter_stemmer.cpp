@@ -1,10 +1,10 @@
-#include "recall/porter_stemmer.hpp"
+#include "text/porter_stemmer.hpp"
 
 #include <libstemmer.h>
 
 #include <stdexcept>
 
-namespace reflectd::recall {
+namespace reflectd::text {
 namespace {
 
 constexpr std::size_t kCacheLimit = 200'000;
@@ -30,4 +30,4 @@ const std::string& PorterStemmer::stem(const std::string& word) {
   return cache_.emplace(word, std::move(stemmed)).first->second;
 }
 
-}  // namespace reflectd::recall
+}  // namespace reflectd::text

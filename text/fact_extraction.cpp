@@ -1,4 +1,4 @@
-#include "jobs/fact_extraction.hpp"
+#include "text/fact_extraction.hpp"
 
 #include <algorithm>
 #include <array>
@@ -7,13 +7,13 @@
 #include <set>
 
 #include "common/ascii.hpp"
-#include "common/time_expressions.hpp"
-#include "jobs/chat_spelling.hpp"
-#include "jobs/clustering.hpp"
-#include "jobs/entity_extraction.hpp"
-#include "jobs/fact_words.hpp"
+#include "text/chat_spelling.hpp"
+#include "text/entity_extraction.hpp"
+#include "text/fact_words.hpp"
+#include "text/time_expressions.hpp"
+#include "text/tokenizer.hpp"
 
-namespace reflectd::jobs {
+namespace reflectd::text {
 namespace {
 
 // Longer "sentences" are tool output or pasted text, not something a person says of
@@ -640,4 +640,4 @@ std::vector<ExtractedFact> extract_facts(const FactSource& event) {
   return out;
 }
 
-}  // namespace reflectd::jobs
+}  // namespace reflectd::text

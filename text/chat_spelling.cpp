@@ -1,10 +1,10 @@
-#include "jobs/chat_spelling.hpp"
+#include "text/chat_spelling.hpp"
 
 #include <array>
 #include <cctype>
 #include <utility>
 
-namespace reflectd::jobs {
+namespace reflectd::text {
 namespace {
 
 // Informal spellings of LoCoMo's and chat exports' turns with one standard reading; a word
@@ -88,4 +88,4 @@ std::string standard_spelling(std::string_view text) {
   return out;
 }
 
-}  // namespace reflectd::jobs
+}  // namespace reflectd::text
