@@ -235,7 +235,7 @@ LIMIT ?2)sql");
 
 nlohmann::json read_search(SQLite::Database& db, const nlohmann::json& request,
                            const ReadScope& caller, std::int64_t now_us) {
-  const std::string query = text::fts_query(text_param(request, "text"));
+  const std::string query = fts_query(text_param(request, "text"));
   if (query.empty()) return {{"ok", false}, {"error", "search: \"text\" must contain a word"}};
   // score = bm25 relevance (negated: higher is better) x salience weight x vitality weight:
   // (0.5 + 0.5 * min(1, salience now)) and, for events behind a knowledge row, 1 / 0.75 / 0.5
