@@ -151,6 +151,292 @@ std::vector<double> bm25_scores(const std::vector<std::vector<std::string>>& doc
   return scores;
 }
 
+using Pool = std::unordered_map<std::int64_t, Scored>;
+
+// The question once its entities are primed: the speakers it names (lower case), the other
+// entities it names, and the terms and phrases searched for.
+struct QueryPlan {
+  std::vector<PrimedEntity> primed;
+  std::set<std::string> speakers;
+  std::vector<const PrimedEntity*> topical;  // into `primed`
+  std::vector<std::string> lexical_terms;
+  std::vector<std::string> phrases;
+};
+
+// Collection stop words: a term in most of the store ranks little (BM25's IDF) and costs the
+// most (its doclist is read whole). The two rarest terms are always kept.
+void drop_collection_stop_words(EventRows& rows, text::PorterStemmer& stemmer,
+                                double max_term_share, double indexed,
+                                std::vector<std::string>& terms,
+                                std::vector<std::string>& dropped_terms) {
+  if (max_term_share >= 1 || terms.size() <= 2 || indexed < kMinStopWordEvents) return;
+  std::vector<std::pair<std::int64_t, std::string>> by_documents;
+  by_documents.reserve(terms.size());
+  for (const std::string& t : terms)
+    by_documents.emplace_back(rows.term_documents(stemmer.stem(t)), t);
+  std::stable_sort(by_documents.begin(), by_documents.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::set<std::string> dropped;
+  for (std::size_t i = 2; i < by_documents.size(); ++i) {
+    if (static_cast<double>(by_documents[i].first) > max_term_share * indexed) {
+      dropped.insert(by_documents[i].second);
+    }
+  }
+  std::vector<std::string> kept;
+  for (const std::string& t : terms) {
+    if (dropped.contains(t)) {
+      dropped_terms.push_back(t);
+    } else {
+      kept.push_back(t);
+    }
+  }
+  terms = std::move(kept);
+}
+
+// 2. Entity priming: the speakers the question names are no search terms ("What did Caroline
+// do?" searches "do"'s neighbours, not every turn Caroline spoke), other entities lead to the
+// events that name them (stage 4).
+QueryPlan plan_query(EventRows& rows, const RecallRequest& request, const ParsedQuery& query) {
+  QueryPlan plan;
+  if (!request.ns.empty()) plan.primed = rows.prime_entities(request.ns, query_words(request.text));
+  for (const PrimedEntity& p : plan.primed) {
+    if (p.speaker) {
+      plan.speakers.insert(p.name);
+    } else {
+      plan.topical.push_back(&p);
+    }
+  }
+  for (const std::string& t : query.terms) {
+    if (!plan.speakers.contains(t)) plan.lexical_terms.push_back(t);
+  }
+  if (plan.lexical_terms.empty()) plan.lexical_terms = query.terms;  // "Who is Caroline?"
+  for (const std::string& p : query.phrases) {
+    const std::string first = p.substr(0, p.find(' '));
+    const std::string second = p.substr(p.find(' ') + 1);
+    if (!plan.speakers.contains(first) && !plan.speakers.contains(second)) {
+      plan.phrases.push_back(p);
+    }
+  }
+  return plan;
+}
+
+// 3. Lexical candidates, their BM25 scaled to [0, 1] by the best one. Returns that best BM25.
+double add_lexical(Pool& pool, EventRows& rows, const QueryPlan& plan, const EventFilter& filter,
+                   std::int64_t candidates) {
+  double max_bm25 = 0;
+  for (LexicalRow& hit :
+       rows.lexical(fts_match(plan.lexical_terms, plan.phrases), filter, candidates)) {
+    max_bm25 = std::max(max_bm25, hit.bm25);
+    Scored s;
+    s.lexical = hit.bm25;
+    s.row = std::move(hit.row);
+    pool.emplace(s.row.seq, std::move(s));
+  }
+  for (auto& [seq, s] : pool) s.lexical = max_bm25 > 0 ? s.lexical / max_bm25 : 0;
+  return max_bm25;
+}
+
+// 3b. Related words: WordNet's synonyms and hyponyms of the lexical terms that the index
+// holds, within the postings budget. Fills `related_terms` (term -> its words) and returns
+// the words in the order found.
+std::vector<std::string> related_words(
+    EventRows& rows, text::PorterStemmer& stemmer, const RecallParams& params,
+    const ParsedQuery& query, const QueryPlan& plan, double indexed,
+    std::map<std::string, std::vector<std::string>>& related_terms) {
+  std::vector<std::string> related;
+  const WordNet* wordnet = params.wordnet ? params.wordnet->get() : nullptr;
+  if (wordnet == nullptr || params.semantic_weight <= 0 || params.related_words <= 0) {
+    return related;
+  }
+  std::set<std::string> taken;  // stems of the query's terms and of the words already added
+  for (const std::string& t : query.terms) taken.insert(stemmer.stem(t));
+  std::int64_t postings = 0;  // documents of the words taken
+  HyponymLimits limits;
+  limits.max_words = static_cast<std::size_t>(params.related_words);
+  limits.max_depth = static_cast<std::size_t>(params.related_depth);
+  for (const std::string& t : plan.lexical_terms) {
+    for (const RelatedWord& r : wordnet->hyponyms(t, limits)) {
+      if (text::Tokenizer::is_stop_word(r.word) || plan.speakers.contains(r.word)) continue;
+      const std::string stem = stemmer.stem(r.word);
+      if (taken.contains(stem)) continue;
+      const std::int64_t documents = rows.term_documents(stem);
+      if (documents == 0) continue;
+      if (params.max_term_share < 1 && indexed >= kMinStopWordEvents &&
+          static_cast<double>(documents) > params.max_term_share * indexed) {
+        continue;
+      }
+      // The query reads every posting of every word: a budget bounds its cost at scale,
+      // where a common related word ("work", "use") matches thousands of events.
+      if (postings + documents > params.related_postings) continue;
+      postings += documents;
+      taken.insert(stem);
+      related.push_back(r.word);
+      related_terms[t].push_back(r.word);
+    }
+  }
+  return related;
+}
+
+// The related words' candidates: one more FTS5 query, its BM25 on the lexical stage's scale.
+void add_semantic(Pool& pool, EventRows& rows, const std::vector<std::string>& related,
+                  const EventFilter& filter, std::int64_t candidates, double max_bm25) {
+  if (related.empty()) return;
+  std::vector<std::pair<std::int64_t, double>> semantic;
+  double max_semantic = 0;
+  for (LexicalRow& hit : rows.lexical(fts_match(related, {}), filter, candidates)) {
+    max_semantic = std::max(max_semantic, hit.bm25);
+    semantic.emplace_back(hit.row.seq, hit.bm25);
+    auto [it, inserted] = pool.try_emplace(hit.row.seq);
+    if (inserted) it->second.row = std::move(hit.row);
+  }
+  const double scale = max_bm25 > 0 ? max_bm25 : max_semantic;
+  for (const auto& [seq, bm25] : semantic) pool[seq].semantic = scale > 0 ? bm25 / scale : 0;
+}
+
+// 4. Spreading activation, hop 1: from the best lexical hits to their episode neighbours.
+void spread_hop1(Pool& pool, EventRows& rows, const RecallParams& params, const EventFilter& filter,
+                 Spreading& spreading) {
+  std::vector<const Scored*> by_lexical;
+  by_lexical.reserve(pool.size());
+  for (const auto& [seq, s] : pool) by_lexical.push_back(&s);
+  std::sort(by_lexical.begin(), by_lexical.end(), [](const Scored* a, const Scored* b) {
+    return a->lexical != b->lexical ? a->lexical > b->lexical : a->row.seq > b->row.seq;
+  });
+  if (static_cast<std::int64_t>(by_lexical.size()) > params.seeds) {
+    by_lexical.resize(static_cast<std::size_t>(params.seeds));
+  }
+  struct Seed {
+    std::int64_t seq;
+    double lexical;
+    std::string ns, episode;
+    std::int64_t sequence_number;
+  };
+  std::vector<Seed> seeds;
+  for (const Scored* s : by_lexical) {
+    if (s->row.episode_id.empty() || !s->row.sequence_number || s->lexical <= 0) continue;
+    seeds.push_back(
+        {s->row.seq, s->lexical, s->row.ns, s->row.episode_id, *s->row.sequence_number});
+  }
+  spreading.seeds = static_cast<std::int64_t>(by_lexical.size());
+  std::set<std::int64_t> reached;
+  for (const Seed& seed : seeds) {
+    for (EventRow& n :
+         rows.episode_neighbours(seed.ns, seed.episode, seed.sequence_number, filter)) {
+      if (n.seq == seed.seq) continue;
+      auto [it, inserted] = pool.try_emplace(n.seq);
+      if (inserted) it->second.row = std::move(n);
+      it->second.hop1 += params.hop1_weight * seed.lexical;
+      reached.insert(it->first);
+    }
+  }
+  spreading.hop1_count = static_cast<std::int64_t>(reached.size());
+}
+
+// Entities named by the question lead to the events that name them; entity(e) is the share
+// of those entities an event names.
+void spread_entities(Pool& pool, EventRows& rows, const QueryPlan& plan,
+                     std::int64_t events_per_entity, const EventFilter& filter,
+                     Spreading& spreading) {
+  for (const PrimedEntity* p : plan.topical) {
+    ++spreading.entities_explored;
+    for (EventRow& e : rows.entity_events(p->entity_id, events_per_entity, filter)) {
+      auto [it, inserted] = pool.try_emplace(e.seq);
+      if (inserted) it->second.row = std::move(e);
+      it->second.entities.push_back(p->key);
+    }
+  }
+  if (plan.topical.empty()) return;
+  for (auto& [seq, s] : pool) {
+    s.entity = static_cast<double>(s.entities.size()) / static_cast<double>(plan.topical.size());
+  }
+}
+
+// Hop 2: the episode's best lexical score reaches every pooled event of the episode.
+void spread_hop2(Pool& pool, double hop2_weight, Spreading& spreading) {
+  std::map<std::pair<std::string, std::string>, double> episode_best;
+  for (const auto& [seq, s] : pool) {
+    if (s.row.episode_id.empty()) continue;
+    double& best = episode_best[{s.row.ns, s.row.episode_id}];
+    best = std::max(best, s.lexical);
+  }
+  spreading.episodes_explored = static_cast<std::int64_t>(episode_best.size());
+  for (auto& [seq, s] : pool) {
+    if (s.row.episode_id.empty()) continue;
+    const double best = episode_best[{s.row.ns, s.row.episode_id}];
+    if (best > 0) {
+      s.hop2 = hop2_weight * best;
+      ++spreading.hop2_count;
+    }
+  }
+}
+
+// 5-6. Time, speaker and fusion into each event's score.
+void fuse(Pool& pool, const RecallParams& params, const QueryPlan& plan, const ParsedQuery& query,
+          const std::optional<text::TimeRange>& temporal_range) {
+  for (auto& [seq, s] : pool) {
+    const EventRow& r = s.row;
+    if (!plan.speakers.empty() && plan.speakers.contains(ascii_lower(r.agent_id))) s.speaker = 1;
+    // A redacted event's entities are not the caller's to know.
+    if (r.redacted) s.entity = 0;
+    if (!r.redacted && (query.asks_when || temporal_range)) {
+      const auto mentions = text::find_time_expressions(r.content, r.ts_us);
+      if (query.asks_when && !mentions.empty()) s.temporal = 1;
+      if (temporal_range) {
+        const text::TimeRange& q = *temporal_range;
+        if (r.ts_us >= q.from_us && r.ts_us < q.to_us) s.temporal = 1;
+        for (const text::TimeMention& m : mentions) {
+          if (m.range.from_us < q.to_us && m.range.to_us > q.from_us) s.temporal = 1;
+        }
+      }
+    }
+    const double base = s.lexical + s.hop1 + s.hop2 + params.entity_weight * s.entity +
+                        params.semantic_weight * s.semantic;
+    s.score = base * (1 + params.speaker_weight * s.speaker) *
+              (1 + params.temporal_weight * s.temporal) *
+              (1 - params.salience_weight + params.salience_weight * std::min(1.0, r.salience)) *
+              r.vitality_factor;
+  }
+}
+
+// One ranked event as returned, with why it matched (nothing of a redacted one's content).
+RecallHit hit_of(Scored& s, EventRows& rows, const std::vector<std::string>& lexical_terms,
+                 const std::vector<std::string>& related, std::int64_t max_content_bytes) {
+  RecallHit hit;
+  EventRow& r = s.row;
+  hit.seq = r.seq;
+  hit.id = r.id;
+  hit.kind = r.kind;
+  hit.ns = r.ns;
+  hit.agent_id = r.agent_id;
+  hit.episode_id = r.episode_id;
+  hit.sequence_number = r.sequence_number;
+  hit.ts_us = r.ts_us;
+  hit.sensitivity = r.sensitivity;
+  hit.status = r.status;
+  hit.redacted = r.redacted;
+  hit.score = s.score;
+  hit.components = {s.lexical,         s.entity,
+                    s.hop1 + s.hop2,   s.temporal,
+                    s.speaker,         std::min(1.0, r.salience),
+                    r.vitality_factor, rows.importance(r.seq)};
+  hit.components.semantic = s.semantic;
+  if (!r.redacted) {
+    const std::string lower = ascii_lower(r.content);
+    for (const std::string& t : lexical_terms) {
+      if (names_term(lower, t)) hit.why_terms.push_back(t);
+    }
+    for (const std::string& w : related) {
+      if (names_term(lower, w)) hit.why_related.push_back(w);
+    }
+    if (s.speaker > 0) hit.why_entities.push_back("agent:" + ascii_lower(r.agent_id));
+    hit.why_entities.insert(hit.why_entities.end(), s.entities.begin(), s.entities.end());
+    hit.times = text::find_time_expressions(r.content, r.ts_us);
+  }
+  std::tie(hit.content, hit.truncated) =
+      cut_content(std::move(r.content), static_cast<std::size_t>(max_content_bytes));
+  return hit;
+}
+
 }  // namespace
 
 std::variant<RecallRequest, RecallError> recall_request_from_json(const json& request) {
@@ -237,215 +523,28 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   out.asks_when = query.asks_when;
   if (!query.time.empty()) out.temporal_range = covering_range(query.time);
 
-  // 2. Entity priming.
-  std::vector<PrimedEntity> primed;
-  if (!request.ns.empty()) primed = rows.prime_entities(request.ns, query_words(request.text));
-  std::set<std::string> speakers;  // lower-cased names
-  std::vector<const PrimedEntity*> topical;
-  for (const PrimedEntity& p : primed) {
-    out.primed_entities.push_back(p);
-    if (p.speaker) {
-      speakers.insert(p.name);
-    } else {
-      topical.push_back(&p);
-    }
-  }
-  std::vector<std::string> lexical_terms;
-  for (const std::string& t : query.terms) {
-    if (!speakers.contains(t)) lexical_terms.push_back(t);
-  }
-  if (lexical_terms.empty()) lexical_terms = query.terms;  // "Who is Caroline?"
-  // Collection stop words: a term in most of the store ranks little (BM25's IDF) and costs
-  // the most (its doclist is read whole).
+  QueryPlan plan = plan_query(rows, request, query);
+  out.primed_entities = plan.primed;
   const auto indexed = static_cast<double>(lag.indexed_through_seq);
-  if (params_.max_term_share < 1 && lexical_terms.size() > 2 && indexed >= kMinStopWordEvents) {
-    std::vector<std::pair<std::int64_t, std::string>> by_documents;
-    by_documents.reserve(lexical_terms.size());
-    for (const std::string& t : lexical_terms) {
-      by_documents.emplace_back(rows.term_documents(stemmer_.stem(t)), t);
-    }
-    std::stable_sort(by_documents.begin(), by_documents.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::set<std::string> dropped;
-    for (std::size_t i = 2; i < by_documents.size(); ++i) {
-      if (static_cast<double>(by_documents[i].first) > params_.max_term_share * indexed) {
-        dropped.insert(by_documents[i].second);
-      }
-    }
-    std::vector<std::string> kept;
-    for (const std::string& t : lexical_terms) {
-      if (dropped.contains(t)) {
-        out.dropped_terms.push_back(t);
-      } else {
-        kept.push_back(t);
-      }
-    }
-    lexical_terms = std::move(kept);
-  }
-  std::vector<std::string> phrases;
-  for (const std::string& p : query.phrases) {
-    const std::string first = p.substr(0, p.find(' '));
-    const std::string second = p.substr(p.find(' ') + 1);
-    if (!speakers.contains(first) && !speakers.contains(second)) phrases.push_back(p);
-  }
-  out.expanded_terms = lexical_terms;
+  drop_collection_stop_words(rows, stemmer_, params_.max_term_share, indexed, plan.lexical_terms,
+                             out.dropped_terms);
+  out.expanded_terms = plan.lexical_terms;
   if (!request.ns.empty() && params_.derived_results > 0) {
     std::set<std::string> named;
-    for (const PrimedEntity& p : primed) named.insert(p.key);
-    out.derived = recall_derived(request.ns, lexical_terms, named, scope);
+    for (const PrimedEntity& p : plan.primed) named.insert(p.key);
+    out.derived = recall_derived(request.ns, plan.lexical_terms, named, scope);
   }
-  out.expanded_terms.insert(out.expanded_terms.end(), phrases.begin(), phrases.end());
+  out.expanded_terms.insert(out.expanded_terms.end(), plan.phrases.begin(), plan.phrases.end());
 
-  // 3. Lexical candidates.
-  std::unordered_map<std::int64_t, Scored> pool;
-  double max_bm25 = 0;
-  for (LexicalRow& hit :
-       rows.lexical(fts_match(lexical_terms, phrases), filter, params_.candidates)) {
-    max_bm25 = std::max(max_bm25, hit.bm25);
-    Scored s;
-    s.lexical = hit.bm25;
-    s.row = std::move(hit.row);
-    pool.emplace(s.row.seq, std::move(s));
-  }
-  for (auto& [seq, s] : pool) s.lexical = max_bm25 > 0 ? s.lexical / max_bm25 : 0;
-
-  // 3b. Related words: WordNet's synonyms and hyponyms of the lexical terms that the index
-  // holds, one more FTS5 query; their BM25 on the lexical stage's scale.
-  std::vector<std::string> related;
-  const WordNet* wordnet = params_.wordnet ? params_.wordnet->get() : nullptr;
-  if (wordnet != nullptr && params_.semantic_weight > 0 && params_.related_words > 0) {
-    std::set<std::string> taken;  // stems of the query's terms and of the words already added
-    for (const std::string& t : query.terms) taken.insert(stemmer_.stem(t));
-    std::int64_t postings = 0;  // documents of the words taken
-    HyponymLimits limits;
-    limits.max_words = static_cast<std::size_t>(params_.related_words);
-    limits.max_depth = static_cast<std::size_t>(params_.related_depth);
-    for (const std::string& t : lexical_terms) {
-      for (const RelatedWord& r : wordnet->hyponyms(t, limits)) {
-        if (text::Tokenizer::is_stop_word(r.word) || speakers.contains(r.word)) continue;
-        const std::string stem = stemmer_.stem(r.word);
-        if (taken.contains(stem)) continue;
-        const std::int64_t documents = rows.term_documents(stem);
-        if (documents == 0) continue;
-        if (params_.max_term_share < 1 && indexed >= kMinStopWordEvents &&
-            static_cast<double>(documents) > params_.max_term_share * indexed) {
-          continue;
-        }
-        // The query reads every posting of every word: a budget bounds its cost at scale,
-        // where a common related word ("work", "use") matches thousands of events.
-        if (postings + documents > params_.related_postings) continue;
-        postings += documents;
-        taken.insert(stem);
-        related.push_back(r.word);
-        out.related_terms[t].push_back(r.word);
-      }
-    }
-  }
-  if (!related.empty()) {
-    std::vector<std::pair<std::int64_t, double>> semantic;
-    double max_semantic = 0;
-    for (LexicalRow& hit : rows.lexical(fts_match(related, {}), filter, params_.candidates / 4)) {
-      max_semantic = std::max(max_semantic, hit.bm25);
-      semantic.emplace_back(hit.row.seq, hit.bm25);
-      auto [it, inserted] = pool.try_emplace(hit.row.seq);
-      if (inserted) it->second.row = std::move(hit.row);
-    }
-    const double scale = max_bm25 > 0 ? max_bm25 : max_semantic;
-    for (const auto& [seq, bm25] : semantic) pool[seq].semantic = scale > 0 ? bm25 / scale : 0;
-  }
-
-  // 4. Spreading activation: hop 1 from the best lexical hits to their episode neighbours.
-  std::vector<const Scored*> by_lexical;
-  by_lexical.reserve(pool.size());
-  for (const auto& [seq, s] : pool) by_lexical.push_back(&s);
-  std::sort(by_lexical.begin(), by_lexical.end(), [](const Scored* a, const Scored* b) {
-    return a->lexical != b->lexical ? a->lexical > b->lexical : a->row.seq > b->row.seq;
-  });
-  if (static_cast<std::int64_t>(by_lexical.size()) > params_.seeds) {
-    by_lexical.resize(static_cast<std::size_t>(params_.seeds));
-  }
-  struct Seed {
-    std::int64_t seq;
-    double lexical;
-    std::string ns, episode;
-    std::int64_t sequence_number;
-  };
-  std::vector<Seed> seeds;
-  for (const Scored* s : by_lexical) {
-    if (s->row.episode_id.empty() || !s->row.sequence_number || s->lexical <= 0) continue;
-    seeds.push_back(
-        {s->row.seq, s->lexical, s->row.ns, s->row.episode_id, *s->row.sequence_number});
-  }
-  out.spreading.seeds = static_cast<std::int64_t>(by_lexical.size());
-  std::set<std::int64_t> hop1_reached;
-  for (const Seed& seed : seeds) {
-    for (EventRow& n :
-         rows.episode_neighbours(seed.ns, seed.episode, seed.sequence_number, filter)) {
-      if (n.seq == seed.seq) continue;
-      auto [it, inserted] = pool.try_emplace(n.seq);
-      if (inserted) it->second.row = std::move(n);
-      it->second.hop1 += params_.hop1_weight * seed.lexical;
-      hop1_reached.insert(it->first);
-    }
-  }
-  out.spreading.hop1_count = static_cast<std::int64_t>(hop1_reached.size());
-
-  // Entities named by the question lead to the events that name them.
-  for (const PrimedEntity* p : topical) {
-    ++out.spreading.entities_explored;
-    for (EventRow& e : rows.entity_events(p->entity_id, params_.entity_events, filter)) {
-      auto [it, inserted] = pool.try_emplace(e.seq);
-      if (inserted) it->second.row = std::move(e);
-      it->second.entities.push_back(p->key);
-    }
-  }
-  if (!topical.empty()) {
-    for (auto& [seq, s] : pool) {
-      s.entity = static_cast<double>(s.entities.size()) / static_cast<double>(topical.size());
-    }
-  }
-
-  // Hop 2: the episode's best lexical score reaches every pooled event of the episode.
-  std::map<std::pair<std::string, std::string>, double> episode_best;
-  for (const auto& [seq, s] : pool) {
-    if (s.row.episode_id.empty()) continue;
-    double& best = episode_best[{s.row.ns, s.row.episode_id}];
-    best = std::max(best, s.lexical);
-  }
-  out.spreading.episodes_explored = static_cast<std::int64_t>(episode_best.size());
-  for (auto& [seq, s] : pool) {
-    if (s.row.episode_id.empty()) continue;
-    const double best = episode_best[{s.row.ns, s.row.episode_id}];
-    if (best > 0) {
-      s.hop2 = params_.hop2_weight * best;
-      ++out.spreading.hop2_count;
-    }
-  }
-
-  // 5-6. Time, speaker and fusion.
-  for (auto& [seq, s] : pool) {
-    const EventRow& r = s.row;
-    if (!speakers.empty() && speakers.contains(ascii_lower(r.agent_id))) s.speaker = 1;
-    // A redacted event's entities are not the caller's to know.
-    if (r.redacted) s.entity = 0;
-    if (!r.redacted && (query.asks_when || out.temporal_range)) {
-      const auto mentions = text::find_time_expressions(r.content, r.ts_us);
-      if (query.asks_when && !mentions.empty()) s.temporal = 1;
-      if (out.temporal_range) {
-        const text::TimeRange& q = *out.temporal_range;
-        if (r.ts_us >= q.from_us && r.ts_us < q.to_us) s.temporal = 1;
-        for (const text::TimeMention& m : mentions) {
-          if (m.range.from_us < q.to_us && m.range.to_us > q.from_us) s.temporal = 1;
-        }
-      }
-    }
-    const double base = s.lexical + s.hop1 + s.hop2 + params_.entity_weight * s.entity +
-                        params_.semantic_weight * s.semantic;
-    s.score = base * (1 + params_.speaker_weight * s.speaker) *
-              (1 + params_.temporal_weight * s.temporal) *
-              (1 - params_.salience_weight + params_.salience_weight * std::min(1.0, r.salience)) *
-              r.vitality_factor;
-  }
+  Pool pool;
+  const double max_bm25 = add_lexical(pool, rows, plan, filter, params_.candidates);
+  const std::vector<std::string> related =
+      related_words(rows, stemmer_, params_, query, plan, indexed, out.related_terms);
+  add_semantic(pool, rows, related, filter, params_.candidates / 4, max_bm25);
+  spread_hop1(pool, rows, params_, filter, out.spreading);
+  spread_entities(pool, rows, plan, params_.entity_events, filter, out.spreading);
+  spread_hop2(pool, params_.hop2_weight, out.spreading);
+  fuse(pool, params_, plan, query, out.temporal_range);
   out.candidates = static_cast<std::int64_t>(pool.size());
 
   std::vector<Scored*> ranked;
@@ -459,41 +558,8 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   const auto first = static_cast<std::size_t>(request.offset);
   const auto last = std::min(ranked.size(), first + static_cast<std::size_t>(request.limit));
   for (std::size_t i = first; i < last; ++i) {
-    Scored& s = *ranked[i];
-    RecallHit hit;
-    EventRow& r = s.row;
-    hit.seq = r.seq;
-    hit.id = r.id;
-    hit.kind = r.kind;
-    hit.ns = r.ns;
-    hit.agent_id = r.agent_id;
-    hit.episode_id = r.episode_id;
-    hit.sequence_number = r.sequence_number;
-    hit.ts_us = r.ts_us;
-    hit.sensitivity = r.sensitivity;
-    hit.status = r.status;
-    hit.redacted = r.redacted;
-    hit.score = s.score;
-    hit.components = {s.lexical,         s.entity,
-                      s.hop1 + s.hop2,   s.temporal,
-                      s.speaker,         std::min(1.0, r.salience),
-                      r.vitality_factor, rows.importance(r.seq)};
-    hit.components.semantic = s.semantic;
-    if (!r.redacted) {
-      const std::string lower = ascii_lower(r.content);
-      for (const std::string& t : lexical_terms) {
-        if (names_term(lower, t)) hit.why_terms.push_back(t);
-      }
-      for (const std::string& w : related) {
-        if (names_term(lower, w)) hit.why_related.push_back(w);
-      }
-      if (s.speaker > 0) hit.why_entities.push_back("agent:" + ascii_lower(r.agent_id));
-      hit.why_entities.insert(hit.why_entities.end(), s.entities.begin(), s.entities.end());
-      hit.times = text::find_time_expressions(r.content, r.ts_us);
-    }
-    std::tie(hit.content, hit.truncated) =
-        cut_content(std::move(r.content), static_cast<std::size_t>(params_.max_content_bytes));
-    out.results.push_back(std::move(hit));
+    out.results.push_back(
+        hit_of(*ranked[i], rows, plan.lexical_terms, related, params_.max_content_bytes));
   }
   return out;
 }
