@@ -490,6 +490,203 @@ DecodedMessage EventDecoder::decode(std::string_view payload, std::size_t max_me
   return message;
 }
 
+namespace {
+
+// What reading an event's fields found besides the record itself.
+struct FieldsRead {
+  bool have_kind = false;
+  bool have_content = false;
+  bool have_timestamp = false;
+  bool have_context = false;
+  bool have_metadata = false;
+  element context_value;
+  element metadata_value;
+  nlohmann::json unknown = nlohmann::json::object();  // seed 004: kept, never dropped
+};
+
+// "timestamp": RFC 3339 with an offset, or integer epoch milliseconds.
+void read_timestamp(Checker& check, std::string_view sent, element value,
+                    store::EventRecord& event) {
+  std::string_view s;
+  std::int64_t ms = 0;
+  if (value.get_string().get(s) == simdjson::SUCCESS) {
+    if (auto us = parse_rfc3339_us(s)) {
+      event.timestamp_us = *us;
+    } else {
+      check.fail(sent, "must be RFC 3339 with an offset (2024-12-01T09:00:00+00:00)");
+    }
+  } else if (value.get_int64().get(ms) == simdjson::SUCCESS) {
+    if (ms < 0 || ms > kMaxEpochMs) {
+      check.fail(sent, "epoch milliseconds must be between 0 and 253402300799999");
+    } else {
+      event.timestamp_us = ms * 1000;
+    }
+  } else {
+    check.fail(sent, "must be an RFC 3339 string or integer epoch milliseconds");
+  }
+}
+
+// The fields that say what the event is and where it belongs (kind, content, id, source,
+// namespace, agent_id, timestamp, schema_version). False when `key` is none of them.
+bool read_identity_field(Checker& check, std::string_view key, std::string_view sent, element value,
+                         store::EventRecord& event, FieldsRead& read, DecodedEvent& result) {
+  std::string_view s;
+  if (key == "kind") {
+    if (value.get_string().get(s) != simdjson::SUCCESS) {
+      check.fail(sent, "must be a string, one of " + std::string(kind_list()));
+    } else if (auto kind = find_kind(s)) {
+      event.kind = kind->name;
+      event.storage_class = kind->storage_class;
+      read.have_kind = true;
+    } else {
+      check.fail(sent, "unknown kind '" + std::string(s).substr(0, 64) + "'; expected one of " +
+                           std::string(kind_list()));
+    }
+  } else if (key == "content") {
+    if (value.get_string().get(s) != simdjson::SUCCESS) {
+      check.fail("content", std::string("must be a string, not ") + type_name(value.type()));
+    } else if (s.size() > kMaxContentBytes) {
+      check.fail("content",
+                 "must be at most 262144 bytes (256 KiB), got " + std::to_string(s.size()));
+    } else if (check.text(value, "content", 0, event.content)) {
+      read.have_content = true;
+    }
+  } else if (key == "schema_version") {
+    std::int64_t version = 0;
+    if (value.get_int64().get(version) != simdjson::SUCCESS || version != 1) {
+      check.fail("schema_version", "must be 1 (this daemon speaks wire format v1)");
+    }
+  } else if (key == "id") {
+    if (check.text(value, "id", kMaxIdChars, event.uid)) result.id = event.uid;
+  } else if (key == "source") {
+    std::optional<std::string_view> source;
+    if (value.get_string().get(s) == simdjson::SUCCESS) source = find_source(s);
+    if (!source) {
+      check.fail(sent, "must be one of " + std::string(source_list()));
+    } else {
+      event.source = *source;
+    }
+  } else if (key == "namespace") {
+    if (value.get_string().get(s) != simdjson::SUCCESS || !valid_namespace(s)) {
+      check.fail("namespace", "must be 1-64 characters of [A-Za-z0-9._:-]");
+    } else {
+      event.ns.assign(s);
+    }
+  } else if (key == "agent_id") {
+    check.text(value, "agent_id", kMaxShortTextChars, event.agent_id);
+  } else if (key == "timestamp") {
+    read.have_timestamp = true;
+    read_timestamp(check, sent, value, event);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The other fields of wire format v1 (seed 004's scores, the episode, the lifecycle, the
+// context and metadata objects); any field it does not know is kept in `read.unknown`.
+void read_other_field(Checker& check, std::string_view key, element value,
+                      store::EventRecord& event, FieldsRead& read) {
+  object ignored;
+  if (key == "context") {
+    if (check.object_of(value, "context", ignored)) {
+      read.context_value = value;
+      read.have_context = true;
+    }
+  } else if (key == "tags") {
+    if (check.string_list(value, "tags", kMaxTags, kMaxShortTextChars, false)) {
+      event.tags_json = json_of(value);
+    }
+  } else if (key == "entities") {
+    if (check.string_list(value, "entities", kMaxEntities, kMaxShortTextChars, true)) {
+      event.entities_json = json_of(value);
+    }
+  } else if (key == "relations") {
+    check_relations(check, value);
+    if (!check.failed()) event.relations_json = json_of(value);
+  } else if (key == "episode_id") {
+    check.text(value, "episode_id", kMaxShortTextChars, event.episode_id);
+  } else if (key == "sequence_number") {
+    std::int64_t n = 0;
+    if (check.integer(value, "sequence_number", 0, std::numeric_limits<std::int64_t>::max(), n)) {
+      event.sequence_number = n;
+    }
+  } else if (key == "sensitivity") {
+    check.one_of(value, "sensitivity", "public|low|medium|high|hyper", event.sensitivity);
+  } else if (key == "confidence") {
+    check.number(value, "confidence", 0.0, 1.0, event.confidence);
+  } else if (key == "credibility") {
+    check.number(value, "credibility", 0.0, 1.0, event.credibility);
+  } else if (key == "importance") {
+    check.number(value, "importance", 0.0, kInf, event.importance);
+  } else if (key == "salience") {
+    check.number(value, "salience", 0.0, kInf, event.salience);
+  } else if (key == "emotion") {
+    check.text(value, "emotion", 64, event.emotion);
+  } else if (key == "emotional_valence") {
+    check.number(value, "emotional_valence", -1.0, 1.0, event.emotional_valence);
+  } else if (key == "emotional_arousal") {
+    check.number(value, "emotional_arousal", 0.0, 1.0, event.emotional_arousal);
+  } else if (key == "lifecycle") {
+    check_lifecycle(check, value, event.lifecycle);
+    if (!check.failed()) event.lifecycle_json = json_of(value);
+  } else if (key == "resolution") {
+    check_resolution(check, value);
+    if (!check.failed()) event.resolution_json = json_of(value);
+  } else if (key == "metadata") {
+    if (check.object_of(value, "metadata", ignored)) {
+      read.metadata_value = value;
+      read.have_metadata = true;
+    }
+  } else if (key.size() > kMaxShortTextChars || key.find('\0') != std::string_view::npos) {
+    check.fail("(field name)", "unknown field names must be 1-256 characters without NUL");
+  } else {
+    read.unknown[std::string(key)] = nlohmann::json::parse(json_of(value));
+  }
+}
+
+// Unknown fields join a client's own metadata._unknown_fields (an event re-published from a
+// store already has one); a clash would drop one of the two values, so it is refused.
+void check_unknown_fields(Checker& check, const FieldsRead& read) {
+  element prior_unknown;
+  const bool have_prior_unknown =
+      read.have_metadata && !read.unknown.empty() &&
+      read.metadata_value.get_object().value_unsafe()["_unknown_fields"].get(prior_unknown) ==
+          simdjson::SUCCESS;
+  if (check.failed() || !have_prior_unknown) return;
+  object prior;
+  if (prior_unknown.get_object().get(prior) != simdjson::SUCCESS) {
+    check.fail("metadata._unknown_fields",
+               "must be an object when the event has unknown fields (they are stored there)");
+    return;
+  }
+  for (auto field : prior) {
+    if (read.unknown.contains(std::string(field.key))) {
+      check.fail("metadata._unknown_fields." + std::string(field.key.substr(0, 64)),
+                 "also sent as a top-level field; one of the two would be lost");
+      return;
+    }
+  }
+}
+
+// The context and metadata columns of an accepted event: the client's objects, the SHODH
+// decision context derived from its content, and the unknown fields under metadata.
+void store_objects(const FieldsRead& read, std::string derived_context, store::EventRecord& event) {
+  if (read.have_context) event.context_json = json_of(read.context_value);
+  if (!derived_context.empty()) event.context_json = std::move(derived_context);
+  if (!read.unknown.empty()) {
+    nlohmann::json metadata = read.have_metadata
+                                  ? nlohmann::json::parse(json_of(read.metadata_value))
+                                  : nlohmann::json::object();
+    metadata["_unknown_fields"].update(read.unknown);  // creates it, or merges into the client's
+    event.metadata_json = metadata.dump();
+  } else if (read.have_metadata) {
+    event.metadata_json = json_of(read.metadata_value);
+  }
+}
+
+}  // namespace
+
 DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index,
                                         std::int64_t received_us, const Principal* sender) {
   DecodedEvent result;
@@ -507,18 +704,9 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
   event.ns = "default";
   event.source = "agent";
   event.sensitivity = "low";
-  bool have_kind = false;
-  bool have_content = false;
-  bool have_timestamp = false;
-  element context_value;
-  bool have_context = false;
-  std::string derived_context;  // a SHODH Decision's DecisionContent, derived from its content
-  nlohmann::json unknown = nlohmann::json::object();
-  element metadata_value;
-  bool have_metadata = false;
+  FieldsRead read;
   std::unordered_set<std::string_view> seen;  // linear even for 100k fields
   const NativeShape shape = native_shape(fields);
-
   for (auto field : fields) {
     if (check.failed()) break;
     const std::string_view sent = field.key;  // errors name the field as the client sent it
@@ -532,136 +720,12 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
       check.fail(sent, "duplicate key '" + *duplicate + "'");
       break;
     }
-    std::string text;
-    if (key == "kind") {
-      std::string_view s;
-      if (value.get_string().get(s) != simdjson::SUCCESS) {
-        check.fail(sent, "must be a string, one of " + std::string(kind_list()));
-      } else if (auto kind = find_kind(s)) {
-        event.kind = kind->name;
-        event.storage_class = kind->storage_class;
-        have_kind = true;
-      } else {
-        check.fail(sent, "unknown kind '" + std::string(s).substr(0, 64) + "'; expected one of " +
-                             std::string(kind_list()));
-      }
-    } else if (key == "content") {
-      std::string_view s;
-      if (value.get_string().get(s) != simdjson::SUCCESS) {
-        check.fail("content", std::string("must be a string, not ") + type_name(value.type()));
-      } else if (s.size() > kMaxContentBytes) {
-        check.fail("content",
-                   "must be at most 262144 bytes (256 KiB), got " + std::to_string(s.size()));
-      } else if (check.text(value, "content", 0, event.content)) {
-        have_content = true;
-      }
-    } else if (key == "schema_version") {
-      std::int64_t version = 0;
-      if (value.get_int64().get(version) != simdjson::SUCCESS || version != 1) {
-        check.fail("schema_version", "must be 1 (this daemon speaks wire format v1)");
-      }
-    } else if (key == "id") {
-      if (check.text(value, "id", kMaxIdChars, event.uid)) result.id = event.uid;
-    } else if (key == "source") {
-      std::string_view s;
-      std::optional<std::string_view> source;
-      if (value.get_string().get(s) == simdjson::SUCCESS) source = find_source(s);
-      if (!source) {
-        check.fail(sent, "must be one of " + std::string(source_list()));
-      } else {
-        event.source = *source;
-      }
-    } else if (key == "namespace") {
-      std::string_view s;
-      if (value.get_string().get(s) != simdjson::SUCCESS || !valid_namespace(s)) {
-        check.fail("namespace", "must be 1-64 characters of [A-Za-z0-9._:-]");
-      } else {
-        event.ns.assign(s);
-      }
-    } else if (key == "agent_id") {
-      check.text(value, "agent_id", kMaxShortTextChars, event.agent_id);
-    } else if (key == "timestamp") {
-      have_timestamp = true;
-      std::string_view s;
-      std::int64_t ms = 0;
-      if (value.get_string().get(s) == simdjson::SUCCESS) {
-        if (auto us = parse_rfc3339_us(s)) {
-          event.timestamp_us = *us;
-        } else {
-          check.fail(sent, "must be RFC 3339 with an offset (2024-12-01T09:00:00+00:00)");
-        }
-      } else if (value.get_int64().get(ms) == simdjson::SUCCESS) {
-        if (ms < 0 || ms > kMaxEpochMs) {
-          check.fail(sent, "epoch milliseconds must be between 0 and 253402300799999");
-        } else {
-          event.timestamp_us = ms * 1000;
-        }
-      } else {
-        check.fail(sent, "must be an RFC 3339 string or integer epoch milliseconds");
-      }
-    } else if (key == "context") {
-      object ignored;
-      if (check.object_of(value, "context", ignored)) {
-        context_value = value;
-        have_context = true;
-      }
-    } else if (key == "tags") {
-      if (check.string_list(value, "tags", kMaxTags, kMaxShortTextChars, false)) {
-        event.tags_json = json_of(value);
-      }
-    } else if (key == "entities") {
-      if (check.string_list(value, "entities", kMaxEntities, kMaxShortTextChars, true)) {
-        event.entities_json = json_of(value);
-      }
-    } else if (key == "relations") {
-      check_relations(check, value);
-      if (!check.failed()) event.relations_json = json_of(value);
-    } else if (key == "episode_id") {
-      check.text(value, "episode_id", kMaxShortTextChars, event.episode_id);
-    } else if (key == "sequence_number") {
-      std::int64_t n = 0;
-      if (check.integer(value, "sequence_number", 0, std::numeric_limits<std::int64_t>::max(), n)) {
-        event.sequence_number = n;
-      }
-    } else if (key == "sensitivity") {
-      check.one_of(value, "sensitivity", "public|low|medium|high|hyper", event.sensitivity);
-    } else if (key == "confidence") {
-      check.number(value, "confidence", 0.0, 1.0, event.confidence);
-    } else if (key == "credibility") {
-      check.number(value, "credibility", 0.0, 1.0, event.credibility);
-    } else if (key == "importance") {
-      check.number(value, "importance", 0.0, kInf, event.importance);
-    } else if (key == "salience") {
-      check.number(value, "salience", 0.0, kInf, event.salience);
-    } else if (key == "emotion") {
-      check.text(value, "emotion", 64, event.emotion);
-    } else if (key == "emotional_valence") {
-      check.number(value, "emotional_valence", -1.0, 1.0, event.emotional_valence);
-    } else if (key == "emotional_arousal") {
-      check.number(value, "emotional_arousal", 0.0, 1.0, event.emotional_arousal);
-    } else if (key == "lifecycle") {
-      check_lifecycle(check, value, event.lifecycle);
-      if (!check.failed()) event.lifecycle_json = json_of(value);
-    } else if (key == "resolution") {
-      check_resolution(check, value);
-      if (!check.failed()) event.resolution_json = json_of(value);
-    } else if (key == "metadata") {
-      object ignored;
-      if (check.object_of(value, "metadata", ignored)) {
-        metadata_value = value;
-        have_metadata = true;
-      }
-    } else {
-      // seed 004 graceful degradation: unknown fields are kept, never dropped.
-      if (key.size() > kMaxShortTextChars || key.find('\0') != std::string_view::npos) {
-        check.fail("(field name)", "unknown field names must be 1-256 characters without NUL");
-      } else {
-        unknown[std::string(key)] = nlohmann::json::parse(json_of(value));
-      }
+    if (!read_identity_field(check, key, sent, value, event, read, result)) {
+      read_other_field(check, key, value, event, read);
     }
   }
 
-  if (!check.failed() && !have_kind) {
+  if (!check.failed() && !read.have_kind) {
     if (shape.shodh) {
       const auto observation = find_kind(kShodhDefaultType);
       event.kind = observation->name;
@@ -670,60 +734,30 @@ DecodedEvent EventDecoder::decode_event(element element_value, std::size_t index
       check.fail("kind", "is required (or, in a SHODH memory object, type)");
     }
   }
-  if (!check.failed() && !have_content) check.fail("content", "is required");
-  if (!check.failed()) {
-    const bool decision_like = event.kind == "decision" || event.kind == "constraint" ||
-                               event.kind == "assumption" || event.kind == "intervention";
-    if (decision_like || event.kind == "proposal") {
-      const char* model = decision_like ? "DecisionContent" : "ProposalContent";
-      if (!have_context && shape.shodh) {
-        derived_context = shodh_decision_context(check, event.content, sha256_.hex(event.content));
-      } else if (!have_context) {
-        check.fail("context", "is required for kind " + event.kind + " (" + model + ")");
-      } else if (decision_like) {
-        check_decision_content(check, context_value.get_object().value_unsafe());
-      } else {
-        check_proposal_content(check, context_value.get_object().value_unsafe());
-      }
-    }
-  }
-  // Unknown fields join a client's own metadata._unknown_fields (an event re-published from
-  // a store already has one); a clash would drop one of the two values, so it is refused.
-  element prior_unknown;
-  const bool have_prior_unknown = have_metadata && !unknown.empty() &&
-                                  metadata_value.get_object().value_unsafe()["_unknown_fields"].get(
-                                      prior_unknown) == simdjson::SUCCESS;
-  if (!check.failed() && have_prior_unknown) {
-    object prior;
-    if (prior_unknown.get_object().get(prior) != simdjson::SUCCESS) {
-      check.fail("metadata._unknown_fields",
-                 "must be an object when the event has unknown fields (they are stored there)");
+  if (!check.failed() && !read.have_content) check.fail("content", "is required");
+  std::string derived_context;  // a SHODH Decision's DecisionContent, derived from its content
+  const bool decision_like = event.kind == "decision" || event.kind == "constraint" ||
+                             event.kind == "assumption" || event.kind == "intervention";
+  if (!check.failed() && (decision_like || event.kind == "proposal")) {
+    const char* model = decision_like ? "DecisionContent" : "ProposalContent";
+    if (!read.have_context && shape.shodh) {
+      derived_context = shodh_decision_context(check, event.content, sha256_.hex(event.content));
+    } else if (!read.have_context) {
+      check.fail("context", "is required for kind " + event.kind + " (" + model + ")");
+    } else if (decision_like) {
+      check_decision_content(check, read.context_value.get_object().value_unsafe());
     } else {
-      for (auto field : prior) {
-        if (unknown.contains(std::string(field.key))) {
-          check.fail("metadata._unknown_fields." + std::string(field.key.substr(0, 64)),
-                     "also sent as a top-level field; one of the two would be lost");
-          break;
-        }
-      }
+      check_proposal_content(check, read.context_value.get_object().value_unsafe());
     }
   }
+  check_unknown_fields(check, read);
   if (check.failed()) {
     result.error = check.error();
     return result;
   }
 
-  if (have_context) event.context_json = json_of(context_value);
-  if (!derived_context.empty()) event.context_json = std::move(derived_context);
-  if (!unknown.empty()) {
-    nlohmann::json metadata =
-        have_metadata ? nlohmann::json::parse(json_of(metadata_value)) : nlohmann::json::object();
-    metadata["_unknown_fields"].update(unknown);  // creates it, or merges into the client's
-    event.metadata_json = metadata.dump();
-  } else if (have_metadata) {
-    event.metadata_json = json_of(metadata_value);
-  }
-  if (!have_timestamp) event.timestamp_us = received_us;
+  store_objects(read, std::move(derived_context), event);
+  if (!read.have_timestamp) event.timestamp_us = received_us;
   if (sender != nullptr) {
     if (std::string denied = authorize_event(event, *sender); !denied.empty()) {
       result.id = event.uid;
