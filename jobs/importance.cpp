@@ -146,6 +146,148 @@ std::unordered_map<std::int64_t, std::int64_t> event_times(SQLite::Database& db,
   return ts;
 }
 
+// Mentions to add, per entity: (seq, ts_us) in seq order.
+using MentionLists = std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>>;
+
+// The mentions of `ns`'s entities after `watermark`, per entity in seq order, each with its
+// event's ts_us (a mention whose event is gone has none and is left out, as a join leaves it
+// out). Joining `events` row by row cost a lookup per mention (~5,000 instructions) and a
+// sort; the ts_us of the mentioned events are read once per event, in seq order. `rows`
+// counts the mentions read (for the cancellation checks).
+MentionLists mentions_after(JobContext& ctx, const std::string& ns, std::int64_t watermark,
+                            std::int64_t& rows) {
+  SQLite::Database& db = ctx.db;
+  MentionLists mentions;
+  std::vector<std::int64_t> ids;
+  {
+    SQLite::Statement q(db, "SELECT entity_id FROM entities WHERE namespace = ?1");
+    q.bind(1, ns);
+    while (q.executeStep()) ids.push_back(q.getColumn(0).getInt64());
+  }
+  std::vector<std::int64_t> seqs;
+  auto add_mention = [&](std::int64_t id, std::int64_t seq) {
+    mentions[id].emplace_back(seq, 0);
+    seqs.push_back(seq);
+    if (++rows % 65536 == 0) ctx.cancel.check();
+  };
+  if (read_new_mentions_in_one_pass(newest_mention_seq(db) - watermark,
+                                    static_cast<std::int64_t>(ids.size()))) {
+    // Each entity's mentions come out of the pass in seq order, as from its seek below.
+    std::sort(ids.begin(), ids.end());
+    for_each_mention_after(db, ids, watermark, add_mention);
+  } else {
+    SQLite::Statement of_entity(
+        db, "SELECT seq FROM event_entities WHERE entity_id = ?1 AND seq > ?2 ORDER BY seq");
+    for (const std::int64_t id : ids) {
+      of_entity.reset();
+      of_entity.bind(1, id);
+      of_entity.bind(2, watermark);
+      while (of_entity.executeStep()) add_mention(id, of_entity.getColumn(0).getInt64());
+    }
+  }
+  std::sort(seqs.begin(), seqs.end());
+  seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
+  const std::unordered_map<std::int64_t, std::int64_t> ts = event_times(db, seqs);
+  for (auto it = mentions.begin(); it != mentions.end();) {
+    auto& list = it->second;
+    std::erase_if(list, [&ts](auto& mention) {
+      const auto found = ts.find(mention.first);
+      if (found == ts.end()) return true;
+      mention.second = found->second;
+      return false;
+    });
+    it = list.empty() ? mentions.erase(it) : std::next(it);
+  }
+  return mentions;
+}
+
+// The stored sums of `ns`'s entities that `mentions` can extend, into `state`. An entity
+// without a row (new, or dropped by a trigger), or whose mention_count is not the mentions its
+// row has summed plus the new ones (a mention stored out of seq order), starts from zero with
+// every one of its mentions, in seq order, in `mentions`. Returns how many start from zero.
+std::int64_t resume_sums(SQLite::Database& db, const std::string& ns,
+                         std::map<std::int64_t, WeightState>& state, MentionLists& mentions) {
+  SQLite::Statement q(
+      db,
+      "SELECT en.entity_id, en.mention_count, w.entity_id IS NOT NULL, "
+      "coalesce(w.weight_sum, 0), coalesce(w.mentions, 0), coalesce(w.through_seq, 0) "
+      "FROM entities en LEFT JOIN entity_mention_weights w ON w.entity_id = en.entity_id "
+      "WHERE en.namespace = ?1");
+  q.bind(1, ns);
+  std::vector<std::int64_t> rebuild;
+  while (q.executeStep()) {
+    const std::int64_t id = q.getColumn(0).getInt64();
+    const auto added = mentions.find(id);
+    const std::int64_t new_count =
+        added == mentions.end() ? 0 : static_cast<std::int64_t>(added->second.size());
+    const WeightState w{q.getColumn(3).getDouble(), q.getColumn(4).getInt64(),
+                        q.getColumn(5).getInt64()};
+    const bool consistent =
+        q.getColumn(2).getInt() != 0 && w.mentions + new_count == q.getColumn(1).getInt64() &&
+        (added == mentions.end() || added->second.front().first > w.through_seq);
+    if (consistent) {
+      state[id] = w;
+    } else {
+      state[id] = {};
+      rebuild.push_back(id);
+    }
+  }
+  SQLite::Statement all(
+      db,
+      "SELECT ee.seq, ev.ts_us FROM event_entities ee JOIN events ev ON ev.seq = ee.seq "
+      "WHERE ee.entity_id = ?1 ORDER BY ee.seq");
+  for (const std::int64_t id : rebuild) {
+    all.reset();
+    all.bind(1, id);
+    auto& list = mentions[id];
+    list.clear();
+    while (all.executeStep())
+      list.emplace_back(all.getColumn(0).getInt64(), all.getColumn(1).getInt64());
+  }
+  return static_cast<std::int64_t>(rebuild.size());
+}
+
+// Every mention of `ns`'s entities summed from zero into `state` (which holds every entity),
+// in seq order, so each entity's sum gets the same additions in the same order as a
+// per-entity read. Joining events row by row for ts_us read the whole events table in random
+// order (8.6 s at 1M events, mostly page reads); the namespace's (seq, ts_us) come from the
+// covering index instead, and its events' mentions from event_entities' primary key, in seq
+// order. Returns the newest seq summed.
+std::int64_t sum_every_mention(JobContext& ctx, const std::string& ns, std::int64_t ref, double h,
+                               std::map<std::int64_t, WeightState>& state, std::int64_t& rows) {
+  SQLite::Database& db = ctx.db;
+  std::vector<std::pair<std::int64_t, std::int64_t>> times;  // (seq, ts_us), by seq
+  {
+    SQLite::Statement q(db,
+                        "SELECT seq, ts_us FROM events INDEXED BY events_namespace_active_seq "
+                        "WHERE namespace = ?1");
+    q.bind(1, ns);
+    while (q.executeStep())
+      times.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getInt64());
+  }
+  std::sort(times.begin(), times.end());
+  ctx.cancel.check();
+  std::int64_t watermark = 0;
+  SQLite::Statement of_event(db, "SELECT entity_id FROM event_entities WHERE seq = ?1");
+  for (const auto& [seq, ts] : times) {
+    of_event.reset();
+    of_event.bind(1, seq);
+    while (of_event.executeStep()) {
+      const std::int64_t entity = of_event.getColumn(0).getInt64();
+      // Always true: the cluster job links an event only to entities of the event's own
+      // namespace, and no code moves an event to another namespace.
+      if (!state.contains(entity)) continue;
+      auto& w = state[entity];
+      w.sum += mention_weight(ts, ref, h);
+      ++w.mentions;
+      w.through_seq = std::max(w.through_seq, seq);
+      watermark = std::max(watermark, seq);
+    }
+    if (++rows % 65536 == 0) ctx.cancel.check();
+  }
+  return watermark;
+}
+
 // Per entity of `ns` (every entity, active or not): the sum in seq order of mention_weight over
 // its mentions, brought up to date in entity_mention_weights / importance_state (migration 8).
 // A run reads only the mentions after the namespace's watermark, plus every mention of the
@@ -189,150 +331,19 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
   }
   if (!full && ref_of(newest) != ref) full = true;  // the reference moved: sum everything again
   std::map<std::int64_t, WeightState> state;        // entity -> its sum, ordered by id
-  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>>
-      mentions;  // -> (seq, ts) to add
   std::int64_t rows = 0;
-  if (!full) {
-    // The mentions after the watermark, per entity in seq order, each with its event's ts_us
-    // (a mention whose event is gone has none and is left out, as a join leaves it out).
-    // Joining `events` row by row cost a lookup per mention (~5,000 instructions) and a sort;
-    // the ts_us of the mentioned events are read once per event, in seq order.
-    {
-      std::vector<std::int64_t> ids;
-      {
-        SQLite::Statement q(db, "SELECT entity_id FROM entities WHERE namespace = ?1");
-        q.bind(1, ns);
-        while (q.executeStep()) ids.push_back(q.getColumn(0).getInt64());
-      }
-      std::vector<std::int64_t> seqs;
-      auto add_mention = [&](std::int64_t id, std::int64_t seq) {
-        mentions[id].emplace_back(seq, 0);
-        seqs.push_back(seq);
-        if (++rows % 65536 == 0) ctx.cancel.check();
-      };
-      if (read_new_mentions_in_one_pass(newest_mention_seq(db) - watermark,
-                                        static_cast<std::int64_t>(ids.size()))) {
-        // Each entity's mentions come out of the pass in seq order, as from its seek below.
-        std::sort(ids.begin(), ids.end());
-        for_each_mention_after(db, ids, watermark, add_mention);
-      } else {
-        SQLite::Statement of_entity(
-            db, "SELECT seq FROM event_entities WHERE entity_id = ?1 AND seq > ?2 ORDER BY seq");
-        for (const std::int64_t id : ids) {
-          of_entity.reset();
-          of_entity.bind(1, id);
-          of_entity.bind(2, watermark);
-          while (of_entity.executeStep()) add_mention(id, of_entity.getColumn(0).getInt64());
-        }
-      }
-      std::sort(seqs.begin(), seqs.end());
-      seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
-      const std::unordered_map<std::int64_t, std::int64_t> ts = event_times(db, seqs);
-      for (auto it = mentions.begin(); it != mentions.end();) {
-        auto& list = it->second;
-        std::erase_if(list, [&ts](auto& mention) {
-          const auto found = ts.find(mention.first);
-          if (found == ts.end()) return true;
-          mention.second = found->second;
-          return false;
-        });
-        it = list.empty() ? mentions.erase(it) : std::next(it);
-      }
-    }
-    // An entity without a row (new, or dropped by a trigger), or whose mention_count is not the
-    // mentions its row has summed plus the new ones (a mention stored out of seq order): every
-    // mention again, in seq order.
-    SQLite::Statement q(
-        db,
-        "SELECT en.entity_id, en.mention_count, w.entity_id IS NOT NULL, "
-        "coalesce(w.weight_sum, 0), coalesce(w.mentions, 0), coalesce(w.through_seq, 0) "
-        "FROM entities en LEFT JOIN entity_mention_weights w ON w.entity_id = en.entity_id "
-        "WHERE en.namespace = ?1");
-    q.bind(1, ns);
-    std::vector<std::int64_t> rebuild;
-    while (q.executeStep()) {
-      const std::int64_t id = q.getColumn(0).getInt64();
-      const auto added = mentions.find(id);
-      const std::int64_t new_count =
-          added == mentions.end() ? 0 : static_cast<std::int64_t>(added->second.size());
-      const WeightState w{q.getColumn(3).getDouble(), q.getColumn(4).getInt64(),
-                          q.getColumn(5).getInt64()};
-      const bool consistent =
-          q.getColumn(2).getInt() != 0 && w.mentions + new_count == q.getColumn(1).getInt64() &&
-          (added == mentions.end() || added->second.front().first > w.through_seq);
-      if (consistent) {
-        state[id] = w;
-      } else {
-        state[id] = {};
-        rebuild.push_back(id);
-      }
-    }
-    SQLite::Statement all(
-        db,
-        "SELECT ee.seq, ev.ts_us FROM event_entities ee JOIN events ev ON ev.seq = ee.seq "
-        "WHERE ee.entity_id = ?1 ORDER BY ee.seq");
-    writes.resummed = static_cast<std::int64_t>(rebuild.size());
-    for (const std::int64_t id : rebuild) {
-      all.reset();
-      all.bind(1, id);
-      auto& list = mentions[id];
-      list.clear();
-      while (all.executeStep())
-        list.emplace_back(all.getColumn(0).getInt64(), all.getColumn(1).getInt64());
-    }
-  }
+  ref = ref_of(newest);
   if (full) {
-    state.clear();
-    mentions.clear();
-    watermark = 0;
     SQLite::Statement ids(db, "SELECT entity_id FROM entities WHERE namespace = ?1");
     ids.bind(1, ns);
     while (ids.executeStep()) state[ids.getColumn(0).getInt64()] = {};
     ctx.cancel.check();
-  }
-  ref = ref_of(newest);
-  auto store_entity = [&](std::int64_t id, const WeightState& w) {
-    writes.weights.emplace_back(id, w);
-  };
-  if (full) {
-    // Every mention of the namespace's entities, in seq order, so each entity's sum gets the
-    // same additions in the same order as a per-entity read. Joining events row by row for
-    // ts_us read the whole events table in random order (8.6 s at 1M events, mostly page
-    // reads); the namespace's (seq, ts_us) come from the covering
-    // index instead, and its events' mentions from event_entities' primary key, in seq order.
-    std::vector<std::pair<std::int64_t, std::int64_t>> times;  // (seq, ts_us), by seq
-    {
-      SQLite::Statement q(db,
-                          "SELECT seq, ts_us FROM events INDEXED BY events_namespace_active_seq "
-                          "WHERE namespace = ?1");
-      q.bind(1, ns);
-      while (q.executeStep())
-        times.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getInt64());
-    }
-    std::sort(times.begin(), times.end());
-    ctx.cancel.check();
-    auto add = [&](std::int64_t entity, std::int64_t seq, std::int64_t ts) {
-      auto& w = state[entity];
-      w.sum += mention_weight(ts, ref, h);
-      ++w.mentions;
-      w.through_seq = std::max(w.through_seq, seq);
-      watermark = std::max(watermark, seq);
-    };
-    SQLite::Statement of_event(db, "SELECT entity_id FROM event_entities WHERE seq = ?1");
-    for (const auto& [seq, ts] : times) {
-      of_event.reset();
-      of_event.bind(1, seq);
-      while (of_event.executeStep()) {
-        const std::int64_t entity = of_event.getColumn(0).getInt64();
-        // Always true: the cluster job links an event only to entities of the event's own
-        // namespace, and no code moves an event to another namespace.
-        if (state.contains(entity)) add(entity, seq, ts);
-      }
-      if (++rows % 65536 == 0) ctx.cancel.check();
-    }
-    for (const auto& [id, w] : state) store_entity(id, w);
+    watermark = sum_every_mention(ctx, ns, ref, h, state, rows);
+    for (const auto& [id, w] : state) writes.weights.emplace_back(id, w);
     writes.resummed = static_cast<std::int64_t>(state.size());
   } else {
+    MentionLists mentions = mentions_after(ctx, ns, watermark, rows);
+    writes.resummed = resume_sums(db, ns, state, mentions);
     for (const auto& [id, list] : mentions) {
       WeightState& w = state[id];
       for (const auto& [seq, ts] : list) {
@@ -341,7 +352,7 @@ std::unordered_map<std::int64_t, double> mention_weights(JobContext& ctx, const 
         w.through_seq = std::max(w.through_seq, seq);
         watermark = std::max(watermark, seq);
       }
-      store_entity(id, w);
+      writes.weights.emplace_back(id, w);
     }
   }
   writes.half_life_days = h;
@@ -406,6 +417,54 @@ NamespaceEdges read_edges(SQLite::Database& db, const std::string& ns,
 
 // Scores `ns` from the caller's (read) transaction; what changes goes to `writes`.
 // `twin`: a read-only connection to the same file (open_read_only_twin()), or nullptr.
+// The namespace's edges as PageRank's graph, weighted by their strength at `now_us`
+// (co_occurs both ways, the typed relationships from subject to object), parallel edges summed,
+// in vertex order. `edge_rows` counts the edges of positive strength.
+Csr edge_graph(const NamespaceEdges& edges, std::size_t n, std::int64_t now_us,
+               double edge_half_life_s, std::int64_t& edge_rows) {
+  std::vector<std::map<std::size_t, double>> out(n);
+  const auto co_occurs = std::find(edges.type_names.begin(), edges.type_names.end(), "co_occurs");
+  const auto co_occurs_type = static_cast<std::uint32_t>(co_occurs - edges.type_names.begin());
+  for (const ImportanceEdge& e : edges.rows) {
+    const double w = edge_strength_at(e.base, e.ref_us, now_us, edge_half_life_s);
+    if (!(w > 0)) continue;
+    ++edge_rows;
+    out[e.from][e.to] += w;
+    if (e.type == co_occurs_type) out[e.to][e.from] += w;
+  }
+  Csr csr;
+  csr.offsets.reserve(n + 1);
+  csr.offsets.push_back(0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const auto& [j, w] : out[i]) {
+      csr.targets.push_back(static_cast<std::int64_t>(j));
+      csr.weights.push_back(w);
+    }
+    csr.offsets.push_back(static_cast<std::int64_t>(csr.targets.size()));
+  }
+  return csr;
+}
+
+// The scores that changed go to `writes`, and the entities whose summary prints another
+// score: the summary prints it with two decimals, so it is stale only when that text changes.
+// Returns how many scores changed.
+std::int64_t record_changed_scores(const std::vector<Vertex>& vertices,
+                                   const std::vector<double>& scores, NamespaceWrites& writes) {
+  std::int64_t updated = 0;
+  for (std::size_t i = 0; i < vertices.size(); ++i) {
+    if (scores[i] == vertices[i].score_before) continue;
+    writes.scores.emplace_back(vertices[i].id, scores[i]);
+    ++updated;
+    std::array<char, 32> before{};
+    std::array<char, 32> after{};
+    std::snprintf(before.data(), before.size(), "%.2f", vertices[i].score_before);
+    std::snprintf(after.data(), after.size(), "%.2f", scores[i]);
+    if (std::strcmp(before.data(), after.data()) != 0)
+      writes.summaries_stale.push_back(vertices[i].id);
+  }
+  return updated;
+}
+
 json score_namespace(JobContext& ctx, const std::string& ns, const ImportanceParams& p, json& top,
                      NamespaceWrites& writes, SQLite::Database* twin) {
   SQLite::Database& db = ctx.db;
@@ -459,30 +518,8 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
   ctx.cancel.check();
   const NamespaceEdges edges = twin != nullptr ? edges_read.get() : read_edges(db, ns, index);
 
-  // Edges: (from, to) -> weight, in vertex order.
-  std::vector<std::map<std::size_t, double>> out(n);
   std::int64_t edge_rows = 0;
-  {
-    const auto co_occurs = std::find(edges.type_names.begin(), edges.type_names.end(), "co_occurs");
-    const auto co_occurs_type = static_cast<std::uint32_t>(co_occurs - edges.type_names.begin());
-    for (const ImportanceEdge& e : edges.rows) {
-      const double w = edge_strength_at(e.base, e.ref_us, now, p.edge_half_life_s);
-      if (!(w > 0)) continue;
-      ++edge_rows;
-      out[e.from][e.to] += w;
-      if (e.type == co_occurs_type) out[e.to][e.from] += w;
-    }
-  }
-  Csr csr;
-  csr.offsets.reserve(n + 1);
-  csr.offsets.push_back(0);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (const auto& [j, w] : out[i]) {
-      csr.targets.push_back(static_cast<std::int64_t>(j));
-      csr.weights.push_back(w);
-    }
-    csr.offsets.push_back(static_cast<std::int64_t>(csr.targets.size()));
-  }
+  const Csr csr = edge_graph(edges, n, now, p.edge_half_life_s, edge_rows);
   ctx.cancel.check();
   std::int64_t iterations = 0;
   const std::vector<double> rank = personalized_pagerank(
@@ -501,19 +538,7 @@ json score_namespace(JobContext& ctx, const std::string& ns, const ImportancePar
     scores[i] = blend_importance(pr, m, decay(vertices[i].last_us, now, p.half_life_days), p);
   }
 
-  // The summary prints the score with two decimals: it is stale only when that text changes.
-  std::int64_t updated = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (scores[i] == vertices[i].score_before) continue;
-    writes.scores.emplace_back(vertices[i].id, scores[i]);
-    ++updated;
-    std::array<char, 32> before{};
-    std::array<char, 32> after{};
-    std::snprintf(before.data(), before.size(), "%.2f", vertices[i].score_before);
-    std::snprintf(after.data(), after.size(), "%.2f", scores[i]);
-    if (std::strcmp(before.data(), after.data()) != 0)
-      writes.summaries_stale.push_back(vertices[i].id);
-  }
+  const std::int64_t updated = record_changed_scores(vertices, scores, writes);
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
