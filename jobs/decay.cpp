@@ -22,31 +22,34 @@ std::int64_t count(SQLite::Database& db, const std::string& sql, std::int64_t no
   return query.getColumn(0).getInt64();
 }
 
-}  // namespace
+// The scope clause of every statement here: ?2 is the job's namespace, '' for all of them.
+constexpr const char* kInScope = "(?2 = '' OR namespace = ?2)";
 
-nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/,
-                         std::int64_t edge_half_life_s) {
-  SQLite::Database& db = ctx.db;
-  const std::int64_t now = ctx.clock.now_us();
-  const std::string ns = ctx.ns;
-  ctx.cancel.check();
-  WriteTransaction transaction(ctx);
-  const std::string in_scope = "(?2 = '' OR namespace = ?2)";
+// How many knowledge rows a sweep scored and moved into each vitality.
+struct KnowledgeSweep {
+  std::int64_t scored = 0;
+  std::int64_t decaying = 0;
+  std::int64_t dormant = 0;
+  std::int64_t reactivated = 0;
+};
+
+// Vitality and confidence of the knowledge rows in scope brought to `now` (LedgerMind's
+// vitality, as the rd_vitality and rd_confidence SQL functions compute it; jobs/decay.hpp),
+// each change audited.
+KnowledgeSweep decay_knowledge(SQLite::Database& db, std::int64_t now, const std::string& ns) {
+  const std::string in_scope = kInScope;
   const std::string new_vitality = std::string("rd_vitality(") + kLastActivity + ", ?1)";
-
-  const std::int64_t scored =
-      count(db, "SELECT count(*) FROM knowledge WHERE ?1 = ?1 AND " + in_scope, now, ns);
-  const std::int64_t decaying =
-      count(db,
-            "SELECT count(*) FROM knowledge WHERE " + in_scope +
-                " AND vitality != " + new_vitality + " AND " + new_vitality + " = 'decaying'",
-            now, ns);
-  const std::int64_t dormant =
-      count(db,
-            "SELECT count(*) FROM knowledge WHERE " + in_scope +
-                " AND vitality != " + new_vitality + " AND " + new_vitality + " = 'dormant'",
-            now, ns);
-  const std::int64_t reactivated =
+  KnowledgeSweep sweep;
+  sweep.scored = count(db, "SELECT count(*) FROM knowledge WHERE ?1 = ?1 AND " + in_scope, now, ns);
+  sweep.decaying = count(db,
+                         "SELECT count(*) FROM knowledge WHERE " + in_scope + " AND vitality != " +
+                             new_vitality + " AND " + new_vitality + " = 'decaying'",
+                         now, ns);
+  sweep.dormant = count(db,
+                        "SELECT count(*) FROM knowledge WHERE " + in_scope + " AND vitality != " +
+                            new_vitality + " AND " + new_vitality + " = 'dormant'",
+                        now, ns);
+  sweep.reactivated =
       count(db,
             "SELECT count(*) FROM knowledge WHERE " + in_scope +
                 " AND vitality != " + new_vitality + " AND " + new_vitality + " = 'active'",
@@ -74,8 +77,13 @@ nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/,
   update_knowledge.bind(1, static_cast<std::int64_t>(now));
   update_knowledge.bind(2, ns);
   update_knowledge.exec();
-  ctx.cancel.check();
+  return sweep;
+}
 
+// Events in scope whose archive time has come (salience below its floor and older than its
+// age limit) become archived, each audited. Returns how many.
+std::int64_t archive_due_events(SQLite::Database& db, std::int64_t now, const std::string& ns) {
+  const std::string in_scope = kInScope;
   SQLite::Statement audit_events(
       db,
       "INSERT INTO audit_log (record_type, record_id, action, actor, at_us, rationale, previous) "
@@ -90,7 +98,7 @@ nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/,
           in_scope + " ORDER BY seq");
   audit_events.bind(1, static_cast<std::int64_t>(now));
   audit_events.bind(2, ns);
-  const int archived_audited = audit_events.exec();
+  audit_events.exec();
   SQLite::Statement archive(db,
                             "UPDATE events SET status = 'archived' WHERE archive_at_us <= ?1 "
                             "AND status = 'active' AND " +
@@ -98,15 +106,17 @@ nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/,
   archive.bind(1, static_cast<std::int64_t>(now));
   archive.bind(2, ns);
   const int archived = archive.exec();
-  (void)archived_audited;
-  ctx.cancel.check();
+  return archived;
+}
 
-  // Entity edges: their strength is a function of (strength_base, strength_ref_us) evaluated
-  // by whoever reads it (edge_strength_at), so no sweep rewrites them. The edges reinforced
-  // since the previous sweep are those whose newest evidence is above the watermark that sweep
-  // left for their namespace: the cluster job reads a namespace's events once each, in seq
-  // order, and sets last_evidence_seq to the reinforcing event's (migration 17). One pass over
-  // the edges, no write per edge.
+// Entity edges: their strength is a function of (strength_base, strength_ref_us) evaluated
+// by whoever reads it (edge_strength_at), so no sweep rewrites them. The edges reinforced
+// since the previous sweep are those whose newest evidence is above the watermark that sweep
+// left for their namespace: the cluster job reads a namespace's events once each, in seq
+// order, and sets last_evidence_seq to the reinforcing event's (migration 17). One pass over
+// the edges, no write per edge. Returns how many edges were reinforced.
+std::int64_t sweep_edges(SQLite::Database& db, const std::string& ns) {
+  const std::string in_scope = kInScope;
   struct EdgeSweep {
     std::string ns;
     std::int64_t through = 0;
@@ -152,18 +162,35 @@ nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/,
     save.bind(2, sweep.newest);
     save.exec();
   }
+  return edges_reinforced;
+}
+
+}  // namespace
+
+nlohmann::json run_decay(JobContext& ctx, const VitalityParams& /*params*/,
+                         std::int64_t edge_half_life_s) {
+  SQLite::Database& db = ctx.db;
+  const std::int64_t now = ctx.clock.now_us();
+  const std::string ns = ctx.ns;
+  ctx.cancel.check();
+  WriteTransaction transaction(ctx);
+  const KnowledgeSweep knowledge = decay_knowledge(db, now, ns);
+  ctx.cancel.check();
+  const std::int64_t archived = archive_due_events(db, now, ns);
+  ctx.cancel.check();
+  const std::int64_t edges_reinforced = sweep_edges(db, ns);
   const std::int64_t merges = execute_pending_merges(db, ns, edge_half_life_s, "job:decay", now);
   ctx.cancel.check();
   transaction.commit();
 
-  return {{"facts_scored", scored},
-          {"facts_marked_stale", decaying + dormant + archived},
+  return {{"facts_scored", knowledge.scored},
+          {"facts_marked_stale", knowledge.decaying + knowledge.dormant + archived},
           {"edges_reinforced", edges_reinforced},
           {"merges_executed", merges},
           {"events_archived", archived},
-          {"knowledge_decaying", decaying},
-          {"knowledge_dormant", dormant},
-          {"knowledge_reactivated", reactivated}};
+          {"knowledge_decaying", knowledge.decaying},
+          {"knowledge_dormant", knowledge.dormant},
+          {"knowledge_reactivated", knowledge.reactivated}};
 }
 
 }  // namespace reflectd::jobs

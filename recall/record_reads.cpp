@@ -423,128 +423,150 @@ std::string medallion_rank_sql(const char* id_column) {
 
 }  // namespace
 
-nlohmann::json read_medallion(SQLite::Database& db, const nlohmann::json& request,
-                              const ReadScope& caller) {
-  const std::string action = text_param(request, "action");
+namespace {
+
+// "get": the medallion as stored, its status and level marked in; redacted above the
+// caller's clearance; an agent's medallion with the evidence of its version.
+nlohmann::json medallion_get(SQLite::Database& db, const nlohmann::json& request,
+                             const ReadScope& caller) {
   const std::string id = text_param(request, "id");
-  if (action == "get") {
-    SQLite::Statement query(db, "SELECT content_json, status, r, " + level_sql("r") +
-                                    " FROM (SELECT m.*, " + medallion_rank_sql("m.id") +
-                                    " AS r FROM medallions m WHERE id = ?1 AND " +
-                                    medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1");
-    query.bind(1, id);
-    bind_scope(query, caller, true);
-    if (!query.executeStep()) return {{"ok", false}, {"error", "no medallion '" + id + "'"}};
-    if (query.getColumn(2).getInt() > caller.clearance) {
-      return {{"ok", true},
-              {"medallion",
-               {{"id", id},
-                {"redacted", 1},
-                {"sensitivity", query.getColumn(3).getString()},
-                {"summary", {{"high_level", kRedacted}}},
-                {"meta", {{"status", query.getColumn(1).getString()}}}}}};
-    }
-    auto medallion = nlohmann::json::parse(query.getColumn(0).getString());
-    medallion["meta"]["status"] = query.getColumn(1).getString();  // stale is marked in place
-    medallion["meta"]["x_reflectd_sensitivity"] = query.getColumn(3).getString();
-    nlohmann::json reply = {{"ok", true}, {"medallion", std::move(medallion)}};
-    // An agent's medallion (memory_ops/medallions.hpp) comes with the evidence of its version.
-    SQLite::Statement evidence(db,
-                               "SELECT evidence_json FROM medallion_evidence WHERE medallion_id "
-                               "= ?1 ORDER BY version DESC LIMIT 1");
-    evidence.bind(1, id);
-    if (evidence.executeStep()) {
-      reply["evidence"] = nlohmann::json::parse(evidence.getColumn(0).getString());
-    }
-    return reply;
+  SQLite::Statement query(db, "SELECT content_json, status, r, " + level_sql("r") +
+                                  " FROM (SELECT m.*, " + medallion_rank_sql("m.id") +
+                                  " AS r FROM medallions m WHERE id = ?1 AND " +
+                                  medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1");
+  query.bind(1, id);
+  bind_scope(query, caller, true);
+  if (!query.executeStep()) return {{"ok", false}, {"error", "no medallion '" + id + "'"}};
+  if (query.getColumn(2).getInt() > caller.clearance) {
+    return {{"ok", true},
+            {"medallion",
+             {{"id", id},
+              {"redacted", 1},
+              {"sensitivity", query.getColumn(3).getString()},
+              {"summary", {{"high_level", kRedacted}}},
+              {"meta", {{"status", query.getColumn(1).getString()}}}}}};
   }
-  if (action == "history") {
-    // Versions are ranked by the medallion's items as they are now (sources only rise).
-    SQLite::Statement query(
-        db, "SELECT h.version, h.updated_at, h.content_json, " + medallion_rank_sql("?1") +
-                " AS r, e.evidence_json FROM medallion_history h LEFT JOIN medallion_evidence e "
-                "ON e.medallion_id = h.medallion_id AND e.version = h.version WHERE "
-                "h.medallion_id = ?1 AND " +
-                medallion_scope_sql("?1") + " AND r <= ?20 + 1 ORDER BY h.version DESC LIMIT ?2");
-    query.bind(1, id);
-    query.bind(2, limit_param(request, 20));
-    bind_scope(query, caller, true);
-    nlohmann::json versions = nlohmann::json::array();
-    while (query.executeStep()) {
-      const bool redacted = query.getColumn(3).getInt() > caller.clearance;
-      nlohmann::json& version = versions.emplace_back(nlohmann::json(
-          {{"version", query.getColumn(0).getInt64()},
-           {"updated_at", query.getColumn(1).getString()},
-           {"medallion", redacted ? nlohmann::json{{"id", id},
-                                                   {"redacted", 1},
-                                                   {"summary", {{"high_level", kRedacted}}}}
-                                  : nlohmann::json::parse(query.getColumn(2).getString())}}));
-      if (!redacted && !query.getColumn(4).isNull()) {
-        version["evidence"] = nlohmann::json::parse(query.getColumn(4).getString());
-      }
-    }
-    return {{"ok", true}, {"id", id}, {"versions", std::move(versions)}};
+  auto medallion = nlohmann::json::parse(query.getColumn(0).getString());
+  medallion["meta"]["status"] = query.getColumn(1).getString();  // stale is marked in place
+  medallion["meta"]["x_reflectd_sensitivity"] = query.getColumn(3).getString();
+  nlohmann::json reply = {{"ok", true}, {"medallion", std::move(medallion)}};
+  // An agent's medallion (memory_ops/medallions.hpp) comes with the evidence of its version.
+  SQLite::Statement evidence(db,
+                             "SELECT evidence_json FROM medallion_evidence WHERE medallion_id "
+                             "= ?1 ORDER BY version DESC LIMIT 1");
+  evidence.bind(1, id);
+  if (evidence.executeStep()) {
+    reply["evidence"] = nlohmann::json::parse(evidence.getColumn(0).getString());
   }
-  if (action == "query") {
-    // Seed 001 semantics in SQL: every query node is a node of the medallion, and the tags
-    // overlap (no tag filter when the query has none).
-    const auto nodes = string_list(request, "nodes");
-    const auto tags = string_list(request, "tags");
-    SQLite::Statement query(db, R"sql(
+  return reply;
+}
+
+// "history": every version, newest first, each with its evidence.
+nlohmann::json medallion_history(SQLite::Database& db, const nlohmann::json& request,
+                                 const ReadScope& caller) {
+  const std::string id = text_param(request, "id");
+  // Versions are ranked by the medallion's items as they are now (sources only rise).
+  SQLite::Statement query(
+      db, "SELECT h.version, h.updated_at, h.content_json, " + medallion_rank_sql("?1") +
+              " AS r, e.evidence_json FROM medallion_history h LEFT JOIN medallion_evidence e "
+              "ON e.medallion_id = h.medallion_id AND e.version = h.version WHERE "
+              "h.medallion_id = ?1 AND " +
+              medallion_scope_sql("?1") + " AND r <= ?20 + 1 ORDER BY h.version DESC LIMIT ?2");
+  query.bind(1, id);
+  query.bind(2, limit_param(request, 20));
+  bind_scope(query, caller, true);
+  nlohmann::json versions = nlohmann::json::array();
+  while (query.executeStep()) {
+    const bool redacted = query.getColumn(3).getInt() > caller.clearance;
+    nlohmann::json& version = versions.emplace_back(nlohmann::json(
+        {{"version", query.getColumn(0).getInt64()},
+         {"updated_at", query.getColumn(1).getString()},
+         {"medallion", redacted ? nlohmann::json{{"id", id},
+                                                 {"redacted", 1},
+                                                 {"summary", {{"high_level", kRedacted}}}}
+                                : nlohmann::json::parse(query.getColumn(2).getString())}}));
+    if (!redacted && !query.getColumn(4).isNull()) {
+      version["evidence"] = nlohmann::json::parse(query.getColumn(4).getString());
+    }
+  }
+  return {{"ok", true}, {"id", id}, {"versions", std::move(versions)}};
+}
+
+// "query": the medallions whose scope holds every node asked for and one of the tags.
+nlohmann::json medallion_query(SQLite::Database& db, const nlohmann::json& request,
+                               const ReadScope& caller) {
+  // Seed 001 semantics in SQL: every query node is a node of the medallion, and the tags
+  // overlap (no tag filter when the query has none).
+  const auto nodes = string_list(request, "nodes");
+  const auto tags = string_list(request, "tags");
+  SQLite::Statement query(db, R"sql(
 SELECT id, status, updated_at, scope_graph_nodes, scope_tags,
-       json_extract(content_json, '$.meta.x_reflectd.superseded_by') AS superseded_by,
-       CASE WHEN r > ?20 THEN ?23 ELSE json_extract(content_json, '$.summary.high_level') END AS high_level,
-       )sql" + level_sql("r") + R"sql( AS sensitivity, r > ?20 AS redacted
+     json_extract(content_json, '$.meta.x_reflectd.superseded_by') AS superseded_by,
+     CASE WHEN r > ?20 THEN ?23 ELSE json_extract(content_json, '$.summary.high_level') END AS high_level,
+     )sql" + level_sql("r") + R"sql( AS sensitivity, r > ?20 AS redacted
 FROM (SELECT m.*, )sql" + medallion_rank_sql("m.id") +
-                                    R"sql( AS r FROM medallions m
-      WHERE (SELECT count(*) FROM medallion_nodes n, json_each(?1) q
-             WHERE n.medallion_id = m.id AND n.node = q.value) = json_array_length(?1)
-        AND (json_array_length(?2) = 0 OR EXISTS (SELECT 1 FROM medallion_tags t, json_each(?2) q
-             WHERE t.medallion_id = m.id AND t.tag = q.value))
-        AND )sql" + medallion_scope_sql("m.id") +
-                                    R"sql()
+                                  R"sql( AS r FROM medallions m
+    WHERE (SELECT count(*) FROM medallion_nodes n, json_each(?1) q
+           WHERE n.medallion_id = m.id AND n.node = q.value) = json_array_length(?1)
+      AND (json_array_length(?2) = 0 OR EXISTS (SELECT 1 FROM medallion_tags t, json_each(?2) q
+           WHERE t.medallion_id = m.id AND t.tag = q.value))
+      AND )sql" + medallion_scope_sql("m.id") +
+                                  R"sql()
 WHERE r <= ?20 + 1
 ORDER BY updated_at DESC, id
 LIMIT ?3)sql");
-    std::vector<std::string> unique_nodes = nodes;
-    std::sort(unique_nodes.begin(), unique_nodes.end());
-    unique_nodes.erase(std::unique(unique_nodes.begin(), unique_nodes.end()), unique_nodes.end());
-    query.bind(1, nlohmann::json(unique_nodes).dump());
-    query.bind(2, nlohmann::json(tags).dump());
-    query.bind(3, limit_param(request, 50));
-    bind_scope(query, caller, true);
-    query.bind(23, kRedacted);
-    nlohmann::json found = nlohmann::json::array();
-    while (query.executeStep()) {
-      found.push_back({{"id", query.getColumn(0).getString()},
-                       {"status", query.getColumn(1).getString()},
-                       {"updated_at", query.getColumn(2).getString()},
-                       {"scope",
-                        {{"graph_nodes", nlohmann::json::parse(query.getColumn(3).getString())},
-                         {"tags", nlohmann::json::parse(query.getColumn(4).getString())}}},
-                       {"superseded_by", query.getColumn(5).isNull()
-                                             ? nlohmann::json()
-                                             : nlohmann::json(query.getColumn(5).getString())},
-                       {"high_level", query.getColumn(6).getString()},
-                       {"sensitivity", query.getColumn(7).getString()},
-                       {"redacted", query.getColumn(8).getInt()}});
-    }
-    return {{"ok", true}, {"medallions", std::move(found)}};
+  std::vector<std::string> unique_nodes = nodes;
+  std::sort(unique_nodes.begin(), unique_nodes.end());
+  unique_nodes.erase(std::unique(unique_nodes.begin(), unique_nodes.end()), unique_nodes.end());
+  query.bind(1, nlohmann::json(unique_nodes).dump());
+  query.bind(2, nlohmann::json(tags).dump());
+  query.bind(3, limit_param(request, 50));
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
+  nlohmann::json found = nlohmann::json::array();
+  while (query.executeStep()) {
+    found.push_back({{"id", query.getColumn(0).getString()},
+                     {"status", query.getColumn(1).getString()},
+                     {"updated_at", query.getColumn(2).getString()},
+                     {"scope",
+                      {{"graph_nodes", nlohmann::json::parse(query.getColumn(3).getString())},
+                       {"tags", nlohmann::json::parse(query.getColumn(4).getString())}}},
+                     {"superseded_by", query.getColumn(5).isNull()
+                                           ? nlohmann::json()
+                                           : nlohmann::json(query.getColumn(5).getString())},
+                     {"high_level", query.getColumn(6).getString()},
+                     {"sensitivity", query.getColumn(7).getString()},
+                     {"redacted", query.getColumn(8).getInt()}});
   }
-  if (action == "list" || action.empty()) {
-    SQLite::Statement query(
-        db,
-        "SELECT id, status, json_extract(content_json, '$.meta.x_reflectd.superseded_by') AS "
-        "superseded_by, updated_at, CASE WHEN r > ?20 THEN ?23 ELSE "
-        "json_extract(content_json, '$.summary.high_level') END AS high_level, " +
-            level_sql("r") + " AS sensitivity, r > ?20 AS redacted FROM (SELECT m.*, " +
-            medallion_rank_sql("m.id") + " AS r FROM medallions m WHERE " +
-            medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1 ORDER BY id LIMIT ?1");
-    query.bind(1, limit_param(request, 100));
-    bind_scope(query, caller, true);
-    query.bind(23, kRedacted);
-    return {{"ok", true}, {"medallions", rows(query)}};
-  }
+  return {{"ok", true}, {"medallions", std::move(found)}};
+}
+
+// "list": every medallion in the caller's scope, by id.
+nlohmann::json medallion_list(SQLite::Database& db, const nlohmann::json& request,
+                              const ReadScope& caller) {
+  SQLite::Statement query(
+      db,
+      "SELECT id, status, json_extract(content_json, '$.meta.x_reflectd.superseded_by') AS "
+      "superseded_by, updated_at, CASE WHEN r > ?20 THEN ?23 ELSE "
+      "json_extract(content_json, '$.summary.high_level') END AS high_level, " +
+          level_sql("r") + " AS sensitivity, r > ?20 AS redacted FROM (SELECT m.*, " +
+          medallion_rank_sql("m.id") + " AS r FROM medallions m WHERE " +
+          medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1 ORDER BY id LIMIT ?1");
+  query.bind(1, limit_param(request, 100));
+  bind_scope(query, caller, true);
+  query.bind(23, kRedacted);
+  return {{"ok", true}, {"medallions", rows(query)}};
+}
+
+}  // namespace
+
+nlohmann::json read_medallion(SQLite::Database& db, const nlohmann::json& request,
+                              const ReadScope& caller) {
+  const std::string action = text_param(request, "action");
+  if (action == "get") return medallion_get(db, request, caller);
+  if (action == "history") return medallion_history(db, request, caller);
+  if (action == "query") return medallion_query(db, request, caller);
+  if (action == "list" || action.empty()) return medallion_list(db, request, caller);
   return {{"ok", false},
           {"error",
            "medallion: \"action\" must be get, query, history or list (reads) or create, "

@@ -7,10 +7,12 @@
 
 namespace reflectd::store {
 
-std::span<const Migration> migrations_1_to_5() {
-  static constexpr std::array<Migration, 5> kMigrations{{
-      // 1: the event log, its full-text index and the dead-letter table.
-      {1, MigrationKind::kStatements, R"sql(
+namespace {
+
+// The table at namespace scope: it is data, read by migrations_1_to_5() below.
+constexpr std::array<Migration, 5> kMigrations1To5{{
+    // 1: the event log, its full-text index and the dead-letter table.
+    {1, MigrationKind::kStatements, R"sql(
 CREATE TABLE events (
   seq               INTEGER PRIMARY KEY,
   uid               TEXT    NOT NULL UNIQUE,
@@ -68,9 +70,9 @@ CREATE TABLE dead_letters (
   payload     BLOB    NOT NULL
 );
 )sql"},
-      // 2: knowledge lifecycle (seed 000 DecisionStream), salience decay columns (seed 002),
-      //    meta-observations (seed 003), job bookkeeping and the append-only audit log.
-      {2, MigrationKind::kStatements, R"sql(
+    // 2: knowledge lifecycle (seed 000 DecisionStream), salience decay columns (seed 002),
+    //    meta-observations (seed 003), job bookkeeping and the append-only audit log.
+    {2, MigrationKind::kStatements, R"sql(
 ALTER TABLE events ADD COLUMN salience_base REAL NOT NULL DEFAULT 1.0;
 ALTER TABLE events ADD COLUMN salience_ref_us INTEGER;
 ALTER TABLE events ADD COLUMN decay_curve TEXT NOT NULL DEFAULT 'exponential';
@@ -200,9 +202,9 @@ CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN
   SELECT RAISE(ABORT, 'audit_log is append-only');
 END;
 )sql"},
-      // 3: the consolidation job's incremental state: each event's trajectory and target, the
-      //    evidence weight per target, problem occurrences and finished trajectories.
-      {3, MigrationKind::kStatements, R"sql(
+    // 3: the consolidation job's incremental state: each event's trajectory and target, the
+    //    evidence weight per target, problem occurrences and finished trajectories.
+    {3, MigrationKind::kStatements, R"sql(
 CREATE TABLE event_targets (
   seq           INTEGER PRIMARY KEY REFERENCES events (seq),
   namespace     TEXT    NOT NULL,
@@ -246,11 +248,11 @@ CREATE TABLE trajectory_outcomes (
 ) WITHOUT ROWID;
 CREATE INDEX trajectory_outcomes_tools ON trajectory_outcomes (namespace, tool_sequence, success);
 )sql"},
-      // 4: entities, aliases, event links and relationships (seed 003 MemoryEntity,
-      //    MemoryEntityAlias, MemoryFactEntityLink, MemoryEntityRelationship), lexical clusters
-      //    (seed 003 MemoryCluster) with their incremental TF-IDF state and inverted index, and
-      //    the members of community observations.
-      {4, MigrationKind::kStatements, R"sql(
+    // 4: entities, aliases, event links and relationships (seed 003 MemoryEntity,
+    //    MemoryEntityAlias, MemoryFactEntityLink, MemoryEntityRelationship), lexical clusters
+    //    (seed 003 MemoryCluster) with their incremental TF-IDF state and inverted index, and
+    //    the members of community observations.
+    {4, MigrationKind::kStatements, R"sql(
 CREATE TABLE entities (
   entity_id        INTEGER PRIMARY KEY,
   namespace        TEXT    NOT NULL,
@@ -362,9 +364,9 @@ CREATE TABLE community_members (
   PRIMARY KEY (observation_id, member_type, member_id)
 ) WITHOUT ROWID;
 )sql"},
-      // 5: medallions (seed 001: the exact `medallions` table), their scopes in join tables so
-      //    scope queries run in SQL, stable item ids, and the history of previous versions.
-      {5, MigrationKind::kStatements, R"sql(
+    // 5: medallions (seed 001: the exact `medallions` table), their scopes in join tables so
+    //    scope queries run in SQL, stable item ids, and the history of previous versions.
+    {5, MigrationKind::kStatements, R"sql(
 CREATE TABLE medallions (
     id TEXT PRIMARY KEY,
     content_json TEXT NOT NULL,
@@ -415,8 +417,10 @@ CREATE TABLE medallion_history (
   PRIMARY KEY (medallion_id, version)
 ) WITHOUT ROWID;
 )sql"},
-  }};
-  return kMigrations;
-}
+}};
+
+}  // namespace
+
+std::span<const Migration> migrations_1_to_5() { return kMigrations1To5; }
 
 }  // namespace reflectd::store
