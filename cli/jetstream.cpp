@@ -98,6 +98,128 @@ bus::NatsConnectionPtr connect_or_report(const JetStreamOptions& options, int& s
   }
 }
 
+// What the first pass sent, by event id (what a resend needs), and the lines it skipped.
+struct Sent {
+  std::map<std::string, Outgoing> by_id;
+  std::vector<std::string> skipped;  // FILE:LINE: error, the first kShownProblems
+  std::uint64_t skipped_count = 0;
+};
+
+// Every line of `reader` published asynchronously, with its id as Nats-Msg-Id (JetStream's
+// duplicate window drops a resend of a stored one); lines that are no event are skipped.
+Sent send_all(LineReader& reader, jsCtx* js, const JetStreamOptions& options, Tally& tally) {
+  Sent result;
+  auto& [sent, skipped, skipped_count] = result;
+  while (auto line = reader.next()) {
+    if (line->text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = fmt::format("{}:{}", reader.names()[line->file], line->number);
+    LineEvent event = read_line(line->text);
+    if (!event.error.empty()) {
+      ++skipped_count;
+      if (skipped.size() < kShownProblems) skipped.push_back(where + ": " + event.error);
+      continue;
+    }
+    Outgoing out{options.agent.empty() ? bus::event_subject(event.ns)
+                                       : bus::agent_subject(options.agent, event.ns),
+                 std::move(event.payload), where};
+    natsMsg* msg = nullptr;
+    natsMsg_Create(&msg, out.subject.c_str(), nullptr, out.payload.data(),
+                   static_cast<int>(out.payload.size()));
+    natsMsgHeader_Set(msg, "Nats-Msg-Id", event.id.c_str());
+    // A PubAck lost with a server that died must free its place in the window (and be
+    // resent): without MaxWait it would be awaited forever and every later publish would
+    // stall on the full window.
+    jsPubOptions each;
+    jsPubOptions_Init(&each);
+    each.MaxWait = options.timeout_ms;
+    if (js_PublishMsgAsync(js, &msg, &each) != NATS_OK) {
+      natsMsg_Destroy(msg);
+      const std::lock_guard lock(tally.mutex);
+      tally.failed_ids.push_back(event.id);
+    }
+    sent.emplace(event.id, std::move(out));
+  }
+  return result;
+}
+
+// Waits for the outstanding PubAcks; the ids of those that never came (a server died with
+// them) join the failed ones. Returns the ids to resend.
+std::vector<std::string> unacknowledged(jsCtx* js, const JetStreamOptions& options, Tally& tally) {
+  jsPubOptions complete;
+  jsPubOptions_Init(&complete);
+  complete.MaxWait = options.timeout_ms;
+  if (js_PublishAsyncComplete(js, &complete) != NATS_OK) {
+    // PubAcks that never came (a server died with them): resend those too.
+    natsMsgList pending{nullptr, 0};
+    if (js_PublishAsyncGetPendingList(&pending, js) == NATS_OK) {
+      const std::lock_guard lock(tally.mutex);
+      for (int i = 0; i < pending.Count; ++i) {
+        const char* id = nullptr;
+        if (natsMsgHeader_Get(pending.Msgs[i], "Nats-Msg-Id", &id) == NATS_OK) {
+          tally.failed_ids.emplace_back(id);
+        }
+      }
+      natsMsgList_Destroy(&pending);
+    }
+  }
+  std::vector<std::string> failed;
+  const std::lock_guard lock(tally.mutex);
+  failed.swap(tally.failed_ids);
+  return failed;
+}
+
+// Resends `failed` one at a time, each awaiting its PubAck (a quorum is being re-elected, or a
+// server is back), in rounds with a growing pause, for at most kResendFor. Leaves in `failed`
+// the ids never stored; returns how many resends were made.
+std::uint64_t resend(jsCtx* js, const JetStreamOptions& options,
+                     const std::map<std::string, Outgoing>& sent, Tally& tally,
+                     std::vector<std::string>& failed) {
+  std::uint64_t resent = 0;
+  const auto resend_until = std::chrono::steady_clock::now() + kResendFor;
+  auto wait = std::chrono::milliseconds(250);
+  for (bool first = true; !failed.empty(); first = false) {
+    if (!first) {
+      if (std::chrono::steady_clock::now() + wait > resend_until) break;
+      std::this_thread::sleep_for(wait);
+      wait = std::min(wait * 2, kResendMaxWait);
+    }
+    std::vector<std::string> still;
+    // A resend that fails leaves the rest of the round for the next one: the stream has no
+    // leader yet, and every other resend now would fail the same way.
+    bool stream_down = false;
+    std::string refused;
+    for (const std::string& id : failed) {
+      if (stream_down) {
+        still.push_back(id);
+        continue;
+      }
+      const Outgoing& out = sent.at(id);
+      jsPubOptions publish;
+      jsPubOptions_Init(&publish);
+      publish.MsgId = id.c_str();
+      publish.MaxWait = options.timeout_ms;
+      jsPubAck* ack = nullptr;
+      auto code = static_cast<jsErrCode>(0);
+      ++resent;
+      const natsStatus s = js_Publish(&ack, js, out.subject.c_str(), out.payload.data(),
+                                      static_cast<int>(out.payload.size()), &publish, &code);
+      const std::lock_guard lock(tally.mutex);
+      if (s == NATS_OK) {
+        ++(ack->Duplicate ? tally.duplicate : tally.stored);
+        tally.last_error.erase(id);
+      } else {
+        tally.last_error[id] = bus::nats_error_text("publish", s);
+        stream_down = true;
+        refused = id;  // last in the next round, so that one it refuses blocks no other
+      }
+      jsPubAck_Destroy(ack);
+    }
+    if (!refused.empty()) still.push_back(refused);
+    failed.swap(still);
+  }
+  return resent;
+}
+
 }  // namespace
 
 int run_jetstream_init(const JetStreamOptions& options, const bus::StreamLayout& layout) {
@@ -151,105 +273,11 @@ int run_jetstream_publish(const JetStreamOptions& options, const std::vector<std
   }
   const bus::JsCtxPtr js(raw_js);
 
-  std::map<std::string, Outgoing> sent;  // by id: what a resend needs
-  std::vector<std::string> skipped;      // FILE:LINE: error
-  std::uint64_t skipped_count = 0;
   const auto started = std::chrono::steady_clock::now();
-  while (auto line = reader.next()) {
-    if (line->text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = fmt::format("{}:{}", reader.names()[line->file], line->number);
-    LineEvent event = read_line(line->text);
-    if (!event.error.empty()) {
-      ++skipped_count;
-      if (skipped.size() < kShownProblems) skipped.push_back(where + ": " + event.error);
-      continue;
-    }
-    Outgoing out{options.agent.empty() ? bus::event_subject(event.ns)
-                                       : bus::agent_subject(options.agent, event.ns),
-                 std::move(event.payload), where};
-    natsMsg* msg = nullptr;
-    natsMsg_Create(&msg, out.subject.c_str(), nullptr, out.payload.data(),
-                   static_cast<int>(out.payload.size()));
-    natsMsgHeader_Set(msg, "Nats-Msg-Id", event.id.c_str());
-    // A PubAck lost with a server that died must free its place in the window (and be
-    // resent): without MaxWait it would be awaited forever and every later publish would
-    // stall on the full window.
-    jsPubOptions each;
-    jsPubOptions_Init(&each);
-    each.MaxWait = options.timeout_ms;
-    if (js_PublishMsgAsync(js.get(), &msg, &each) != NATS_OK) {
-      natsMsg_Destroy(msg);
-      const std::lock_guard lock(tally.mutex);
-      tally.failed_ids.push_back(event.id);
-    }
-    sent.emplace(event.id, std::move(out));
-  }
-  jsPubOptions complete;
-  jsPubOptions_Init(&complete);
-  complete.MaxWait = options.timeout_ms;
-  if (js_PublishAsyncComplete(js.get(), &complete) != NATS_OK) {
-    // PubAcks that never came (a server died with them): resend those too.
-    natsMsgList pending{nullptr, 0};
-    if (js_PublishAsyncGetPendingList(&pending, js.get()) == NATS_OK) {
-      const std::lock_guard lock(tally.mutex);
-      for (int i = 0; i < pending.Count; ++i) {
-        const char* id = nullptr;
-        if (natsMsgHeader_Get(pending.Msgs[i], "Nats-Msg-Id", &id) == NATS_OK) {
-          tally.failed_ids.emplace_back(id);
-        }
-      }
-      natsMsgList_Destroy(&pending);
-    }
-  }
-  // Resends wait for each PubAck: a quorum is being re-elected, or a server is back.
-  std::vector<std::string> failed;
-  {
-    const std::lock_guard lock(tally.mutex);
-    failed.swap(tally.failed_ids);
-  }
-  std::uint64_t resent = 0;
-  const auto resend_until = std::chrono::steady_clock::now() + kResendFor;
-  auto wait = std::chrono::milliseconds(250);
-  for (bool first = true; !failed.empty(); first = false) {
-    if (!first) {
-      if (std::chrono::steady_clock::now() + wait > resend_until) break;
-      std::this_thread::sleep_for(wait);
-      wait = std::min(wait * 2, kResendMaxWait);
-    }
-    std::vector<std::string> still;
-    // A resend that fails leaves the rest of the round for the next one: the stream has no
-    // leader yet, and every other resend now would fail the same way.
-    bool stream_down = false;
-    std::string refused;
-    for (const std::string& id : failed) {
-      if (stream_down) {
-        still.push_back(id);
-        continue;
-      }
-      const Outgoing& out = sent.at(id);
-      jsPubOptions publish;
-      jsPubOptions_Init(&publish);
-      publish.MsgId = id.c_str();
-      publish.MaxWait = options.timeout_ms;
-      jsPubAck* ack = nullptr;
-      auto code = static_cast<jsErrCode>(0);
-      ++resent;
-      const natsStatus s = js_Publish(&ack, js.get(), out.subject.c_str(), out.payload.data(),
-                                      static_cast<int>(out.payload.size()), &publish, &code);
-      const std::lock_guard lock(tally.mutex);
-      if (s == NATS_OK) {
-        ++(ack->Duplicate ? tally.duplicate : tally.stored);
-        tally.last_error.erase(id);
-      } else {
-        tally.last_error[id] = bus::nats_error_text("publish", s);
-        stream_down = true;
-        refused = id;  // last in the next round, so that one it refuses blocks no other
-      }
-      jsPubAck_Destroy(ack);
-    }
-    if (!refused.empty()) still.push_back(refused);
-    failed.swap(still);
-  }
+  Sent result = send_all(reader, js.get(), options, tally);
+  auto& [sent, skipped, skipped_count] = result;
+  std::vector<std::string> failed = unacknowledged(js.get(), options, tally);
+  const std::uint64_t resent = resend(js.get(), options, sent, tally, failed);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::vector<std::string> failures;
