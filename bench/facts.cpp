@@ -59,6 +59,45 @@ struct StoredFact {
   std::int64_t to_us = 0;  // exclusive; the day of from_us while the fact is open
 };
 
+// Every fact of the ledger, by the id of its evidence turn, in fact_id order; a fact without
+// an end holds for the day it starts.
+std::map<std::string, std::vector<StoredFact>> read_facts(SQLite::Database& db) {
+  std::map<std::string, std::vector<StoredFact>> by_turn;
+  SQLite::Statement read(db,
+                         "SELECT e.uid, f.fact_text, coalesce(f.attribute_key, ''), "
+                         "f.valid_from_us, f.valid_to_us FROM facts f "
+                         "JOIN events e ON e.seq = f.source_seq ORDER BY f.fact_id");
+  while (read.executeStep()) {
+    StoredFact f{read.getColumn(0).getString(), read.getColumn(1).getString(),
+                 read.getColumn(2).getString(), read.getColumn(3).getInt64(), 0};
+    f.to_us =
+        read.isColumnNull(4) ? (f.from_us / kDayUs + 1) * kDayUs : read.getColumn(4).getInt64();
+    by_turn[f.turn].push_back(std::move(f));
+  }
+  return by_turn;
+}
+
+// --dump: every fact with its turn, and whether a question cites that turn as evidence.
+void write_dump(const std::string& dump, const std::vector<json>& turns,
+                const std::map<std::string, std::vector<StoredFact>>& by_turn,
+                const std::set<std::string>& evidence) {
+  std::ofstream out(dump);
+  std::map<std::string, std::string> content;
+  for (const json& t : turns) content[t["id"]] = t["content"];
+  for (const auto& [turn, facts] : by_turn) {
+    for (const StoredFact& f : facts) {
+      out << json{{"turn", turn},
+                  {"content", content[turn]},
+                  {"statement", f.statement},
+                  {"attribute", f.attribute},
+                  {"valid_from_us", f.from_us},
+                  {"evidence", evidence.contains(turn)}}
+                 .dump()
+          << "\n";
+    }
+  }
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"bench_facts: the fact ledger on LoCoMo (evidence coverage, gold dates)"};
   std::string data = std::string(REFLECTD_DATA_DIR) + "/locomo-dev";
@@ -97,20 +136,9 @@ int run(int argc, char** argv) {
   const double job_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::map<std::string, std::vector<StoredFact>> by_turn;
-  SQLite::Statement read(db,
-                         "SELECT e.uid, f.fact_text, coalesce(f.attribute_key, ''), "
-                         "f.valid_from_us, f.valid_to_us FROM facts f "
-                         "JOIN events e ON e.seq = f.source_seq ORDER BY f.fact_id");
+  const std::map<std::string, std::vector<StoredFact>> by_turn = read_facts(db);
   std::size_t fact_count = 0;
-  while (read.executeStep()) {
-    StoredFact f{read.getColumn(0).getString(), read.getColumn(1).getString(),
-                 read.getColumn(2).getString(), read.getColumn(3).getInt64(), 0};
-    f.to_us =
-        read.isColumnNull(4) ? (f.from_us / kDayUs + 1) * kDayUs : read.getColumn(4).getInt64();
-    by_turn[f.turn].push_back(std::move(f));
-    ++fact_count;
-  }
+  for (const auto& [turn, facts] : by_turn) fact_count += facts.size();
 
   std::set<std::string> evidence;
   int temporal_dated = 0;
@@ -127,7 +155,9 @@ int run(int argc, char** argv) {
     ++temporal_dated;
     bool found = false;
     for (const auto& id : ids) {
-      for (const StoredFact& f : by_turn[id]) {
+      const auto facts = by_turn.find(id);
+      if (facts == by_turn.end()) continue;
+      for (const StoredFact& f : facts->second) {
         const bool fact_in_gold = f.from_us >= gold->first && f.from_us < gold->second;
         const bool gold_in_fact = gold->first >= f.from_us && gold->first < f.to_us;
         found = found || fact_in_gold || gold_in_fact;
@@ -149,23 +179,7 @@ int run(int argc, char** argv) {
       if (has) facts_on_evidence += it->second.size();
     }
   }
-  if (!dump.empty()) {
-    std::ofstream out(dump);
-    std::map<std::string, std::string> content;
-    for (const json& t : turns) content[t["id"]] = t["content"];
-    for (const auto& [turn, facts] : by_turn) {
-      for (const StoredFact& f : facts) {
-        out << json{{"turn", turn},
-                    {"content", content[turn]},
-                    {"statement", f.statement},
-                    {"attribute", f.attribute},
-                    {"valid_from_us", f.from_us},
-                    {"evidence", evidence.contains(turn)}}
-                   .dump()
-            << "\n";
-      }
-    }
-  }
+  if (!dump.empty()) write_dump(dump, turns, by_turn, evidence);
 
   const double evidence_share =
       static_cast<double>(evidence_with) / static_cast<double>(evidence.size());

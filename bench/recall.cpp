@@ -183,6 +183,123 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(i, v.size() - 1)];
 }
 
+// The WordNet of recall.wordnet_dir, loaded and timed; none when the key is empty.
+std::shared_ptr<const recall::WordNetLoader> load_wordnet(const config::Config& cfg) {
+  std::shared_ptr<const recall::WordNetLoader> wordnet;
+  if (!cfg.recall.wordnet_dir.empty()) {
+    const auto load_start = std::chrono::steady_clock::now();
+    wordnet = std::make_shared<const recall::WordNetLoader>(cfg.recall.wordnet_dir);
+    if (wordnet->get() == nullptr) throw std::runtime_error(wordnet->error());
+    std::cout
+        << "wordnet: " << wordnet->get()->synset_count() << " synsets loaded in "
+        << std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count()
+        << " s\n";
+  }
+  return wordnet;
+}
+
+// What the compressed contexts of the questions gave: evidence recall per token budget, the
+// gold dates of temporal questions in the 1000-token context, and that context's latency.
+struct ContextsSeen {
+  std::map<int, std::pair<double, int>> recall;  // budget -> (sum, n)
+  int temporal_total = 0, temporal_dated = 0, temporal_found = 0;
+  std::vector<double> latency_ms;
+};
+
+// The contexts of question `q` at every budget of kContextBudgets, tallied into `seen`.
+// Returns the 1000-token context's text (for --dump).
+json score_contexts(recall::Recaller& recaller, const recall::RecallRequest& request, const json& q,
+                    const recall::ReadScope& scope, std::int64_t now_us, ContextsSeen& seen) {
+  const std::string category = q["category"];
+  const auto evidence = q["evidence_ids"].get<std::vector<std::string>>();
+  auto elapsed_ms = [](std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+        .count();
+  };
+  json contexts = json::object();
+  for (const int budget : kContextBudgets) {
+    recall::ContextRequest creq{request, budget};
+    const auto context_start = std::chrono::steady_clock::now();
+    auto built = recall::build_context(recaller, creq, scope, now_us);
+    if (budget == 1000) seen.latency_ms.push_back(elapsed_ms(context_start));
+    auto* context = std::get_if<recall::CompressedContext>(&built);
+    int found = 0;
+    if (context != nullptr) {
+      for (const auto& id : evidence) {
+        found += std::count(context->sources.begin(), context->sources.end(), id) > 0 ? 1 : 0;
+      }
+    }
+    auto& [sum, n] = seen.recall[budget];
+    sum += static_cast<double>(found) / static_cast<double>(evidence.size());
+    ++n;
+    if (budget == 1000 && category == "temporal") {
+      ++seen.temporal_total;
+      const std::string gold =
+          q["answer"].is_string() ? q["answer"].get<std::string>() : q["answer"].dump();
+      if (auto label = bench::gold_date(gold)) {
+        ++seen.temporal_dated;
+        if (context != nullptr && bench::contains_label(context->context_text, *label))
+          ++seen.temporal_found;
+      }
+    }
+    if (budget == 1000 && context != nullptr) contexts = context->context_text;
+  }
+  return contexts;
+}
+
+// Recall@5, recall@10 and NDCG@10 per category, ours beside plain BM25 and their ratio; with
+// a --dump-depth over 10, the evidence recall at that depth.
+void print_table(const std::map<std::string, Scores>& ours,
+                 const std::map<std::string, Scores>& plain, int depth) {
+  std::printf("%-12s %5s  %-21s %-21s %-21s\n", "category", "n", "recall@5 (BM25, x)",
+              "recall@10 (BM25, x)", "NDCG@10 (BM25, x)");
+  for (const auto& [category, s] : ours) {
+    const Scores& b = plain.at(category);
+    auto cell = [](double v, double base) {
+      std::array<char, 64> buf{};
+      std::snprintf(buf.data(), buf.size(), "%.3f (%.3f, %.2fx)", v, base,
+                    base > 0 ? v / base : 0.0);
+      return std::string(buf.data());
+    };
+    std::printf("%-12s %5d  %-21s %-21s %-21s\n", category.c_str(), s.n,
+                cell(s.mean(s.r5), b.mean(b.r5)).c_str(),
+                cell(s.mean(s.r10), b.mean(b.r10)).c_str(),
+                cell(s.mean(s.ndcg10), b.mean(b.ndcg10)).c_str());
+  }
+  if (depth > 10) {
+    // How much evidence the pipeline ranks at all within the deeper cut: the ceiling of any
+    // re-ranking of these candidates.
+    std::printf("evidence recall@%d:", depth);
+    for (const auto& [category, s] : ours) {
+      std::printf(" %s %.3f", category.c_str(), s.mean(s.r_deep));
+    }
+    std::printf("\n");
+  }
+}
+
+// Recall latency on libzmq's commit subjects (every 43rd of the synthetic corpus, at most 200).
+void print_libzmq_latency(const std::vector<json>& corpus, recall::Recaller& recaller,
+                          const recall::ReadScope& scope, std::int64_t now_us) {
+  auto elapsed_ms = [](std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+        .count();
+  };
+  std::vector<double> libzmq_ms;
+  for (std::size_t i = 0; i < corpus.size() && libzmq_ms.size() < 200; i += 43) {
+    if (corpus[i].value("namespace", "") != "libzmq") continue;
+    recall::RecallRequest request;
+    const std::string content = corpus[i]["content"];
+    request.text = content.substr(0, std::min(content.find('\n'), std::size_t{200}));
+    request.ns = "libzmq";
+    const auto start = std::chrono::steady_clock::now();
+    auto answer = recaller.recall(request, scope, now_us);
+    libzmq_ms.push_back(elapsed_ms(start));
+    (void)answer;
+  }
+  std::printf("recall latency (libzmq, %zu commit subjects): p50 %.2f ms, p99 %.2f ms\n",
+              libzmq_ms.size(), percentile(libzmq_ms, 0.5), percentile(libzmq_ms, 0.99));
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"bench_recall: recall and context quality on LoCoMo against plain BM25"};
   std::string data = std::string(REFLECTD_DATA_DIR) + "/locomo-dev";
@@ -232,29 +349,14 @@ int run(int argc, char** argv) {
   const auto cfg = config_path.empty() ? config::defaults() : config::load_file(config_path);
   const auto vitality = daemon::vitality_params(cfg.decay);
   jobs::register_sql_functions(db, vitality);
-  std::shared_ptr<const recall::WordNetLoader> wordnet;
-  if (!cfg.recall.wordnet_dir.empty()) {
-    const auto load_start = std::chrono::steady_clock::now();
-    wordnet = std::make_shared<const recall::WordNetLoader>(cfg.recall.wordnet_dir);
-    if (wordnet->get() == nullptr) throw std::runtime_error(wordnet->error());
-    std::cout
-        << "wordnet: " << wordnet->get()->synset_count() << " synsets loaded in "
-        << std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count()
-        << " s\n";
-  }
+  const std::shared_ptr<const recall::WordNetLoader> wordnet = load_wordnet(cfg);
   recall::Recaller recaller(db, daemon::recall_params(cfg, wordnet));
   Baseline baseline(turns);
   const recall::ReadScope scope;
 
   std::map<std::string, Scores> ours, plain;
-  std::map<int, std::pair<double, int>> context_recall;  // budget -> (sum, n)
-  int temporal_total = 0, temporal_dated = 0, temporal_found = 0;
+  ContextsSeen contexts_seen;
   std::vector<double> latency_ms;
-  std::vector<double> context_ms;
-  auto elapsed_ms = [](std::chrono::steady_clock::time_point since) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
-        .count();
-  };
   std::ofstream dump_out;
   if (!dump.empty()) dump_out.open(dump);
   for (const json& q : questions) {
@@ -285,34 +387,8 @@ int run(int argc, char** argv) {
     plain[category].add(base, evidence);
     plain["all"].add(base, evidence);
 
-    json contexts = json::object();
-    for (const int budget : kContextBudgets) {
-      recall::ContextRequest creq{request, budget};
-      const auto context_start = std::chrono::steady_clock::now();
-      auto built = recall::build_context(recaller, creq, scope, clock.now_us());
-      if (budget == 1000) context_ms.push_back(elapsed_ms(context_start));
-      auto* context = std::get_if<recall::CompressedContext>(&built);
-      int found = 0;
-      if (context != nullptr) {
-        for (const auto& id : evidence) {
-          found += std::count(context->sources.begin(), context->sources.end(), id) > 0 ? 1 : 0;
-        }
-      }
-      auto& [sum, n] = context_recall[budget];
-      sum += static_cast<double>(found) / static_cast<double>(evidence.size());
-      ++n;
-      if (budget == 1000 && category == "temporal") {
-        ++temporal_total;
-        const std::string gold =
-            q["answer"].is_string() ? q["answer"].get<std::string>() : q["answer"].dump();
-        if (auto label = bench::gold_date(gold)) {
-          ++temporal_dated;
-          if (context != nullptr && bench::contains_label(context->context_text, *label))
-            ++temporal_found;
-        }
-      }
-      if (dump_out && budget == 1000 && context != nullptr) contexts = context->context_text;
-    }
+    const json contexts =
+        score_contexts(recaller, request, q, scope, clock.now_us(), contexts_seen);
     if (dump_out) {
       dump_out << json{{"id", q["id"]},        {"question", q["question"]}, {"category", category},
                        {"evidence", evidence}, {"ranked", ranked},          {"scores", scores},
@@ -324,62 +400,26 @@ int run(int argc, char** argv) {
 
   std::printf("bench_recall: %zu turns, %d questions (adversarial left out)\n", turns.size(),
               ours["all"].n);
-  std::printf("%-12s %5s  %-21s %-21s %-21s\n", "category", "n", "recall@5 (BM25, x)",
-              "recall@10 (BM25, x)", "NDCG@10 (BM25, x)");
-  for (const auto& [category, s] : ours) {
-    const Scores& b = plain[category];
-    auto cell = [](double v, double base) {
-      std::array<char, 64> buf{};
-      std::snprintf(buf.data(), buf.size(), "%.3f (%.3f, %.2fx)", v, base,
-                    base > 0 ? v / base : 0.0);
-      return std::string(buf.data());
-    };
-    std::printf("%-12s %5d  %-21s %-21s %-21s\n", category.c_str(), s.n,
-                cell(s.mean(s.r5), b.mean(b.r5)).c_str(),
-                cell(s.mean(s.r10), b.mean(b.r10)).c_str(),
-                cell(s.mean(s.ndcg10), b.mean(b.ndcg10)).c_str());
-  }
-  if (!dump.empty() && dump_depth > 10) {
-    // How much evidence the pipeline ranks at all within the deeper cut: the ceiling of any
-    // re-ranking of these candidates.
-    std::printf("evidence recall@%d:", dump_depth);
-    for (const auto& [category, s] : ours) {
-      std::printf(" %s %.3f", category.c_str(), s.mean(s.r_deep));
-    }
-    std::printf("\n");
-  }
+  print_table(ours, plain, dump.empty() ? 10 : dump_depth);
+  ContextsSeen& seen = contexts_seen;
   for (const int budget : kContextBudgets) {
-    const auto& [sum, n] = context_recall[budget];
+    const auto& [sum, n] = seen.recall[budget];
     std::printf("context evidence recall at %d tokens: %.3f\n", budget, n > 0 ? sum / n : 0);
   }
   std::printf(
       "temporal questions with the gold date in the 1000-token context: %d of %d "
       "(%.3f; %d have a date as gold answer: %.3f of those)\n",
-      temporal_found, temporal_total,
-      temporal_total > 0 ? static_cast<double>(temporal_found) / temporal_total : 0, temporal_dated,
-      temporal_dated > 0 ? static_cast<double>(temporal_found) / temporal_dated : 0);
+      seen.temporal_found, seen.temporal_total,
+      seen.temporal_total > 0 ? static_cast<double>(seen.temporal_found) / seen.temporal_total : 0,
+      seen.temporal_dated,
+      seen.temporal_dated > 0 ? static_cast<double>(seen.temporal_found) / seen.temporal_dated : 0);
   std::printf("store: %llu synthetic events + %zu turns; index, jobs: %.1f s\n",
               static_cast<unsigned long long>(extra_events), turns.size(), build_s);
   std::printf("recall latency (LoCoMo questions): p50 %.2f ms, p99 %.2f ms (%zu queries)\n",
               percentile(latency_ms, 0.5), percentile(latency_ms, 0.99), latency_ms.size());
   std::printf("context latency (1000 tokens): p50 %.2f ms, p99 %.2f ms\n",
-              percentile(context_ms, 0.5), percentile(context_ms, 0.99));
-  if (!corpus.empty()) {
-    std::vector<double> libzmq_ms;
-    for (std::size_t i = 0; i < corpus.size() && libzmq_ms.size() < 200; i += 43) {
-      if (corpus[i].value("namespace", "") != "libzmq") continue;
-      recall::RecallRequest request;
-      const std::string content = corpus[i]["content"];
-      request.text = content.substr(0, std::min(content.find('\n'), std::size_t{200}));
-      request.ns = "libzmq";
-      const auto start = std::chrono::steady_clock::now();
-      auto answer = recaller.recall(request, scope, clock.now_us());
-      libzmq_ms.push_back(elapsed_ms(start));
-      (void)answer;
-    }
-    std::printf("recall latency (libzmq, %zu commit subjects): p50 %.2f ms, p99 %.2f ms\n",
-                libzmq_ms.size(), percentile(libzmq_ms, 0.5), percentile(libzmq_ms, 0.99));
-  }
+              percentile(seen.latency_ms, 0.5), percentile(seen.latency_ms, 0.99));
+  if (!corpus.empty()) print_libzmq_latency(corpus, recaller, scope, clock.now_us());
   const double overall = ours["all"].mean(ours["all"].r10);
   if (min_recall10 > 0 && overall < min_recall10) {
     std::printf("FAIL: recall@10 %.3f is below --min-recall10 %.3f\n", overall, min_recall10);
