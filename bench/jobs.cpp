@@ -482,6 +482,95 @@ void remove_database(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
 }
 
+// One size's measures: a full cycle over `events`, the incremental cycle after more, the starts.
+struct SizeRow {
+  std::uint64_t events;
+  Cycle full, incr;
+  Startup startup;
+};
+
+// For each size: stores that many events of `corpus` in a database of its own under `work`,
+// times a full cycle, stores `incremental` more, times the incremental cycle and `starts`
+// daemon starts, then removes the database.
+std::vector<SizeRow> measure_sizes(const fs::path& work, const std::vector<json>& corpus,
+                                   const std::vector<std::uint64_t>& sizes,
+                                   std::uint64_t incremental, int starts) {
+  SystemClock clock;
+  std::vector<SizeRow> rows;
+  for (const std::uint64_t count : sizes) {
+    const std::string path = (work / ("jobs-" + std::to_string(count) + ".db")).string();
+    std::cerr << "storing " << count << " events...\n";
+    bench::store_events(path, corpus, 0, count, clock);
+    SizeRow row{count, {}, {}, {}};
+    std::cerr << "full cycle...\n";
+    row.full = cycle_in_child(work, path);
+    expect_processed(row.full, count);
+    std::cerr << "storing " << incremental << " more events...\n";
+    bench::store_events(path, corpus, count, incremental, clock);
+    std::cerr << "incremental cycle...\n";
+    row.incr = cycle_in_child(work, path);
+    expect_processed(row.incr, incremental);
+    if (starts > 0) {
+      std::cerr << "daemon starts...\n";
+      row.startup = measure_startup(work, path, starts);
+    }
+    // Partial results survive an interrupted multi-size run.
+    std::cerr << count << " events: full " << row.full.total << " s (CPU " << row.full.cpu_total
+              << " s), +" << incremental << " " << row.incr.total << " s (CPU "
+              << row.incr.cpu_total << " s), peak RSS "
+              << std::max(row.full.peak_rss_mib, row.incr.peak_rss_mib) << " MiB\n";
+    rows.push_back(std::move(row));
+    remove_database(path);
+  }
+  return rows;
+}
+
+// The table of the sizes' cycles (seconds per job, per event, RSS, growth against the first
+// size), their CPU seconds, and the daemon's startup times.
+void print_rows(const std::vector<SizeRow>& rows, std::uint64_t incremental) {
+  std::printf("%-8s %10s %9s %9s %9s %9s %9s %9s %8s %8s %7s\n", "cycle", "events", "consol_s",
+              "cluster_s", "decay_s", "import_s", "medal_s", "total_s", "us/ev", "rss_MiB",
+              "growth");
+  const double first_full = rows.front().full.total / static_cast<double>(rows.front().events);
+  const double first_incr = rows.front().incr.total;
+  auto print = [&](const char* name, std::uint64_t events, const Cycle& c, double per_event,
+                   double growth) {
+    std::printf("%-8s %10llu", name, static_cast<unsigned long long>(events));
+    for (double s : c.seconds) std::printf(" %9.3f", s);
+    std::printf(" %9.3f %8.2f %8.1f %7.2f\n", c.total, per_event, c.peak_rss_mib, growth);
+  };
+  for (const auto& r : rows) {
+    const auto ev = static_cast<double>(r.events);
+    print("full", r.events, r.full, r.full.total * 1e6 / ev, r.full.total / ev / first_full);
+    print("+incr", incremental, r.incr, r.incr.total * 1e6 / static_cast<double>(incremental),
+          r.incr.total / first_incr);
+  }
+  std::printf("CPU seconds (user + system) of the same runs:\n");
+  for (const auto& r : rows) {
+    for (const auto* c : {&r.full, &r.incr}) {
+      std::printf("%-8s %10llu", c == &r.full ? "full" : "+incr",
+                  static_cast<unsigned long long>(c == &r.full ? r.events : incremental));
+      for (double s : c->cpu) std::printf(" %9.3f", s);
+      std::printf(" %9.3f\n", c->cpu_total);
+    }
+  }
+  std::printf(
+      "growth: full = seconds per event relative to the first size (~1 is linear); "
+      "+incr = total relative to the first size's incremental cycle (~1: independent of the "
+      "stored events)\n");
+  for (const auto& r : rows) {
+    if (r.startup.ms.empty()) continue;
+    const unsigned long long stored = r.events + incremental;
+    auto ms = r.startup.ms;
+    std::sort(ms.begin(), ms.end());
+    std::printf(
+        "startup to READY=1 on %llu events (%zu starts): min %.1f ms, median %.1f ms, max %.1f "
+        "ms; "
+        "daemon VmHWM %.1f MiB\n",
+        stored, ms.size(), ms.front(), ms[ms.size() / 2], ms.back(), r.startup.vmhwm_mib);
+  }
+}
+
 int run(int argc, char** argv) {
   CLI::App app{
       "Times a full and an incremental reflection cycle, the jobs' memory and the daemon's startup "
@@ -566,81 +655,10 @@ int run(int argc, char** argv) {
     if (mkdtemp(pattern.data()) == nullptr)
       throw std::runtime_error("mkdtemp failed in " + base.string());
     const fs::path work(pattern);
-    SystemClock clock;
-    struct Row {
-      std::uint64_t events;
-      Cycle full, incr;
-      Startup startup;
-    };
-    std::vector<Row> rows;
-    for (const std::uint64_t count : sizes) {
-      const std::string path = (work / ("jobs-" + std::to_string(count) + ".db")).string();
-      std::cerr << "storing " << count << " events...\n";
-      bench::store_events(path, corpus, 0, count, clock);
-      Row row{count, {}, {}, {}};
-      std::cerr << "full cycle...\n";
-      row.full = cycle_in_child(work, path);
-      expect_processed(row.full, count);
-      std::cerr << "storing " << incremental << " more events...\n";
-      bench::store_events(path, corpus, count, incremental, clock);
-      std::cerr << "incremental cycle...\n";
-      row.incr = cycle_in_child(work, path);
-      expect_processed(row.incr, incremental);
-      if (starts > 0) {
-        std::cerr << "daemon starts...\n";
-        row.startup = measure_startup(work, path, starts);
-      }
-      // Partial results survive an interrupted multi-size run.
-      std::cerr << count << " events: full " << row.full.total << " s (CPU " << row.full.cpu_total
-                << " s), +" << incremental << " " << row.incr.total << " s (CPU "
-                << row.incr.cpu_total << " s), peak RSS "
-                << std::max(row.full.peak_rss_mib, row.incr.peak_rss_mib) << " MiB\n";
-      rows.push_back(std::move(row));
-      remove_database(path);
-    }
+    const std::vector<SizeRow> rows = measure_sizes(work, corpus, sizes, incremental, starts);
     fs::remove_all(work);
 
-    std::printf("%-8s %10s %9s %9s %9s %9s %9s %9s %8s %8s %7s\n", "cycle", "events", "consol_s",
-                "cluster_s", "decay_s", "import_s", "medal_s", "total_s", "us/ev", "rss_MiB",
-                "growth");
-    const double first_full = rows.front().full.total / static_cast<double>(rows.front().events);
-    const double first_incr = rows.front().incr.total;
-    auto print = [&](const char* name, std::uint64_t events, const Cycle& c, double per_event,
-                     double growth) {
-      std::printf("%-8s %10llu", name, static_cast<unsigned long long>(events));
-      for (double s : c.seconds) std::printf(" %9.3f", s);
-      std::printf(" %9.3f %8.2f %8.1f %7.2f\n", c.total, per_event, c.peak_rss_mib, growth);
-    };
-    for (const auto& r : rows) {
-      const auto ev = static_cast<double>(r.events);
-      print("full", r.events, r.full, r.full.total * 1e6 / ev, r.full.total / ev / first_full);
-      print("+incr", incremental, r.incr, r.incr.total * 1e6 / static_cast<double>(incremental),
-            r.incr.total / first_incr);
-    }
-    std::printf("CPU seconds (user + system) of the same runs:\n");
-    for (const auto& r : rows) {
-      for (const auto* c : {&r.full, &r.incr}) {
-        std::printf("%-8s %10llu", c == &r.full ? "full" : "+incr",
-                    static_cast<unsigned long long>(c == &r.full ? r.events : incremental));
-        for (double s : c->cpu) std::printf(" %9.3f", s);
-        std::printf(" %9.3f\n", c->cpu_total);
-      }
-    }
-    std::printf(
-        "growth: full = seconds per event relative to the first size (~1 is linear); "
-        "+incr = total relative to the first size's incremental cycle (~1: independent of the "
-        "stored events)\n");
-    for (const auto& r : rows) {
-      if (r.startup.ms.empty()) continue;
-      const unsigned long long stored = r.events + incremental;
-      auto ms = r.startup.ms;
-      std::sort(ms.begin(), ms.end());
-      std::printf(
-          "startup to READY=1 on %llu events (%zu starts): min %.1f ms, median %.1f ms, max %.1f "
-          "ms; "
-          "daemon VmHWM %.1f MiB\n",
-          stored, ms.size(), ms.front(), ms[ms.size() / 2], ms.back(), r.startup.vmhwm_mib);
-    }
+    print_rows(rows, incremental);
     return 0;
   } catch (const std::exception& error) {
     std::cerr << "bench_jobs: " << error.what() << "\n";
