@@ -302,6 +302,35 @@ SyncProbe probe_fdatasync(const fs::path& dir, int samples) {
   return {pct(50), pct(99), pct(99.9), latencies.back()};
 }
 
+// The job runs that overlapped [measured_from_us, measured_to_us) (started before its end, not
+// ended before its start; finished_us 0 = still running), their seconds inside it, and how the
+// write lock was shared (store/write_gate.hpp), preload included.
+void record_overlapping_jobs(ControlClient& control, std::int64_t measured_from_us,
+                             std::int64_t measured_to_us, const Options& options,
+                             ModeResult& result) {
+  const auto runs = control.request({{"cmd", "jobs"}, {"limit", 1000}});
+  std::uint64_t overlapping = 0;
+  double job_seconds = 0;
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& run : runs.at("runs")) {
+    const std::int64_t started = run.value("started_us", std::int64_t{0});
+    std::int64_t finished = run.value("finished_us", std::int64_t{0});
+    if (finished == 0) finished = measured_to_us;
+    if (started < measured_to_us && finished > measured_from_us) {
+      ++overlapping;
+      job_seconds += static_cast<double>(std::min(finished, measured_to_us) -
+                                         std::max(started, measured_from_us)) /
+                     1e6;
+      names.push_back(run.value("job", std::string()));
+    }
+  }
+  result.extra["preloaded_events"] = options.preload;
+  result.extra["job_runs_overlapping"] = overlapping;
+  result.extra["job_seconds_overlapping"] = job_seconds;
+  result.extra["jobs_overlapping"] = names;
+  result.extra["write_gate"] = control.status()["write_gate"];
+}
+
 // One publisher, one event per message, paced at --rate: the acknowledgement latency of each
 // (send to reply, µs) as percentiles, and as ratios to the disk's own fdatasync percentiles
 // (probe_fdatasync, run just before in the database's directory). Throughput here is the
@@ -393,33 +422,7 @@ ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::p
     result.seconds = Seconds(Clock::now() - start).count();
     result.extra["daemon_peak_rss_mb"] =
         static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
-    if (with_jobs) {
-      // Runs that overlapped [measured_from, now]: started before its end, not ended before
-      // its start (finished_us 0 = still running).
-      const std::int64_t measured_to_us = wall_us();
-      const auto runs = control.request({{"cmd", "jobs"}, {"limit", 1000}});
-      std::uint64_t overlapping = 0;
-      double job_seconds = 0;
-      nlohmann::json names = nlohmann::json::array();
-      for (const auto& run : runs.at("runs")) {
-        const std::int64_t started = run.value("started_us", std::int64_t{0});
-        std::int64_t finished = run.value("finished_us", std::int64_t{0});
-        if (finished == 0) finished = measured_to_us;
-        if (started < measured_to_us && finished > measured_from_us) {
-          ++overlapping;
-          job_seconds += static_cast<double>(std::min(finished, measured_to_us) -
-                                             std::max(started, measured_from_us)) /
-                         1e6;
-          names.push_back(run.value("job", std::string()));
-        }
-      }
-      result.extra["preloaded_events"] = options.preload;
-      result.extra["job_runs_overlapping"] = overlapping;
-      result.extra["job_seconds_overlapping"] = job_seconds;
-      result.extra["jobs_overlapping"] = names;
-      // How the write lock was shared (store/write_gate.hpp), preload included.
-      result.extra["write_gate"] = control.status()["write_gate"];
-    }
+    if (with_jobs) record_overlapping_jobs(control, measured_from_us, wall_us(), options, result);
     if (!daemon.stop()) throw std::runtime_error(mode + ": the daemon did not exit cleanly");
   }
   std::sort(latencies.begin(), latencies.end());

@@ -89,6 +89,56 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
   return result;
 }
 
+// The events the forget removes: one namespace's, told apart by their agent.
+void push_forget_events(zmq::socket_t& push, const Options& options) {
+  for (std::uint64_t n = 0; n < options.forget_events; n += options.batch) {
+    nlohmann::json batch = nlohmann::json::array();
+    for (std::uint64_t i = n; i < std::min(options.forget_events, n + options.batch); ++i) {
+      batch.push_back({{"id", "forget:" + std::to_string(i)},
+                       {"kind", "observation"},
+                       {"namespace", "libzmq"},
+                       {"agent_id", "bench-forget"},
+                       {"content", "reconnect " + std::to_string(i) +
+                                       " dropped frames in src/session_base.cpp"}});
+    }
+    push.send(zmq::buffer(batch.dump()), zmq::send_flags::none);
+  }
+}
+
+// Every job once, in the cycle's order, each awaited on a socket of its own: job runs at a
+// million events outlast ControlClient's 60 s reply wait.
+void run_every_job(zmq::context_t& context, const std::string& control_endpoint) {
+  zmq::socket_t runs(context, zmq::socket_type::dealer);
+  runs.set(zmq::sockopt::linger, 0);
+  runs.connect(control_endpoint);
+  for (const char* job : {"consolidate", "cluster", "importance", "facts", "medallion", "decay"}) {
+    runs.send(zmq::buffer(nlohmann::json{{"cmd", "run"}, {"job", job}, {"wait", true}}.dump()),
+              zmq::send_flags::none);
+    zmq::message_t reply;
+    if (!runs.recv(reply) || !nlohmann::json::parse(reply.to_string_view()).value("ok", false)) {
+      throw std::runtime_error(std::string("under-forget: job ") + job + " failed");
+    }
+  }
+}
+
+// The forget's own run (its chunked clear, its delete and the index optimization), without
+// the rebuild runs that "wait" includes, and how long the writer ever waited for the jobs.
+void record_forget_run(ControlClient& control, nlohmann::json& forgotten, ModeResult& result) {
+  const auto forget_runs = control.request({{"cmd", "jobs"}, {"job", "forget"}, {"limit", 1}});
+  const auto& forget_run = forget_runs.at("runs").at(0);
+  result.extra["forget_run_seconds"] =
+      static_cast<double>(forget_run.at("finished_us").get<std::int64_t>() -
+                          forget_run.at("started_us").get<std::int64_t>()) /
+      1e6;
+  const auto gate = control.status().at("write_gate");
+  result.extra["writer_wait_max_ms"] =
+      static_cast<double>(gate.at("writer_wait_max_us").get<std::int64_t>()) / 1e3;
+  result.extra["writer_timeouts"] = gate.at("writer_timeouts");
+  for (const char* stage : {"clear_ms", "clear_transactions", "delete_ms", "optimize_ms"}) {
+    result.extra[stage] = forgotten["forgotten"][stage];
+  }
+}
+
 // Windowed ingest during a hard forget (memory_ops/forget.hpp), against idle windowed ingest in
 // the same daemon (the under-job mode's protocol with a forget instead of a job).
 ModeResult run_under_forget(const Corpus& corpus, const Options& options, const fs::path& dir) {
@@ -113,38 +163,11 @@ ModeResult run_under_forget(const Corpus& corpus, const Options& options, const 
     push.set(zmq::sockopt::linger, 0);
     push.connect(cfg.bus.push.front());
     push_events(push, corpus, 0, options.preload, options.batch);
-    // The events to forget: one namespace's, told apart by their agent.
-    for (std::uint64_t n = 0; n < options.forget_events; n += options.batch) {
-      nlohmann::json batch = nlohmann::json::array();
-      for (std::uint64_t i = n; i < std::min(options.forget_events, n + options.batch); ++i) {
-        batch.push_back({{"id", "forget:" + std::to_string(i)},
-                         {"kind", "observation"},
-                         {"namespace", "libzmq"},
-                         {"agent_id", "bench-forget"},
-                         {"content", "reconnect " + std::to_string(i) +
-                                         " dropped frames in src/session_base.cpp"}});
-      }
-      push.send(zmq::buffer(batch.dump()), zmq::send_flags::none);
-    }
+    push_forget_events(push, options);
     await_finished(control, options.preload + options.forget_events, nullptr,
                    "under-forget preload");
     const auto cycle_start = std::chrono::steady_clock::now();
-    {
-      // Job runs at a million events outlast ControlClient's 60 s reply wait.
-      zmq::socket_t runs(context, zmq::socket_type::dealer);
-      runs.set(zmq::sockopt::linger, 0);
-      runs.connect(cfg.bus.control.front());
-      for (const char* job :
-           {"consolidate", "cluster", "importance", "facts", "medallion", "decay"}) {
-        runs.send(zmq::buffer(nlohmann::json{{"cmd", "run"}, {"job", job}, {"wait", true}}.dump()),
-                  zmq::send_flags::none);
-        zmq::message_t reply;
-        if (!runs.recv(reply) ||
-            !nlohmann::json::parse(reply.to_string_view()).value("ok", false)) {
-          throw std::runtime_error(std::string("under-forget: job ") + job + " failed");
-        }
-      }
-    }
+    run_every_job(context, cfg.bus.control.front());
     result.extra["job_cycle_seconds"] =
         Seconds(std::chrono::steady_clock::now() - cycle_start).count();
     zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
@@ -199,21 +222,7 @@ ModeResult run_under_forget(const Corpus& corpus, const Options& options, const 
     result.extra["preloaded_events"] = options.preload;
     result.extra["forgotten_events"] = forgotten["forgotten"]["events_deleted"];
     result.extra["forget_seconds"] = forget_s;
-    // The forget's own run (its chunked clear, its delete and the index optimization), without
-    // the rebuild runs that "wait" includes, and how long the writer ever waited for the jobs.
-    const auto forget_runs = control.request({{"cmd", "jobs"}, {"job", "forget"}, {"limit", 1}});
-    const auto& forget_run = forget_runs.at("runs").at(0);
-    result.extra["forget_run_seconds"] =
-        static_cast<double>(forget_run.at("finished_us").get<std::int64_t>() -
-                            forget_run.at("started_us").get<std::int64_t>()) /
-        1e6;
-    const auto gate = control.status().at("write_gate");
-    result.extra["writer_wait_max_ms"] =
-        static_cast<double>(gate.at("writer_wait_max_us").get<std::int64_t>()) / 1e3;
-    result.extra["writer_timeouts"] = gate.at("writer_timeouts");
-    for (const char* stage : {"clear_ms", "clear_transactions", "delete_ms", "optimize_ms"}) {
-      result.extra[stage] = forgotten["forgotten"][stage];
-    }
+    record_forget_run(control, forgotten, result);
     result.extra["idle_events_per_s"] = idle_rate;
     result.extra["under_forget_events_per_s"] = busy_rate;
     result.extra["ratio_to_idle"] = busy_rate / idle_rate;
