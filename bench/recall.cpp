@@ -300,6 +300,24 @@ void print_libzmq_latency(const std::vector<json>& corpus, recall::Recaller& rec
               libzmq_ms.size(), percentile(libzmq_ms, 0.5), percentile(libzmq_ms, 0.99));
 }
 
+// Evidence recall per context budget, the temporal questions' gold dates in the 1000-token
+// context, and that context's latency.
+void print_contexts(const ContextsSeen& seen) {
+  for (const int budget : kContextBudgets) {
+    const auto& [sum, n] = seen.recall.at(budget);
+    std::printf("context evidence recall at %d tokens: %.3f\n", budget, n > 0 ? sum / n : 0);
+  }
+  std::printf(
+      "temporal questions with the gold date in the 1000-token context: %d of %d "
+      "(%.3f; %d have a date as gold answer: %.3f of those)\n",
+      seen.temporal_found, seen.temporal_total,
+      seen.temporal_total > 0 ? static_cast<double>(seen.temporal_found) / seen.temporal_total : 0,
+      seen.temporal_dated,
+      seen.temporal_dated > 0 ? static_cast<double>(seen.temporal_found) / seen.temporal_dated : 0);
+  std::printf("context latency (1000 tokens): p50 %.2f ms, p99 %.2f ms\n",
+              percentile(seen.latency_ms, 0.5), percentile(seen.latency_ms, 0.99));
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"bench_recall: recall and context quality on LoCoMo against plain BM25"};
   std::string data = std::string(REFLECTD_DATA_DIR) + "/locomo-dev";
@@ -401,24 +419,11 @@ int run(int argc, char** argv) {
   std::printf("bench_recall: %zu turns, %d questions (adversarial left out)\n", turns.size(),
               ours["all"].n);
   print_table(ours, plain, dump.empty() ? 10 : dump_depth);
-  ContextsSeen& seen = contexts_seen;
-  for (const int budget : kContextBudgets) {
-    const auto& [sum, n] = seen.recall[budget];
-    std::printf("context evidence recall at %d tokens: %.3f\n", budget, n > 0 ? sum / n : 0);
-  }
-  std::printf(
-      "temporal questions with the gold date in the 1000-token context: %d of %d "
-      "(%.3f; %d have a date as gold answer: %.3f of those)\n",
-      seen.temporal_found, seen.temporal_total,
-      seen.temporal_total > 0 ? static_cast<double>(seen.temporal_found) / seen.temporal_total : 0,
-      seen.temporal_dated,
-      seen.temporal_dated > 0 ? static_cast<double>(seen.temporal_found) / seen.temporal_dated : 0);
+  print_contexts(contexts_seen);
   std::printf("store: %llu synthetic events + %zu turns; index, jobs: %.1f s\n",
               static_cast<unsigned long long>(extra_events), turns.size(), build_s);
   std::printf("recall latency (LoCoMo questions): p50 %.2f ms, p99 %.2f ms (%zu queries)\n",
               percentile(latency_ms, 0.5), percentile(latency_ms, 0.99), latency_ms.size());
-  std::printf("context latency (1000 tokens): p50 %.2f ms, p99 %.2f ms\n",
-              percentile(seen.latency_ms, 0.5), percentile(seen.latency_ms, 0.99));
   if (!corpus.empty()) print_libzmq_latency(corpus, recaller, scope, clock.now_us());
   const double overall = ours["all"].mean(ours["all"].r10);
   if (min_recall10 > 0 && overall < min_recall10) {
