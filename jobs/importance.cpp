@@ -421,7 +421,7 @@ NamespaceEdges read_edges(SQLite::Database& db, const std::string& ns,
 // (co_occurs both ways, the typed relationships from subject to object), parallel edges summed,
 // in vertex order. `edge_rows` counts the edges of positive strength.
 Csr edge_graph(const NamespaceEdges& edges, std::size_t n, std::int64_t now_us,
-               double edge_half_life_s, std::int64_t& edge_rows) {
+               std::int64_t edge_half_life_s, std::int64_t& edge_rows) {
   std::vector<std::map<std::size_t, double>> out(n);
   const auto co_occurs = std::find(edges.type_names.begin(), edges.type_names.end(), "co_occurs");
   const auto co_occurs_type = static_cast<std::uint32_t>(co_occurs - edges.type_names.begin());
