@@ -183,6 +183,12 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(i, v.size() - 1)];
 }
 
+// Milliseconds from `since` to now, on the steady clock.
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+      .count();
+}
+
 // The WordNet of recall.wordnet_dir, loaded and timed; none when the key is empty.
 std::shared_ptr<const recall::WordNetLoader> load_wordnet(const config::Config& cfg) {
   std::shared_ptr<const recall::WordNetLoader> wordnet;
@@ -212,10 +218,6 @@ json score_contexts(recall::Recaller& recaller, const recall::RecallRequest& req
                     const recall::ReadScope& scope, std::int64_t now_us, ContextsSeen& seen) {
   const std::string category = q["category"];
   const auto evidence = q["evidence_ids"].get<std::vector<std::string>>();
-  auto elapsed_ms = [](std::chrono::steady_clock::time_point since) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
-        .count();
-  };
   json contexts = json::object();
   for (const int budget : kContextBudgets) {
     recall::ContextRequest creq{request, budget};
@@ -280,10 +282,6 @@ void print_table(const std::map<std::string, Scores>& ours,
 // Recall latency on libzmq's commit subjects (every 43rd of the synthetic corpus, at most 200).
 void print_libzmq_latency(const std::vector<json>& corpus, recall::Recaller& recaller,
                           const recall::ReadScope& scope, std::int64_t now_us) {
-  auto elapsed_ms = [](std::chrono::steady_clock::time_point since) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
-        .count();
-  };
   std::vector<double> libzmq_ms;
   for (std::size_t i = 0; i < corpus.size() && libzmq_ms.size() < 200; i += 43) {
     if (corpus[i].value("namespace", "") != "libzmq") continue;
@@ -388,9 +386,7 @@ int run(int argc, char** argv) {
     request.limit = dump.empty() ? 10 : dump_depth;
     const auto start = std::chrono::steady_clock::now();
     auto answer = recaller.recall(request, scope, clock.now_us());
-    latency_ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
+    latency_ms.push_back(elapsed_ms(start));
     std::vector<std::string> ranked;
     std::vector<double> scores;
     if (auto* found = std::get_if<recall::RecallResponse>(&answer)) {
