@@ -1,12 +1,15 @@
 // The JetStream inlet's consumer checks: whether the durable consumer still stands where this
-// node left it, whether an empty pull hides undelivered messages, and the read from the
-// stream's leader past a consumer that does not deliver them (docs/CLUSTER.md).
+// node left it, whether an empty pull hides undelivered messages, whether what it delivered is
+// what the stream's leader holds at the same sequences, and the read from the leader where it
+// is not (docs/CLUSTER.md).
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <string_view>
 
 #include "bus/jetstream_inlet_state.hpp"
 
@@ -82,10 +85,10 @@ bool JetStreamInlet::State::delivered_as_received(const jsConsumerInfo& info) co
   return false;
 }
 
-// The stream sequence of the last message this node's consumer would deliver, as the stream's
-// leader has it (STREAM.MSG.GET by last subject: the filter, or every subject); 0 when the leader
+// The last message this node's consumer would deliver, as the stream's leader has it
+// (STREAM.MSG.GET by last subject: the filter, or every subject); sequence 0 when the leader
 // does not answer or the stream holds no such message.
-std::uint64_t JetStreamInlet::State::last_stream_seq() {
+JetStreamInlet::State::LeaderMessage JetStreamInlet::State::last_stream_message() {
   jsOptions options;
   jsOptions_Init(&options);
   options.Wait = kCheckTimeoutMs;
@@ -94,9 +97,74 @@ std::uint64_t JetStreamInlet::State::last_stream_seq() {
   const std::string subject = config.filter_subject.empty() ? ">" : config.filter_subject;
   const natsStatus status =
       js_GetLastMsg(&msg, js.get(), config.stream.c_str(), subject.c_str(), &options, &code);
-  const std::uint64_t seq = status == NATS_OK ? natsMsg_GetSequence(msg) : 0;
+  LeaderMessage last;
+  if (status == NATS_OK) last = {natsMsg_GetSequence(msg), payload_hash(msg)};
   natsMsg_Destroy(msg);
-  return seq;
+  return last;
+}
+
+// The stream's message at `seq` as its leader has it (STREAM.MSG.GET by sequence, which only
+// the leader answers); sequence 0 when the leader does not answer or holds no message there.
+JetStreamInlet::State::LeaderMessage JetStreamInlet::State::leader_message(std::uint64_t seq) {
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Wait = kCheckTimeoutMs;
+  natsMsg* msg = nullptr;
+  auto code = static_cast<jsErrCode>(0);
+  const natsStatus status = js_GetMsg(&msg, js.get(), config.stream.c_str(), seq, &options, &code);
+  LeaderMessage message;
+  if (status == NATS_OK) message = {seq, payload_hash(msg)};
+  natsMsg_Destroy(msg);
+  return message;
+}
+
+std::size_t JetStreamInlet::State::payload_hash(natsMsg* msg) {
+  return std::hash<std::string_view>{}(
+      std::string_view(natsMsg_GetData(msg), static_cast<std::size_t>(natsMsg_GetDataLength(msg))));
+}
+
+void JetStreamInlet::State::note_newest(natsMsg* msg, std::uint64_t stream_seq) {
+  if (stream_seq > newest.seq) newest = {stream_seq, payload_hash(msg)};
+}
+
+// While pulls bring messages, at most once every kVerifyEveryUs: the newest message handed to
+// the writer against the leader's at its sequence. Equal, and every sequence through it is the
+// leader's (a consumer delivers in stream order); different, and the consumer's server holds
+// another copy of the stream (diverged).
+void JetStreamInlet::State::verify_newest() {
+  const std::int64_t now = clock.now_us();
+  if (newest.seq <= verified_stream_seq || now - verified_at_us < kVerifyEveryUs) return;
+  verified_at_us = now;
+  const LeaderMessage leader = leader_message(newest.seq);
+  if (leader.seq == 0) return;  // no answer, or deleted since: asked again in a second
+  if (leader.payload_hash == newest.payload_hash) {
+    verified_stream_seq = newest.seq;
+    return;
+  }
+  diverged(newest.seq);
+}
+
+// The consumer delivered, at stream sequence `seq`, another message than the leader holds
+// there: its server's copy of the stream lost messages (or holds others), and every later
+// sequence it delivered may name a different message than the leader's. Everything after the
+// verified sequence is read again from the leader (what this node already stored is a
+// duplicate, by event id) and the consumer is recreated past it. With a filter subject only the
+// consumer can be recreated (not every sequence is the consumer's).
+void JetStreamInlet::State::diverged(std::uint64_t seq) {
+  spdlog::warn(
+      "jetstream: consumer {} delivered another message at stream sequence {} than the stream's "
+      "leader holds: its server's copy of the stream differs; {}",
+      config.consumer, seq,
+      config.filter_subject.empty()
+          ? fmt::format("reading from the leader after sequence {}", verified_stream_seq)
+          : std::string("recreating the consumer"));
+  if (config.filter_subject.empty()) {
+    const LeaderMessage last = last_stream_message();
+    if (last.seq > verified_stream_seq) read_from_leader(last.seq);
+  }
+  stuck_checks = 0;
+  recreate = true;
+  resync.store(true);
 }
 
 // An empty pull is normal when the stream holds nothing new; it is a fault when the consumer
@@ -132,10 +200,18 @@ void JetStreamInlet::State::idle_check() {
   const bool counted = info->Delivered.Consumer + 1 == next_consumer_seq;
   const bool positioned = info->Delivered.Stream == submitted_stream_seq;
   const std::uint64_t pending = info->NumPending;
-  const std::uint64_t last = counted && pending == 0 ? last_stream_seq() : 0;
-  const bool behind = counted && pending == 0 && last > submitted_stream_seq;
+  const LeaderMessage last =
+      counted && pending == 0 ? last_stream_message() : LeaderMessage{};
+  const bool behind = counted && pending == 0 && last.seq > submitted_stream_seq;
+  const bool at_last = last.seq != 0 && last.seq == submitted_stream_seq && newest.seq == last.seq;
+  if (at_last && newest.payload_hash != last.payload_hash) {
+    jsConsumerInfo_Destroy(info);
+    diverged(last.seq);
+    return;
+  }
   if (counted && positioned && !behind && pending == 0) {
     jsConsumerInfo_Destroy(info);
+    if (at_last) verified_stream_seq = std::max(verified_stream_seq, last.seq);
     stuck_checks = 0;
     return;
   }
@@ -146,14 +222,14 @@ void JetStreamInlet::State::idle_check() {
     return;
   }
   if (behind && config.filter_subject.empty()) {
-    read_from_leader(last);
+    read_from_leader(last.seq);
   } else if (!counted || !positioned) {
     static_cast<void>(delivered_as_received(*info));  // logs the difference
   } else {
     spdlog::info(
         "jetstream: consumer {} reports {} undelivered messages and the stream's last sequence "
         "is {}, but its pulls brought none past {} for {} ms; recreating it",
-        config.consumer, pending, last, submitted_stream_seq, empty_pulls * kPullTimeoutMs);
+        config.consumer, pending, last.seq, submitted_stream_seq, empty_pulls * kPullTimeoutMs);
   }
   jsConsumerInfo_Destroy(info);
   stuck_checks = 0;
@@ -161,13 +237,14 @@ void JetStreamInlet::State::idle_check() {
   resync.store(true);
 }
 
-// Reads the stream sequences after what this node received, through `last`, from the stream's
-// leader (STREAM.MSG.GET by sequence, which only the leader answers) and stores them one at a
-// time in stream order, each with its position; the caller then recreates the consumer past
-// them. At most one batch per call: a longer gap is read over the next idle checks. Only
-// without a filter subject: every sequence of the stream is then one the consumer would
-// deliver. A sequence the leader no longer holds (deleted, or past the stream's limits) is
-// skipped; any other failure, or a storage error, ends the read where it stands.
+// Reads the stream sequences after the verified one, through `last`, from the stream's leader
+// (STREAM.MSG.GET by sequence, which only the leader answers) and stores them one at a time in
+// stream order, each with its position; the caller then recreates the consumer past them.
+// Those this node already stored from its consumer are duplicates (by event id), so the read
+// is right whichever of them the consumer's server numbered differently. Only without a
+// filter subject: every sequence of the stream is then one the consumer would deliver. A
+// sequence the leader no longer holds (deleted, or past the stream's limits) is skipped; any
+// other failure, or a storage error, ends the read where it stands.
 void JetStreamInlet::State::read_from_leader(std::uint64_t last) {
   auto drained = [&] {
     std::unique_lock lock(mutex);
@@ -179,12 +256,11 @@ void JetStreamInlet::State::read_from_leader(std::uint64_t last) {
     leader_read_failed = false;
   }
   if (!drained()) return;
-  const std::uint64_t from = submitted_stream_seq;
-  const std::uint64_t through =
-      std::min(last, from + static_cast<std::uint64_t>(std::max<std::int64_t>(config.batch, 1)));
+  const std::uint64_t from = verified_stream_seq;
+  const std::uint64_t received = submitted_stream_seq;
   std::uint64_t read = 0;
   std::string failure;
-  for (std::uint64_t seq = from + 1; seq <= through; ++seq) {
+  for (std::uint64_t seq = from + 1; seq <= last; ++seq) {
     jsOptions options;
     jsOptions_Init(&options);
     options.Wait = kCheckTimeoutMs;
@@ -194,27 +270,35 @@ void JetStreamInlet::State::read_from_leader(std::uint64_t last) {
         js_GetMsg(&msg, js.get(), config.stream.c_str(), seq, &options, &code);
     if (status != NATS_OK) {
       natsMsg_Destroy(msg);
-      if (code == JSNoMessageFoundErr) continue;
+      if (code == JSNoMessageFoundErr) {
+        verified_stream_seq = seq;
+        continue;
+      }
       failure = nats_error_text(fmt::format("stream {} sequence {} from its leader (JetStream "
                                             "error {})",
                                             config.stream, seq, static_cast<int>(code)),
                                 status);
       break;
     }
-    submitted_stream_seq = seq;
+    // The position recorded never goes back (store::record_jetstream_position keeps the
+    // highest), so a read that starts before what the consumer delivered moves it only past it.
+    submitted_stream_seq = std::max(submitted_stream_seq, seq);
+    note_newest(msg, seq);
     {
       const std::lock_guard lock(mutex);
       ++in_flight;
     }
     handle(msg, true, true);
     if (!drained()) break;
+    verified_stream_seq = seq;
     ++read;
   }
   stats.from_leader.fetch_add(read, std::memory_order_relaxed);
   spdlog::info(
-      "jetstream: consumer {} delivers nothing past stream sequence {} while the stream's leader "
-      "holds {}; read {} messages from the leader{}, recreating the consumer past them",
-      config.consumer, from, last, read, failure.empty() ? "" : " before an error");
+      "jetstream: consumer {} delivered through stream sequence {} while the stream's leader "
+      "holds {}; read {} messages from the leader after sequence {}{}, recreating the consumer "
+      "past them",
+      config.consumer, received, last, read, from, failure.empty() ? "" : " before an error");
   if (!failure.empty()) record_error(failure);
 }
 

@@ -139,6 +139,11 @@ void JetStreamInlet::State::connect_and_bind() {
   subscription.reset(sub);
   next_consumer_seq = 1;
   submitted_stream_seq = position;
+  // What this process did not read itself is taken as the leader's: a divergence found later is
+  // read again from the leader only as far back as this.
+  if (!bound_once) verified_stream_seq = position;
+  bound_once = true;
+  verified_stream_seq = std::min(verified_stream_seq, position);
   resync.store(false);
   recreate = false;
   empty_pulls = 0;
@@ -246,6 +251,7 @@ void JetStreamInlet::State::pull_once() {
     recreate = true;
     resync.store(true);
   }
+  if (last_new > 0) note_newest(list.Msgs[last_new - 1], submitted_stream_seq);
   {
     const std::lock_guard lock(mutex);
     in_flight += usable;
@@ -256,6 +262,7 @@ void JetStreamInlet::State::pull_once() {
     handle(msg, static_cast<std::uint64_t>(i) + 1 == last_new);
   }
   natsMsgList_Destroy(&list);  // what follows a gap: delivered again after the resync
+  if (!recreate) verify_newest();
 }
 
 void JetStreamInlet::State::handle(natsMsg* msg, bool record_position, bool from_leader) {

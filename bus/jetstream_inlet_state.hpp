@@ -43,6 +43,10 @@ inline constexpr std::int64_t kCheckRetryMs = 100;
 inline constexpr int kEmptyPullsPerIdleCheck = 2;
 inline constexpr int kStuckIdleChecks = 2;
 inline constexpr int kUnansweredIdleChecks = 5;
+// While pulls bring messages, the newest one handed to the writer is compared with the stream
+// leader's message at its sequence at most this often: one STREAM.MSG.GET a second, against
+// thousands of messages a second at the default batch.
+inline constexpr std::int64_t kVerifyEveryUs = 1'000'000;
 inline constexpr std::int64_t kFirstRetryMs = 250;
 inline constexpr std::int64_t kMaxRetryMs = 1000;
 // Redelivery delay after a storage error.
@@ -103,6 +107,20 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   // included, takes the next one) and the highest stream sequence handed to the writer.
   std::uint64_t next_consumer_seq = 1;
   std::uint64_t submitted_stream_seq = 0;
+  // The inlet's thread only: the message of the highest stream sequence handed to the writer
+  // (its payload's hash), and the stream sequence through which this node's sequences are known
+  // to be the leader's: the committed position at the first bind, then each newest message
+  // found equal to the leader's at its sequence, or read from the leader. A consumer's server
+  // whose copy of the stream lost messages numbers every later one differently; what this node
+  // stored past the verified sequence is then read again from the leader (read_from_leader).
+  struct Newest {
+    std::uint64_t seq = 0;
+    std::size_t payload_hash = 0;
+  };
+  Newest newest;
+  std::uint64_t verified_stream_seq = 0;
+  std::int64_t verified_at_us = 0;
+  bool bound_once = false;
   // The inlet's thread only: pulls in a row that brought nothing, and idle checks in a row that
   // found messages pending at the consumer all the same (idle_check).
   int empty_pulls = 0;
@@ -130,7 +148,18 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   jsConsumerInfo* ask_consumer(natsStatus& status, jsErrCode& code);
   static bool consumer_gone(natsStatus status, jsErrCode code);
   [[nodiscard]] bool delivered_as_received(const jsConsumerInfo& info) const;
-  [[nodiscard]] std::uint64_t last_stream_seq();
+  // A stream message as the stream's leader holds it: its sequence (0: none, or no answer) and
+  // its payload's hash.
+  struct LeaderMessage {
+    std::uint64_t seq = 0;
+    std::size_t payload_hash = 0;
+  };
+  [[nodiscard]] LeaderMessage last_stream_message();
+  [[nodiscard]] LeaderMessage leader_message(std::uint64_t seq);
+  static std::size_t payload_hash(natsMsg* msg);
+  void note_newest(natsMsg* msg, std::uint64_t stream_seq);
+  void verify_newest();
+  void diverged(std::uint64_t seq);
   void idle_check();
   void read_from_leader(std::uint64_t last);
   void connect_and_bind();

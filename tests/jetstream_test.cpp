@@ -473,8 +473,9 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "jetstream: messages a consumer does not deliver are read from the stream's leader, one "
-    "batch, then the recreated consumer delivers the rest",
+    "jetstream: messages a consumer does not deliver are read from the stream's leader, after "
+    "the last sequence found equal to the leader's, and the recreated consumer delivers what "
+    "follows",
     "[cluster]") {
   const TempDir dir;
   NatsCluster cluster(dir, 1);
@@ -518,7 +519,8 @@ TEST_CASE(
     jsConsumerInfo_Destroy(info);
     REQUIRE(status == NATS_OK);
   }
-  // Stream sequences 2-31; the node's batch is 20.
+  // Stream sequences 2-31; the node's batch is 20, and the read from the leader is not bound
+  // to it.
   for (int n = 1; n <= 30; ++n) publish(n);
 
   nlohmann::json status;
@@ -526,18 +528,32 @@ TEST_CASE(
       [&] {
         status = control_request(context, replica.control(), {{"cmd", "status"}});
         return replica.events() == 31 && status.is_object() &&
-               status["jetstream"]["in_flight"] == 0 && status["jetstream"]["acked"] == 11;
+               status["jetstream"]["in_flight"] == 0 && status["jetstream"]["from_leader"] == 30;
       },
       30s);
   INFO(status.dump() << "\n" << replica.log());
   REQUIRE(drained);
-  // Sequences 2-21 from the leader, never acknowledged; 22-31 delivered by the consumer
-  // recreated past them (with its own, empty, filter) and acknowledged, with event 0.
-  CHECK(status["jetstream"]["from_leader"] == 20);
+  // Sequence 1 was found equal to the leader's at the idle checks before the filter moved;
+  // sequences 2-31 come from the leader, never acknowledged, and the consumer recreated past
+  // them (with its own, empty, filter) delivers the event published after that.
+  CHECK(status["jetstream"]["from_leader"] == 30);
   CHECK(status["jetstream"]["duplicate"] == 0);
-  CHECK_THAT(replica.log(), Catch::Contains("read 20 messages from the leader, recreating"));
+  CHECK_THAT(replica.log(),
+             Catch::Contains("read 30 messages from the leader after sequence 1, recreating"));
   CHECK(replica.count("SELECT count(DISTINCT uid) FROM events") == 31);
   CHECK(replica.count("SELECT stream_seq FROM jetstream_positions WHERE stream = 'SHARD'") == 31);
+
+  publish(31);
+  const bool delivered = wait_until(
+      [&] {
+        status = control_request(context, replica.control(), {{"cmd", "status"}});
+        return replica.events() == 32 && status.is_object() &&
+               status["jetstream"]["in_flight"] == 0 && status["jetstream"]["acked"] == 2;
+      },
+      30s);
+  INFO(status.dump());
+  CHECK(delivered);
+  CHECK(replica.count("SELECT stream_seq FROM jetstream_positions WHERE stream = 'SHARD'") == 32);
   CHECK(replica.stopped_cleanly());
 }
 
