@@ -200,8 +200,7 @@ void JetStreamInlet::State::idle_check() {
   const bool counted = info->Delivered.Consumer + 1 == next_consumer_seq;
   const bool positioned = info->Delivered.Stream == submitted_stream_seq;
   const std::uint64_t pending = info->NumPending;
-  const LeaderMessage last =
-      counted && pending == 0 ? last_stream_message() : LeaderMessage{};
+  const LeaderMessage last = counted && pending == 0 ? last_stream_message() : LeaderMessage{};
   const bool behind = counted && pending == 0 && last.seq > submitted_stream_seq;
   const bool at_last = last.seq != 0 && last.seq == submitted_stream_seq && newest.seq == last.seq;
   if (at_last && newest.payload_hash != last.payload_hash) {
