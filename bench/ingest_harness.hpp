@@ -340,6 +340,7 @@ inline config::Config daemon_config(const Options& options, const fs::path& dir,
   cfg.bus.control = {ipc("control.sock")};
   cfg.store.path = (dir / (mode + ".db")).string();
   cfg.daemon.metrics_listen = "127.0.0.1:0";  // served as by default, on a port of its own
+  cfg.http.listen = "127.0.0.1:0";
   disable_jobs(cfg);
   return cfg;
 }

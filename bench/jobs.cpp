@@ -440,7 +440,7 @@ Startup measure_startup(const fs::path& work, const std::string& db_path, int st
     config += "  " + socket + ": [\"ipc://" + (work / socket).string() + "\"]\n";
   }
   config += "store:\n  path: \"" + db_path + "\"\n";
-  config += "daemon:\n  metrics_listen: \"127.0.0.1:0\"\njobs:\n";
+  config += "daemon:\n  metrics_listen: \"127.0.0.1:0\"\nhttp:\n  listen: \"127.0.0.1:0\"\njobs:\n";
   for (const char* job : kJobs) config += std::string("  ") + job + ": {enabled: false}\n";
   const std::string config_path = (work / "reflectd.yaml").string();
   std::ofstream(config_path) << config;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include <cstring>
@@ -435,6 +436,41 @@ bool Bus::handle_ingest(Inlet& inlet, std::vector<zmq::message_t>& frames) {
     });
   };
   return submit(inlet, std::move(request));
+}
+
+void Bus::ingest_message(std::string payload, Principal sender,
+                         std::function<void(int status, std::string body)> reply) {
+  std::weak_ptr<std::atomic<bool>> alive = alive_;
+  boost::asio::post(io_, [this, alive, payload = std::move(payload), sender = std::move(sender),
+                          reply = std::move(reply)] {
+    if (auto flag = alive.lock(); !flag || !flag->load()) return;
+    stats_.messages.fetch_add(1, std::memory_order_relaxed);
+    DecodedMessage message = decoder_.decode(payload, static_cast<std::size_t>(max_message_bytes_),
+                                             sender.is_local_operator() ? nullptr : &sender);
+    store::WriteRequest request;
+    const bool batch = message.batch;
+    request.message_error = std::move(message.error);
+    request.entries = std::move(message.events);
+    const bool forwarded = forwarder_ != nullptr;
+    request.on_done = [this, reply, batch, forwarded](store::WriteResult&& result) {
+      count_results(stats_.http, result, 0);
+      const bool ok = result.message_error.empty() &&
+                      std::none_of(result.results.begin(), result.results.end(),
+                                   [](const store::EventResult& r) {
+                                     return r.status == store::EventStatus::kRejected;
+                                   });
+      reply(ok ? 200 : 400, reply_body(result, batch, forwarded));
+    };
+    const bool taken =
+        forwarded ? forwarder_->submit(std::move(request)) : writer_.submit(std::move(request));
+    if (!taken) {
+      reply(503, nlohmann::json{{"ok", false},
+                                {"error",
+                                 "writer: the queue is full (store.writer_queue_events); "
+                                 "retry after a second"}}
+                     .dump());
+    }
+  });
 }
 
 bool Bus::handle_fire_and_forget(Inlet& inlet, std::vector<zmq::message_t>& frames) {

@@ -77,6 +77,7 @@ struct BusStats {
   SocketEventCounts ingest;
   SocketEventCounts push;
   SocketEventCounts subscribe;
+  SocketEventCounts http;  ///< POST /v1/events (http/api.hpp)
   /// Ingest acknowledgement latency: from reading the message off the socket to handing its
   /// reply to libzmq (after the commit and the WAL's fdatasync), per message.
   Histogram ack_latency{Histogram::latency_bounds_s()};
@@ -112,6 +113,16 @@ class Bus {
   /// stream sequence) instead of "seq". Call before start(); `forwarder` outlives the Bus's
   /// reading (stop_reading() first, then JetStreamForwarder::close(), then close()).
   void forward_ingest_to(JetStreamForwarder& forwarder) { forwarder_ = &forwarder; }
+
+  /// Acknowledged ingest of one message that did not come from a socket (POST /v1/events):
+  /// `payload` is decoded and authorized for `sender` on the io_context's thread like an
+  /// ingest message and stored (or forwarded), and `reply` gets the ingest reply once it is
+  /// committed, with 200 when every event was stored or a duplicate, 400 when the message or
+  /// an event was rejected (the others are stored), or 503 with an error when the writer's queue is
+  /// full (the caller retries; nothing is kept). Callable from any thread; `reply` is called once,
+  /// from any thread, and not at all once the Bus is destroyed.
+  void ingest_message(std::string payload, Principal sender,
+                      std::function<void(int status, std::string body)> reply);
 
   /// Called by the writer, or the forwarder (any thread), when its queue has room again.
   void writer_has_space();

@@ -106,16 +106,23 @@ JetStreamInlet::State::LeaderMessage JetStreamInlet::State::last_stream_message(
 // The stream's message at `seq` as its leader has it (STREAM.MSG.GET by sequence, which only
 // the leader answers); sequence 0 when the leader does not answer or holds no message there.
 JetStreamInlet::State::LeaderMessage JetStreamInlet::State::leader_message(std::uint64_t seq) {
-  jsOptions options;
-  jsOptions_Init(&options);
-  options.Wait = kCheckTimeoutMs;
   natsMsg* msg = nullptr;
-  auto code = static_cast<jsErrCode>(0);
-  const natsStatus status = js_GetMsg(&msg, js.get(), config.stream.c_str(), seq, &options, &code);
+  jsErrCode code{};
+  const natsStatus status = get_from_leader(seq, msg, code);
   LeaderMessage message;
   if (status == NATS_OK) message = {seq, payload_hash(msg)};
   natsMsg_Destroy(msg);
   return message;
+}
+
+natsStatus JetStreamInlet::State::get_from_leader(std::uint64_t seq, natsMsg*& msg,
+                                                  jsErrCode& code) {
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Wait = kCheckTimeoutMs;
+  msg = nullptr;
+  code = static_cast<jsErrCode>(0);
+  return js_GetMsg(&msg, js.get(), config.stream.c_str(), seq, &options, &code);
 }
 
 std::size_t JetStreamInlet::State::payload_hash(natsMsg* msg) {
@@ -260,13 +267,9 @@ void JetStreamInlet::State::read_from_leader(std::uint64_t last) {
   std::uint64_t read = 0;
   std::string failure;
   for (std::uint64_t seq = from + 1; seq <= last; ++seq) {
-    jsOptions options;
-    jsOptions_Init(&options);
-    options.Wait = kCheckTimeoutMs;
     natsMsg* msg = nullptr;
-    auto code = static_cast<jsErrCode>(0);
-    const natsStatus status =
-        js_GetMsg(&msg, js.get(), config.stream.c_str(), seq, &options, &code);
+    jsErrCode code{};
+    const natsStatus status = get_from_leader(seq, msg, code);
     if (status != NATS_OK) {
       natsMsg_Destroy(msg);
       if (code == JSNoMessageFoundErr) {

@@ -156,6 +156,9 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   };
   [[nodiscard]] LeaderMessage last_stream_message();
   [[nodiscard]] LeaderMessage leader_message(std::uint64_t seq);
+  // STREAM.MSG.GET of `seq`, which only the stream's leader answers, waiting at most
+  // kCheckTimeoutMs; `msg` is the caller's to destroy, `code` the JetStream error (0: none).
+  natsStatus get_from_leader(std::uint64_t seq, natsMsg*& msg, jsErrCode& code);
   static std::size_t payload_hash(natsMsg* msg);
   void note_newest(natsMsg* msg, std::uint64_t stream_seq);
   void verify_newest();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 namespace reflectd::bus {
@@ -38,11 +39,35 @@ std::string scalar(std::string_view origin, const YAML::Node& node, std::string_
   return node.Scalar();
 }
 
-Principal parse_entry(std::string_view origin, const YAML::Node& entry, std::size_t index) {
-  const std::string at = "keys[" + std::to_string(index) + "]";
+void parse_namespaces(std::string_view origin, const YAML::Node& value, const std::string& label,
+                      Principal& p) {
+  if (!value.IsSequence() || value.size() == 0) {
+    fail(origin, value,
+         label + ": must be a non-empty list of namespaces, or [\"*\"] for every namespace");
+  }
+  p.all_namespaces = false;
+  for (const auto& item : value) {
+    const std::string ns = scalar(origin, item, label);
+    if (ns == "*") {
+      if (value.size() != 1)
+        fail(origin, item, label + ": \"*\" (every namespace) must be the only entry");
+      p.all_namespaces = true;
+    } else if (!valid_namespace(ns)) {
+      fail(origin, item,
+           label + ": '" + ns + "' is not a namespace (1-64 characters of [A-Za-z0-9._:-])");
+    } else {
+      p.namespaces.push_back(ns);
+    }
+  }
+}
+
+Principal parse_entry(std::string_view origin, const YAML::Node& entry, std::size_t index,
+                      const PrincipalListFormat& format) {
+  const std::string at = std::string(format.list) + "[" + std::to_string(index) + "]";
+  const std::string id_field(format.id_field);
   if (!entry.IsMap())
     fail(origin, entry,
-         at + ": must be a mapping with public_key, agent_id, namespaces, max_sensitivity");
+         at + ": must be a mapping with " + id_field + ", agent_id, namespaces, max_sensitivity");
   Principal p;
   p.admin = false;
   bool have_key = false, have_agent = false, have_ns = false, have_level = false;
@@ -50,10 +75,10 @@ Principal parse_entry(std::string_view origin, const YAML::Node& entry, std::siz
     const std::string name = field.first.Scalar();
     const YAML::Node& value = field.second;
     const std::string label = at + "." + name;
-    if (name == "public_key") {
+    if (name == id_field) {
       p.public_key = scalar(origin, value, label);
-      if (!is_z85_key(p.public_key))
-        fail(origin, value, label + ": must be a CURVE public key, 40 Z85 characters");
+      if (!format.valid_id(p.public_key))
+        fail(origin, value, label + ": " + std::string(format.id_rule));
       have_key = true;
     } else if (name == "agent_id") {
       p.agent_id = scalar(origin, value, label);
@@ -61,24 +86,7 @@ Principal parse_entry(std::string_view origin, const YAML::Node& entry, std::siz
         fail(origin, value, label + ": must be 1 to 256 characters");
       have_agent = true;
     } else if (name == "namespaces") {
-      if (!value.IsSequence() || value.size() == 0) {
-        fail(origin, value,
-             label + ": must be a non-empty list of namespaces, or [\"*\"] for every namespace");
-      }
-      p.all_namespaces = false;
-      for (const auto& item : value) {
-        const std::string ns = scalar(origin, item, label);
-        if (ns == "*") {
-          if (value.size() != 1)
-            fail(origin, item, label + ": \"*\" (every namespace) must be the only entry");
-          p.all_namespaces = true;
-        } else if (!valid_namespace(ns)) {
-          fail(origin, item,
-               label + ": '" + ns + "' is not a namespace (1-64 characters of [A-Za-z0-9._:-])");
-        } else {
-          p.namespaces.push_back(ns);
-        }
-      }
+      parse_namespaces(origin, value, label, p);
       have_ns = true;
     } else if (name == "max_sensitivity") {
       const std::string level = scalar(origin, value, label);
@@ -94,14 +102,14 @@ Principal parse_entry(std::string_view origin, const YAML::Node& entry, std::siz
       p.admin = value.Scalar() == "true";
     } else {
       fail(origin, field.first,
-           label +
-               ": unknown field (known: public_key, agent_id, namespaces, max_sensitivity, admin)");
+           label + ": unknown field (known: " + id_field +
+               ", agent_id, namespaces, max_sensitivity, admin)");
     }
   }
-  const auto missing = [&](bool have, const char* what) {
+  const auto missing = [&](bool have, const std::string& what) {
     if (!have) fail(origin, entry, at + ": " + what + " is required");
   };
-  missing(have_key, "public_key");
+  missing(have_key, id_field);
   missing(have_agent, "agent_id");
   missing(have_ns, "namespaces");
   missing(have_level, "max_sensitivity");
@@ -213,31 +221,46 @@ AuthorizedKeys AuthorizedKeys::load_file(const std::string& path) {
   return load_string(text.str(), path);
 }
 
-AuthorizedKeys AuthorizedKeys::load_string(std::string_view yaml, std::string_view origin) {
+std::vector<Principal> load_principal_list(std::string_view yaml, std::string_view origin,
+                                           const PrincipalListFormat& format) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& error) {
     throw ConfigError(where(origin, error.mark) + ": invalid YAML: " + error.msg);
   }
-  if (!root.IsMap()) fail(origin, root, "must be a mapping with a \"keys\" list");
-  AuthorizedKeys out;
+  const std::string list(format.list);
+  if (!root.IsMap()) fail(origin, root, "must be a mapping with a \"" + list + "\" list");
   for (const auto& field : root) {
-    if (field.first.Scalar() != "keys")
-      fail(origin, field.first, field.first.Scalar() + ": unknown field (known: keys)");
+    if (field.first.Scalar() != list)
+      fail(origin, field.first, field.first.Scalar() + ": unknown field (known: " + list + ")");
   }
-  const YAML::Node keys = root["keys"];
-  if (!keys || !(keys.IsSequence() || keys.IsNull()))
-    fail(origin, root, "keys: must be a list of client entries");
+  const YAML::Node entries = root[list];
+  if (!entries || !(entries.IsSequence() || entries.IsNull()))
+    fail(origin, root, list + ": must be a list of entries");
+  std::vector<Principal> out;
+  std::set<std::string, std::less<>> seen;
   std::size_t index = 0;
-  for (const auto& entry : keys) {
-    Principal p = parse_entry(origin, entry, index);
-    if (out.by_key_.count(p.public_key) != 0) {
-      fail(origin, entry, "keys[" + std::to_string(index) + "].public_key: listed twice");
+  for (const auto& entry : entries) {
+    Principal p = parse_entry(origin, entry, index, format);
+    if (!seen.insert(p.public_key).second) {
+      fail(origin, entry,
+           list + "[" + std::to_string(index) + "]." + std::string(format.id_field) +
+               ": listed twice");
     }
+    out.push_back(std::move(p));
+    ++index;
+  }
+  return out;
+}
+
+AuthorizedKeys AuthorizedKeys::load_string(std::string_view yaml, std::string_view origin) {
+  static constexpr PrincipalListFormat kFormat{"keys", "public_key", is_z85_key,
+                                               "must be a CURVE public key, 40 Z85 characters"};
+  AuthorizedKeys out;
+  for (Principal& p : load_principal_list(yaml, origin, kFormat)) {
     std::string key = p.public_key;
     out.by_key_.emplace(std::move(key), std::move(p));
-    ++index;
   }
   for (const auto& [key, principal] : out.by_key_) {
     const auto [it, added] = out.by_agent_.emplace(principal.agent_id, key);

@@ -77,6 +77,22 @@ class AuthorizedKeys {
   std::map<std::string, std::string, std::less<>> by_agent_;  // its key; "" when listed twice
 };
 
+/// The shape of a YAML list of principals: `list:` holds mappings, each naming the principal
+/// by `id_field` (kept in Principal::public_key), checked by `valid_id` whose rule `id_rule`
+/// the error quotes, with agent_id, namespaces, max_sensitivity and the optional admin.
+struct PrincipalListFormat {
+  std::string_view list;
+  std::string_view id_field;
+  bool (*valid_id)(std::string_view);
+  std::string_view id_rule;
+};
+
+/// Parses and validates such a list strictly (AuthorizedKeys, http/tokens.hpp): unknown or
+/// missing fields, invalid ids, namespaces or levels, and an id listed twice throw
+/// config::ConfigError "ORIGIN:LINE:COL: list[i].field: rule". Entries in file order.
+std::vector<Principal> load_principal_list(std::string_view yaml, std::string_view origin,
+                                           const PrincipalListFormat& format);
+
 /// What the daemon needs to secure its sockets; `curve` is false when CURVE is not configured.
 struct SecuritySettings {
   bool curve = false;

@@ -195,10 +195,21 @@ struct DaemonConfig {
   std::string metrics_listen;          ///< host:port of GET /metrics; "" = off.
 };
 
+/// The HTTP JSON API (http/api.hpp, docs/HTTP.md).
+struct HttpConfig {
+  std::string listen;                 ///< host:port of the API; "" = off.
+  std::int64_t max_connections = 0;   ///< Connections open at once; past it: 503.
+  std::int64_t header_timeout_s = 0;  ///< Seconds to send a request's header and body.
+  std::int64_t idle_timeout_s = 0;    ///< Seconds a kept-alive connection waits for a request.
+  double rate_per_s = 0;              ///< Requests a second per token (0 = no limit).
+  std::int64_t rate_burst = 0;        ///< Requests a token may send at once.
+};
+
 /// Access control (bus/security.hpp, docs/SECURITY.md).
 struct SecurityConfig {
   std::string curve_secret_key_file;  ///< The daemon's CURVE certificate (zcert, secret).
   std::string authorized_keys_file;   ///< YAML list of client keys and their rights.
+  std::string http_tokens_file;       ///< YAML list of HTTP bearer-token hashes and rights.
   bool insecure = false;              ///< Allow non-loopback tcp binds without CURVE.
 };
 
@@ -209,6 +220,7 @@ struct Config {
   BusConfig bus;
   StoreConfig store;
   DaemonConfig daemon;
+  HttpConfig http;
   JobsConfig jobs;
   ConsolidationConfig consolidation;
   DecayConfig decay;

@@ -146,6 +146,13 @@ const std::array kKeys{
           "and read, its max_sensitivity and whether it is admin (README \"Security\"). Re-read "
           "on SIGHUP; an invalid file keeps the running list.",
           +[](Config& c) -> std::string& { return c.security.authorized_keys_file; }},
+  KeySpec{"security.http_tokens_file", KT::kString, "\"\"", 0, 0, "", true, "",
+          "YAML list of HTTP API bearer tokens, each as the SHA-256 of the token (hex) with "
+          "its agent_id, namespaces, max_sensitivity and admin, as in the authorized keys "
+          "(docs/HTTP.md). Re-read on SIGHUP; an invalid file keeps the running list. Empty: "
+          "no tokens, so the API answers 401 unless security.insecure lets loopback clients "
+          "in without one.",
+          +[](Config& c) -> std::string& { return c.security.http_tokens_file; }},
   KeySpec{"security.insecure", KT::kBoolean, "false", 0, 0, "", false, "",
           "Allow tcp endpoints on non-loopback addresses without CURVE (anyone who can reach "
           "them may publish and use every control command). Without it such a bind is refused "
@@ -229,6 +236,30 @@ const std::array kKeys{
           "\"\" disables. No authentication and no event content: counters only; bind a "
           "non-loopback address only where the network is trusted.",
           +[](Config& c) -> std::string& { return c.daemon.metrics_listen; }},
+  KeySpec{"http.listen", KT::kString, "\"127.0.0.1:7706\"", 0, 0, "", false, "",
+          "host:port of the HTTP JSON API (POST /v1/events, every command as /v1/COMMAND, "
+          "GET /v1/openapi.json; docs/HTTP.md); \"[::1]:7706\" for IPv6, port 0 picks a free "
+          "port, \"\" disables. Every request needs a bearer token of "
+          "security.http_tokens_file (loopback clients need none under security.insecure).",
+          +[](Config& c) -> std::string& { return c.http.listen; }},
+  KeySpec{"http.max_connections", KT::kInteger, "64", 1, 10000, "", false, "connections",
+          "HTTP connections open at once; a connection past the limit is answered 503 and "
+          "closed, so idle clients cannot exhaust the daemon's file descriptors.",
+          +[](Config& c) -> std::int64_t& { return c.http.max_connections; }},
+  KeySpec{"http.header_timeout_s", KT::kInteger, "10", 1, 3600, "", false, "s",
+          "Seconds a client has to send a whole request (header and body) once it has begun; "
+          "past it the connection is closed (slow-loris clients).",
+          +[](Config& c) -> std::int64_t& { return c.http.header_timeout_s; }},
+  KeySpec{"http.idle_timeout_s", KT::kInteger, "30", 1, 3600, "", false, "s",
+          "Seconds a kept-alive HTTP connection may wait for its next request.",
+          +[](Config& c) -> std::int64_t& { return c.http.idle_timeout_s; }},
+  KeySpec{"http.rate_per_s", KT::kReal, "200", 0, 0, "", false, "requests/s",
+          "Requests a second each bearer token (or, without one, each loopback client) may "
+          "make on average; past it: 429 with Retry-After. 0: no limit.",
+          +[](Config& c) -> double& { return c.http.rate_per_s; }, 0, 1e6},
+  KeySpec{"http.rate_burst", KT::kInteger, "400", 1, 1000000, "", false, "requests",
+          "Requests a token may make at once before http.rate_per_s applies (token bucket).",
+          +[](Config& c) -> std::int64_t& { return c.http.rate_burst; }},
   KeySpec{"jobs.consolidate.enabled", KT::kBoolean, "true", 0, 0, "", true, "",
           "Consolidation job runs at all (on-demand runs included).",
           +[](Config& c) -> bool& { return c.jobs.consolidate.enabled; }},

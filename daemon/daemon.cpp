@@ -184,6 +184,8 @@ void Daemon::start() {
                                                      [this] { return render_metrics(); });
   }
 
+  start_http();
+
   if (options_.handle_signals) {
     signals_ = std::make_unique<boost::asio::signal_set>(io_, SIGTERM, SIGINT, SIGHUP);
     wait_for_signal();
@@ -198,10 +200,12 @@ void Daemon::start() {
   }
 
   spdlog::info(
-      "reflectd {} ready: database {}, ingest {}, push {}, control {}, metrics {}, heap {}",
+      "reflectd {} ready: database {}, ingest {}, push {}, control {}, metrics {}, http {}, heap "
+      "{}",
       kVersion, store_path_, fmt::join(endpoints().ingest, ","), fmt::join(endpoints().push, ","),
       fmt::join(endpoints().control, ","),
-      metrics_ ? "http://" + metrics_->bound_address() + "/metrics" : "off", heap_allocator());
+      metrics_ ? "http://" + metrics_->bound_address() + "/metrics" : "off",
+      http_ ? "http://" + http_->bound_address() + "/v1/" : "off", heap_allocator());
   notify_systemd("READY=1\nSTATUS=" + status_line());
 }
 
@@ -240,6 +244,7 @@ void Daemon::stop_now() {
   writer_->stop();
   // After the writer: the messages it answered while stopping have sent their acks.
   if (jetstream_) jetstream_->close();
+  if (http_) http_->stop();
   // Waits for the PubAcks of what was forwarded; their replies are posted ahead of the close.
   if (forwarder_) forwarder_->close();
   boost::asio::post(io_, [this] {
@@ -264,6 +269,7 @@ void Daemon::reload_now() {
       next_keys = std::make_shared<const bus::AuthorizedKeys>(
           bus::AuthorizedKeys::load_file(next.security.authorized_keys_file));
     }
+    std::shared_ptr<const http::Tokens> next_tokens = load_http_tokens(next);
     std::vector<std::string> restart_needed;
     for (std::string_view key : config::changed_keys(config_, next)) {
       const auto table = config::key_table();
@@ -292,6 +298,8 @@ void Daemon::reload_now() {
     } else if (security_.curve) {
       restart_needed.emplace_back("security.authorized_keys_file");
     }
+    config_.security.http_tokens_file = next.security.http_tokens_file;
+    if (http_api_) http_api_->set_tokens(std::move(next_tokens));
     writer_->set_profiles(decay_profiles(config_.decay));
     scheduler_->reconfigure(std::move(next_jobs));
     reader_vitality_ = vitality_params(config_.decay);
@@ -426,7 +434,8 @@ nlohmann::json Daemon::status(const bus::Principal& caller) const {
         {"push", bound.push},
         {"notify", bound.notify},
         {"control", bound.control},
-        {"metrics", metrics_ ? "http://" + metrics_->bound_address() + "/metrics" : ""}}},
+        {"metrics", metrics_ ? "http://" + metrics_->bound_address() + "/metrics" : ""},
+        {"http", http_ ? "http://" + http_->bound_address() + "/v1/" : ""}}},
       {"last_reload",
        {{"at_us", last_reload_.at_us}, {"ok", last_reload_.ok}, {"message", last_reload_.message}}},
       {"security",

@@ -32,6 +32,8 @@
 #include "common/clock.hpp"
 #include "config/config.hpp"
 #include "daemon/read_thread.hpp"
+#include "http/api.hpp"
+#include "http/server.hpp"
 #include "jobs/scheduler.hpp"
 #include "metrics/http_server.hpp"
 #include "store/access_counts.hpp"
@@ -118,6 +120,11 @@ class Daemon {
   /// inlet of a replica, with its reads over NATS. Called by start() after the writer and the
   /// read thread exist; throws what their constructors throw (bad NATS configuration).
   void make_jetstream(const store::DatabaseOptions& database);
+  // The HTTP JSON API (http.listen), its routes handing work to the bus and handle_control
+  // (daemon/http_api.cpp).
+  void start_http();
+  // The tokens of `config`'s security.http_tokens_file (nullptr: none); throws ConfigError.
+  static std::shared_ptr<const http::Tokens> load_http_tokens(const config::Config& config);
   /// merge_entities (memory_ops/entity_merges.hpp), a task on the jobs' thread.
   void control_merge_entities(const nlohmann::json& request, const bus::Principal& caller,
                               const bus::ControlReply& reply);
@@ -168,8 +175,10 @@ class Daemon {
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<boost::asio::steady_timer> stats_timer_;
   std::unique_ptr<boost::asio::steady_timer> watchdog_timer_;
-  // Last: it reads the members above from its own thread, so it is destroyed first.
+  // Last: they read the members above from their own threads, so they are destroyed first.
   std::unique_ptr<metrics::HttpServer> metrics_;
+  std::unique_ptr<http::Api> http_api_;
+  std::unique_ptr<http::Server> http_;
 };
 
 }  // namespace reflectd::daemon

@@ -91,6 +91,7 @@ std::string Daemon::render_metrics() const {
   add_socket(events, "ingest", bus.ingest);
   add_socket(events, "push", bus.push);
   add_socket(events, "subscribe", bus.subscribe);
+  add_socket(events, "http", bus.http);
   if (jetstream_) add_socket(events, "jetstream", jetstream_->stats().events);
   out.counter("reflectd_events_total",
               "Events received, by socket and outcome (stored, duplicate, rejected; on push, "

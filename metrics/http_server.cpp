@@ -13,6 +13,7 @@
 #include <string_view>
 #include <thread>
 
+#include "common/host_port.hpp"
 #include "metrics/exposition.hpp"
 
 namespace reflectd::metrics {
@@ -25,32 +26,6 @@ using tcp = asio::ip::tcp;
 
 constexpr auto kIdleTimeout = std::chrono::seconds(30);
 constexpr std::size_t kMaxRequestBytes = 8192;  // a scrape is one short GET
-
-// host:port, or [v6]:port.
-std::pair<std::string, std::string> split_address(const std::string& address) {
-  std::string host;
-  std::string port;
-  if (!address.empty() && address.front() == '[') {
-    const auto close = address.find(']');
-    if (close == std::string::npos || close + 1 >= address.size() || address[close + 1] != ':') {
-      throw std::runtime_error("metrics address '" + address + "': expected [IPv6]:port");
-    }
-    host = address.substr(1, close - 1);
-    port = address.substr(close + 2);
-  } else {
-    const auto colon = address.rfind(':');
-    if (colon == std::string::npos || colon == 0) {
-      throw std::runtime_error("metrics address '" + address + "': expected host:port");
-    }
-    host = address.substr(0, colon);
-    port = address.substr(colon + 1);
-  }
-  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos ||
-      port.size() > 5 || std::stoi(port) > 65535) {
-    throw std::runtime_error("metrics address '" + address + "': the port must be 0-65535");
-  }
-  return {host, port};
-}
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
@@ -201,7 +176,7 @@ HttpServer::HttpServer(const std::string& address, std::function<std::string()> 
   if (max_connections == 0) throw std::invalid_argument("metrics: max_connections must be >= 1");
   impl_->render = std::move(render);
   impl_->max_connections = max_connections;
-  const auto [host, port] = split_address(address);
+  const auto [host, port] = split_host_port(address, "metrics");
   beast::error_code error;
   tcp::resolver resolver(impl_->io);
   const auto endpoints =

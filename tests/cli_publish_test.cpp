@@ -61,6 +61,7 @@ class DaemonProcess {
             dir_.file("reflectd.db") +
             "\"}\n"
             "daemon: {stats_interval_ms: 100, metrics_listen: \"127.0.0.1:0\"}\n"
+            "http: {listen: \"127.0.0.1:0\"}\n"
             // No background job: a slow (sanitized) cluster run
             // holds the write lock past busy_timeout_ms.
             "jobs: {consolidate: {enabled: false}, decay: {enabled: "

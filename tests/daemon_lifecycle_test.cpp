@@ -97,6 +97,7 @@ std::string config_text(const TempDir& dir, const std::string& log_level) {
   }
   text += "store:\n  path: \"" + dir.file("reflectd.db") + "\"\n";
   text += "daemon:\n  stats_interval_ms: 100\n  metrics_listen: \"127.0.0.1:0\"\n";
+  text += "http:\n  listen: \"127.0.0.1:0\"\n";
   text += "jobs:\n";
   for (const std::string& name : configured_jobs()) {
     const std::string on_demand_only = "{interval_s: " + std::to_string(kJobIntervalS) +

@@ -524,13 +524,19 @@ TEST_CASE(
   for (int n = 1; n <= 30; ++n) publish(n);
 
   nlohmann::json status;
-  const bool drained = wait_until(
-      [&] {
-        status = control_request(context, replica.control(), {{"cmd", "status"}});
-        return replica.events() == 31 && status.is_object() &&
-               status["jetstream"]["in_flight"] == 0 && status["jetstream"]["from_leader"] == 30;
-      },
-      30s);
+  // Until the replica stores `events` with nothing in flight and `settled` holds for its
+  // JetStream status.
+  auto await_status = [&](std::int64_t events, auto settled) {
+    return wait_until(
+        [&] {
+          status = control_request(context, replica.control(), {{"cmd", "status"}});
+          return replica.events() == events && status.is_object() &&
+                 status["jetstream"]["in_flight"] == 0 && settled(status["jetstream"]);
+        },
+        30s);
+  };
+  const bool drained =
+      await_status(31, [](const nlohmann::json& js) { return js["from_leader"] == 30; });
   INFO(status.dump() << "\n" << replica.log());
   REQUIRE(drained);
   // Sequence 1 was found equal to the leader's at the idle checks before the filter moved;
@@ -544,13 +550,8 @@ TEST_CASE(
   CHECK(replica.count("SELECT stream_seq FROM jetstream_positions WHERE stream = 'SHARD'") == 31);
 
   publish(31);
-  const bool delivered = wait_until(
-      [&] {
-        status = control_request(context, replica.control(), {{"cmd", "status"}});
-        return replica.events() == 32 && status.is_object() &&
-               status["jetstream"]["in_flight"] == 0 && status["jetstream"]["acked"] == 2;
-      },
-      30s);
+  const bool delivered =
+      await_status(32, [](const nlohmann::json& js) { return js["acked"] == 2; });
   INFO(status.dump());
   CHECK(delivered);
   CHECK(replica.count("SELECT stream_seq FROM jetstream_positions WHERE stream = 'SHARD'") == 32);

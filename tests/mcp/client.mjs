@@ -241,6 +241,7 @@ writeFileSync(
     `  control: [${q(`ipc://${tmp}/c`)}]`,
     `store: {path: ${q(path.join(tmp, 'reflectd.db'))}}`,
     'daemon: {metrics_listen: "127.0.0.1:0"}',
+    'http: {listen: "127.0.0.1:0"}',
     // Jobs only run when asked (`reflectctl run ... --wait`), so what the tools
     // see does not depend on timing.
     'jobs:',

@@ -32,6 +32,7 @@ inline config::Config loopback_config(const TempDir& dir) {
   config.store.path = dir.file("reflectd.db");
   config.daemon.stats_interval_ms = 100;
   config.daemon.metrics_listen = "127.0.0.1:0";  // a free port: tests run side by side
+  config.http.listen = "127.0.0.1:0";
   config.log.level = "warn";
   return config;
 }

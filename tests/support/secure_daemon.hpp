@@ -67,6 +67,7 @@ struct SecureDaemon {
   std::string config_yaml() const {
     return "log: {level: warn}\n"
            "daemon: {stats_interval_ms: 100, metrics_listen: \"127.0.0.1:0\"}\n"
+           "http: {listen: \"127.0.0.1:0\"}\n"
            "bus:\n  ingest: [\"tcp://127.0.0.1:*\"]\n  push: [\"tcp://127.0.0.1:*\"]\n"
            "  notify: [\"tcp://127.0.0.1:*\"]\n  control: [\"tcp://127.0.0.1:*\", \"ipc://" +
            dir.file("c") + "\"]\n" + bus_extra + "store: {path: \"" + dir.file("reflectd.db") +
