@@ -196,13 +196,14 @@ namespace {
 // A connection over the limit gets a fixed 503 written without waiting (a fresh socket's send
 // buffer takes it; a client that does not read loses it), then is closed.
 void refuse(tcp::socket socket) {
-  static constexpr std::string_view kBusy =
+  const std::string body = error_body("connections: more than http.max_connections are open");
+  const std::string busy =
       "HTTP/1.1 503 Service Unavailable\r\nServer: reflectd\r\nContent-Type: "
-      "application/json\r\nContent-Length: 78\r\nConnection: close\r\n\r\n"
-      "{\"ok\":false,\"error\":\"connections: more than http.max_connections are open\"}\n";
+      "application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
   beast::error_code ignored;
   socket.non_blocking(true, ignored);
-  socket.write_some(asio::buffer(kBusy.data(), kBusy.size()), ignored);
+  socket.write_some(asio::buffer(busy.data(), busy.size()), ignored);
   socket.shutdown(tcp::socket::shutdown_send, ignored);
   socket.close(ignored);
 }
