@@ -138,13 +138,39 @@ def event(n, namespace="alpha", **extra):
     return e
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def validate_openapi(doc):
+    """The document through @seriousme/openapi-schema-validator (package-lock.json here)."""
+    if not os.path.isdir(os.path.join(HERE, "node_modules", "@seriousme")):
+        installed = subprocess.run(["npm", "ci", "--prefix", HERE, "--no-audit", "--no-fund"],
+                                   stdout=subprocess.DEVNULL, check=False)
+        check(installed.returncode == 0, "npm ci installs the OpenAPI validator")
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as out:
+        json.dump(doc, out)
+    result = subprocess.run(["node", os.path.join(HERE, "validate_openapi.mjs"), out.name],
+                            capture_output=True, text=True, check=False)
+    os.unlink(out.name)
+    check(result.returncode == 0, "openapi.json is a valid OpenAPI 3.1 document: " + result.stdout)
+
+
 def check_openapi(base):
     status, doc, _ = call(base, "GET", "/v1/openapi.json")
     check(status == 200 and doc.get("openapi") == "3.1.0", "openapi.json is OpenAPI 3.1")
+    validate_openapi(doc)
     paths = doc.get("paths", {})
     for route in ("/v1/events", "/v1/events/{id}", "/v1/status", "/v1/recall", "/v1/run"):
         check(route in paths, f"openapi lists {route}")
     check("get" not in paths.get("/v1/run", {}), "openapi: the admin command run is POST only")
+    # Every GET operation the document names is served (a field it requires may be missing:
+    # 400 names it), and none is an unknown route.
+    for route, operations in paths.items():
+        if "get" not in operations or "{" in route:
+            continue
+        status, body, _ = call(base, "GET", route, token="admin-token")
+        check(status in (200, 400) and isinstance(body, dict) and "ok" in body,
+              f"GET {route} is served as the document says ({status})")
 
 
 def check_authentication(base):
