@@ -166,7 +166,7 @@ def check_openapi(base):
     # Every GET operation the document names is served (a field it requires may be missing:
     # 400 names it), and none is an unknown route.
     for route, operations in paths.items():
-        if "get" not in operations or "{" in route:
+        if "get" not in operations or "{" in route or route == "/v1/openapi.json":
             continue
         status, body, _ = call(base, "GET", route, token="admin-token")
         check(status in (200, 400) and isinstance(body, dict) and "ok" in body,
