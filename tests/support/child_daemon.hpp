@@ -59,7 +59,8 @@ inline std::string child_config(const TempDir& dir, const std::string& db,
          ipc_endpoint(dir, "c") + "\"]\n" + options.bus_extra + "store:\n  path: \"" + db + "\"\n" +
          options.store_extra +
          // A free port for GET /metrics: tests run side by side.
-         "daemon:\n  metrics_listen: \"127.0.0.1:0\"\nhttp:\n  listen: \"127.0.0.1:0\"\n" + options.extra;
+         "daemon:\n  metrics_listen: \"127.0.0.1:0\"\nhttp:\n  listen: \"127.0.0.1:0\"\n" +
+         options.extra;
 }
 
 /// Waits until the daemon answers {"cmd":"status"} on `control`.
