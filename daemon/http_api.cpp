@@ -40,8 +40,8 @@ void Daemon::start_http() {
       .idle_timeout = std::chrono::seconds(config_.http.idle_timeout_s)};
   http_ = std::make_unique<http::Server>(
       config_.http.listen,
-      [api = http_api_.get()](http::Request request, http::Respond respond) {
-        api->handle(std::move(request), std::move(respond));
+      [api = http_api_.get()](const http::Request& request, http::Respond respond) {
+        api->handle(request, std::move(respond));
       },
       limits);
 }

@@ -169,7 +169,7 @@ bool Api::authenticate(const Request& request, bus::Principal& caller, Response&
   return false;
 }
 
-void Api::handle(Request request, Respond respond) {
+void Api::handle(const Request& request, Respond respond) {
   if (request.method == "GET" && request.path == "/v1/openapi.json") {
     return respond({200, openapi_});
   }

@@ -67,7 +67,7 @@ class Api {
   Api(ApiBackend backend, const Clock& clock, ApiOptions options);
 
   /// The server's Handler.
-  void handle(Request request, Respond respond);
+  void handle(const Request& request, Respond respond);
   /// Replaces the tokens (nullptr: none).
   void set_tokens(std::shared_ptr<const Tokens> tokens);
 

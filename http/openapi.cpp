@@ -1,5 +1,6 @@
 #include "http/openapi.hpp"
 
+#include <array>
 #include <string>
 
 #include "common/version.hpp"
@@ -18,15 +19,15 @@ json json_content(json schema) { return {{"application/json", {{"schema", std::m
 json responses(std::string_view ok_description) {
   json out = {
       {"200", {{"description", ok_description}, {"content", json_content(ref("schemas/Reply"))}}}};
-  const std::pair<const char*, const char*> errors[] = {
-      {"400", "the request breaks a rule: the error names the field and the rule"},
-      {"401", "no bearer token, or one not in security.http_tokens_file"},
-      {"403",
-       "an admin command without admin rights, a namespace outside the token's, or a "
-       "cross-site Origin"},
-      {"404", "no such route, command or event"},
-      {"413", "a body over bus.max_message_bytes"},
-      {"429", "over http.rate_per_s; Retry-After says when to try again"}};
+  const std::array<std::pair<const char*, const char*>, 6> errors{
+      {{"400", "the request breaks a rule: the error names the field and the rule"},
+       {"401", "no bearer token, or one not in security.http_tokens_file"},
+       {"403",
+        "an admin command without admin rights, a namespace outside the token's, or a "
+        "cross-site Origin"},
+       {"404", "no such route, command or event"},
+       {"413", "a body over bus.max_message_bytes"},
+       {"429", "over http.rate_per_s; Retry-After says when to try again"}}};
   for (const auto& [code, text] : errors) {
     out[code] = {{"description", text}, {"content", json_content(ref("schemas/Error"))}};
   }

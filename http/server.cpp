@@ -25,7 +25,7 @@ namespace beast = boost::beast;
 namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
 
-constexpr std::size_t kMaxHeaderBytes = 16 * 1024;
+constexpr std::size_t kMaxHeaderBytes = std::size_t{16} * 1024;
 constexpr std::size_t kFirstReadBytes = 4096;
 
 bool loopback(const asio::ip::address& address) {
