@@ -7,8 +7,8 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr std::size_t kTargetWidth = 24;
-constexpr std::size_t kTitleWidth = 64;
+constexpr std::size_t kObservationTargetWidth = 24;
+constexpr std::size_t kObservationTitleWidth = 64;
 
 }  // namespace
 
@@ -23,8 +23,8 @@ std::string format_observations_table(const json& reply) {
   Table table({{"TYPE"},
                {"SUPPORT", Align::kRight},
                {"TRAJECTORIES", Align::kRight},
-               {"TARGET", Align::kLeft, kTargetWidth},
-               {"TITLE", Align::kLeft, kTitleWidth}});
+               {"TARGET", Align::kLeft, kObservationTargetWidth},
+               {"TITLE", Align::kLeft, kObservationTitleWidth}});
   for (const json& row : reply.value("observations", json::array())) {
     table.add({cell(row, "observation_type"), cell(row, "support_count"),
                cell(row, "trajectory_count"), cell(row, "target"), cell(row, "title")});

@@ -8,7 +8,7 @@
 
 #include "cli/exit_codes.hpp"
 #include "cli/jetstream.hpp"
-#include "cli/mcp/reflectd_tools.hpp"
+#include "cli/mcp/stdio.hpp"
 #include "cli/publish.hpp"
 #include "cli/subcommands.hpp"
 #include "common/zcert.hpp"

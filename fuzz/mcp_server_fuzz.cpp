@@ -1,4 +1,4 @@
-// Fuzz target: the MCP protocol layer (cli/mcp/server.hpp) over arbitrary stdin lines, as a
+// Fuzz target: the MCP protocol layer (mcp/server.hpp) over arbitrary stdin lines, as a
 // client (or anything writing to the server's stdin) may send them, with one tool and one
 // resource provider behind it.
 // Checks: nothing throws; every answer is one line of JSON (an object, or an array of objects
@@ -12,13 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/mcp/server.hpp"
+#include "mcp/server.hpp"
 #include "fuzz/fuzz_check.hpp"
 
 namespace {
 
 using nlohmann::json;
-using namespace reflectd::cli::mcp;
+using namespace reflectd::mcp;
 
 Server make_server() {
   Tool echo{"echo",

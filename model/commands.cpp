@@ -19,7 +19,7 @@ const std::vector<std::string_view> kSensitivities{"public", "low", "medium", "h
 Field mcp_namespace() { return {.name = "namespace", .description = kNamespaceHelp}; }
 
 // The MCP tools' arguments: the names agents know (query, not text), mapped onto the wire
-// request by cli/mcp/reflectd_tools.cpp.
+// request by mcp/tools.cpp.
 McpTool remember_tool() {
   return {"remember",
           "Remember",

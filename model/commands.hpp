@@ -47,7 +47,7 @@ struct Field {
   std::string_view schema = {};
 };
 
-/// An MCP tool of `reflectctl mcp` (cli/mcp/reflectd_tools.cpp holds its handler).
+/// An MCP tool of `reflectctl mcp` (mcp/tools.cpp holds its handler).
 struct McpTool {
   std::string_view name;
   std::string_view title;

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "cli/mcp/reflectd_tools.hpp"
+#include "mcp/tools.hpp"
 #include "daemon/read_thread.hpp"
 #include "model/commands.hpp"
 #include "support/daemon_fixture.hpp"
@@ -91,12 +91,12 @@ TEST_CASE("reflectctl has every subcommand of the table, and --help lists them a
 }
 
 TEST_CASE("the MCP tools are the table's, with the schemas generated from it", "[commands]") {
-  const std::vector<cli::mcp::Tool> tools = cli::mcp::reflectd_tools({});
+  const std::vector<mcp::Tool> tools = mcp::reflectd_tools({});
   std::size_t in_table = 0;
   for (const model::CommandSpec& spec : model::command_table()) {
     if (!spec.mcp) continue;
     ++in_table;
-    const auto tool = std::find_if(tools.begin(), tools.end(), [&](const cli::mcp::Tool& t) {
+    const auto tool = std::find_if(tools.begin(), tools.end(), [&](const mcp::Tool& t) {
       return t.name == spec.mcp->name;
     });
     INFO(spec.mcp->name);

@@ -4,15 +4,15 @@
 
 #include <catch2/catch.hpp>
 
-#include "cli/mcp/server.hpp"
+#include "mcp/server.hpp"
 
 namespace {
 
 using nlohmann::json;
-using reflectd::cli::mcp::Resources;
-using reflectd::cli::mcp::Server;
-using reflectd::cli::mcp::Tool;
-using reflectd::cli::mcp::ToolResult;
+using reflectd::mcp::Resources;
+using reflectd::mcp::Server;
+using reflectd::mcp::Tool;
+using reflectd::mcp::ToolResult;
 
 Server echo_server() {
   Tool echo{"echo",

@@ -1,8 +1,8 @@
-#include "cli/mcp/server.hpp"
+#include "mcp/server.hpp"
 
 #include <algorithm>
 
-namespace reflectd::cli::mcp {
+namespace reflectd::mcp {
 using json = nlohmann::json;
 
 namespace {
@@ -207,4 +207,4 @@ json Server::read_resource(const json& params, const json& id) {
                                   {"text", *text}}})}});
 }
 
-}  // namespace reflectd::cli::mcp
+}  // namespace reflectd::mcp

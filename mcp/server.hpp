@@ -1,9 +1,10 @@
 #pragma once
-// A Model Context Protocol server over stdio (https://modelcontextprotocol.io, specification
-// 2025-11-25): JSON-RPC 2.0 messages, one per line, on stdin and stdout. This layer knows the
-// protocol only (lifecycle, version negotiation, tools, resources, errors); what the tools do
-// is given to it as data (cli/mcp/reflectd_tools.hpp). There is no C++ SDK in Debian, hence
-// this small layer over nlohmann-json.
+// A Model Context Protocol server (https://modelcontextprotocol.io, specification 2025-11-25):
+// JSON-RPC 2.0 messages in, answers out, whatever carries them: one per line on stdio
+// (`reflectctl mcp`, cli/mcp/stdio.hpp) or one per POST on Streamable HTTP (the daemon's /mcp,
+// daemon/mcp_sessions.hpp). This layer knows the protocol only (lifecycle, version
+// negotiation, tools, resources, errors); what the tools do is given to it as data
+// (mcp/tools.hpp). There is no C++ SDK in Debian, hence this small layer over nlohmann-json.
 //
 // Protocol versions: the client's, when it is one of kProtocolVersions; else the newest
 // (specification "Lifecycle": the server answers with a version it supports).
@@ -12,7 +13,7 @@
 // resource (MCP). A tool that fails answers a result with isError: true and the reason as
 // text, which the model sees (specification "Tools": tool execution errors).
 //
-// Thread-safety: none; one Server per stdio session.
+// Thread-safety: none; one Server per session, used by one thread at a time.
 
 #include <nlohmann/json.hpp>
 
@@ -23,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-namespace reflectd::cli::mcp {
+namespace reflectd::mcp {
 
 /// Newest first.
 inline constexpr std::array<std::string_view, 4> kProtocolVersions{"2025-11-25", "2025-06-18",
@@ -73,8 +74,9 @@ class Server {
  public:
   Server(ServerInfo info, std::vector<Tool> tools, Resources resources);
 
-  /// Handles one line of input (a message, or a batch for 2025-03-26 clients) and returns the
-  /// line to write, or nullopt when nothing is answered (notifications, blank lines).
+  /// Handles one message (a line of stdio, or a POST body; a batch for 2025-03-26 clients)
+  /// and returns the answer to write, or nullopt when nothing is answered (notifications,
+  /// blank lines).
   std::optional<std::string> handle_line(std::string_view line);
 
   /// The version negotiated by initialize (empty before).
@@ -96,4 +98,4 @@ class Server {
   std::string protocol_version_;
 };
 
-}  // namespace reflectd::cli::mcp
+}  // namespace reflectd::mcp

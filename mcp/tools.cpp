@@ -1,7 +1,6 @@
-#include "cli/mcp/reflectd_tools.hpp"
+#include "mcp/tools.hpp"
 
 #include <algorithm>
-#include <iostream>
 #include <stdexcept>
 #include <string_view>
 #include <variant>
@@ -9,40 +8,23 @@
 #include "common/version.hpp"
 #include "model/commands.hpp"
 
-namespace reflectd::cli::mcp {
+namespace reflectd::mcp {
 using json = nlohmann::json;
 
 namespace {
 
 constexpr const char* kMedallionScheme = "reflectd://medallion/";
 
-// The daemon's reply object, or the text of what went wrong.
-std::variant<json, std::string> ask(const McpOptions& o, const std::string& endpoint,
-                                    const json& request) {
-  std::optional<json> reply;
-  try {
-    reply = control_request(endpoint, request, o.control.timeout, o.control.curve);
-  } catch (const std::exception& error) {
-    return std::string(error.what());
-  }
-  if (!reply) {
-    return "no reply from reflectd at " + endpoint + " within " +
-           std::to_string(o.control.timeout.count()) + " ms; is it running?";
-  }
-  if (!reply->is_object()) return "reflectd answered something that is not JSON: " + reply->dump();
-  return *reply;
-}
-
 // A control request answered {"ok":true,...}: that object; else the daemon's error.
-std::variant<json, std::string> control(const McpOptions& o, const json& request) {
-  auto reply = ask(o, o.control.endpoint, request);
+std::variant<json, std::string> control(const Backend& o, const json& request) {
+  auto reply = o.control(request);
   if (auto* r = std::get_if<json>(&reply); r != nullptr && !r->value("ok", false)) {
     return r->value("error", std::string("reflectd refused the request: ") + r->dump());
   }
   return reply;
 }
 
-std::string namespace_of(const McpOptions& o, const json& args) {
+std::string namespace_of(const Backend& o, const json& args) {
   return args.contains("namespace") ? args["namespace"].get<std::string>() : o.ns;
 }
 
@@ -51,7 +33,7 @@ json without_ok(json reply) {
   return reply;
 }
 
-ToolResult remember(const McpOptions& o, const json& args) {
+ToolResult remember(const Backend& o, const json& args) {
   const std::string ns = namespace_of(o, args);
   if (ns.empty()) {
     return ToolResult::error(
@@ -63,7 +45,7 @@ ToolResult remember(const McpOptions& o, const json& args) {
                           "context", "sensitivity", "importance", "salience"}) {
     if (args.contains(key)) event[key] = args[key];
   }
-  auto reply = ask(o, o.ingest_endpoint, event);
+  auto reply = o.ingest(event);
   if (auto* e = std::get_if<std::string>(&reply)) return ToolResult::error("remember: " + *e);
   const json& r = std::get<json>(reply);
   const json results = r.value("results", json::array());
@@ -86,7 +68,7 @@ ToolResult remember(const McpOptions& o, const json& args) {
   return {text, std::move(structured)};
 }
 
-ToolResult recall(const McpOptions& o, const json& args) {
+ToolResult recall(const Backend& o, const json& args) {
   json request = {{"cmd", "recall"}, {"text", args["query"]}, {"limit", args.value("limit", 10)}};
   if (const std::string ns = namespace_of(o, args); !ns.empty()) request["namespace"] = ns;
   for (const char* key :
@@ -109,7 +91,7 @@ ToolResult recall(const McpOptions& o, const json& args) {
   return {text, std::move(structured)};
 }
 
-ToolResult context(const McpOptions& o, const json& args) {
+ToolResult context(const Backend& o, const json& args) {
   json request = {
       {"cmd", "context"}, {"text", args["query"]}, {"max_tokens", args.value("max_tokens", 1000)}};
   if (const std::string ns = namespace_of(o, args); !ns.empty()) request["namespace"] = ns;
@@ -121,14 +103,14 @@ ToolResult context(const McpOptions& o, const json& args) {
   return {text, std::move(structured)};
 }
 
-ToolResult get(const McpOptions& o, const json& args) {
+ToolResult get(const Backend& o, const json& args) {
   auto reply = control(o, {{"cmd", "get"}, {"ids", args["ids"]}});
   if (auto* e = std::get_if<std::string>(&reply)) return ToolResult::error(*e);
   json structured = without_ok(std::get<json>(std::move(reply)));
   return {structured.dump(2), std::move(structured)};
 }
 
-ToolResult forget(const McpOptions& o, const json& args) {
+ToolResult forget(const Backend& o, const json& args) {
   json request = {{"cmd", "forget"}};
   for (const char* key : {"ids", "filter", "mode", "dry_run", "rationale"}) {
     if (args.contains(key)) request[key] = args[key];
@@ -156,7 +138,7 @@ ToolResult forget(const McpOptions& o, const json& args) {
   return {text, std::move(structured)};
 }
 
-ToolResult revise(const McpOptions& o, const json& args) {
+ToolResult revise(const Backend& o, const json& args) {
   json request = {{"cmd", "revise"}};
   for (const char* key : {"id", "content", "rationale", "context", "keep_timestamp"}) {
     if (args.contains(key)) request[key] = args[key];
@@ -171,7 +153,7 @@ ToolResult revise(const McpOptions& o, const json& args) {
   return {text, std::move(structured)};
 }
 
-ToolResult medallion(const McpOptions& o, const json& args) {
+ToolResult medallion(const Backend& o, const json& args) {
   const std::string action = args.value("action", "list");
   json request = {{"cmd", "medallion"}, {"action", action}};
   for (const char* key : {"id", "nodes", "tags", "limit", "medallion", "evidence", "supersedes",
@@ -189,8 +171,8 @@ ToolResult medallion(const McpOptions& o, const json& args) {
 
 std::string medallion_uri(const std::string& id) { return kMedallionScheme + id; }
 
-std::vector<Tool> reflectd_tools(const McpOptions& o) {
-  using Call = ToolResult (*)(const McpOptions&, const json&);
+std::vector<Tool> reflectd_tools(const Backend& o) {
+  using Call = ToolResult (*)(const Backend&, const json&);
   // Each tool's name, title, description and input schema come from its command's entry in
   // the command table (model/commands.cpp); only the calls are here.
   // tools/list keeps the order agents have seen since the first release.
@@ -215,7 +197,7 @@ std::vector<Tool> reflectd_tools(const McpOptions& o) {
   return tools;
 }
 
-Resources reflectd_resources(const McpOptions& o) {
+Resources reflectd_resources(const Backend& o) {
   Resources r;
   r.list = [o] {
     std::vector<Resource> out;
@@ -246,17 +228,11 @@ Resources reflectd_resources(const McpOptions& o) {
   return r;
 }
 
-int run_mcp(const McpOptions& options, std::istream& in, std::ostream& out) {
-  Server server({"reflectd", "reflectd agent memory", kVersion,
-                 "reflectd is this agent's long-term memory. Call recall (or context) with a "
-                 "question before answering from memory, remember to store what should last, "
-                 "and medallion to resume a project."},
-                reflectd_tools(options), reflectd_resources(options));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (auto answer = server.handle_line(line)) out << *answer << '\n' << std::flush;
-  }
-  return 0;
+ServerInfo reflectd_server_info() {
+  return {"reflectd", "reflectd agent memory", kVersion,
+          "reflectd is this agent's long-term memory. Call recall (or context) with a question "
+          "before answering from memory, remember to store what should last, and medallion to "
+          "resume a project."};
 }
 
-}  // namespace reflectd::cli::mcp
+}  // namespace reflectd::mcp
