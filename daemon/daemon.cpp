@@ -232,6 +232,8 @@ void Daemon::stop_now() {
   bus_->stop_reading();
   if (jetstream_) jetstream_->stop_reading();
   if (metrics_) metrics_->stop();  // a scrape in progress ends first (join)
+  calls_stopping_ = true;
+  if (mcp_sessions_) mcp_sessions_->stop();  // its waits end within 100 ms of the flag
   // A running job is cancelled cooperatively; its open transaction rolls back.
   scheduler_->stop();
   if (signals_) signals_->cancel();

@@ -31,6 +31,7 @@
 #include "bus/zap_handler.hpp"
 #include "common/clock.hpp"
 #include "config/config.hpp"
+#include "daemon/mcp_sessions.hpp"
 #include "daemon/read_thread.hpp"
 #include "http/api.hpp"
 #include "http/server.hpp"
@@ -123,6 +124,12 @@ class Daemon {
   // The HTTP JSON API (http.listen), its routes handing work to the bus and handle_control
   // (daemon/http_api.cpp).
   void start_http();
+  // A control request, or one event of acknowledged ingest, for `caller` from a thread other
+  // than the io thread (the MCP sessions' worker), waiting for the answer.
+  std::variant<nlohmann::json, std::string> control_and_wait(const nlohmann::json& request,
+                                                             const bus::Principal& caller);
+  std::variant<nlohmann::json, std::string> ingest_and_wait(const nlohmann::json& event,
+                                                            const bus::Principal& caller);
   // The tokens of `config`'s security.http_tokens_file (nullptr: none); throws ConfigError.
   static std::shared_ptr<const http::Tokens> load_http_tokens(const config::Config& config);
   /// merge_entities (memory_ops/entity_merges.hpp), a task on the jobs' thread.
@@ -178,6 +185,8 @@ class Daemon {
   // Last: they read the members above from their own threads, so they are destroyed first.
   std::unique_ptr<metrics::HttpServer> metrics_;
   std::unique_ptr<http::Api> http_api_;
+  std::atomic<bool> calls_stopping_{false};  // ends the MCP sessions' waits (stop_now)
+  std::unique_ptr<McpSessions> mcp_sessions_;
   std::unique_ptr<http::Server> http_;
 };
 

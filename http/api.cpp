@@ -192,6 +192,8 @@ void Api::handle(const Request& request, Respond respond) {
 }
 
 void Api::route(const Request& request, const bus::Principal& caller, Respond respond) {
+  if (request.path == "/mcp" && backend_.mcp)
+    return backend_.mcp(request, caller, std::move(respond));
   if (!request.path.starts_with(kPrefix)) {
     return respond(error(404, "path: '" + request.path +
                                   "' is not a route (the API is under /v1/; "

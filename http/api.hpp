@@ -11,6 +11,8 @@
 //   GET  /v1/{command}?k=v   the commands that are not admin, their fields as query
 //                            parameters (q= for text); GET /v1/events lists (events tail)
 //   GET  /v1/openapi.json    OpenAPI 3.1, generated from the command table (http/openapi.hpp)
+//   /mcp                     MCP over Streamable HTTP (daemon/mcp_sessions.hpp), with the
+//                            same tokens, Origin check and rate limit
 //
 // Access (docs/SECURITY.md): `Authorization: Bearer TOKEN` names a principal of the tokens
 // file (http/tokens.hpp), else 401; an admin command without admin rights, or a namespace
@@ -53,6 +55,8 @@ struct ApiBackend {
   std::function<void(nlohmann::json request, const bus::Principal& caller,
                      std::function<void(nlohmann::json reply)> reply)>
       command;
+  /// Answers a request to /mcp (MCP over Streamable HTTP) for `caller`; empty: 404.
+  std::function<void(const Request& request, const bus::Principal& caller, Respond respond)> mcp;
 };
 
 struct ApiOptions {

@@ -42,6 +42,13 @@ std::string header(const bhttp::request<bhttp::string_body>& request, bhttp::fie
 
 }  // namespace
 
+std::string Request::header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (beast::iequals(key, beast::string_view(name.data(), name.size()))) return value;
+  }
+  return "";
+}
+
 std::string error_body(std::string_view text) {
   return nlohmann::json{{"ok", false}, {"error", text}}.dump(
       -1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -165,6 +172,9 @@ class Session : public std::enable_shared_from_this<Session> {
     request.origin = header(raw, bhttp::field::origin);
     request.host = header(raw, bhttp::field::host);
     request.content_type = header(raw, bhttp::field::content_type);
+    for (const auto& field : raw) {
+      request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
     request.body = parser_->release().body();
     request.peer = peer_;
     request.peer_loopback = peer_loopback_;

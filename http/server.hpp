@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct Request {
   std::string body;
   std::string peer;            ///< the client's IP address
   bool peer_loopback = false;  ///< 127.0.0.0/8 or ::1
+  /// Every header as sent (names as the client wrote them).
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  /// The value of header `name` (case-insensitive, RFC 9110 §5.1), "" when absent.
+  std::string header(std::string_view name) const;
 };
 
 /// One answer; `headers` are added to Server, Content-Type and Content-Length.

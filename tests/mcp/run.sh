@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # CTest entry point for the MCP end-to-end test (client.mjs beside this file).
-# Usage: run.sh REFLECTD_BIN REFLECTCTL_BIN
+# Usage: run.sh REFLECTD_BIN REFLECTCTL_BIN     (reflectctl mcp on stdio, client.mjs)
+#        run.sh --http REFLECTD_BIN            (the daemon's /mcp, http_client.mjs)
 # Exit 77 means "skipped" (CTest: SKIP_RETURN_CODE 77): without Node the test
 # cannot run, which says nothing about reflectd itself.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 REFLECTD_BIN REFLECTCTL_BIN" >&2
+http=0
+if [[ "${1:-}" == "--http" ]]; then
+  http=1
+  shift
+fi
+if [[ $# -ne $((2 - http)) ]]; then
+  echo "usage: $0 REFLECTD_BIN REFLECTCTL_BIN | $0 --http REFLECTD_BIN" >&2
   exit 2
 fi
 
@@ -27,4 +33,7 @@ if [[ ! -d "$here/node_modules/@modelcontextprotocol/sdk" ]]; then
   fi
 fi
 
+if [[ $http -eq 1 ]]; then
+  exec node "$here/http_client.mjs" "$1"
+fi
 exec node "$here/client.mjs" "$1" "$2"
