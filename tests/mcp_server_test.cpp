@@ -1,4 +1,4 @@
-// The MCP protocol layer (cli/mcp/server.hpp) on its own: lifecycle, version negotiation,
+// The MCP protocol layer (mcp/server.hpp) on its own: lifecycle, version negotiation,
 // JSON-RPC errors, argument checks and tool errors. The end-to-end test with the official
 // TypeScript SDK against a real daemon is tests/mcp/ (CTest: mcp_client_test).
 
