@@ -68,6 +68,10 @@
 //   forward       windowed ingest (as `ingest`) into a gateway with bus.forward: jetstream
 //                 (consumer "": it stores nothing), each message answered after JetStream's
 //                 PubAck: the forwarder's acknowledged rate.
+//   http          acknowledged ingest over POST /v1/events (bench/ingest_http.cpp): --window
+//                 keep-alive connections, one request of --batch events each in flight.
+//   recall-http   recall over the control socket and over POST /v1/recall, alternately, on
+//                 --preload events: each one's p50 and p99 (bench/ingest_http.cpp).
 // The daemon runs in a child process forked before this one starts any thread, so its peak
 // RSS is its own; it stops with SIGTERM like reflectd and must exit 0.
 //
@@ -534,8 +538,8 @@ int run(int argc, char** argv) {
                  "Modes to run, the first being the baseline of the ratios")
       ->delimiter(',')
       ->check(CLI::IsMember({"baseline", "baseline-fts", "push", "ingest", "latency",
-                             "latency-jobs", "under-job", "under-recall", "under-forget",
-                             "jetstream", "jetstream-shards", "forward"}));
+                             "latency-jobs", "under-job", "under-recall", "under-forget", "http",
+                             "recall-http", "jetstream", "jetstream-shards", "forward"}));
   app.add_option("--latency-events", options.latency_events, "latency: events (at most --events)")
       ->check(CLI::Range(1, 10'000'000));
   app.add_option("--rate", options.rate, "latency: events per second")
@@ -613,6 +617,8 @@ int run(int argc, char** argv) {
         results.push_back(run_jetstream_shards(corpus, options, dir.path()));
       }
       if (mode == "forward") results.push_back(run_forward(corpus, options, dir.path()));
+      if (mode == "http") results.push_back(run_http(corpus, options, dir.path()));
+      if (mode == "recall-http") results.push_back(run_recall_http(corpus, options, dir.path()));
       if (mode == "under-forget") {
         results.push_back(run_under_forget(corpus, options, dir.path()));
       }

@@ -444,11 +444,13 @@ inline zmq::socket_t ingest_socket(zmq::context_t& context, const std::string& e
 }
 
 // The modes run by other files of bench_ingest (bench/ingest_jetstream.cpp,
-// bench/ingest_contention.cpp); each stores --events into a fresh database in `dir` and
-// returns its figures (bench/ingest.cpp's header says what each measures).
+// bench/ingest_contention.cpp, bench/ingest_http.cpp); each stores --events into a fresh database
+// in `dir` and returns its figures (bench/ingest.cpp's header says what each measures).
 ModeResult run_jetstream(const Corpus& corpus, const Options& options, const fs::path& dir);
 ModeResult run_jetstream_shards(const Corpus& corpus, const Options& options, const fs::path& dir);
 ModeResult run_forward(const Corpus& corpus, const Options& options, const fs::path& dir);
+ModeResult run_http(const Corpus& corpus, const Options& options, const fs::path& dir);
+ModeResult run_recall_http(const Corpus& corpus, const Options& options, const fs::path& dir);
 ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs::path& dir);
 ModeResult run_under_forget(const Corpus& corpus, const Options& options, const fs::path& dir);
 ModeResult run_under_recall(const Corpus& corpus, const Options& options, const fs::path& dir);
