@@ -285,7 +285,7 @@ std::vector<CommandSpec> read_entries() {
        .summary = "list the most important entities",
        .description = kEntitiesDescription,
        .footer = kEntitiesFooter,
-       .request = {text("namespace"), integer("top"), text("type")}},
+       .request = {text("namespace"), integer("top"), text("type"), boolean("edges")}},
       {.name = "clusters",
        .answerer = R,
        .cli_usage = "clusters",

@@ -181,7 +181,35 @@ LIMIT ?3)sql");
   return {{"ok", true}, {"observations", rows(query)}};
 }
 
-// {"cmd":"entities","namespace":NS,"top":K,"type":T}: the most important entities. A redacted
+// The current relationships (valid_to_us null) among `entities` (rows of read_entities, the
+// redacted ones left out), strongest first, at most 500: what a graph of them draws.
+nlohmann::json entity_edges(SQLite::Database& db, const std::string& ns,
+                            const nlohmann::json& entities) {
+  nlohmann::json keys = nlohmann::json::array();
+  for (const nlohmann::json& e : entities) {
+    if (e.value("redacted", 0) == 0 && e["canonical_key"].is_string()) {
+      keys.push_back(e["canonical_key"]);
+    }
+  }
+  SQLite::Statement query(db, R"sql(
+SELECT s.canonical_key AS source, t.canonical_key AS target, r.rel_type, r.strength,
+       r.mention_count
+FROM entity_relationships r
+JOIN entities s ON s.entity_id = r.source_id
+JOIN entities t ON t.entity_id = r.target_id
+WHERE r.namespace = ?1 AND r.valid_to_us IS NULL
+  AND s.canonical_key IN (SELECT value FROM json_each(?2))
+  AND t.canonical_key IN (SELECT value FROM json_each(?2))
+  AND s.namespace = ?1 AND t.namespace = ?1
+ORDER BY r.strength DESC, s.canonical_key, t.canonical_key, r.rel_type
+LIMIT 500)sql");
+  query.bind(1, ns);
+  query.bind(2, keys.dump());
+  return rows(query);
+}
+
+// {"cmd":"entities","namespace":NS,"top":K,"type":T,"edges":B}: the most important entities,
+// with `edges` (in a namespace) the relationships among them. A redacted
 // entity keeps its canonical key's type but not the key: the key is text from its events.
 nlohmann::json read_entities(SQLite::Database& db, const nlohmann::json& request,
                              const ReadScope& caller) {
@@ -205,7 +233,11 @@ LIMIT ?3)sql");
   query.bind(3, top);
   bind_scope(query, caller, true);
   query.bind(23, kRedacted);
-  return {{"ok", true}, {"entities", rows(query)}};
+  nlohmann::json out = {{"ok", true}, {"entities", rows(query)}};
+  if (request.value("edges", false) && !text_param(request, "namespace").empty()) {
+    out["edges"] = entity_edges(db, text_param(request, "namespace"), out["entities"]);
+  }
+  return out;
 }
 
 // {"cmd":"clusters","namespace":NS,"limit":N}: the largest clusters.
