@@ -198,6 +198,7 @@ struct DaemonConfig {
 /// The HTTP JSON API (http/api.hpp, docs/HTTP.md).
 struct HttpConfig {
   std::string listen;                 ///< host:port of the API; "" = off.
+  std::string console_dir;            ///< The web console's files; "" = none.
   std::int64_t max_connections = 0;   ///< Connections open at once; past it: 503.
   std::int64_t header_timeout_s = 0;  ///< Seconds to send a request's header and body.
   std::int64_t idle_timeout_s = 0;    ///< Seconds a kept-alive connection waits for a request.

@@ -242,6 +242,11 @@ const std::array kKeys{
           "port, \"\" disables. Every request needs a bearer token of "
           "security.http_tokens_file (loopback clients need none under security.insecure).",
           +[](Config& c) -> std::string& { return c.http.listen; }},
+  KeySpec{"http.console_dir", KT::kString, "\"/usr/share/reflectd/console\"", 0, 0, "", false, "",
+          "Directory of the web console's files, served at / (read once at startup; the Debian "
+          "package installs them here; \"\" serves no console). The page asks for a bearer "
+          "token and acts with its rights.",
+          +[](Config& c) -> std::string& { return c.http.console_dir; }},
   KeySpec{"http.max_connections", KT::kInteger, "64", 1, 10000, "", false, "connections",
           "HTTP connections open at once; a connection past the limit is answered 503 and "
           "closed, so idle clients cannot exhaust the daemon's file descriptors.",

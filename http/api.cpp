@@ -130,7 +130,8 @@ Api::Api(ApiBackend backend, const Clock& clock, ApiOptions options)
     : backend_(std::move(backend)),
       options_(options),
       limiter_(clock, options.rate_per_s, options.rate_burst),
-      openapi_(openapi_document(options.test_hooks).dump(2)) {}
+      openapi_(openapi_document(options.test_hooks).dump(2)),
+      console_(StaticFiles::load(options.console_dir)) {}
 
 void Api::set_tokens(std::shared_ptr<const Tokens> tokens) {
   const std::lock_guard lock(tokens_mutex_);
@@ -172,6 +173,13 @@ bool Api::authenticate(const Request& request, bus::Principal& caller, Response&
 void Api::handle(const Request& request, Respond respond) {
   if (request.method == "GET" && request.path == "/v1/openapi.json") {
     return respond({200, openapi_});
+  }
+  if (request.method == "GET") {
+    if (const Response* file = console_.find(request.path)) return respond(*file);
+    if (request.path == "/") {
+      return respond(error(404, "console: not installed in '" + options_.console_dir +
+                                    "' (http.console_dir); the API is under /v1/"));
+    }
   }
   // A browser names the page that sends a request; only the API's own origin may.
   if (!request.origin.empty() && request.origin != "http://" + request.host) {

@@ -11,6 +11,8 @@
 //   GET  /v1/{command}?k=v   the commands that are not admin, their fields as query
 //                            parameters (q= for text); GET /v1/events lists (events tail)
 //   GET  /v1/openapi.json    OpenAPI 3.1, generated from the command table (http/openapi.hpp)
+//   GET  / and /console/NAME the web console's files (http/static_files.hpp), no token: the
+//                            page asks for one and sends it with its API calls
 //   /mcp                     MCP over Streamable HTTP (daemon/mcp_sessions.hpp), with the
 //                            same tokens, Origin check and rate limit
 //
@@ -40,6 +42,7 @@
 #include "common/clock.hpp"
 #include "http/rate_limiter.hpp"
 #include "http/server.hpp"
+#include "http/static_files.hpp"
 #include "http/tokens.hpp"
 
 namespace reflectd::http {
@@ -64,6 +67,7 @@ struct ApiOptions {
   bool test_hooks = false;      ///< the daemon answers its test hooks (daemon/test_hooks.hpp)
   double rate_per_s = 0;        ///< http.rate_per_s (0: no limit)
   std::int64_t rate_burst = 1;  ///< http.rate_burst
+  std::string console_dir;      ///< http.console_dir: the web console's files ("" : none)
 };
 
 class Api {
@@ -87,6 +91,7 @@ class Api {
   ApiOptions options_;
   RateLimiter limiter_;
   std::string openapi_;
+  StaticFiles console_;
   mutable std::mutex tokens_mutex_;
   std::shared_ptr<const Tokens> tokens_;
 };

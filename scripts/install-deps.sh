@@ -12,6 +12,7 @@ packages=(
   systemd lintian
   curl python3 python3-prometheus-client
   clang-14 libclang-rt-14-dev llvm-14 lld clang-format-14 clang-tidy-14
+  chromium
 )
 # Node.js and npm run the MCP end-to-end test (tests/mcp: the official MCP TypeScript SDK as
 # the client); a machine that already has a node keeps it.
@@ -29,6 +30,14 @@ else
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# The console's libraries and the browser and OpenAPI tests' packages, at the versions their
+# package-lock.json files pin, from the npm registry.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+for dir in console tests/console tests/http; do
+  if [ ! -d "$root/$dir/node_modules" ]; then
+    npm ci --prefix "$root/$dir" --no-audit --no-fund --loglevel=error
+  fi
+done
 # The MCP SDK at the version tests/mcp/package-lock.json pins, from the npm registry.
 mcp_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/mcp"
 if [ ! -d "$mcp_dir/node_modules/@modelcontextprotocol/sdk" ]; then
