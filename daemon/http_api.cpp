@@ -82,12 +82,13 @@ void Daemon::start_http() {
                                                  http::Respond respond) {
     sessions->handle(request, caller, std::move(respond));
   };
-  http_api_ = std::make_unique<http::Api>(std::move(backend), clock_,
-                                          http::ApiOptions{.insecure = config_.security.insecure,
-                                                           .test_hooks = options_.test_hooks,
-                                                           .rate_per_s = config_.http.rate_per_s,
-                                                           .rate_burst = config_.http.rate_burst,
-                       .console_dir = config_.http.console_dir});
+  http_api_ =
+      std::make_unique<http::Api>(std::move(backend), clock_,
+                                  http::ApiOptions{.insecure = config_.security.insecure,
+                                                   .test_hooks = options_.test_hooks,
+                                                   .rate_per_s = config_.http.rate_per_s,
+                                                   .rate_burst = config_.http.rate_burst,
+                                                   .console_dir = config_.http.console_dir});
   http_api_->set_tokens(load_http_tokens(config_));
   const http::ServerLimits limits{
       .max_connections = static_cast<std::size_t>(config_.http.max_connections),

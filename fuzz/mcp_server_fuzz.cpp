@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mcp/server.hpp"
 #include "fuzz/fuzz_check.hpp"
+#include "mcp/server.hpp"
 
 namespace {
 

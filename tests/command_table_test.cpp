@@ -12,8 +12,8 @@
 #include <sstream>
 #include <string>
 
-#include "mcp/tools.hpp"
 #include "daemon/read_thread.hpp"
+#include "mcp/tools.hpp"
 #include "model/commands.hpp"
 #include "support/daemon_fixture.hpp"
 #include "support/process.hpp"
@@ -96,9 +96,8 @@ TEST_CASE("the MCP tools are the table's, with the schemas generated from it", "
   for (const model::CommandSpec& spec : model::command_table()) {
     if (!spec.mcp) continue;
     ++in_table;
-    const auto tool = std::find_if(tools.begin(), tools.end(), [&](const mcp::Tool& t) {
-      return t.name == spec.mcp->name;
-    });
+    const auto tool = std::find_if(tools.begin(), tools.end(),
+                                   [&](const mcp::Tool& t) { return t.name == spec.mcp->name; });
     INFO(spec.mcp->name);
     REQUIRE(tool != tools.end());
     CHECK(tool->title == spec.mcp->title);
