@@ -49,7 +49,7 @@ std::variant<nlohmann::json, std::string> Daemon::ingest_and_wait(const nlohmann
                                                                   const bus::Principal& caller) {
   auto promise = std::make_shared<std::promise<nlohmann::json>>();
   std::future<nlohmann::json> future = promise->get_future();
-  bus_->ingest_message(event.dump(), caller, [promise](int, std::string body) {
+  bus_->ingest_message(event.dump(), caller, [promise](int, const std::string& body) {
     promise->set_value(nlohmann::json::parse(body, nullptr, false));
   });
   return await_reply(future, calls_stopping_);

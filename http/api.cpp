@@ -126,7 +126,7 @@ std::string query_request(std::string_view command, std::string_view query, nloh
   return "";
 }
 
-Api::Api(ApiBackend backend, const Clock& clock, ApiOptions options)
+Api::Api(ApiBackend backend, const Clock& clock, const ApiOptions& options)
     : backend_(std::move(backend)),
       options_(options),
       limiter_(clock, options.rate_per_s, options.rate_burst),

@@ -72,7 +72,7 @@ struct ApiOptions {
 
 class Api {
  public:
-  Api(ApiBackend backend, const Clock& clock, ApiOptions options);
+  Api(ApiBackend backend, const Clock& clock, const ApiOptions& options);
 
   /// The server's Handler.
   void handle(const Request& request, Respond respond);
