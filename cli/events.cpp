@@ -59,6 +59,8 @@ json events_request(const EventsOptions& options, long long after_seq) {
   json request = {{"cmd", "events"},
                   {"namespace", options.ns},
                   {"kind", options.kind},
+                  {"agent_id", options.agent_id},
+                  {"episode_id", options.episode_id},
                   {"limit", options.limit}};
   if (after_seq >= 0) request["after_seq"] = after_seq;
   return request;

@@ -1,5 +1,6 @@
 #pragma once
-// `reflectctl events tail [--namespace NS] [--kind K] [-n N] [-f]`: the latest events
+// `reflectctl events tail [--namespace NS] [--kind K] [--agent A] [--episode E] [-n N] [-f]`: the
+// latest events
 // ({"cmd":"events","limit":N}), oldest first, one line each: seq, time (RFC 3339), namespace,
 // kind, id and a one-line preview. With --follow, polls {"cmd":"events","after_seq":LAST}
 // every 500 ms and prints new events until SIGINT or SIGTERM (exit 0).
@@ -17,8 +18,10 @@ namespace reflectd::cli {
 
 struct EventsOptions {
   ControlOptions control;
-  std::string ns;    ///< Empty: every namespace.
-  std::string kind;  ///< Empty: every kind.
+  std::string ns;          ///< Empty: every namespace.
+  std::string kind;        ///< Empty: every kind.
+  std::string agent_id;    ///< Empty: every agent.
+  std::string episode_id;  ///< Empty: every episode.
   int limit = 20;
   bool follow = false;
 };

@@ -172,6 +172,12 @@ void add_events(Registry& r) {
   tail->add_option("-k,--kind", o->kind, "events of this kind only")
       ->type_name("K")
       ->default_str("");
+  tail->add_option("--agent", o->agent_id, "events of this agent_id only")
+      ->type_name("AGENT")
+      ->default_str("");
+  tail->add_option("--episode", o->episode_id, "events of this episode_id only")
+      ->type_name("EPISODE")
+      ->default_str("");
   tail->add_option("-n,--lines", o->limit, "latest events to print (and per poll with -f)")
       ->check(CLI::Range(1, 10000))
       ->type_name("N");

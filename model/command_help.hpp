@@ -582,11 +582,11 @@ inline constexpr const char* kEventsDescription = "Print the latest events, or f
 
 inline constexpr const char* kEventsFooter = R"(
 DESCRIPTION
-  `events tail` sends {"cmd":"events","limit":N,"namespace":NS,"kind":K} and prints the
-  latest N events (default 20), oldest first, one per line: SEQ, TIME (RFC 3339, UTC),
-  NAMESPACE, KIND, ID and a one-line PREVIEW. With -f it then polls
-  {"cmd":"events","after_seq":LAST} every 500 ms and prints new events until SIGINT or
-  SIGTERM, then exits 0. --json prints the reply (with -f: one JSON object per event).
+  `events tail` sends {"cmd":"events","limit":N,"namespace":NS,"kind":K,"agent_id":A,
+  "episode_id":E} and prints the latest N events (default 20), oldest first, one per line:
+  SEQ, TIME (RFC 3339, UTC), NAMESPACE, KIND, ID and a one-line PREVIEW. With -f it then
+  polls {"cmd":"events","after_seq":LAST} (with the same filters) every 500 ms and prints
+  new events until SIGINT or SIGTERM, then exits 0. --json prints the reply (with -f: one JSON object per event).
 
 EXAMPLES
   reflectctl events tail --namespace libzmq -n 50 -f

@@ -4,6 +4,7 @@
 
 #include "common/timestamp.hpp"
 #include "model/request_params.hpp"
+#include "recall/read_sql.hpp"
 #include "store/fts_index.hpp"
 #include "text/entity_extraction.hpp"
 #include "text/fact_extraction.hpp"
@@ -17,87 +18,19 @@ using model::string_list;
 using model::text_param;
 using text::fts_query;
 
-namespace {
-
-// The caller's read scope, bound to parameters ?20 (clearance), ?21 (every namespace) and ?22
-// (its namespaces, a JSON array) that the read queries test in their WHERE clauses
-// (rank_sql, scope_sql), so rows outside it are never read and a LIMIT counts only rows the
-// caller may see. Numbered, not named: SQLite gives a named parameter the next free index,
-// which collides with the queries' own ?N. ?23 is the redaction marker.
-void bind_scope(SQLite::Statement& query, const ReadScope& caller, bool with_clearance) {
-  if (with_clearance) query.bind(20, caller.clearance);
-  query.bind(21, caller.all_namespaces ? 1 : 0);
-  query.bind(22, nlohmann::json(caller.namespaces).dump());
-}
-
-// Seed 002 level -> rank; an unknown value counts as the highest level.
-std::string rank_sql(const char* column) {
-  return fmt::format(
-      "(CASE {} WHEN 'public' THEN 0 WHEN 'low' THEN 1 WHEN 'medium' THEN 2 "
-      "WHEN 'high' THEN 3 ELSE 4 END)",
-      column);
-}
-
-std::string scope_sql(const char* column) {
-  return fmt::format("(?21 = 1 OR {} IN (SELECT value FROM json_each(?22)))", column);
-}
-
-nlohmann::json column_value(const SQLite::Column& column) {
-  if (column.isNull()) return nullptr;
-  if (column.isInteger()) return column.getInt64();
-  if (column.isFloat()) return column.getDouble();
-  return column.getString();
-}
-
-// Rows as JSON objects; columns named *_json hold JSON text and are parsed.
-nlohmann::json rows(SQLite::Statement& query) {
-  nlohmann::json out = nlohmann::json::array();
-  while (query.executeStep()) {
-    nlohmann::json row = nlohmann::json::object();
-    for (int i = 0; i < query.getColumnCount(); ++i) {
-      std::string name = query.getColumnName(i);
-      if (name.ends_with("_json")) {
-        name.resize(name.size() - 5);
-        row[name] = query.getColumn(i).isNull()
-                        ? nlohmann::json()
-                        : nlohmann::json::parse(query.getColumn(i).getString(), nullptr, false);
-      } else {
-        row[name] = column_value(query.getColumn(i));
-      }
-    }
-    out.push_back(std::move(row));
-  }
-  return out;
-}
-
-}  // namespace
-
 // Derived records (migration 8) are read like events: rank r of the record's sensitivity,
 // rows more than one level above the caller's clearance never read, rows one level above with
 // their text replaced by kRedacted (?23) and their content lists nulled; `redacted` says which.
-// `hidden(col)` and `redacted_text(col)` build those columns over an inner query's `r`.
+// read_sql::hidden(col) and read_sql::redacted_text(col) build those columns over an inner
+// query's `r`.
 namespace {
-
-std::string level_sql(const std::string& rank) {
-  return fmt::format(
-      "(CASE {} WHEN 0 THEN 'public' WHEN 1 THEN 'low' WHEN 2 THEN 'medium' WHEN 3 THEN 'high' "
-      "ELSE 'hyper' END)",
-      rank);
-}
-std::string redacted_text(const char* column) {
-  return fmt::format("CASE WHEN r > ?20 THEN ?23 ELSE {0} END AS {0}", column);
-}
-std::string hidden(const char* column, const char* alias = nullptr) {
-  return fmt::format("CASE WHEN r > ?20 THEN NULL ELSE {} END AS {}", column,
-                     alias ? alias : column);
-}
 
 // Observations are ranked when read, from their sources (consolidation rewrites them at every
 // chunk, so triggers there were costly; they are few): a pattern from its problem occurrences,
 // a community from its member entities and clusters (whose level can rise after it was
 // detected), any other type from the events it lists as support. `o` names the table.
 std::string observation_rank_sql(const char* o) {
-  const std::string event = rank_sql("e.sensitivity");
+  const std::string event = read_sql::rank_sql("e.sensitivity");
   return fmt::format(
       "(CASE {0}.observation_type "
       "WHEN 'pattern' THEN coalesce((SELECT max({1}) FROM problem_occurrences p JOIN events e ON "
@@ -113,7 +46,7 @@ std::string observation_rank_sql(const char* o) {
       "ELSE coalesce((SELECT max({1}) FROM json_each({0}.supporting_event_ids) j JOIN events e ON "
       "e.seq = j.value), 0) "
       "END)",
-      o, event, rank_sql("n.sensitivity"), rank_sql("c.sensitivity"));
+      o, event, read_sql::rank_sql("n.sensitivity"), read_sql::rank_sql("c.sensitivity"));
 }
 
 }  // namespace
@@ -123,22 +56,23 @@ nlohmann::json read_knowledge(SQLite::Database& db, const nlohmann::json& reques
   SQLite::Statement query(db,
                           R"sql(
 SELECT decision_id, namespace, kind, )sql" +
-                              hidden("target") + ", " + redacted_text("title") + ", " +
-                              redacted_text("rationale") + R"sql(, scope, status, phase, vitality,
+                              read_sql::hidden("target") + ", " + read_sql::redacted_text("title") +
+                              ", " + read_sql::redacted_text("rationale") +
+                              R"sql(, scope, status, phase, vitality,
        provenance, sensitivity, r > ?20 AS redacted, )sql" +
-                              hidden("keywords", "keywords_json") + ", " +
-                              hidden("evidence_event_ids", "evidence_event_ids_json") + ", " +
-                              hidden("consequences", "consequences_json") + R"sql(,
+                              read_sql::hidden("keywords", "keywords_json") + ", " +
+                              read_sql::hidden("evidence_event_ids", "evidence_event_ids_json") +
+                              ", " + read_sql::hidden("consequences", "consequences_json") + R"sql(,
        supersedes AS supersedes_json, superseded_by, )sql" +
-                              hidden("procedural", "procedural_json") + R"sql(,
+                              read_sql::hidden("procedural", "procedural_json") + R"sql(,
        frequency, unique_contexts, hit_count, confidence,
        stability_score, reinforcement_density, coverage, lifetime_days, estimated_removal_cost,
        estimated_utility, acceptance_score, first_seen_us, last_seen_us, updated_us
-FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+FROM (SELECT *, )sql" + read_sql::rank_sql("sensitivity") +
                               R"sql( AS r FROM knowledge
       WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR phase = ?2) AND (?3 = '' OR status = ?3)
         AND (?5 = '' OR kind = ?5) AND )sql" +
-                              scope_sql("namespace") +
+                              read_sql::scope_sql("namespace") +
                               R"sql()
 WHERE r <= ?20 + 1
 ORDER BY CASE phase WHEN 'canonical' THEN 0 WHEN 'emergent' THEN 1 ELSE 2 END, frequency DESC,
@@ -149,26 +83,28 @@ LIMIT ?4)sql");
   query.bind(3, text_param(request, "status"));
   query.bind(4, limit_param(request, 50));
   query.bind(5, text_param(request, "kind"));
-  bind_scope(query, caller, true);
+  read_sql::bind_scope(query, caller, true);
   query.bind(23, kRedacted);
-  return {{"ok", true}, {"knowledge", rows(query)}};
+  return {{"ok", true}, {"knowledge", read_sql::rows(query)}};
 }
 
 nlohmann::json read_observations(SQLite::Database& db, const nlohmann::json& request,
                                  const ReadScope& caller) {
   SQLite::Statement query(db, R"sql(
 SELECT observation_id, namespace, observation_type, )sql" +
-                                  hidden("target") + ", " + redacted_text("title") + ", " +
-                                  redacted_text("text") + ", " + level_sql("r") +
+                                  read_sql::hidden("target") + ", " +
+                                  read_sql::redacted_text("title") + ", " +
+                                  read_sql::redacted_text("text") + ", " +
+                                  read_sql::level_sql("r") +
                                   R"sql( AS sensitivity, r > ?20 AS redacted,
-       )sql" + hidden("supporting_event_ids", "supporting_event_ids_json") +
+       )sql" + read_sql::hidden("supporting_event_ids", "supporting_event_ids_json") +
                                   R"sql(, support_count, trajectory_count,
        success_count, confidence, importance, times_reinforced, first_detected_us,
        last_reinforced_us
 FROM (SELECT o.*, )sql" + observation_rank_sql("o") +
                                   R"sql( AS r FROM observations o
       WHERE (?1 = '' OR o.namespace = ?1) AND (?2 = '' OR o.observation_type = ?2) AND o.is_active = 1
-        AND )sql" + scope_sql("o.namespace") +
+        AND )sql" + read_sql::scope_sql("o.namespace") +
                                   R"sql()
 WHERE r <= ?20 + 1
 ORDER BY support_count DESC, observation_id
@@ -176,21 +112,29 @@ LIMIT ?3)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, text_param(request, "type"));
   query.bind(3, limit_param(request, 50));
-  bind_scope(query, caller, true);
+  read_sql::bind_scope(query, caller, true);
   query.bind(23, kRedacted);
-  return {{"ok", true}, {"observations", rows(query)}};
+  return {{"ok", true}, {"observations", read_sql::rows(query)}};
 }
 
-// The current relationships (valid_to_us null) among `entities` (rows of read_entities, the
-// redacted ones left out), strongest first, at most 500: what a graph of them draws.
-nlohmann::json entity_edges(SQLite::Database& db, const std::string& ns,
-                            const nlohmann::json& entities) {
+namespace {
+
+// The canonical keys of `entities` (rows of read_entities) that are not redacted.
+nlohmann::json listed_keys(const nlohmann::json& entities) {
   nlohmann::json keys = nlohmann::json::array();
   for (const nlohmann::json& e : entities) {
     if (e.value("redacted", 0) == 0 && e["canonical_key"].is_string()) {
       keys.push_back(e["canonical_key"]);
     }
   }
+  return keys;
+}
+
+// The current relationships (valid_to_us null) among `entities` (rows of read_entities, the
+// redacted ones left out), strongest first, at most 500: what a graph of them draws.
+nlohmann::json entity_edges(SQLite::Database& db, const std::string& ns,
+                            const nlohmann::json& entities) {
+  const nlohmann::json keys = listed_keys(entities);
   SQLite::Statement query(db, R"sql(
 SELECT s.canonical_key AS source, t.canonical_key AS target, r.rel_type, r.strength,
        r.mention_count
@@ -205,8 +149,26 @@ ORDER BY r.strength DESC, s.canonical_key, t.canonical_key, r.rel_type
 LIMIT 500)sql");
   query.bind(1, ns);
   query.bind(2, keys.dump());
-  return rows(query);
+  return read_sql::rows(query);
 }
+
+// The communities (the cluster job's community observations) that `entities` belong to: one
+// row per membership, {canonical_key, community}, in key order.
+nlohmann::json entity_communities(SQLite::Database& db, const std::string& ns,
+                                  const nlohmann::json& entities) {
+  SQLite::Statement query(db, R"sql(
+SELECT e.canonical_key, cm.observation_id AS community
+FROM community_members cm
+JOIN entities e ON e.entity_id = cm.member_id
+WHERE cm.member_type = 'entity' AND e.namespace = ?1
+  AND e.canonical_key IN (SELECT value FROM json_each(?2))
+ORDER BY e.canonical_key, cm.observation_id)sql");
+  query.bind(1, ns);
+  query.bind(2, listed_keys(entities).dump());
+  return read_sql::rows(query);
+}
+
+}  // namespace
 
 // {"cmd":"entities","namespace":NS,"top":K,"type":T,"edges":B}: the most important entities,
 // with `edges` (in a namespace) the relationships among them. A redacted
@@ -215,15 +177,15 @@ nlohmann::json read_entities(SQLite::Database& db, const nlohmann::json& request
                              const ReadScope& caller) {
   const int top = limit_param(request, limit_param(request, 20), "top");
   SQLite::Statement query(db, R"sql(
-SELECT namespace, )sql" + redacted_text("canonical_key") +
-                                  ", " + redacted_text("display_name") + R"sql(,
+SELECT namespace, )sql" + read_sql::redacted_text("canonical_key") +
+                                  ", " + read_sql::redacted_text("display_name") + R"sql(,
        entity_type, importance_score, mention_count, first_seen_us, last_seen_us,
-       )sql" + redacted_text("summary_text") +
+       )sql" + read_sql::redacted_text("summary_text") +
                                   R"sql(, sensitivity, r > ?20 AS redacted
-FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+FROM (SELECT *, )sql" + read_sql::rank_sql("sensitivity") +
                                   R"sql( AS r FROM entities
       WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR entity_type = ?2) AND is_active = 1
-        AND )sql" + scope_sql("namespace") +
+        AND )sql" + read_sql::scope_sql("namespace") +
                                   R"sql()
 WHERE r <= ?20 + 1
 ORDER BY round(importance_score, 9) DESC, mention_count DESC, namespace, canonical_key
@@ -231,11 +193,12 @@ LIMIT ?3)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, text_param(request, "type"));
   query.bind(3, top);
-  bind_scope(query, caller, true);
+  read_sql::bind_scope(query, caller, true);
   query.bind(23, kRedacted);
-  nlohmann::json out = {{"ok", true}, {"entities", rows(query)}};
+  nlohmann::json out = {{"ok", true}, {"entities", read_sql::rows(query)}};
   if (request.value("edges", false) && !text_param(request, "namespace").empty()) {
     out["edges"] = entity_edges(db, text_param(request, "namespace"), out["entities"]);
+    out["communities"] = entity_communities(db, text_param(request, "namespace"), out["entities"]);
   }
   return out;
 }
@@ -245,24 +208,25 @@ nlohmann::json read_clusters(SQLite::Database& db, const nlohmann::json& request
                              const ReadScope& caller) {
   SQLite::Statement query(db, R"sql(
 SELECT cluster_id, namespace, )sql" +
-                                  redacted_text("label") + ", " + redacted_text("summary_text") +
+                                  read_sql::redacted_text("label") + ", " +
+                                  read_sql::redacted_text("summary_text") +
                                   R"sql(,
        member_count, duplicate_count, )sql" +
-                                  hidden("medoid_seq") + R"sql(,
+                                  read_sql::hidden("medoid_seq") + R"sql(,
        first_seq, last_seq, first_seen_us, last_seen_us, sensitivity, r > ?20 AS redacted
-FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+FROM (SELECT *, )sql" + read_sql::rank_sql("sensitivity") +
                                   R"sql( AS r FROM clusters
       WHERE (?1 = '' OR namespace = ?1) AND is_active = 1
-        AND )sql" + scope_sql("namespace") +
+        AND )sql" + read_sql::scope_sql("namespace") +
                                   R"sql()
 WHERE r <= ?20 + 1
 ORDER BY member_count + duplicate_count DESC, cluster_id
 LIMIT ?2)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, limit_param(request, 20));
-  bind_scope(query, caller, true);
+  read_sql::bind_scope(query, caller, true);
   query.bind(23, kRedacted);
-  return {{"ok", true}, {"clusters", rows(query)}};
+  return {{"ok", true}, {"clusters", read_sql::rows(query)}};
 }
 
 nlohmann::json read_search(SQLite::Database& db, const nlohmann::json& request,
@@ -274,7 +238,7 @@ nlohmann::json read_search(SQLite::Database& db, const nlohmann::json& request,
   // for ACTIVE / DECAYING / DORMANT. Fields follow seed 000 SearchResultItem.
   // Clearance in the WHERE clause: rows more than one level above it are never read; rows
   // one level above come back with the preview replaced by kRedacted.
-  const std::string rank = rank_sql("e.sensitivity");
+  const std::string rank = read_sql::rank_sql("e.sensitivity");
   SQLite::Statement search(db, R"sql(
 SELECT e.uid AS id, e.seq, e.kind, e.namespace, e.sensitivity,
        coalesce(k.status, e.status) AS status,
@@ -288,7 +252,7 @@ FROM events_fts JOIN events e ON e.seq = events_fts.rowid
 LEFT JOIN knowledge k ON k.source_event_seq = e.seq
 WHERE events_fts MATCH 'content : (' || ?1 || ')' AND (?2 = '' OR e.namespace = ?2) AND (?3 = '' OR e.kind = ?3)
   AND )sql" + rank + R"sql( <= ?20 + 1 AND )sql" +
-                                   scope_sql("e.namespace") + R"sql(
+                                   read_sql::scope_sql("e.namespace") + R"sql(
 ORDER BY score DESC, e.seq DESC
 LIMIT ?5)sql");
   search.bind(1, query);
@@ -296,7 +260,7 @@ LIMIT ?5)sql");
   search.bind(3, text_param(request, "kind"));
   search.bind(4, static_cast<std::int64_t>(now_us));
   search.bind(5, limit_param(request, 10));
-  bind_scope(search, caller, true);
+  read_sql::bind_scope(search, caller, true);
   search.bind(23, kRedacted);
   // Read first: the results below come from the same or a later snapshot, so they are
   // complete at least through indexed_through_seq.
@@ -305,7 +269,7 @@ LIMIT ?5)sql");
           {"query", query},
           {"indexed_through_seq", lag.indexed_through_seq},
           {"lag_events", lag.lag_events},
-          {"results", rows(search)}};
+          {"results", read_sql::rows(search)}};
 }
 
 namespace {
@@ -351,12 +315,12 @@ SELECT f.fact_id, f.namespace, f.entity_key, f.entity_name, f.attribute_key,
        CASE WHEN f.r > ?20 THEN NULL ELSE (SELECT json_group_array(json_object('key', l.entity_key,
          'name', l.entity_name)) FROM fact_entity_links l
          WHERE l.fact_id = f.fact_id AND l.is_primary = 0) END
-FROM (SELECT *, )sql" + rank_sql("sensitivity") +
+FROM (SELECT *, )sql" + read_sql::rank_sql("sensitivity") +
                                   R"sql( AS r FROM facts
       WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR entity_key = ?2)
         AND (?3 = '' OR entity_name = ?3 COLLATE NOCASE) AND (?4 = '' OR attribute_key = ?4)
         AND (?5 = 0 OR is_stale = 0) AND fact_id > ?6 AND )sql" +
-                                  scope_sql("namespace") + R"sql() f
+                                  read_sql::scope_sql("namespace") + R"sql() f
 JOIN events e ON e.seq = f.source_seq
 WHERE f.r <= ?20 + 1
 ORDER BY f.fact_id
@@ -368,7 +332,7 @@ LIMIT ?7)sql");
   query.bind(5, only_current ? 1 : 0);
   query.bind(6, after_id);
   query.bind(7, limit_param(request, 50));
-  bind_scope(query, caller, true);
+  read_sql::bind_scope(query, caller, true);
   query.bind(23, kRedacted);
   nlohmann::json facts = nlohmann::json::array();
   while (query.executeStep()) {
@@ -378,13 +342,13 @@ LIMIT ?7)sql");
         {"namespace", query.getColumn(1).getString()},
         {"entity", query.getColumn(2).getString()},
         {"entity_name", query.getColumn(3).getString()},
-        {"attribute", column_value(query.getColumn(4))},
+        {"attribute", read_sql::column_value(query.getColumn(4))},
         {"statement", query.getColumn(5).getString()},
         {"confidence", query.getColumn(6).getDouble()},
         {"valid_from", fact_time(query.getColumn(7), whole_days, false)},
         {"valid_to", fact_time(query.getColumn(8), whole_days, true)},
         {"evidence_ids", nlohmann::json::array({query.getColumn(10).getString()})},
-        {"supersedes_fact_id", column_value(query.getColumn(11))},
+        {"supersedes_fact_id", read_sql::column_value(query.getColumn(11))},
         {"is_stale", query.getColumn(12).getInt() != 0},
         {"times_retrieved", query.getColumn(13).getInt64()},
         {"sensitivity", query.getColumn(14).getString()},
@@ -399,31 +363,38 @@ LIMIT ?7)sql");
 
 nlohmann::json read_events(SQLite::Database& db, const nlohmann::json& request,
                            const ReadScope& caller) {
-  const auto after = request.find("after_seq");
-  const std::int64_t after_seq =
-      after != request.end() && after->is_number_integer() ? after->get<std::int64_t>() : -1;
-  // Without after_seq: the latest `limit` events (newest last); with it: the next ones.
-  // Clearance and namespace scope in the WHERE clause (see control_search).
-  const std::string rank = rank_sql("sensitivity");
+  const auto seq_param = [&request](const char* name) -> std::int64_t {
+    const auto it = request.find(name);
+    return it != request.end() && it->is_number_integer() ? it->get<std::int64_t>() : -1;
+  };
+  // With after_seq: the first `limit` events after it; otherwise the last `limit` events
+  // (before before_seq when given). Either way returned oldest first, so a page reads down.
+  // Clearance and namespace scope in the WHERE clause (see read_search).
+  const std::string rank = read_sql::rank_sql("sensitivity");
   SQLite::Statement query(db, R"sql(
 SELECT * FROM (
-  SELECT seq, uid AS id, namespace, kind, source, agent_id, ts_us, status, sensitivity,
+  SELECT seq, uid AS id, namespace, kind, source, agent_id, episode_id, ts_us, status,
+         sensitivity,
          CASE WHEN )sql" + rank + R"sql( > ?20 THEN ?23 ELSE substr(content, 1, 200) END AS preview,
          )sql" + rank + R"sql( > ?20 AS redacted
   FROM events
   WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR kind = ?2) AND (?3 < 0 OR seq > ?3)
+    AND (?5 < 0 OR seq < ?5) AND (?6 = '' OR agent_id = ?6) AND (?7 = '' OR episode_id = ?7)
     AND )sql" + rank + R"sql( <= ?20 + 1 AND )sql" +
-                                  scope_sql("namespace") + R"sql(
+                                  read_sql::scope_sql("namespace") + R"sql(
   ORDER BY CASE WHEN ?3 < 0 THEN -seq ELSE seq END
   LIMIT ?4)
 ORDER BY seq)sql");
   query.bind(1, text_param(request, "namespace"));
   query.bind(2, text_param(request, "kind"));
-  query.bind(3, static_cast<std::int64_t>(after_seq));
+  query.bind(3, static_cast<std::int64_t>(seq_param("after_seq")));
   query.bind(4, limit_param(request, 20));
-  bind_scope(query, caller, true);
+  query.bind(5, static_cast<std::int64_t>(seq_param("before_seq")));
+  query.bind(6, text_param(request, "agent_id"));
+  query.bind(7, text_param(request, "episode_id"));
+  read_sql::bind_scope(query, caller, true);
   query.bind(23, kRedacted);
-  return {{"ok", true}, {"events", rows(query)}};
+  return {{"ok", true}, {"events", read_sql::rows(query)}};
 }
 
 namespace {
@@ -449,8 +420,8 @@ std::string medallion_rank_sql(const char* id_column) {
       "observations o ON o.observation_id = i.source_id LEFT JOIN facts f ON i.item_kind = 'F' "
       "AND f.fact_id = CAST(substr(i.source_id, 6) AS INTEGER) WHERE i.medallion_id = {2}), 0), "
       "coalesce((SELECT {3} FROM agent_medallions a WHERE a.medallion_id = {2}), 0))",
-      rank_sql("k.sensitivity"), observation_rank_sql("o"), id_column, rank_sql("a.sensitivity"),
-      rank_sql("f.sensitivity"));
+      read_sql::rank_sql("k.sensitivity"), observation_rank_sql("o"), id_column,
+      read_sql::rank_sql("a.sensitivity"), read_sql::rank_sql("f.sensitivity"));
 }
 
 }  // namespace
@@ -462,12 +433,12 @@ namespace {
 nlohmann::json medallion_get(SQLite::Database& db, const nlohmann::json& request,
                              const ReadScope& caller) {
   const std::string id = text_param(request, "id");
-  SQLite::Statement query(db, "SELECT content_json, status, r, " + level_sql("r") +
+  SQLite::Statement query(db, "SELECT content_json, status, r, " + read_sql::level_sql("r") +
                                   " FROM (SELECT m.*, " + medallion_rank_sql("m.id") +
                                   " AS r FROM medallions m WHERE id = ?1 AND " +
                                   medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1");
   query.bind(1, id);
-  bind_scope(query, caller, true);
+  read_sql::bind_scope(query, caller, true);
   if (!query.executeStep()) return {{"ok", false}, {"error", "no medallion '" + id + "'"}};
   if (query.getColumn(2).getInt() > caller.clearance) {
     return {{"ok", true},
@@ -506,7 +477,7 @@ nlohmann::json medallion_history(SQLite::Database& db, const nlohmann::json& req
               medallion_scope_sql("?1") + " AND r <= ?20 + 1 ORDER BY h.version DESC LIMIT ?2");
   query.bind(1, id);
   query.bind(2, limit_param(request, 20));
-  bind_scope(query, caller, true);
+  read_sql::bind_scope(query, caller, true);
   nlohmann::json versions = nlohmann::json::array();
   while (query.executeStep()) {
     const bool redacted = query.getColumn(3).getInt() > caller.clearance;
@@ -535,7 +506,8 @@ nlohmann::json medallion_query(SQLite::Database& db, const nlohmann::json& reque
 SELECT id, status, updated_at, scope_graph_nodes, scope_tags,
      json_extract(content_json, '$.meta.x_reflectd.superseded_by') AS superseded_by,
      CASE WHEN r > ?20 THEN ?23 ELSE json_extract(content_json, '$.summary.high_level') END AS high_level,
-     )sql" + level_sql("r") + R"sql( AS sensitivity, r > ?20 AS redacted
+     )sql" + read_sql::level_sql("r") +
+                                  R"sql( AS sensitivity, r > ?20 AS redacted
 FROM (SELECT m.*, )sql" + medallion_rank_sql("m.id") +
                                   R"sql( AS r FROM medallions m
     WHERE (SELECT count(*) FROM medallion_nodes n, json_each(?1) q
@@ -553,7 +525,7 @@ LIMIT ?3)sql");
   query.bind(1, nlohmann::json(unique_nodes).dump());
   query.bind(2, nlohmann::json(tags).dump());
   query.bind(3, limit_param(request, 50));
-  bind_scope(query, caller, true);
+  read_sql::bind_scope(query, caller, true);
   query.bind(23, kRedacted);
   nlohmann::json found = nlohmann::json::array();
   while (query.executeStep()) {
@@ -581,13 +553,13 @@ nlohmann::json medallion_list(SQLite::Database& db, const nlohmann::json& reques
       "SELECT id, status, json_extract(content_json, '$.meta.x_reflectd.superseded_by') AS "
       "superseded_by, updated_at, CASE WHEN r > ?20 THEN ?23 ELSE "
       "json_extract(content_json, '$.summary.high_level') END AS high_level, " +
-          level_sql("r") + " AS sensitivity, r > ?20 AS redacted FROM (SELECT m.*, " +
+          read_sql::level_sql("r") + " AS sensitivity, r > ?20 AS redacted FROM (SELECT m.*, " +
           medallion_rank_sql("m.id") + " AS r FROM medallions m WHERE " +
           medallion_scope_sql("m.id") + ") WHERE r <= ?20 + 1 ORDER BY id LIMIT ?1");
   query.bind(1, limit_param(request, 100));
-  bind_scope(query, caller, true);
+  read_sql::bind_scope(query, caller, true);
   query.bind(23, kRedacted);
-  return {{"ok", true}, {"medallions", rows(query)}};
+  return {{"ok", true}, {"medallions", read_sql::rows(query)}};
 }
 
 }  // namespace
@@ -611,43 +583,45 @@ nlohmann::json read_medallion(SQLite::Database& db, const nlohmann::json& reques
 std::string derived_texts_sql() {
   return R"sql(
 SELECT 'knowledge', decision_id, namespace, )sql" +
-         redacted_text("title") + ", " + redacted_text("rationale") + ", sensitivity, r > ?20" +
+         read_sql::redacted_text("title") + ", " + read_sql::redacted_text("rationale") +
+         ", sensitivity, r > ?20" +
          R"sql(
 FROM (SELECT *, )sql" +
-         rank_sql("sensitivity") +
+         read_sql::rank_sql("sensitivity") +
          R"sql( AS r FROM knowledge
       WHERE namespace = ?1 AND status = 'active' ORDER BY last_seen_us DESC, decision_id LIMIT ?2)
 WHERE r <= ?20 + 1 AND )sql" +
-         scope_sql("namespace") +
+         read_sql::scope_sql("namespace") +
          R"sql(
 UNION ALL
 SELECT 'observation', observation_id, namespace, )sql" +
-         redacted_text("title") + ", " + redacted_text("text") + ", " + level_sql("r") +
-         ", r > ?20" +
+         read_sql::redacted_text("title") + ", " + read_sql::redacted_text("text") + ", " +
+         read_sql::level_sql("r") + ", r > ?20" +
          R"sql(
 FROM (SELECT o.*, CASE WHEN ?20 >= 4 THEN 0 ELSE )sql" +
          observation_rank_sql("o") +
          R"sql( END AS r FROM observations o
       WHERE o.namespace = ?1 AND o.is_active = 1 ORDER BY o.last_reinforced_us DESC, o.observation_id LIMIT ?2)
 WHERE r <= ?20 + 1 AND )sql" +
-         scope_sql("namespace") +
+         read_sql::scope_sql("namespace") +
          R"sql(
 UNION ALL
 SELECT 'entity_summary', canonical_key, namespace, )sql" +
-         redacted_text("display_name") + ", " + redacted_text("summary_text") +
+         read_sql::redacted_text("display_name") + ", " + read_sql::redacted_text("summary_text") +
          ", sensitivity, r > ?20" +
          R"sql(
 FROM (SELECT *, )sql" +
-         rank_sql("sensitivity") +
+         read_sql::rank_sql("sensitivity") +
          R"sql( AS r FROM entities
       WHERE namespace = ?1 AND is_active = 1 AND summary_text IS NOT NULL
       ORDER BY round(importance_score, 9) DESC, canonical_key LIMIT ?2)
 WHERE r <= ?20 + 1 AND )sql" +
-         scope_sql("namespace") +
+         read_sql::scope_sql("namespace") +
          R"sql(
 UNION ALL
 SELECT 'medallion', id, ?1, id, )sql" +
-         redacted_text("high_level") + ", " + level_sql("r") + ", r > ?20" + R"sql(
+         read_sql::redacted_text("high_level") + ", " + read_sql::level_sql("r") + ", r > ?20" +
+         R"sql(
 FROM (SELECT m.id, json_extract(m.content_json, '$.summary.high_level') AS high_level,
              CASE WHEN ?20 >= 4 THEN 0 ELSE )sql" +
          medallion_rank_sql("m.id") +
@@ -665,7 +639,7 @@ std::vector<DerivedText> derived_texts(SQLite::Statement& query, const std::stri
   query.reset();
   query.bind(1, ns);
   query.bind(2, per_kind);
-  bind_scope(query, caller, true);
+  read_sql::bind_scope(query, caller, true);
   query.bind(23, kRedacted);
   std::vector<DerivedText> out;
   while (query.executeStep()) {
@@ -687,12 +661,13 @@ std::string entity_facts_sql() {
   return R"sql(
 SELECT fact_id, namespace, entity_name || ', ' || strftime('%Y-%m-%d', valid_from_us / 1000000,
        'unixepoch'), )sql" +
-         redacted_text("fact_text") + R"sql(, sensitivity, r > ?20, coalesce(attribute_key, '')
+         read_sql::redacted_text("fact_text") +
+         R"sql(, sensitivity, r > ?20, coalesce(attribute_key, '')
 FROM (SELECT *, )sql" +
-         rank_sql("sensitivity") + R"sql( AS r FROM facts INDEXED BY facts_entity
+         read_sql::rank_sql("sensitivity") + R"sql( AS r FROM facts INDEXED BY facts_entity
       WHERE namespace = ?1 AND entity_key IN (SELECT value FROM json_each(?2)) AND is_stale = 0)
 WHERE r <= ?20 + 1 AND )sql" +
-         scope_sql("namespace") + R"sql(
+         read_sql::scope_sql("namespace") + R"sql(
 ORDER BY fact_id DESC
 LIMIT ?3)sql";
 }
@@ -706,7 +681,7 @@ std::vector<DerivedText> entity_facts(SQLite::Statement& query, const std::strin
   query.bind(1, ns);
   query.bind(2, nlohmann::json(keys).dump());
   query.bind(3, limit);
-  bind_scope(query, caller, true);
+  read_sql::bind_scope(query, caller, true);
   query.bind(23, kRedacted);
   while (query.executeStep()) {
     DerivedText d;
@@ -722,66 +697,6 @@ std::vector<DerivedText> entity_facts(SQLite::Statement& query, const std::strin
   }
   query.reset();
   return out;
-}
-
-}  // namespace reflectd::recall
-
-namespace reflectd::recall {
-
-nlohmann::json read_audit(SQLite::Database& db, const nlohmann::json& request,
-                          const ReadScope& caller) {
-  std::int64_t since_us = 0;
-  if (const auto since = request.find("since"); since != request.end() && !since->is_null()) {
-    const auto parsed =
-        since->is_string() ? parse_rfc3339_us(since->get<std::string>()) : std::nullopt;
-    if (!parsed) {
-      return {{"ok", false},
-              {"error", "audit: since: must be an RFC 3339 date-time with an offset"}};
-    }
-    since_us = *parsed;
-  }
-  // A record's namespace and level come from the record; a deleted event's namespace from its
-  // delete row's previous state (memory_ops/forget.hpp), and it reads as public.
-  SQLite::Statement query(db, R"sql(
-SELECT audit_id, record_type, record_id, namespace, action, actor, at_us, )sql" +
-                                  redacted_text("rationale") + ", " +
-                                  hidden("previous", "previous_json") + R"sql(, r > ?20 AS redacted
-FROM (SELECT a.*,
-        CASE a.record_type
-          WHEN 'event' THEN coalesce((SELECT namespace FROM events WHERE uid = a.record_id),
-                                     (SELECT json_extract(d.previous, '$.namespace')
-                                      FROM audit_log d WHERE d.record_type = 'event'
-                                        AND d.record_id = a.record_id AND d.action = 'delete'))
-          WHEN 'knowledge' THEN (SELECT namespace FROM knowledge WHERE decision_id = a.record_id)
-          WHEN 'medallion' THEN (SELECT namespace FROM medallion_scopes
-                                 WHERE medallion_id = a.record_id)
-          WHEN 'entity' THEN json_extract(a.previous, '$.namespace')
-        END AS namespace,
-        coalesce(CASE a.record_type
-          WHEN 'event' THEN (SELECT )sql" +
-                                  rank_sql("sensitivity") +
-                                  R"sql( FROM events WHERE uid = a.record_id)
-          WHEN 'knowledge' THEN (SELECT )sql" +
-                                  rank_sql("sensitivity") +
-                                  R"sql( FROM knowledge WHERE decision_id = a.record_id)
-        END, 0) AS r
-      FROM audit_log a
-      WHERE (?1 = '' OR a.record_id = ?1) AND a.at_us >= ?2)
-WHERE (?3 = '' OR namespace = ?3) AND )sql" +
-                                  scope_sql("namespace") + R"sql( AND r <= ?20 + 1
-ORDER BY audit_id DESC
-LIMIT ?4)sql");
-  query.bind(1, text_param(request, "record_id"));
-  query.bind(2, static_cast<std::int64_t>(since_us));
-  query.bind(3, text_param(request, "namespace"));
-  query.bind(4, limit_param(request, 50));
-  bind_scope(query, caller, true);
-  query.bind(23, kRedacted);
-  nlohmann::json entries = rows(query);
-  for (auto& row : entries) {
-    row["at"] = format_rfc3339_us(row["at_us"].get<std::int64_t>());
-  }
-  return {{"ok", true}, {"audit", std::move(entries)}};
 }
 
 }  // namespace reflectd::recall

@@ -39,8 +39,9 @@ nlohmann::json read_clusters(SQLite::Database& db, const nlohmann::json& request
 /// column); score = -bm25 x salience weight x vitality weight, at `now_us` (µs, UTC).
 nlohmann::json read_search(SQLite::Database& db, const nlohmann::json& request,
                            const ReadScope& caller, std::int64_t now_us);
-/// {"cmd":"events","namespace","kind","limit","after_seq"}: the latest events, or those after
-/// a seq, with 200-character previews.
+/// {"cmd":"events","namespace","kind","agent_id","episode_id","limit","after_seq","before_seq"}:
+/// the latest `limit` events (before `before_seq` when given), or the first ones after
+/// `after_seq`, oldest first, with 200-character previews and their agent and episode ids.
 nlohmann::json read_events(SQLite::Database& db, const nlohmann::json& request,
                            const ReadScope& caller);
 /// {"cmd":"facts","namespace","entity","attribute","current","limit","after_id"}: the fact
@@ -54,10 +55,11 @@ nlohmann::json read_events(SQLite::Database& db, const nlohmann::json& request,
 /// {"ok":false,"error"} for an after_id that is not an integer.
 nlohmann::json read_facts(SQLite::Database& db, const nlohmann::json& request,
                           const ReadScope& caller);
-/// {"cmd":"audit","record_id","namespace","since" (RFC 3339),"limit"}: audit_log rows, newest
-/// first: audit_id, record_type, record_id, namespace (of the record; null when it is gone and
-/// did not say), action, actor, at_us, at (RFC 3339), rationale, previous, redacted. Scoped by
-/// the record's namespace and level. Errors: a reply {"ok":false,"error"} for a bad since.
+/// {"cmd":"audit","record_id","namespace","since" (RFC 3339),"limit"} (audit_reads.cpp): audit_log
+/// rows, newest first: audit_id, record_type, record_id, namespace (of the record; null when it is
+/// gone and did not say), action, actor, at_us, at (RFC 3339), rationale, previous, redacted.
+/// Scoped by the record's namespace and level. Errors: a reply {"ok":false,"error"} for a bad
+/// since.
 nlohmann::json read_audit(SQLite::Database& db, const nlohmann::json& request,
                           const ReadScope& caller);
 /// {"cmd":"medallion","action":"get|query|history|list",...}: seed 001 medallions. get adds

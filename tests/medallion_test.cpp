@@ -515,6 +515,30 @@ TEST_CASE("the read surface over the control socket: search, reinforce, events, 
   events = test::control(control, {{"cmd", "events"}, {"after_seq", 1}});
   CHECK(events["events"].size() == 2);
 
+  // Filters by agent and episode, and pages back from before_seq, oldest first.
+  REQUIRE(test::ingest(dealer, R"([
+    {"id":"p1","kind":"task","namespace":"m","agent_id":"planner","episode_id":"ep1","content":"plan"},
+    {"id":"w1","kind":"task","namespace":"m","agent_id":"worker","episode_id":"ep1","content":"build"},
+    {"id":"p2","kind":"task","namespace":"m","agent_id":"planner","episode_id":"ep2","content":"undo"}])")
+              ["ok"] == true);
+  const auto ids = [&control](const json& request) {
+    std::vector<std::string> out;
+    const json reply = test::control(control, request);
+    INFO(reply.dump());
+    CHECK(reply["ok"] == true);
+    for (const json& e : reply["events"]) out.push_back(e["id"]);
+    return out;
+  };
+  using Ids = std::vector<std::string>;
+  CHECK(ids({{"cmd", "events"}, {"namespace", "m"}, {"agent_id", "planner"}}) == Ids{"p1", "p2"});
+  CHECK(ids({{"cmd", "events"}, {"namespace", "m"}, {"episode_id", "ep1"}}) == Ids{"p1", "w1"});
+  CHECK(ids({{"cmd", "events"}, {"agent_id", "worker"}, {"episode_id", "ep2"}}).empty());
+  CHECK(ids({{"cmd", "events"}, {"before_seq", 6}, {"limit", 1}}) == Ids{"w1"});
+  CHECK(ids({{"cmd", "events"}, {"before_seq", 3}, {"limit", 5}}) == Ids{"a", "b"});
+  CHECK(ids({{"cmd", "events"}, {"namespace", "m"}, {"after_seq", 4}, {"limit", 1}}) == Ids{"w1"});
+  CHECK(test::control(control,
+                      {{"cmd", "events"}, {"namespace", "m"}})["events"][0]["episode_id"] == "ep1");
+
   // The refresh job writes the medallion; a new event marks it stale at once.
   REQUIRE(test::control(control, {{"cmd", "run"}, {"job", "medallion"}, {"wait", true}})["ok"] ==
           true);

@@ -60,7 +60,7 @@ function card(label, value, id) {
 
 async function overview(page) {
   const status = await api('/v1/status');
-  const jobs = await api('/v1/jobs?limit=20');
+  const jobs = await api('/v1/jobs?limit=200');
   const now = Date.now() / 1000;
   if (history.t.length && now - history.t.at(-1) > 0) {
     history.rate.push((status.events.stored - history.stored.at(-1)) / (now - history.t.at(-1)));
@@ -84,17 +84,41 @@ async function overview(page) {
       card('uptime (s)', Math.round(status.uptime_s), 'stat-uptime')),
     el('h2', {}, 'Events stored and ingest rate'),
     el('div', { id: 'chart' }),
+    el('h2', {}, 'Job run durations (ms, the last 200 runs)'),
+    el('div', { id: 'job-chart' }),
     el('h2', {}, 'Job runs'),
     table([
       ['job', (r) => r.job], ['namespace', (r) => r.namespace], ['trigger', (r) => r.trigger],
       ['status', (r) => r.status], ['started', (r) => date(r.started_us)],
       ['ms', (r) => (r.finished_us ? ((r.finished_us - r.started_us) / 1000).toFixed(1) : 'running')],
-    ], jobs.runs || []));
+    ], (jobs.runs || []).slice(0, 20)));
   new uPlot({
     width: Math.min(1100, page.clientWidth), height: 220,
     series: [{}, { label: 'stored', stroke: '#2f6fdd' }, { label: 'events/s', stroke: '#c2410c', scale: 'rate' }],
-    axes: [{}, {}, { scale: 'rate', side: 1 }],
+    axes: [{}, { size: 70 }, { scale: 'rate', side: 1, size: 60 }],
   }, [history.t, history.stored, history.rate], document.getElementById('chart'));
+  jobChart(jobs.runs || [], page);
+}
+
+// One series a job: each finished run's duration at the time it started.
+const JOB_COLOURS = ['#2f6fdd', '#c2410c', '#15803d', '#7c3aed', '#b45309', '#0e7490', '#be185d', '#4d7c0f'];
+function jobChart(runs, page) {
+  const finished = runs.filter((r) => r.finished_us && r.started_us);
+  const names = [...new Set(finished.map((r) => r.job))].sort();
+  const times = [...new Set(finished.map((r) => r.started_us / 1e6))].sort((a, b) => a - b);
+  const column = new Map(times.map((t, i) => [t, i]));
+  const series = names.map(() => times.map(() => null));
+  for (const r of finished) {
+    series[names.indexOf(r.job)][column.get(r.started_us / 1e6)] = (r.finished_us - r.started_us) / 1000;
+  }
+  window.reflectdJobChart = { names, times, series };
+  new uPlot({
+    width: Math.min(1100, page.clientWidth), height: 220,
+    series: [{}, ...names.map((name, i) => ({
+      label: name, stroke: JOB_COLOURS[i % JOB_COLOURS.length], spanGaps: true, points: { show: true, size: 7 } }))],
+    scales: { y: { distr: 3 } },
+    axes: [{}, { size: 70, label: 'ms' }],
+  }, [times, ...series], document.getElementById('job-chart'));
 }
 
 // --------------------------------------------------------------------------------- namespace
@@ -130,23 +154,29 @@ async function timeline(body, ns) {
     el('input', { name: 'episode', placeholder: 'episode' }),
     el('button', { type: 'submit' }, 'Filter'));
   const list = el('div', { id: 'timeline' });
-  let afterSeq = 0;
+  // A page is the 50 latest events (page: {}), the 50 before a seq or the 50 after one.
+  let page = {};
   const load = async () => {
     const f = new FormData(form);
-    const reply = await api(`/v1/events?${query({ namespace: ns, kind: f.get('kind'), limit: 50, after_seq: afterSeq })}`);
-    const rows = reply.events.filter((e) =>
-      (!f.get('agent') || e.agent_id === f.get('agent')) && (!f.get('episode') || e.episode_id === f.get('episode')));
+    const reply = await api(`/v1/events?${query({
+      namespace: ns, kind: f.get('kind'), agent_id: f.get('agent'), episode_id: f.get('episode'), limit: 50,
+      before_seq: page.before, after_seq: page.after })}`);
+    const rows = reply.events;
     const admin = state.caller?.admin;
+    const older = el('button', { id: 'older', onclick: () => { page = { before: rows[0]?.seq }; load(); } }, '‹ Older');
+    const newer = el('button', { id: 'newer', onclick: () => { page = { after: rows.at(-1)?.seq }; load(); } }, 'Newer ›');
+    if (!rows.length) older.disabled = newer.disabled = true;
     list.replaceChildren(table([
       ['seq', (e) => e.seq], ['time', (e) => date(e.ts_us)], ['kind', (e) => e.kind],
-      ['agent', (e) => e.agent_id ?? ''], ['status', (e) => e.status], ['event', (e) => e.preview],
+      ['agent', (e) => e.agent_id ?? ''], ['episode', (e) => e.episode_id ?? ''], ['status', (e) => e.status],
+      ['event', (e) => e.preview],
       ['', (e) => (admin ? [
         el('button', { class: 'danger', onclick: () => memoryAction('forget', e.id, load) }, 'forget'),
         el('button', { onclick: () => memoryAction('pin', e.id, load) }, 'pin'),
         el('button', { onclick: () => memoryAction('restore', e.id, load) }, 'restore')] : '')],
-    ], rows), el('button', { onclick: () => { afterSeq = reply.events.at(-1)?.seq ?? afterSeq; load(); } }, 'Newer ›'));
+    ], rows), el('div', { class: 'pager' }, older, newer));
   };
-  form.onsubmit = (event) => { event.preventDefault(); afterSeq = 0; load().catch((e) => showError(e.message)); };
+  form.onsubmit = (event) => { event.preventDefault(); page = {}; load().catch((e) => showError(e.message)); };
   body.replaceChildren(form, list);
   await load();
 }
@@ -189,9 +219,36 @@ async function medallion(body, ns) {
 
 async function knowledge(body, ns) {
   const reply = await api(`/v1/knowledge?${query({ namespace: ns, limit: 100 })}`);
-  body.replaceChildren(reply.knowledge.length ? table([
-    ['kind', (k) => k.kind], ['title', (k) => k.title ?? k.target ?? ''], ['phase', (k) => k.phase ?? ''],
+  const detail = el('div', { id: 'knowledge-history' });
+  const show = async (k) => {
+    const audit = await api(`/v1/audit?${query({ record_id: k.decision_id, limit: 50 })}`);
+    const evidence = k.evidence_event_ids || [];
+    const events = [
+      [k.first_seen_us, `first seen (${k.provenance ?? ''})`],
+      [k.last_seen_us, `last seen; ${k.frequency ?? 0} occurrences in ${k.unique_contexts ?? 0} contexts`],
+      // The audit log comes newest first; oldest first here, so that ties keep their order.
+      ...audit.audit.slice().reverse().map((a) =>
+        [a.at_us, `${a.action} by ${a.actor}${a.rationale ? `: ${a.rationale}` : ''}`]),
+      [k.updated_us, `last updated: phase ${k.phase}, vitality ${k.vitality}, status ${k.status}`],
+    ].filter(([us]) => us).sort((a, b) => a[0] - b[0]);
+    detail.replaceChildren(...[
+      el('h2', {}, k.title ?? k.decision_id),
+      el('p', {}, k.rationale ?? ''),
+      el('ul', {}, events.map(([us, text]) => el('li', {}, `${date(us)} · ${text}`))),
+      (k.supersedes || []).length ? el('p', {}, `supersedes ${k.supersedes.join(', ')}`) : null,
+      k.superseded_by ? el('p', {}, `superseded by ${k.superseded_by}`) : null,
+      el('p', { class: 'muted' }, `evidence: ${evidence.slice(0, 20).join(', ')}${evidence.length > 20 ? ' …' : ''}`),
+    ].filter(Boolean));
+    detail.scrollIntoView();
+  };
+  const open = (k) => el('a', { href: '#', onclick: (event) => {
+    event.preventDefault();
+    show(k).catch((e) => showError(e.message));
+  } }, k.title ?? k.target ?? k.decision_id);
+  body.replaceChildren(detail, reply.knowledge.length ? table([
+    ['kind', (k) => k.kind], ['title', open], ['phase', (k) => k.phase ?? ''],
     ['status', (k) => k.status ?? ''], ['vitality', (k) => k.vitality ?? ''], ['confidence', (k) => number(k.confidence, 2)],
+    ['last seen', (k) => date(k.last_seen_us)],
   ], reply.knowledge) : el('p', {}, 'No decisions or knowledge streams in this namespace yet.'));
 }
 
@@ -216,16 +273,24 @@ async function facts(body, ns, person) {
 
 async function graph(body, ns) {
   const reply = await api(`/v1/entities?${query({ namespace: ns, top: 40, edges: true })}`);
+  const observations = await api(`/v1/observations?${query({ namespace: ns, type: 'community', limit: 500 })}`);
+  const title = new Map(observations.observations.map((o) => [o.observation_id, o.title]));
   const container = el('div', { id: 'graph' });
   body.replaceChildren(container);
   const max = Math.max(...reply.entities.map((e) => e.importance_score), 1e-9);
   const keys = new Set(reply.entities.map((e) => e.canonical_key));
+  // Louvain gives each entity one community; the first listed is kept should a run leave two.
+  const community = new Map();
+  for (const c of reply.communities || []) if (!community.has(c.canonical_key)) community.set(c.canonical_key, c.community);
+  const groups = [...new Set(community.values())];
   window.reflectdGraph = cytoscape({
     container,
     elements: [
+      ...groups.map((id) => ({ data: { id: `community-${id}`, label: title.get(id) ?? `community ${id}`, community: true } })),
       ...reply.entities.filter((e) => e.canonical_key).map((e) => ({ data: {
         id: e.canonical_key, label: e.display_name ?? e.canonical_key, type: e.entity_type,
-        size: 16 + 44 * (e.importance_score / max) } })),
+        size: 16 + 44 * (e.importance_score / max),
+        parent: community.has(e.canonical_key) ? `community-${community.get(e.canonical_key)}` : undefined } })),
       ...(reply.edges || []).filter((r) => keys.has(r.source) && keys.has(r.target)).map((r, i) => ({ data: {
         id: `edge-${i}`, source: r.source, target: r.target, width: 1 + 5 * r.strength } })),
     ],
@@ -233,6 +298,8 @@ async function graph(body, ns) {
       { selector: 'node', style: { label: 'data(label)', width: 'data(size)', height: 'data(size)',
         'background-color': '#2f6fdd', 'font-size': 10 } },
       { selector: 'node[type = "person"]', style: { 'background-color': '#c2410c' } },
+      { selector: ':parent', style: { 'background-color': '#eef2f7', 'background-opacity': 0.6, 'border-color': '#b6c2cf',
+        'border-width': 1, shape: 'round-rectangle', 'text-valign': 'top', 'font-size': 9, color: '#5d6b78' } },
       { selector: 'edge', style: { width: 'data(width)', 'line-color': '#b6c2cf', 'curve-style': 'haystack' } },
     ],
     layout: { name: 'cose', animate: false, randomize: false },

@@ -137,6 +137,12 @@ await step('the overview\'s counts equal status', async () => {
   check((await page.locator('table tbody tr').count()) > 0, 'no job runs listed');
   // Three refreshes of the chart (every 2 s) before its picture is kept.
   await page.waitForFunction(() => window.reflectdHistory.t.length >= 3, null, { timeout: 20_000 });
+  // The duration chart has a series for each job that ran, one point a finished run.
+  const jobs = await page.evaluate(() => window.reflectdJobChart);
+  for (const job of ['consolidate', 'cluster', 'importance', 'facts', 'medallion']) {
+    const i = jobs.names.indexOf(job);
+    check(i >= 0 && jobs.series[i].some((ms) => ms > 0), `no duration drawn for ${job}`);
+  }
   await page.screenshot({ path: path.join(shots, 'overview.png'), fullPage: true });
 });
 
@@ -182,13 +188,54 @@ await step('the entity graph draws nodes and edges', async () => {
   const drawn = await page.evaluate(() => ({
     nodes: window.reflectdGraph.nodes().length, edges: window.reflectdGraph.edges().length }));
   check(drawn.nodes >= 10 && drawn.edges >= 1, JSON.stringify(drawn));
+  // Communities are compound nodes around their entities, titled by their observation.
+  const groups = await page.evaluate(() => window.reflectdGraph.nodes(':parent').map((n) => ({
+    label: n.data('label'), children: n.children().length })));
+  check(groups.length >= 1 && groups.every((g) => g.children >= 1 && !g.label.startsWith('community ')),
+    JSON.stringify(groups).slice(0, 300));
   await page.screenshot({ path: path.join(shots, 'graph.png'), fullPage: true });
+});
+
+await step('the timeline pages back and forth and filters by agent and episode', async () => {
+  const seqs = async () => page.locator('#timeline tbody tr td:first-child').allTextContents();
+  await visit(`#/ns/${NS}/timeline`);
+  const latest = await seqs();
+  await page.click('#older');
+  await page.waitForFunction((first) => document.querySelector('#timeline tbody td')?.textContent !== first,
+    latest[0], { timeout: 10_000 });
+  const older = await seqs();
+  check(older.length === 50 && Number(older.at(-1)) < Number(latest[0]), `${older.at(-1)} then ${latest[0]}`);
+  await page.click('#newer');
+  await page.waitForFunction((first) => document.querySelector('#timeline tbody td')?.textContent === first,
+    latest[0], { timeout: 10_000 });
+  await page.fill('input[name=agent]', 'Melanie');
+  await page.fill('input[name=episode]', 'conv-26-session-2');
+  await page.click('#tab form button');
+  await page.waitForFunction(() => [...document.querySelectorAll('#timeline tbody tr')]
+    .every((tr) => tr.children[3].textContent === 'Melanie'), null, { timeout: 10_000 });
+  const cells = await page.locator('#timeline tbody tr td:nth-child(5)').allTextContents();
+  const expected = (await api(`/v1/events?namespace=${NS}&agent_id=Melanie&episode_id=conv-26-session-2&limit=50`))
+    .body.events.length;
+  check(cells.length === expected && expected > 0 && cells.every((c) => c === 'conv-26-session-2'),
+    `${cells.length} rows shown, ${expected} expected`);
+});
+
+await step('a decision opens its history', async () => {
+  await visit('#/ns/libzmq/knowledge');
+  await page.locator('#tab table tbody tr td:nth-child(2) a').first().click();
+  await page.waitForSelector('#knowledge-history li', { timeout: 10_000 });
+  const items = await page.locator('#knowledge-history li').allTextContents();
+  check(items.some((t) => t.includes('first seen')) && items.some((t) => t.includes('last updated')),
+    items.join(' | ').slice(0, 300));
+  const whole = await page.textContent('#knowledge-history');
+  check(!/\bnull\b|undefined/.test(whole), whole.slice(0, 300));
+  await page.locator('#knowledge-history').screenshot({ path: path.join(shots, 'knowledge.png') });
 });
 
 await step('an admin forgets an event from the timeline, after confirming', async () => {
   await visit(`#/ns/${NS}/timeline`);
   await page.screenshot({ path: path.join(shots, 'timeline.png'), fullPage: true });
-  const firstId = (await api(`/v1/events?namespace=${NS}&limit=50&after_seq=0`)).body.events[0].id;
+  const firstId = (await api(`/v1/events?namespace=${NS}&limit=50`)).body.events[0].id;
   await page.locator('#timeline button.danger').first().click();
   for (const deadline = Date.now() + 10_000; ;) {
     const got = (await api('/v1/get', { ids: [firstId] })).body;
