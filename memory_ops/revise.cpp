@@ -6,6 +6,7 @@
 #include "memory_ops/request_fields.hpp"
 #include "store/audit_log.hpp"
 #include "store/event_lifecycle.hpp"
+#include "store/event_revision.hpp"
 
 namespace reflectd::memory_ops {
 using json = nlohmann::json;
@@ -16,24 +17,6 @@ namespace {
 // could have sent.
 constexpr std::size_t kMaxContentBytes = std::size_t{256} * 1024;
 constexpr std::size_t kMaxEventIdChars = 128;
-
-// The new row: the old one's columns but for those a revision sets (?2..?10; ?10 NULL keeps
-// the old timestamp). The lifecycle
-// profile is the old event's; the salience restarts at 1.0 from now, as for a new event.
-constexpr const char* kInsertRevision = R"sql(
-INSERT INTO events (uid, uid_derived, namespace, kind, storage_class, source, agent_id, ts_us,
-                    received_us, content, content_hash, context, tags, entities, relations,
-                    episode_id, sequence_number, sensitivity, confidence, credibility,
-                    importance, salience, emotion, emotional_valence, emotional_arousal,
-                    lifecycle, resolution, metadata, schema_version, salience_base,
-                    salience_ref_us, decay_curve, half_life_s, min_salience, max_age_s,
-                    reinforcement_gain, pinned, deletion_policy, archive_at_us)
-SELECT ?2, ?3, namespace, kind, storage_class, source, agent_id, coalesce(?10, ts_us), ?4, ?5, ?6,
-       coalesce(?7, context), tags, entities, ?8, episode_id, sequence_number, sensitivity,
-       confidence, credibility, importance, salience, emotion, emotional_valence,
-       emotional_arousal, lifecycle, resolution, metadata, schema_version, 1.0, ?4, decay_curve,
-       half_life_s, min_salience, max_age_s, reinforcement_gain, pinned, deletion_policy, ?9
-FROM events WHERE seq = ?1)sql";
 
 }  // namespace
 
@@ -109,45 +92,18 @@ json revise_event(SQLite::Database& db, const Revision& revision, const WriteSco
 
   const auto lifecycle = store::read_event_lifecycle(db, old.id);
   const auto archive_at = model::archive_at_us(1.0, now_us, now_us, lifecycle->profile);
-  SQLite::Statement insert(db, kInsertRevision);
-  insert.bind(1, old.seq);
-  insert.bind(2, new_id);
-  insert.bind(3, derived ? 1 : 0);
-  insert.bind(4, static_cast<std::int64_t>(now_us));
-  insert.bind(5, revision.content);
-  insert.bind(6, sha256.hex(revision.content));
-  if (revision.context_json.empty()) {
-    insert.bind(7);
-  } else {
-    insert.bind(7, revision.context_json);
-  }
-  insert.bind(8, relations.dump());
-  if (archive_at) {
-    insert.bind(9, static_cast<std::int64_t>(*archive_at));
-  } else {
-    insert.bind(9);
-  }
-  if (revision.keep_timestamp) {
-    insert.bind(10);
-  } else {
-    insert.bind(10, static_cast<std::int64_t>(now_us));
-  }
-  insert.exec();
-  const std::int64_t new_seq = db.getLastInsertRowid();
-  // The namespace's newest event time (event_namespaces, store/event_store.hpp).
-  SQLite::Statement raise(db, R"sql(
-INSERT INTO event_namespaces (namespace, max_ts_us) VALUES (?1, ?2)
-ON CONFLICT (namespace) DO UPDATE SET max_ts_us = excluded.max_ts_us
-WHERE excluded.max_ts_us > event_namespaces.max_ts_us)sql");
-  raise.bind(1, old.ns);
-  raise.bind(2, static_cast<std::int64_t>(now_us));
-  raise.exec();
-
-  SQLite::Statement supersede(
-      db, "UPDATE events SET status = 'superseded', superseded_by = ?2 WHERE seq = ?1");
-  supersede.bind(1, old.seq);
-  supersede.bind(2, new_id);
-  supersede.exec();
+  store::RevisionRow row;
+  row.revised_seq = old.seq;
+  row.uid = new_id;
+  row.uid_derived = derived;
+  row.received_us = static_cast<std::int64_t>(now_us);
+  row.content = revision.content;
+  row.content_hash = sha256.hex(revision.content);
+  if (!revision.context_json.empty()) row.context_json = revision.context_json;
+  row.relations_json = relations.dump();
+  if (archive_at) row.archive_at_us = static_cast<std::int64_t>(*archive_at);
+  if (!revision.keep_timestamp) row.ts_us = static_cast<std::int64_t>(now_us);
+  const std::int64_t new_seq = store::insert_revision(db, row);
   store::AuditLog audit(db);
   audit.append("event", old.id, "revise", scope.actor, now_us, revision.rationale,
                json{{"status", old.status}, {"content_hash", previous_hash}}.dump());

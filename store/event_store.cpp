@@ -2,30 +2,22 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+
+#include "store/event_sql.hpp"
 
 namespace reflectd::store {
 namespace {
 
-constexpr const char* kInsertEvent = R"sql(
-INSERT INTO events (uid, uid_derived, namespace, kind, storage_class, source, agent_id, ts_us,
-                    received_us, content, content_hash, context, tags, entities, relations,
-                    episode_id, sequence_number, sensitivity, confidence, credibility,
-                    importance, salience, emotion, emotional_valence, emotional_arousal,
-                    lifecycle, resolution, metadata, schema_version, salience_base,
-                    salience_ref_us, decay_curve, half_life_s, min_salience, max_age_s,
-                    reinforcement_gain, pinned, deletion_policy, archive_at_us)
+std::string insert_event_sql() {
+  return "INSERT INTO events (" + std::string(kEventRowColumns) + R"sql()
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
         ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37,
         ?38, ?39)
 ON CONFLICT (uid) DO NOTHING)sql";
+}
 
 constexpr const char* kFindUid = "SELECT seq FROM events WHERE uid = ?1";
-
-// What migration 11's trigger events_namespace_inserted did for each stored event.
-constexpr const char* kRaiseNamespaceTime = R"sql(
-INSERT INTO event_namespaces (namespace, max_ts_us) VALUES (?1, ?2)
-ON CONFLICT (namespace) DO UPDATE SET max_ts_us = excluded.max_ts_us
-WHERE excluded.max_ts_us > event_namespaces.max_ts_us)sql";
 
 constexpr const char* kMarkMedallionsStale =
     "UPDATE medallions SET status = 'stale' WHERE status = 'active' AND id IN "
@@ -57,7 +49,7 @@ void bind_optional(SQLite::Statement& statement, int index, const std::optional<
 EventStore::EventStore(SQLite::Database& db, NamespaceTimes times)
     : db_(db),
       times_(times),
-      insert_event_(db, kInsertEvent),
+      insert_event_(db, insert_event_sql()),
       find_uid_(db, kFindUid),
       insert_dead_letter_(db, kInsertDeadLetter),
       mark_stale_(db, kMarkMedallionsStale) {}

@@ -349,10 +349,11 @@ TEST_CASE("crash campaign: SIGKILL during each job, then a rerun, equals an undi
   test::TempDir dir;
   FakeClock clock(kNowUs);
   const std::string seed_db = dir.file("seed.db");
-  // libzmq's history (its first 2,500 commits under sanitizers) and swe-agent's 448 events.
+  // libzmq's history (its first kSanitizedCorpusLines commits under sanitizers) and swe-agent's 448
+  // events.
   const std::size_t events = test::load_history_corpus(
       seed_db, {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"}, clock);
-  REQUIRE(events == (test::kSanitized ? 2948 : 9052));
+  REQUIRE(events == test::kHistoryEvents);
   const std::string base_db = dir.file("base.db"), crash_db = dir.file("crash.db");
   std::filesystem::copy_file(seed_db, base_db);
   std::filesystem::copy_file(seed_db, crash_db);
@@ -497,7 +498,9 @@ TEST_CASE("crash campaign: SIGKILL during a forget, then a rerun, equals an undi
     INFO(reply.dump());
     REQUIRE(reply.value("ok", false));
     forgotten = reply["forgotten"]["events_deleted"].get<std::int64_t>();
-    CHECK(forgotten > (test::kSanitized ? 500 : 1000));
+    // Enough rows that the crash, at a random moment of the forget, can land inside it:
+    // libzmq's 2011-2012 commits (198 of the sanitized trees' first 1,200).
+    CHECK(forgotten > (test::kSanitized ? 150 : 1000));
     daemon.send_signal(SIGTERM);
     REQUIRE(daemon.wait_for(30s));
   }

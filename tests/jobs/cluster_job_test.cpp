@@ -134,11 +134,11 @@ TEST_CASE("communities are the same whether Louvain ran beside the last chunk or
   auto exact = default_params();
   exact.chunk_events = 224;
   const json swe = run.cluster(db_after, exact, "swe-agent");
-  // Under sanitizers the history is libzmq's first 2,500 commits: 2 x 1250.
-  exact.chunk_events = test::kSanitized ? 1250 : 2151;
+  // libzmq's history in two chunks or more (four in the release tree).
+  exact.chunk_events = test::kSanitized ? static_cast<std::int64_t>(test::kLibzmqEvents / 2) : 2151;
   const json zmq = run.cluster(db_after, exact, "libzmq");
   CHECK(swe["events_processed"] == 448);
-  CHECK(zmq["events_processed"] == (test::kSanitized ? 2500 : 8604));
+  CHECK(zmq["events_processed"] == test::kLibzmqEvents);
   CHECK(one["communities"]["communities_created"].get<int>() > 0);
   CHECK(one["communities"]["communities_created"].get<int>() ==
         swe["communities"]["communities_created"].get<int>() +
@@ -217,7 +217,7 @@ TEST_CASE("the cluster job yielding to the writer at arbitrary events gives the 
   SQLite::Database& db_alone = twins.first;
   SQLite::Database& db_yielding = twins.second;
   run.cluster(db_alone, default_params());
-  cluster_yielding(run, db_yielding, 2, test::kSanitized ? 2948 : 9052);
+  cluster_yielding(run, db_yielding, 2, static_cast<std::int64_t>(test::kHistoryEvents));
   CHECK(derived_tables(db_yielding) == derived_tables(db_alone));
   // Relationship ids follow the events that created the edges, not where chunks ended.
   const std::string ids =
@@ -280,7 +280,7 @@ TEST_CASE("events arriving in two batches give the tables of one batch") {
   const std::string a = dir.file("a.db");
   const std::string b = dir.file("b.db");
   REQUIRE(test::load_history_corpus(a, {"swe-agent-trajectories.jsonl", "libzmq-commits.jsonl"},
-                                    run.clock) == (test::kSanitized ? 2948 : 9052));
+                                    run.clock) == test::kHistoryEvents);
   REQUIRE(test::load_corpus(b, {"swe-agent-trajectories.jsonl"}, run.clock) == 448);
   auto db_a = open_writer(a);
   run.cluster(db_a, default_params());
@@ -288,8 +288,7 @@ TEST_CASE("events arriving in two batches give the tables of one batch") {
     auto db_b = open_writer(b);
     run.cluster(db_b, default_params());  // the first batch is clustered before the rest arrives
   }
-  REQUIRE(test::load_history_corpus(b, {"libzmq-commits.jsonl"}, run.clock) ==
-          (test::kSanitized ? 2500 : 8604));
+  REQUIRE(test::load_history_corpus(b, {"libzmq-commits.jsonl"}, run.clock) == test::kLibzmqEvents);
   auto db_b = open_writer(b);
   run.cluster(db_b, default_params());
   CHECK(derived_tables(db_b) == derived_tables(db_a));

@@ -188,9 +188,10 @@ TEST_CASE("importance and entity summaries under a writer that always waits keep
   FakeClock clock(kNow);
   const std::string alone = dir.file("alone.db");
   const std::string yielding = dir.file("yielding.db");
-  // swe-agent's 448 events and libzmq's history (its first 2,500 commits under sanitizers).
+  // swe-agent's 448 events and libzmq's history (its first kSanitizedCorpusLines commits under
+  // sanitizers).
   REQUIRE(test::load_history_corpus(alone, {"swe-agent-trajectories.jsonl", "libzmq-commits.jsonl"},
-                                    clock) == (test::kSanitized ? 2948 : 9052));
+                                    clock) == test::kHistoryEvents);
   std::filesystem::copy_file(alone, yielding);
   auto db_alone = open_writer(alone);
   auto db_yielding = open_writer(yielding);
@@ -248,7 +249,7 @@ TEST_CASE("entity summaries: a change during the first run retires the pass in s
   const std::string alone = dir.file("alone.db");
   const std::string raced = dir.file("raced.db");
   REQUIRE(test::load_history_corpus(alone, {"swe-agent-trajectories.jsonl", "libzmq-commits.jsonl"},
-                                    clock) == (test::kSanitized ? 2948 : 9052));
+                                    clock) == test::kHistoryEvents);
   std::filesystem::copy_file(alone, raced);
   auto db_alone = open_writer(alone);
   auto db_raced = open_writer(raced);

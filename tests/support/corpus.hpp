@@ -72,7 +72,12 @@ inline constexpr bool kSanitized = false;
 /// Lines of each file load_history_corpus() stores in a sanitized tree: the sanitizers run the
 /// jobs 5-20x slower, and what they look for (memory and thread errors) does not depend on the
 /// history's length. The release suite stores every line, and its figures are asserted there.
-inline constexpr std::size_t kSanitizedCorpusLines = 2500;
+inline constexpr std::size_t kSanitizedCorpusLines = 1200;
+
+/// What load_history_corpus() stores of libzmq's history (8,604 commits), and of swe-agent's
+/// 448 events and libzmq's history together, in this tree.
+inline constexpr std::size_t kLibzmqEvents = kSanitized ? kSanitizedCorpusLines : 8604;
+inline constexpr std::size_t kHistoryEvents = 448 + kLibzmqEvents;
 
 /// load_corpus(), limited to the first kSanitizedCorpusLines lines of each file in a sanitized
 /// tree. Returns the events stored.

@@ -130,10 +130,11 @@ struct TwinCorpus {
 
  private:
   SQLite::Database load(Runner& run) {
-    // libzmq's history (its first 2,500 commits under sanitizers) and swe-agent's events.
+    // libzmq's history (its first kSanitizedCorpusLines commits under sanitizers) and swe-agent's
+    // events.
     REQUIRE(test::load_history_corpus(first_path,
                                       {"libzmq-commits.jsonl", "swe-agent-trajectories.jsonl"},
-                                      run.clock) == (test::kSanitized ? 2948 : 9052));
+                                      run.clock) == test::kHistoryEvents);
     std::filesystem::copy_file(first_path, second_path);
     return open_writer(first_path);
   }
