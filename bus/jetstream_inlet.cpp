@@ -139,6 +139,7 @@ void JetStreamInlet::State::connect_and_bind() {
   subscription.reset(sub);
   next_consumer_seq = 1;
   submitted_stream_seq = position;
+  consumer_stream_seq = position;
   // What this process did not read itself is taken as the leader's: a divergence found later is
   // read again from the leader only as far back as this.
   if (!bound_once) verified_stream_seq = position;
@@ -240,6 +241,7 @@ void JetStreamInlet::State::pull_once() {
     jsMsgMetaData_Destroy(meta);
     if (consumer_seq != next_consumer_seq) break;
     ++next_consumer_seq;
+    consumer_stream_seq = std::max(consumer_stream_seq, stream_seq);
     if (stream_seq > submitted_stream_seq) {
       submitted_stream_seq = stream_seq;
       last_new = static_cast<std::uint64_t>(usable) + 1;
@@ -416,6 +418,7 @@ void JetStreamInlet::run() {
         if (state.subscription && !state.recreate) {
           const State::Check check = state.consumer_agrees();
           if (check == State::Check::kUnanswered) {
+            state.bridge();
             // Not backed off: the consumer answers as soon as it has a leader again.
             if (!state.pause(kCheckRetryMs)) return;
             continue;
@@ -426,6 +429,7 @@ void JetStreamInlet::run() {
         retry_ms = kFirstRetryMs;
       } catch (const std::exception& error) {
         state.record_error(error.what());
+        state.bridge();  // a consumer being recreated can take seconds to elect its leader
         if (!state.pause(retry_ms)) return;
         retry_ms = std::min(retry_ms * 2, kMaxRetryMs);
         continue;

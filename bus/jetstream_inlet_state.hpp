@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "bus/event_decoder.hpp"
 #include "bus/jetstream_inlet.hpp"
@@ -107,6 +108,10 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   // included, takes the next one) and the highest stream sequence handed to the writer.
   std::uint64_t next_consumer_seq = 1;
   std::uint64_t submitted_stream_seq = 0;
+  // The inlet's thread only: the highest stream sequence the consumer delivered since the bind
+  // (the committed position at the bind). Behind submitted_stream_seq after a bridge, which
+  // stores what the consumer has not delivered yet.
+  std::uint64_t consumer_stream_seq = 0;
   // The inlet's thread only: the message of the highest stream sequence handed to the writer
   // (its payload's hash), and the stream sequence through which this node's sequences are known
   // to be the leader's: the committed position at the first bind, then each newest message
@@ -164,7 +169,9 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   void verify_newest();
   void diverged(std::uint64_t seq);
   void idle_check();
-  void read_from_leader(std::uint64_t last);
+  // `then`: what follows the read, for the log line.
+  void read_from_leader(std::uint64_t last, std::string_view then);
+  void bridge();
   void connect_and_bind();
   void ensure_control();
   void subscribe_control();

@@ -559,6 +559,121 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "jetstream: while the consumer has no leader, what the stream's leader holds is read from "
+    "it and stored; the consumer, back, goes on without a loss or a second copy",
+    "[cluster]") {
+  const TempDir dir;
+  NatsCluster cluster(dir);
+  zmq::context_t context(1);
+  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream",  "init", "--stream",
+                                   "SHARD",        "--replicas", "3"};
+  for (const auto& arg : nats_args(cluster)) init.push_back(arg);
+  REQUIRE(run_process(init, 30s).status.code == 0);
+  Replica replica("replica", cluster.urls());
+  replica.start(context);
+  const auto publish = [&](int n) {
+    const std::string id = "b-" + std::to_string(n);
+    publish_raw(cluster, "reflectd.events.team-a",
+                nlohmann::json{{"id", id},
+                               {"kind", "conversation"},
+                               {"namespace", "team-a"},
+                               {"content", "turn " + std::to_string(n) + " of the ferry timetable"},
+                               {"timestamp", "2026-11-20T10:00:00Z"}}
+                    .dump(),
+                id);
+  };
+  publish(0);
+  REQUIRE(wait_until([&] { return replica.events() == 1; }, 30s));
+
+  // The test's requests go through n1, as the node's and the publisher's do (the first URL).
+  config::JetStreamConfig config;
+  config.servers = cluster.urls();
+  const bus::NatsConnectionPtr connection = bus::nats_connect(config, "test", 2000);
+  const bus::JsCtxPtr js = bus::jetstream_context(connection.get(), 5000);
+  const auto leader = [&](bool consumer) {
+    std::string name;
+    if (consumer) {
+      jsConsumerInfo* info = nullptr;
+      if (js_GetConsumerInfo(&info, js.get(), "SHARD", "replica", nullptr, nullptr) == NATS_OK &&
+          info->Cluster != nullptr && info->Cluster->Leader != nullptr) {
+        name = info->Cluster->Leader;
+      }
+      jsConsumerInfo_Destroy(info);
+    } else {
+      jsStreamInfo* info = nullptr;
+      if (js_GetStreamInfo(&info, js.get(), "SHARD", nullptr, nullptr) == NATS_OK &&
+          info->Cluster != nullptr && info->Cluster->Leader != nullptr) {
+        name = info->Cluster->Leader;
+      }
+      jsStreamInfo_Destroy(info);
+    }
+    return name;
+  };
+  // Moves a leadership elsewhere and waits until a leader answers again.
+  const auto step_down = [&](const std::string& subject, bool consumer) {
+    natsMsg* reply = nullptr;
+    static_cast<void>(
+        natsConnection_Request(&reply, connection.get(), subject.c_str(), "", 0, 5000));
+    natsMsg_Destroy(reply);
+    REQUIRE(wait_until([&] { return !leader(consumer).empty(); }, 30s));
+  };
+  // The consumer of one replica, on a server other than n1: stopping that server leaves the
+  // stream its quorum and leader, the node and the publisher their connection, and the
+  // consumer no leader at all, however long it lasts.
+  for (int tries = 0; tries < 20 && leader(true) == "n1"; ++tries) {
+    step_down("$JS.API.CONSUMER.LEADER.STEPDOWN.SHARD.replica", true);
+  }
+  {
+    jsConsumerInfo* info = nullptr;
+    REQUIRE(js_GetConsumerInfo(&info, js.get(), "SHARD", "replica", nullptr, nullptr) == NATS_OK);
+    jsConsumerConfig single = *info->Config;
+    single.Replicas = 1;
+    jsConsumerInfo* updated = nullptr;
+    jsErrCode code{};
+    const natsStatus status =
+        js_UpdateConsumer(&updated, js.get(), "SHARD", &single, nullptr, &code);
+    jsConsumerInfo_Destroy(updated);
+    jsConsumerInfo_Destroy(info);
+    INFO("JetStream error " << static_cast<int>(code));
+    REQUIRE(status == NATS_OK);
+  }
+  std::string consumer_server;
+  REQUIRE(wait_until([&] { return !(consumer_server = leader(true)).empty(); }, 30s));
+  INFO("consumer on " << consumer_server);
+  REQUIRE(consumer_server != "n1");
+  for (int tries = 0; tries < 20 && leader(false) == consumer_server; ++tries) {
+    step_down("$JS.API.STREAM.LEADER.STEPDOWN.SHARD", false);
+  }
+  REQUIRE(leader(false) != consumer_server);
+  publish(1);
+  REQUIRE(wait_until([&] { return replica.events() == 2; }, 30s));
+
+  const int stopped = NatsCluster::index_of(consumer_server);
+  cluster.signal(stopped, SIGSTOP);
+  for (int n = 2; n <= 11; ++n) publish(n);
+  nlohmann::json status;
+  const bool bridged = wait_until(
+      [&] {
+        status = control_request(context, replica.control(), {{"cmd", "status"}});
+        return replica.events() == 12 && status.is_object() &&
+               status["jetstream"]["from_leader"] >= 10;
+      },
+      30s);
+  INFO(status.dump() << "\n" << replica.log());
+  cluster.signal(stopped, SIGCONT);
+  REQUIRE(bridged);
+  CHECK_THAT(replica.log(), Catch::Contains("while consumer replica has no leader"));
+
+  // Back, the consumer delivers what was read from the leader again (duplicates by event id)
+  // or, recreated meanwhile, from the committed position on; either way one copy each.
+  publish(12);
+  REQUIRE(wait_until([&] { return replica.events() == 13; }, 60s));
+  CHECK(replica.count("SELECT count(DISTINCT uid) FROM events") == 13);
+  CHECK(replica.count("SELECT stream_seq FROM jetstream_positions WHERE stream = 'SHARD'") == 13);
+  CHECK(replica.stopped_cleanly());
+}
+
+TEST_CASE(
     "jetstream: a message on reflectd.agents.<agent_id>.<ns> gets that agent's authorized-keys "
     "rights",
     "[cluster]") {

@@ -101,6 +101,12 @@ class NatsCluster {
     processes_[i]->wait_for(std::chrono::seconds(10));
   }
 
+  /// Sends `number` (SIGSTOP, SIGCONT) to server `i`.
+  void signal(int i, int number) { processes_[i]->send_signal(number); }
+
+  /// The index of server `name` ("n1" is 0).
+  static int index_of(const std::string& name) { return std::stoi(name.substr(1)) - 1; }
+
   /// True once a JetStream API request through every running server is answered (the
   /// cluster has a meta leader and each server routes to it).
   bool wait_jetstream(std::chrono::milliseconds timeout) {
