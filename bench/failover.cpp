@@ -416,12 +416,17 @@ bool check_complete(const Replica& replica, std::size_t published) {
       60s, 200ms);
   const nlohmann::json status = replica.request({{"cmd", "status"}});
   const auto stored_count = status["jetstream"].value("stored", std::uint64_t{0});
-  std::printf("published %zu events; the replica holds %zu of them, stored %llu, duplicates %llu\n",
-              published,
-              static_cast<std::size_t>(std::count_if(stored.begin(), stored.end(),
-                                                     [](std::int64_t us) { return us > 0; })),
-              static_cast<unsigned long long>(stored_count),
-              static_cast<unsigned long long>(status["jetstream"].value("duplicate", 0ULL)));
+  const nlohmann::json& js = status["jetstream"];
+  std::printf(
+      "published %zu events; the replica holds %zu of them, stored %llu, duplicates %llu; read "
+      "from the stream's leader %llu, delivered again after that %llu\n",
+      published,
+      static_cast<std::size_t>(
+          std::count_if(stored.begin(), stored.end(), [](std::int64_t us) { return us > 0; })),
+      static_cast<unsigned long long>(stored_count),
+      static_cast<unsigned long long>(js.value("duplicate", 0ULL)),
+      static_cast<unsigned long long>(js.value("from_leader", 0ULL)),
+      static_cast<unsigned long long>(js.value("already_read", 0ULL)));
   return all && stored_count == published;
 }
 

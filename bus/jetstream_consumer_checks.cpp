@@ -300,6 +300,7 @@ void JetStreamInlet::State::read_from_leader(std::uint64_t last, std::string_vie
     handle(msg, true, true);
     if (!drained()) break;
     verified_stream_seq = seq;
+    leader_read_through = std::max(leader_read_through, seq);
     ++read;
   }
   stats.from_leader.fetch_add(read, std::memory_order_relaxed);
@@ -316,7 +317,8 @@ void JetStreamInlet::State::read_from_leader(std::uint64_t last, std::string_vie
 // Meanwhile the stream's leader already answers STREAM.MSG.GET, so what it holds past this
 // node's position is read from it by sequence and stored with its position: what is published
 // after a failover is stored as soon as the stream has a leader. The consumer, once it answers,
-// delivers those messages again (duplicates by event id, acknowledged) and goes on; its own
+// delivers those messages again, acknowledged without being stored twice (pull_once), and goes
+// on; its own
 // count is compared with what it delivered (consumer_stream_seq), so the bridge recreates
 // nothing. Only without a filter subject (then every stream sequence is the consumer's), and
 // only when this node's newest message is the leader's at its sequence: a copy that differs is

@@ -233,6 +233,7 @@ void JetStreamInlet::State::pull_once() {
   // reached this node, and storing what follows it would put the stream out of order.
   int usable = 0;
   std::uint64_t last_new = 0;  // index + 1 of the last message that advances the position
+  std::vector<bool> read_before(static_cast<std::size_t>(list.Count), false);
   for (; usable < list.Count; ++usable) {
     jsMsgMetaData* meta = nullptr;
     if (natsMsg_GetMetaData(&meta, list.Msgs[usable]) != NATS_OK) break;
@@ -242,6 +243,7 @@ void JetStreamInlet::State::pull_once() {
     if (consumer_seq != next_consumer_seq) break;
     ++next_consumer_seq;
     consumer_stream_seq = std::max(consumer_stream_seq, stream_seq);
+    read_before[static_cast<std::size_t>(usable)] = stream_seq <= leader_read_through;
     if (stream_seq > submitted_stream_seq) {
       submitted_stream_seq = stream_seq;
       last_new = static_cast<std::uint64_t>(usable) + 1;
@@ -254,13 +256,22 @@ void JetStreamInlet::State::pull_once() {
     resync.store(true);
   }
   if (last_new > 0) note_newest(list.Msgs[last_new - 1], submitted_stream_seq);
+  // Read from the leader and committed already: acknowledged here, never stored twice (it
+  // never advances the position, which is past it).
+  const auto handled = usable - std::count(read_before.begin(), read_before.begin() + usable, true);
   {
     const std::lock_guard lock(mutex);
-    in_flight += usable;
+    in_flight += handled;
   }
   for (int i = 0; i < usable; ++i) {
     natsMsg* msg = list.Msgs[i];
     list.Msgs[i] = nullptr;  // owned by its completion from here on
+    if (read_before[static_cast<std::size_t>(i)]) {
+      natsMsg_Ack(msg, nullptr);
+      natsMsg_Destroy(msg);
+      stats.already_read.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     handle(msg, static_cast<std::uint64_t>(i) + 1 == last_new);
   }
   natsMsgList_Destroy(&list);  // what follows a gap: delivered again after the resync
@@ -496,6 +507,7 @@ nlohmann::json JetStreamInlet::status() const {
       {"nacked", load(s.nacked)},
       {"pull_errors", load(s.pull_errors)},
       {"from_leader", load(s.from_leader)},
+      {"already_read", load(s.already_read)},
   };
   const std::lock_guard lock(state.mutex);
   out["in_flight"] = state.in_flight;

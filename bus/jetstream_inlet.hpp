@@ -77,8 +77,12 @@ struct JetStreamStats {
   std::atomic<std::uint64_t> nacked{0};       ///< +NAK sent after a storage error.
   std::atomic<std::uint64_t> pull_errors{0};  ///< Pulls that failed (not counting timeouts).
   /// Messages read from the stream's leader by sequence, past a consumer that did not deliver
-  /// them (its server's copy of the stream was behind the leader's).
+  /// them (it had no leader, or its server's copy of the stream was behind the leader's).
   std::atomic<std::uint64_t> from_leader{0};
+  /// Messages the consumer delivered after the node had read them from the stream's leader:
+  /// acknowledged without being stored again (a message kept as a dead letter would be kept
+  /// twice).
+  std::atomic<std::uint64_t> already_read{0};
   std::atomic<bool> connected{false};  ///< Subscribed and the connection is up.
 };
 
@@ -122,7 +126,7 @@ class JetStreamInlet {
   const JetStreamStats& stats() const;
   /// {"servers", "stream", "consumer", "connected", "pulls", "messages", "stored", "duplicate",
   /// "rejected", "acked", "terminated", "nacked",
-  ///  "pull_errors", "from_leader", "in_flight", "last_error"}.
+  ///  "pull_errors", "from_leader", "already_read", "in_flight", "last_error"}.
   nlohmann::json status() const;
 
   struct State;  // shared with the completions of messages in flight

@@ -112,6 +112,9 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   // (the committed position at the bind). Behind submitted_stream_seq after a bridge, which
   // stores what the consumer has not delivered yet.
   std::uint64_t consumer_stream_seq = 0;
+  // The inlet's thread only: the highest stream sequence read from the leader and committed.
+  // The consumer delivering it (or one before it) again is acknowledged, not stored again.
+  std::uint64_t leader_read_through = 0;
   // The inlet's thread only: the message of the highest stream sequence handed to the writer
   // (its payload's hash), and the stream sequence through which this node's sequences are known
   // to be the leader's: the committed position at the first bind, then each newest message

@@ -55,9 +55,14 @@ void add_nats_metrics(metrics::TextExposition& out, const bus::JetStreamInlet* j
                 "Pulls from the JetStream consumer that failed (timeouts not counted).",
                 one(js.pull_errors));
     out.counter("reflectd_jetstream_from_leader_total",
-                "Messages read from the stream's leader by sequence, past a consumer whose "
-                "server's copy of the stream was behind (stored, never acknowledged).",
+                "Messages read from the stream's leader by sequence, past a consumer that "
+                "did not deliver them (no leader, or its server's copy of the stream behind): "
+                "stored, never acknowledged.",
                 one(js.from_leader));
+    out.counter("reflectd_jetstream_already_read_total",
+                "Messages the consumer delivered after they had been read from the stream's "
+                "leader: acknowledged, not stored again.",
+                one(js.already_read));
     out.gauge("reflectd_jetstream_connected",
               "1 while the JetStream inlet is subscribed and its connection is up.",
               {{{}, js.connected.load() ? 1.0 : 0.0}});

@@ -664,8 +664,8 @@ TEST_CASE(
   REQUIRE(bridged);
   CHECK_THAT(replica.log(), Catch::Contains("while consumer replica has no leader"));
 
-  // Back, the consumer delivers what was read from the leader again (duplicates by event id)
-  // or, recreated meanwhile, from the committed position on; either way one copy each.
+  // Back, the consumer delivers what was read from the leader again (acknowledged, not stored:
+  // already_read) or, recreated meanwhile, from the committed position on; one copy each.
   publish(12);
   REQUIRE(wait_until([&] { return replica.events() == 13; }, 60s));
   CHECK(replica.count("SELECT count(DISTINCT uid) FROM events") == 13);
