@@ -322,9 +322,12 @@ void JetStreamInlet::State::read_from_leader(std::uint64_t last, std::string_vie
 // count is compared with what it delivered (consumer_stream_seq), so the bridge recreates
 // nothing. Only without a filter subject (then every stream sequence is the consumer's), and
 // only when this node's newest message is the leader's at its sequence: a copy that differs is
-// a divergence (diverged), read again from the verified sequence.
+// a divergence (diverged), read again from the verified sequence. Not before the first bind:
+// a node restarted during an election waits until it can create its consumer.
 void JetStreamInlet::State::bridge() {
-  if (!js || !config.filter_subject.empty()) return;
+  // Before the first bind this process knows no position: a read from the leader would start
+  // at sequence 1 and keep every dead letter before the committed position a second time.
+  if (!js || !bound_once || !config.filter_subject.empty()) return;
   const LeaderMessage last = last_stream_message();
   if (last.seq <= submitted_stream_seq) return;  // no leader yet, or nothing new
   if (newest.seq > verified_stream_seq) {
