@@ -72,6 +72,30 @@ std::vector<std::string> nats_args(const NatsCluster& cluster) {
   return args;
 }
 
+// `reflectctl jetstream init --stream SHARD --replicas <replicas>` through `cluster`.
+void init_shard(const NatsCluster& cluster, int replicas) {
+  std::vector<std::string> init = {
+      REFLECTCTL_BIN,          "jetstream", "init", "--stream", "SHARD", "--replicas",
+      std::to_string(replicas)};
+  for (const auto& arg : nats_args(cluster)) init.push_back(arg);
+  REQUIRE(run_process(init, 30s).status.code == 0);
+}
+
+// Publishes event "<prefix>-<n>" of namespace team-a ("turn <n> of <topic>") with its id as
+// Nats-Msg-Id, and waits for its PubAck.
+void publish_turn(const NatsCluster& cluster, const std::string& prefix, int n,
+                  const std::string& topic) {
+  const std::string id = prefix + "-" + std::to_string(n);
+  publish_raw(cluster, "reflectd.events.team-a",
+              nlohmann::json{{"id", id},
+                             {"kind", "conversation"},
+                             {"namespace", "team-a"},
+                             {"content", "turn " + std::to_string(n) + " of " + topic},
+                             {"timestamp", "2026-11-20T10:00:00Z"}}
+                  .dump(),
+              id);
+}
+
 // Columns that hold the wall-clock time at which a replica stored a row, and its own reads'
 // bookkeeping (a read over NATS is answered by one replica and counted there, seed 004): they
 // differ between replicas by design, and the job cycle derives nothing from them.
@@ -480,23 +504,10 @@ TEST_CASE(
   const TempDir dir;
   NatsCluster cluster(dir, 1);
   zmq::context_t context(1);
-  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream",  "init", "--stream",
-                                   "SHARD",        "--replicas", "1"};
-  for (const auto& arg : nats_args(cluster)) init.push_back(arg);
-  REQUIRE(run_process(init, 30s).status.code == 0);
+  init_shard(cluster, 1);
   Replica replica("replica", cluster.urls());
   replica.start(context);
-  const auto publish = [&](int n) {
-    const std::string id = "s-" + std::to_string(n);
-    publish_raw(cluster, "reflectd.events.team-a",
-                nlohmann::json{{"id", id},
-                               {"kind", "conversation"},
-                               {"namespace", "team-a"},
-                               {"content", "turn " + std::to_string(n) + " of the harbour plan"},
-                               {"timestamp", "2026-11-20T10:00:00Z"}}
-                    .dump(),
-                id);
-  };
+  const auto publish = [&](int n) { publish_turn(cluster, "s", n, "the harbour plan"); };
   publish(0);
   REQUIRE(wait_until([&] { return replica.events() == 1; }, 30s));
 
@@ -565,23 +576,10 @@ TEST_CASE(
   const TempDir dir;
   NatsCluster cluster(dir);
   zmq::context_t context(1);
-  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream",  "init", "--stream",
-                                   "SHARD",        "--replicas", "3"};
-  for (const auto& arg : nats_args(cluster)) init.push_back(arg);
-  REQUIRE(run_process(init, 30s).status.code == 0);
+  init_shard(cluster, 3);
   Replica replica("replica", cluster.urls());
   replica.start(context);
-  const auto publish = [&](int n) {
-    const std::string id = "b-" + std::to_string(n);
-    publish_raw(cluster, "reflectd.events.team-a",
-                nlohmann::json{{"id", id},
-                               {"kind", "conversation"},
-                               {"namespace", "team-a"},
-                               {"content", "turn " + std::to_string(n) + " of the ferry timetable"},
-                               {"timestamp", "2026-11-20T10:00:00Z"}}
-                    .dump(),
-                id);
-  };
+  const auto publish = [&](int n) { publish_turn(cluster, "b", n, "the ferry timetable"); };
   publish(0);
   REQUIRE(wait_until([&] { return replica.events() == 1; }, 30s));
 
@@ -680,10 +678,7 @@ TEST_CASE(
   const TempDir dir;
   NatsCluster cluster(dir, 1);
   zmq::context_t context(1);
-  std::vector<std::string> init = {REFLECTCTL_BIN, "jetstream",  "init", "--stream",
-                                   "SHARD",        "--replicas", "1"};
-  for (const auto& arg : nats_args(cluster)) init.push_back(arg);
-  REQUIRE(run_process(init, 30s).status.code == 0);
+  init_shard(cluster, 1);
 
   // The node's authorized keys: agent "planner" may write team-a up to "low".
   const std::string server_key = dir.file("server.key");
