@@ -318,15 +318,14 @@ void JetStreamInlet::State::read_from_leader(std::uint64_t last, std::string_vie
 // node's position is read from it by sequence and stored with its position: what is published
 // after a failover is stored as soon as the stream has a leader. The consumer, once it answers,
 // delivers those messages again, acknowledged without being stored twice (pull_once), and goes
-// on; its own
-// count is compared with what it delivered (consumer_stream_seq), so the bridge recreates
-// nothing. Only without a filter subject (then every stream sequence is the consumer's), and
-// only when this node's newest message is the leader's at its sequence: a copy that differs is
-// a divergence (diverged), read again from the verified sequence. Not before the first bind:
-// a node restarted during an election waits until it can create its consumer.
+// on; its own count is compared with what it delivered (consumer_stream_seq), so the bridge
+// recreates nothing. Only without a filter subject (then every stream sequence is the
+// consumer's), and only when this node's newest message is the leader's at its sequence: a copy
+// that differs is a divergence (diverged), read again from the verified sequence. Not before the
+// first bind: this process knows no position then, so a read would start at sequence 1 and keep
+// every dead letter before the committed position a second time; a node restarted during an
+// election waits until it can create its consumer.
 void JetStreamInlet::State::bridge() {
-  // Before the first bind this process knows no position: a read from the leader would start
-  // at sequence 1 and keep every dead letter before the committed position a second time.
   if (!js || !bound_once || !config.filter_subject.empty()) return;
   const LeaderMessage last = last_stream_message();
   if (last.seq <= submitted_stream_seq) return;  // no leader yet, or nothing new
