@@ -71,8 +71,8 @@ ToolResult remember(const Backend& o, const json& args) {
 ToolResult recall(const Backend& o, const json& args) {
   json request = {{"cmd", "recall"}, {"text", args["query"]}, {"limit", args.value("limit", 10)}};
   if (const std::string ns = namespace_of(o, args); !ns.empty()) request["namespace"] = ns;
-  for (const char* key :
-       {"kinds", "agent_id", "episode_id", "since", "until", "offset", "include_archived"}) {
+  for (const char* key : {"kinds", "agent_id", "episode_id", "since", "until", "as_of", "offset",
+                          "include_archived"}) {
     if (args.contains(key)) request[key] = args[key];
   }
   auto reply = control(o, request);

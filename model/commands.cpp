@@ -54,6 +54,9 @@ McpTool recall_tool() {
            {.name = "episode_id"},
            {.name = "since", .description = "RFC 3339"},
            {.name = "until", .description = "RFC 3339"},
+           {.name = "as_of",
+            .description = "RFC 3339: the day relative dates in the question count from "
+                           "(default: now)"},
            {.name = "include_archived",
             .type = T::kBoolean,
             .description = "Also recall archived events (left out by default)"}}};
@@ -239,7 +242,7 @@ std::vector<CommandSpec> read_entries() {
        .footer = kRecallFooter,
        .request = {text("text"), text("namespace"), limit(), integer("offset"), strings("kinds"),
                    text("agent_id"), text("episode_id"), text("since"), text("until"),
-                   boolean("include_archived")},
+                   text("as_of"), boolean("include_archived")},
        .mcp = recall_tool()},
       {.name = "context",
        .answerer = R,

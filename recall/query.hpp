@@ -31,11 +31,19 @@ inline constexpr std::size_t kMaxQueryBytes = 4096;
 struct ParsedQuery {
   std::vector<std::string> terms;    ///< Kept words, in text order, unique.
   std::vector<std::string> phrases;  ///< "a b" for adjacent kept words.
-  /// True when the question asks for a time: it starts with (or contains) "when", "what
-  /// date", "what year", "what month", "what day", "how long ago", "which year".
+  /// True when the question asks for a time: it contains "when", "what date/year/month/day",
+  /// "which year/month/day", "how long" or "how many days/weeks/months/years".
   bool asks_when = false;
-  /// Expressions of the question, resolved against the caller's clock (temporal_range).
+  /// Expressions of the question, resolved against the caller's clock or `as_of`
+  /// (temporal_range). One after "as of", "by", "until", "till" or "up to" starts at the
+  /// epoch: the question is about the state at that time.
   std::vector<text::TimeMention> time;
+  /// The two events a span question relates ("How many weeks passed between Maria adopting
+  /// Coco and Shadow?": {maria, adopting, coco} and {shadow}; "How long had Nate had turtles
+  /// before he got the third one?"), each side's kept words that the other lacks. Empty
+  /// unless the question has "between A and B" or asks a duration with "before", "after",
+  /// "since" or "until" an event (not a date).
+  std::vector<std::vector<std::string>> sides;
 };
 
 /// Parses `text` (at most kMaxQueryBytes; the caller checks) against `now_us` (µs, UTC).

@@ -398,6 +398,49 @@ void fuse(Pool& pool, const RecallParams& params, const QueryPlan& plan, const P
   }
 }
 
+// A span question's answer needs both events: each side's best event (the best-ranked of
+// the first kSideWindow whose content holds at least half of that side's words, by stem; the
+// speakers' names left out, every turn of theirs holds them) moves to the front, in score
+// order.
+constexpr std::size_t kSideWindow = 100;
+void promote_sides(std::vector<Scored*>& ranked, const ParsedQuery& query, const QueryPlan& plan,
+                   text::PorterStemmer& stemmer) {
+  if (query.sides.size() != 2) return;
+  std::vector<std::set<std::string>> sides;
+  for (const std::vector<std::string>& side : query.sides) {
+    std::set<std::string> stems;
+    for (const std::string& w : side) {
+      if (!plan.speakers.contains(w)) stems.insert(stemmer.stem(w));
+    }
+    if (stems.empty()) return;
+    sides.push_back(std::move(stems));
+  }
+  std::vector<std::size_t> best;
+  for (const std::set<std::string>& side : sides) {
+    const std::size_t need = (side.size() + 1) / 2;
+    for (std::size_t i = 0; i < std::min(ranked.size(), kSideWindow); ++i) {
+      if (ranked[i]->row.redacted) continue;
+      std::set<std::string> held;
+      for (const std::string& w : query_words(ranked[i]->row.content)) {
+        if (const std::string stem = stemmer.stem(w); side.contains(stem)) held.insert(stem);
+      }
+      if (held.size() >= need) {
+        best.push_back(i);
+        break;
+      }
+    }
+  }
+  std::sort(best.begin(), best.end());
+  best.erase(std::unique(best.begin(), best.end()), best.end());
+  std::vector<Scored*> order;
+  order.reserve(ranked.size());
+  for (const std::size_t i : best) order.push_back(ranked[i]);
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    if (std::find(best.begin(), best.end(), i) == best.end()) order.push_back(ranked[i]);
+  }
+  ranked = std::move(order);
+}
+
 // One ranked event as returned, with why it matched (nothing of a redacted one's content).
 RecallHit hit_of(Scored& s, EventRows& rows, const std::vector<std::string>& lexical_terms,
                  const std::vector<std::string>& related, std::int64_t max_content_bytes) {
@@ -467,7 +510,7 @@ std::variant<RecallRequest, RecallError> recall_request_from_json(const json& re
       r.kinds.push_back(k.get<std::string>());
     }
   }
-  for (const char* key : {"since", "until"}) {
+  for (const char* key : {"since", "until", "as_of"}) {
     const auto it = request.find(key);
     if (it == request.end() || it->is_null()) continue;
     const auto us = time_param(*it);
@@ -475,7 +518,8 @@ std::variant<RecallRequest, RecallError> recall_request_from_json(const json& re
       return RecallError{std::string(key) +
                          ": must be an RFC 3339 date-time with offset or epoch milliseconds"};
     }
-    (std::string_view(key) == "since" ? r.since_us : r.until_us) = us;
+    const std::string_view k(key);
+    (k == "since" ? r.since_us : k == "until" ? r.until_us : r.as_of_us) = us;
   }
   if (r.since_us && r.until_us && *r.since_us >= *r.until_us) {
     return RecallError{"until: must be later than since"};
@@ -516,7 +560,7 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
     return RecallError{"namespace: unknown namespace '" + request.ns + "'"};
   }
 
-  const ParsedQuery query = parse_query(request.text, now_us);
+  const ParsedQuery query = parse_query(request.text, request.as_of_us.value_or(now_us));
   if (query.terms.empty()) {
     return RecallError{"text: has no word to search for (only stop words or one-letter words)"};
   }
@@ -555,6 +599,7 @@ std::variant<RecallResponse, RecallError> Recaller::recall(const RecallRequest& 
   std::sort(ranked.begin(), ranked.end(), [](const Scored* a, const Scored* b) {
     return a->score != b->score ? a->score > b->score : a->row.seq > b->row.seq;
   });
+  promote_sides(ranked, query, plan, stemmer_);
   const auto first = static_cast<std::size_t>(request.offset);
   const auto last = std::min(ranked.size(), first + static_cast<std::size_t>(request.limit));
   for (std::size_t i = first; i < last; ++i) {

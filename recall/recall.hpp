@@ -99,6 +99,9 @@ struct RecallRequest {
   std::string episode_id;
   std::optional<std::int64_t> since_us;  ///< Events with ts_us >= since_us only.
   std::optional<std::int64_t> until_us;  ///< Events with ts_us < until_us only.
+  /// The day the question's relative dates count from ("last week", "in May"): the
+  /// caller's clock when unset. Salience and vitality still count from the clock.
+  std::optional<std::int64_t> as_of_us;
   /// Archived events (seed 002: out of active retrieval; `forget` mode archive, the decay
   /// job's auto_prune) are left out unless asked for; `get` reads one by id either way.
   bool include_archived = false;

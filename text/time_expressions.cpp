@@ -26,6 +26,7 @@ struct TimeWord {
   std::size_t begin;
   std::size_t end;
   std::string lower;  // ASCII lower case
+  bool capital;       // written with a capital first letter
 };
 
 std::vector<TimeWord> split_words(std::string_view text) {
@@ -37,7 +38,7 @@ std::vector<TimeWord> split_words(std::string_view text) {
       ++i;
       continue;
     }
-    TimeWord word{i, i, {}};
+    TimeWord word{i, i, {}, std::isupper(c) != 0};
     while (i < text.size() && std::isalnum(static_cast<unsigned char>(text[i])) != 0) {
       word.lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(text[i]))));
       ++i;
@@ -137,23 +138,207 @@ struct Match {
   bool relative = true;
 };
 
+TimeRange week_range(int direction, sys_days today) {
+  if (direction < 0)
+    return days_range(today - days{7}, today, "the week before " + day_label(today));
+  if (direction > 0) {
+    return days_range(today + days{1}, today + days{8}, "the week after " + day_label(today));
+  }
+  return days_range(today - days{3}, today + days{4}, "the week of " + day_label(today));
+}
+
+TimeRange weekend_range(int direction, sys_days today) {
+  const date::weekday now{today};
+  const auto since_saturday = (now - date::Saturday).count();
+  sys_days saturday = today - days{since_saturday};
+  // From Monday on, the weekend just past is "last weekend" and "this weekend" is the coming
+  // one; on Saturday and Sunday "this weekend" is the current one.
+  if (direction < 0 && since_saturday < 2) saturday -= days{7};
+  if (direction == 0 && since_saturday >= 2) saturday += days{7};
+  if (direction > 0) saturday += since_saturday >= 2 ? days{14} : days{7};
+  return days_range(saturday, saturday + days{2}, "the weekend of " + day_label(saturday));
+}
+
+// Meteorological seasons of the northern hemisphere: spring March-May, summer June-August,
+// autumn September-November, winter December to February (winter 2022 starts in December
+// 2022).
+std::optional<int> season_start_month(const std::string& w) {
+  if (w == "spring") return 3;
+  if (w == "summer") return 6;
+  if (w == "fall" || w == "autumn") return 9;
+  if (w == "winter") return 12;
+  return std::nullopt;
+}
+TimeRange season_range(const std::string& season, int start_month, date::year y) {
+  const date::year_month first = y / date::month{static_cast<unsigned>(start_month)};
+  return {us_of(sys_days{first / 1}), us_of(sys_days{(first + date::months{3}) / 1}),
+          season + " " + std::to_string(static_cast<int>(y))};
+}
+// The season's year "this summer" names: the one under way or, before it starts, the coming.
+date::year season_year(int start_month, sys_days today) {
+  const date::year_month_day ymd{today};
+  // January and February belong to the winter that started the December before.
+  if (start_month == 12 && static_cast<unsigned>(ymd.month()) <= 2) {
+    return ymd.year() - date::years{1};
+  }
+  return ymd.year();
+}
+
+// "last/this/next <unit>" resolved at `today`: a weekday (the nearest one strictly before or
+// after), week, weekend, month, year or season.
+std::optional<TimeRange> unit_range(const std::string& unit, int direction, sys_days today) {
+  if (auto wd = weekday_index(unit)) {
+    const date::weekday target{static_cast<unsigned>(*wd)};
+    const date::weekday now{today};
+    if (direction < 0) {
+      auto back = (now - target).count();
+      if (back == 0) back = 7;
+      return day_range(today - days{back});
+    }
+    auto ahead = (target - now).count();
+    if (ahead == 0 && direction > 0) ahead = 7;
+    return day_range(today + days{ahead});
+  }
+  if (unit == "week") return week_range(direction, today);
+  if (unit == "weekend") return weekend_range(direction, today);
+  const date::year_month_day ymd{today};
+  if (unit == "month") return month_range(ymd.year() / ymd.month() + date::months{direction});
+  if (unit == "year") return year_range(ymd.year() + date::years{direction});
+  if (auto start = season_start_month(unit)) {
+    return season_range(unit == "autumn" ? "fall" : unit, *start,
+                        season_year(*start, today) + date::years{direction});
+  }
+  return std::nullopt;
+}
+
+// `count` days/weeks/months/years before (sign -1) or after (+1) `today`.
+std::optional<TimeRange> shifted_range(std::string unit, int count, int sign, sys_days today) {
+  if (unit.ends_with('s')) unit.pop_back();
+  const int k = sign * count;
+  if (unit == "day") return day_range(today + days{k});
+  if (unit == "week") {
+    const sys_days day = today + days{7 * k};
+    return days_range(day - days{3}, day + days{4}, "the week of " + day_label(day));
+  }
+  const date::year_month_day ymd{today};
+  if (unit == "month") return month_range(ymd.year() / ymd.month() + date::months{k});
+  if (unit == "year") return year_range(ymd.year() + date::years{k});
+  return std::nullopt;
+}
+
+// A part of a month: early/mid/late, the beginning/middle/end, the first/second half, the
+// first/second/third/fourth/last week. Days [first, last] of the month, `last` 0 for its end.
+struct MonthPart {
+  std::size_t length;  // words before the month name
+  unsigned first;
+  unsigned last;
+  const char* label;
+};
+
 class Matcher {
  public:
   Matcher(const std::vector<TimeWord>& words, std::int64_t reference_us)
       : w_(words), today_(day_of(reference_us)) {}
 
   std::optional<Match> at(std::size_t i) const {
-    if (auto m = relative_day(i)) return m;
-    if (auto m = relative_unit(i)) return m;
-    if (auto m = ago(i)) return m;
-    if (auto m = absolute(i)) return m;
-    return std::nullopt;
+    if (auto m = anchored_shift(i)) return m;
+    if (auto m = anchored_relative(i)) return m;
+    if (auto m = part_of_month(i)) return m;
+    if (auto m = season(i)) return m;
+    return unanchored(i);
   }
 
  private:
   const std::string& word(std::size_t i) const {
     static const std::string kNone;
     return i < w_.size() ? w_[i].lower : kNone;
+  }
+
+  std::optional<Match> unanchored(std::size_t i) const {
+    if (auto m = relative_day(i)) return m;
+    if (auto m = relative_unit(i)) return m;
+    if (auto m = ago(i)) return m;
+    return absolute(i);
+  }
+
+  // One day named at word i ("3 June 2023", "June 3rd", "yesterday"): the anchor of "two
+  // weeks before …", "the day before yesterday" and "last Friday on …".
+  std::optional<Match> anchor_day(std::size_t i) const {
+    auto m = unanchored(i);
+    if (!m || m->range.to_us - m->range.from_us != us_of(sys_days{days{1}})) return std::nullopt;
+    return m;
+  }
+  bool before_or_after(std::size_t i, int& sign, std::size_t& n) const {
+    if (word(i) == "before" || word(i) == "earlier") {
+      sign = -1;
+      n = 1;
+    } else if (word(i) == "prior" && word(i + 1) == "to") {
+      sign = -1;
+      n = 2;
+    } else if (word(i) == "after" || word(i) == "later") {
+      sign = 1;
+      n = 1;
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  // "the day before 3 June 2023", "two weeks before 11 August 2023", "a month after …",
+  // "the weekend before …": the shift is counted from the named day, not from the reference.
+  std::optional<Match> anchored_shift(std::size_t i) const {
+    std::optional<int> count;
+    std::size_t n = 1;
+    if (word(i) == "the") {
+      count = 1;
+    } else if (word(i) == "a" && word(i + 1) == "couple" && word(i + 2) == "of") {
+      count = 2;
+      n = 3;
+    } else if (word(i) == "a" && word(i + 1) == "few") {
+      count = 3;
+      n = 2;
+    } else {
+      count = small_number(word(i));
+    }
+    if (!count) return std::nullopt;
+    const std::string& unit = word(i + n);
+    int sign = 0;
+    std::size_t connector = 0;
+    if (!before_or_after(i + n + 1, sign, connector)) return std::nullopt;
+    const std::size_t at = i + n + 1 + connector;
+    const auto anchor = anchor_day(at);
+    if (!anchor) return std::nullopt;
+    const sys_days day = day_of(anchor->range.from_us);
+    std::optional<TimeRange> range;
+    if (word(i) == "the" && (unit == "week" || unit == "weekend")) {
+      range = unit == "week" ? week_range(sign, day) : weekend_range(sign, day);
+    } else if (word(i) == "the" && weekday_index(unit)) {
+      range = unit_range(unit, sign, day);  // "the Sunday before 25 October 2022"
+    } else if (unit == "weekend") {
+      return std::nullopt;
+    } else {
+      range = shifted_range(unit, *count, sign, day);
+    }
+    if (!range) return std::nullopt;
+    return Match{at + anchor->length - i, *range, anchor->relative};
+  }
+
+  // "last Friday on 23 January 2022", "last weekend before 10 April 2023": a relative
+  // expression resolved against the named day instead of the reference.
+  std::optional<Match> anchored_relative(std::size_t i) const {
+    const auto relative = relative_unit(i);
+    if (!relative) return std::nullopt;
+    const std::size_t after = i + relative->length;
+    const std::string& link = word(after);
+    if (link != "on" && link != "before" && link != "of" && link != "as") return std::nullopt;
+    std::size_t at = after + 1;
+    if (link == "as" && word(at) == "of") ++at;
+    const auto anchor = anchor_day(at);
+    if (!anchor) return std::nullopt;
+    const Matcher there(w_, anchor->range.from_us);
+    auto m = there.relative_unit(i);
+    if (!m) return std::nullopt;
+    return Match{at + anchor->length - i, m->range, anchor->relative};
   }
 
   std::optional<Match> relative_day(std::size_t i) const {
@@ -169,7 +354,7 @@ class Matcher {
     return std::nullopt;
   }
 
-  // last/this/next + weekday, week, weekend, month, year; "this past" + the same.
+  // last/this/next + weekday, week, weekend, month, year, season; "this past" + the same.
   std::optional<Match> relative_unit(std::size_t i) const {
     std::size_t n = 1;
     int direction = 0;
@@ -180,59 +365,12 @@ class Matcher {
     } else if (word(i) == "this" && word(i + 1) == "past") {
       direction = -1;
       n = 2;
-    } else if (word(i) == "this") {
-      direction = 0;
-    } else {
+    } else if (word(i) != "this") {
       return std::nullopt;
     }
-    const std::string& unit = word(i + n);
-    const std::size_t length = n + 1;
-    if (auto wd = weekday_index(unit)) {
-      const date::weekday target{static_cast<unsigned>(*wd)};
-      const date::weekday now{today_};
-      if (direction < 0) {
-        auto back = (now - target).count();
-        if (back == 0) back = 7;
-        const sys_days day = today_ - days{back};
-        return Match{length, day_range(day)};
-      }
-      auto ahead = (target - now).count();
-      if (ahead == 0 && direction > 0) ahead = 7;
-      return Match{length, day_range(today_ + days{ahead})};
-    }
-    if (unit == "week") {
-      if (direction < 0) {
-        return Match{length,
-                     days_range(today_ - days{7}, today_, "the week before " + day_label(today_))};
-      }
-      if (direction > 0) {
-        return Match{length, days_range(today_ + days{1}, today_ + days{8},
-                                        "the week after " + day_label(today_))};
-      }
-      return Match{length, days_range(today_ - days{3}, today_ + days{4},
-                                      "the week of " + day_label(today_))};
-    }
-    if (unit == "weekend") {
-      const date::weekday now{today_};
-      const auto since_saturday = (now - date::Saturday).count();
-      sys_days saturday = today_ - days{since_saturday};
-      // From Monday on, the weekend just past is "last weekend" and "this weekend" is the
-      // coming one; on Saturday and Sunday "this weekend" is the current one.
-      if (direction < 0 && since_saturday < 2) saturday -= days{7};
-      if (direction == 0 && since_saturday >= 2) saturday += days{7};
-      if (direction > 0) saturday += since_saturday >= 2 ? days{14} : days{7};
-      return Match{length, days_range(saturday, saturday + days{2},
-                                      "the weekend of " + day_label(saturday))};
-    }
-    if (unit == "month") {
-      const date::year_month_day ymd{today_};
-      return Match{length, month_range(ymd.year() / ymd.month() + date::months{direction})};
-    }
-    if (unit == "year") {
-      const date::year_month_day ymd{today_};
-      return Match{length, year_range(ymd.year() + date::years{direction})};
-    }
-    return std::nullopt;
+    auto range = unit_range(word(i + n), direction, today_);
+    if (!range) return std::nullopt;
+    return Match{n + 1, *range};
   }
 
   // N days/weeks/months/years ago; "a couple of", "a few".
@@ -252,25 +390,97 @@ class Matcher {
       count = small_number(word(i));
     }
     if (!count || word(i + n + 1) != "ago") return std::nullopt;
-    std::string unit = word(i + n);
-    if (unit.ends_with('s')) unit.pop_back();
-    const std::size_t length = n + 2;
-    const int k = *count;
-    if (unit == "day") return Match{length, day_range(today_ - days{k})};
-    if (unit == "week") {
-      const sys_days day = today_ - days{7 * k};
-      return Match{length,
-                   days_range(day - days{3}, day + days{4}, "the week of " + day_label(day))};
+    auto range = shifted_range(word(i + n), *count, -1, today_);
+    if (!range) return std::nullopt;
+    return Match{n + 2, *range};
+  }
+
+  // "summer 2021", "the summer of 2022", "during the summer" (the reference's season).
+  std::optional<Match> season(std::size_t i) const {
+    std::size_t at = i;
+    const bool lead = word(i) == "in" || word(i) == "during" || word(i) == "over";
+    if (lead) ++at;
+    const bool the = word(at) == "the";
+    if (the) ++at;
+    const auto start = season_start_month(word(at));
+    if (!start) return std::nullopt;
+    const std::string name = word(at) == "autumn" ? "fall" : word(at);
+    std::size_t year_at = at + 1;
+    if (word(year_at) == "of") ++year_at;
+    if (auto y = year_number(word(year_at))) {
+      // The article and the preposition belong to the sentence, not to the date.
+      return Match{year_at + 1 - i, season_range(name, *start, date::year{*y}), false};
     }
-    if (unit == "month") {
-      const date::year_month_day ymd{today_};
-      return Match{length, month_range(ymd.year() / ymd.month() - date::months{k})};
+    if (!lead || !the) return std::nullopt;
+    return Match{at + 1 - i, season_range(name, *start, season_year(*start, today_))};
+  }
+
+  std::optional<MonthPart> month_part(std::size_t i) const {
+    const std::string& a = word(i);
+    if (a == "early") return MonthPart{1, 1, 10, "early"};
+    if (a == "mid") return MonthPart{1, 11, 20, "mid"};
+    if (a == "late") return MonthPart{1, 21, 0, "late"};
+    const std::size_t at = a == "the" ? i + 1 : i;
+    const std::string& b = word(at);
+    const std::size_t skip = at - i;
+    if (word(at + 1) == "of") {
+      if (b == "beginning" || b == "start") return MonthPart{skip + 2, 1, 10, "early"};
+      if (b == "middle") return MonthPart{skip + 2, 11, 20, "mid"};
+      if (b == "end") return MonthPart{skip + 2, 21, 0, "late"};
     }
-    if (unit == "year") {
-      const date::year_month_day ymd{today_};
-      return Match{length, year_range(ymd.year() - date::years{k})};
+    if (word(at + 2) != "of") return std::nullopt;
+    const std::string& c = word(at + 1);
+    if (c == "half") {
+      if (b == "first") return MonthPart{skip + 3, 1, 15, "the first half of"};
+      if (b == "second") return MonthPart{skip + 3, 16, 0, "the second half of"};
+    }
+    if (c == "week") {
+      if (b == "first") return MonthPart{skip + 3, 1, 7, "the first week of"};
+      if (b == "second") return MonthPart{skip + 3, 8, 14, "the second week of"};
+      if (b == "third") return MonthPart{skip + 3, 15, 21, "the third week of"};
+      if (b == "fourth") return MonthPart{skip + 3, 22, 28, "the fourth week of"};
+      if (b == "last") return MonthPart{skip + 3, 0, 0, "the last week of"};
     }
     return std::nullopt;
+  }
+
+  // "early November 2022", "the beginning of May", "the first half of September 2022".
+  std::optional<Match> part_of_month(std::size_t i) const {
+    const auto part = month_part(i);
+    if (!part) return std::nullopt;
+    const std::size_t at = i + part->length;
+    const auto m = month_index(word(at));
+    if (!m || (word(at).size() == 3 && word(at) != "may")) return std::nullopt;
+    const auto y = year_number(word(at + 1));
+    const date::year year = y ? date::year{*y} : date::year_month_day{today_}.year();
+    const date::year_month ym = year / date::month{static_cast<unsigned>(*m)};
+    const unsigned month_days =
+        static_cast<unsigned>(date::year_month_day_last{ym / date::last}.day());
+    const unsigned first = part->first == 0 ? month_days - 6 : part->first;
+    const unsigned last = part->last == 0 ? month_days : part->last;
+    const sys_days from{ym / date::day{first}};
+    return Match{at + (y ? 2 : 1) - i,
+                 days_range(from, from + days{last - first + 1},
+                            std::string(part->label) + " " + month_label(ym)),
+                 !y};
+  }
+
+  // A month and a day with no year: the reference year. "May" and "March" are verbs too, so
+  // they must be capitalised here ("we may 2 …", "march 5 miles" are not dates).
+  bool month_word(std::size_t i) const {
+    return i < w_.size() && ((word(i) != "may" && word(i) != "march") || w_[i].capital);
+  }
+
+  // The year of a dated day right after a connector at k ("August 11 and August 15, 2023"),
+  // else the reference year.
+  int year_for_yearless(std::size_t k) const {
+    const std::string& c = word(k);
+    if (c == "and" || c == "to" || c == "through" || c == "till" || c == "until") {
+      if (auto next = absolute(k + 1); next && !next->relative) {
+        return static_cast<int>(date::year_month_day{day_of(next->range.from_us)}.year());
+      }
+    }
+    return static_cast<int>(date::year_month_day{today_}.year());
   }
 
   std::optional<Match> absolute(std::size_t i) const {
@@ -280,15 +490,27 @@ class Matcher {
       if (word(at) == "of") ++at;
       if (auto m = month_index(word(at))) {
         if (auto y = year_number(word(at + 1))) {
-          return dated(at + 2 - i, date::year{*y}, *m, *d);
+          return dated(at + 2 - i, date::year{*y}, *m, *d, false);
+        }
+        if (month_word(at)) {
+          return dated(at + 1 - i, date::year{year_for_yearless(at + 1)}, *m, *d, true);
         }
       }
+    }
+    // "the 7th of May"
+    if (word(i) == "the" && word(i + 2) == "of" && day_number(word(i + 1)) &&
+        month_index(word(i + 3)) && month_word(i + 3) && !year_number(word(i + 4))) {
+      return dated(4, date::year{year_for_yearless(i + 4)}, *month_index(word(i + 3)),
+                   *day_number(word(i + 1)), true);
     }
     if (auto m = month_index(word(i))) {
       // "May" alone is a verb far more often than a month: require a day or a year with it,
       // or "in" before it.
       if (auto d = day_number(word(i + 1))) {
-        if (auto y = year_number(word(i + 2))) return dated(3, date::year{*y}, *m, *d);
+        if (auto y = year_number(word(i + 2))) return dated(3, date::year{*y}, *m, *d, false);
+        if (month_word(i)) {
+          return dated(2, date::year{year_for_yearless(i + 2)}, *m, *d, true);
+        }
       }
       if (auto y = year_number(word(i + 1))) {
         return Match{2, month_range(date::year{*y} / date::month{static_cast<unsigned>(*m)}),
@@ -314,11 +536,11 @@ class Matcher {
     return std::nullopt;
   }
 
-  static std::optional<Match> dated(std::size_t length, date::year y, int m, int d) {
+  static std::optional<Match> dated(std::size_t length, date::year y, int m, int d, bool relative) {
     const date::year_month_day ymd{y / date::month{static_cast<unsigned>(m)} /
                                    date::day{static_cast<unsigned>(d)}};
     if (!ymd.ok()) return std::nullopt;
-    return Match{length, day_range(sys_days{ymd}), false};
+    return Match{length, day_range(sys_days{ymd}), relative};
   }
 
   const std::vector<TimeWord>& w_;
@@ -340,8 +562,8 @@ std::vector<TimeMention> find_time_expressions(std::string_view text, std::int64
     std::size_t first = i;
     // A leading preposition belongs to the sentence, not to the date.
     const std::string& lead = words[first].lower;
-    if (m->length > 1 &&
-        (lead == "in" || lead == "since" || lead == "during" || lead == "of" || lead == "from")) {
+    if (m->length > 1 && (lead == "in" || lead == "since" || lead == "during" || lead == "of" ||
+                          lead == "from" || lead == "over")) {
       ++first;
     }
     TimeMention mention;
