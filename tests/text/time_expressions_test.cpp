@@ -19,9 +19,7 @@ std::string time_label(const std::string& text) {
   return found[0].range.label;
 }
 
-std::int64_t day_us(const char* day) {
-  return *parse_rfc3339_us(std::string(day) + "T00:00:00Z");
-}
+std::int64_t day_us(const char* day) { return *parse_rfc3339_us(std::string(day) + "T00:00:00Z"); }
 
 }  // namespace
 
@@ -79,11 +77,13 @@ TEST_CASE("time expressions anchored on a named day count from that day") {
   CHECK(time_label("on the Sunday before October 25, 2022") == "23 October 2022");
 
   // Anchored on a relative day, the result is relative too.
-  const auto before_yesterday = text::find_time_expressions("the day before yesterday", kReferenceDay);
+  const auto before_yesterday =
+      text::find_time_expressions("the day before yesterday", kReferenceDay);
   REQUIRE(before_yesterday.size() == 1);
   CHECK(before_yesterday[0].range.label == "6 May 2023");
   CHECK(before_yesterday[0].relative);
-  CHECK_FALSE(text::find_time_expressions("the week before 3 August 2023", kReferenceDay)[0].relative);
+  CHECK_FALSE(
+      text::find_time_expressions("the week before 3 August 2023", kReferenceDay)[0].relative);
 
   const auto week = text::find_time_expressions("the week before August 3, 2023", kReferenceDay);
   CHECK(week[0].range.from_us == day_us("2023-07-27"));
@@ -98,7 +98,8 @@ TEST_CASE("time expressions: days without a year, parts of a month and seasons")
   CHECK(time_label("12 July") == "12 July 2023");
   CHECK(text::find_time_expressions("on July 12", kReferenceDay)[0].relative);
   // A day without a year takes the year of the dated day it is paired with.
-  const auto pair = text::find_time_expressions("between August 11 and August 15 2021", kReferenceDay);
+  const auto pair =
+      text::find_time_expressions("between August 11 and August 15 2021", kReferenceDay);
   REQUIRE(pair.size() == 2);
   CHECK(pair[0].range.label == "11 August 2021");
   CHECK(pair[1].range.label == "15 August 2021");
