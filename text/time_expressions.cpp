@@ -471,13 +471,23 @@ class Matcher {
     return i < w_.size() && ((word(i) != "may" && word(i) != "march") || w_[i].capital);
   }
 
-  // The year of a dated day right after a connector at k ("August 11 and August 15, 2023"),
-  // else the reference year.
+  // The year of a dated day right after a connector at k ("August 11 and August 15, 2023":
+  // "15 August 2023", "August 15th, 2023", "the 15th of August 2023"), else the reference
+  // year. Only the next day is read, so a long run of days costs one look each.
   int year_for_yearless(std::size_t k) const {
     const std::string& c = word(k);
     if (c == "and" || c == "to" || c == "through" || c == "till" || c == "until") {
-      if (auto next = absolute(k + 1); next && !next->relative) {
-        return static_cast<int>(date::year_month_day{day_of(next->range.from_us)}.year());
+      std::size_t at = k + 1;
+      if (word(at) == "the") ++at;
+      if (day_number(word(at))) {
+        ++at;
+        if (word(at) == "of") ++at;
+        if (month_index(word(at))) ++at;
+      } else if (month_index(word(at)) && day_number(word(at + 1))) {
+        at += 2;
+      }
+      if (at > k + 2) {
+        if (auto y = year_number(word(at))) return *y;
       }
     }
     return static_cast<int>(date::year_month_day{today_}.year());

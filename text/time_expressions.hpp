@@ -5,17 +5,26 @@
 // content (resolved against the event's own timestamp, so context shows absolute dates) and by
 // the facts job (a fact's valid_from / valid_to, jobs/facts.hpp).
 //
-// Recognised (case-insensitive, whole words; docs/RECALL.md "Time" lists every rule):
+// Recognised (case-insensitive, whole words; docs/RECALL.md "Time expressions" lists every
+// rule with its label):
 //   day         yesterday, today, tonight, tomorrow, last night, this morning/afternoon/evening
 //   weekday     last/this past/next <weekday> (the nearest one strictly before/after the
 //               reference day); "on <weekday>" alone is not resolved (past or future is unsaid)
 //   week        last week, this week, next week, last weekend, this weekend, next weekend
 //   month/year  last/this/next month, last/this/next year
+//   season      summer 2021, the summer of 2022, in/during/over the summer, last/this/next
+//               summer (spring, fall/autumn, winter: northern meteorological seasons)
 //   ago         N days/weeks/months/years ago (N: digits, a, an, one..twelve, a couple of,
 //               a few = 3)
-//   absolute    "7 May 2023", "May 7, 2023", "May 2023", "in 2022" (a bare year 1900-2099
-//               after in/since/during/of/from), and the month names alone ("in May") in the
-//               reference year
+//   anchored    the day/week/weekend/<weekday> before/after <day>, N days/weeks/months/years
+//               before/after/prior to <day>, last/next <unit> on/before/as of <day>: counted
+//               from that day instead of the reference
+//   absolute    "7 May 2023", "May 7, 2023", "7th of May 2023", "May 2023", "in 2022" (a bare
+//               year 1900-2099 after in/since/during/of/from); a day without a year ("July
+//               12", "the 12th of July") and the month names alone ("in May") in the
+//               reference year, or a following dated day's ("August 11 and August 15, 2021")
+//   month part  early/mid/late <month>, the beginning/middle/end of, the first/second half
+//               of, the first..fourth/last week of <month> [year]
 // Ranges are half-open [from_us, to_us) in UTC days (reflectd stores UTC; the events'
 // timestamps carry the speakers' dates).
 //

@@ -104,6 +104,16 @@ TEST_CASE("time expressions: days without a year, parts of a month and seasons")
   CHECK(pair[0].range.label == "11 August 2021");
   CHECK(pair[1].range.label == "15 August 2021");
   CHECK(text::covering_range(pair).label == "11 August 2021 to 15 August 2021");
+  // Only the next day is read for the year: a long run of days is one pass, not a recursion.
+  std::string run;
+  for (int i = 0; i < 50'000; ++i) run += "July 1 and ";
+  run += "July 2, 2021";
+  const auto days = text::find_time_expressions(run, kReferenceDay);
+  REQUIRE(days.size() == 50'001);
+  CHECK(days[0].range.label == "1 July 2023");
+  CHECK(days[49'998].range.label == "1 July 2023");
+  CHECK(days[49'999].range.label == "1 July 2021");
+  CHECK(days[50'000].range.label == "2 July 2021");
   // "may" and "march" are verbs unless capitalised.
   CHECK(text::find_time_expressions("we may 2 go, then march 5 miles", kReferenceDay).empty());
   CHECK(time_label("We met May 2") == "2 May 2023");
