@@ -205,9 +205,7 @@ ModeResult run_push(const Corpus& corpus, const Options& options, const fs::path
     zmq::context_t context(1);
     ControlClient control(context, cfg.bus.control.front());
     control.wait_ready();  // start timing from a serving daemon
-    zmq::socket_t push(context, zmq::socket_type::push);
-    push.set(zmq::sockopt::linger, 0);
-    push.connect(cfg.bus.push.front());
+    zmq::socket_t push = push_socket(context, cfg);
 
     const std::uint64_t written_before = daemon.written_bytes();
     const auto start = std::chrono::steady_clock::now();
@@ -359,9 +357,7 @@ ModeResult run_latency(const Corpus& corpus, const Options& options, const fs::p
     ControlClient control(context, cfg.bus.control.front());
     control.wait_ready();
     if (with_jobs) {
-      zmq::socket_t push(context, zmq::socket_type::push);
-      push.set(zmq::sockopt::linger, 0);
-      push.connect(cfg.bus.push.front());
+      zmq::socket_t push = push_socket(context, cfg);
       push_events(push, corpus, 0, options.preload, options.batch);
       await_finished(control, options.preload, nullptr, "latency-jobs preload");
     }

@@ -25,23 +25,12 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
     zmq::context_t context(1);
     ControlClient control(context, cfg.bus.control.front());
     control.wait_ready();
-    zmq::socket_t push(context, zmq::socket_type::push);
-    push.set(zmq::sockopt::linger, 0);
-    push.connect(cfg.bus.push.front());
+    zmq::socket_t push = push_socket(context, cfg);
     push_events(push, corpus, 0, options.preload, options.batch);
     await_finished(control, options.preload, nullptr, "under-job preload");
     zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
     std::uint64_t next = options.preload;
-    // Let the index catch up so that the idle figure is idle.
-    while (ControlClient::index_lag(control.status()) > 0)
-      std::this_thread::sleep_for(kPollInterval);
-
-    auto start = std::chrono::steady_clock::now();
-    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
-    const double idle_s = Seconds(std::chrono::steady_clock::now() - start).count();
-    next += chunk;
-    while (ControlClient::index_lag(control.status()) > 0)
-      std::this_thread::sleep_for(kPollInterval);
+    const double idle_s = ingest_idle(dealer, control, corpus, next, chunk, options, acknowledged);
 
     const auto queued = control.request({{"cmd", "run"}, {"job", options.job}});
     if (!queued.value("ok", false)) throw std::runtime_error("under-job: " + queued.dump());
@@ -52,7 +41,7 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
       if (!rows.empty() && rows.at(0).at("status") == "running") break;
       std::this_thread::sleep_for(kPollInterval);
     }
-    start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     std::uint64_t resent = 0;
     acknowledged += ingest_windowed(dealer, corpus, next, chunk, options, &resent);
     const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
@@ -159,9 +148,7 @@ ModeResult run_under_forget(const Corpus& corpus, const Options& options, const 
     zmq::context_t context(1);
     ControlClient control(context, cfg.bus.control.front());
     control.wait_ready();
-    zmq::socket_t push(context, zmq::socket_type::push);
-    push.set(zmq::sockopt::linger, 0);
-    push.connect(cfg.bus.push.front());
+    zmq::socket_t push = push_socket(context, cfg);
     push_events(push, corpus, 0, options.preload, options.batch);
     push_forget_events(push, options);
     await_finished(control, options.preload + options.forget_events, nullptr,
@@ -172,14 +159,7 @@ ModeResult run_under_forget(const Corpus& corpus, const Options& options, const 
         Seconds(std::chrono::steady_clock::now() - cycle_start).count();
     zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
     std::uint64_t next = options.preload;
-    while (ControlClient::index_lag(control.status()) > 0)
-      std::this_thread::sleep_for(kPollInterval);
-    auto start = std::chrono::steady_clock::now();
-    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
-    const double idle_s = Seconds(std::chrono::steady_clock::now() - start).count();
-    next += chunk;
-    while (ControlClient::index_lag(control.status()) > 0)
-      std::this_thread::sleep_for(kPollInterval);
+    const double idle_s = ingest_idle(dealer, control, corpus, next, chunk, options, acknowledged);
 
     nlohmann::json forgotten;
     double forget_s = 0;
@@ -207,7 +187,7 @@ ModeResult run_under_forget(const Corpus& corpus, const Options& options, const 
       if (!rows.empty() && rows.at(0).at("status") == "running") break;
       std::this_thread::sleep_for(kPollInterval);
     }
-    start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     std::uint64_t resent = 0;
     acknowledged += ingest_windowed(dealer, corpus, next, chunk, options, &resent);
     const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
@@ -246,16 +226,7 @@ ModeResult run_under_forget(const Corpus& corpus, const Options& options, const 
 // same daemon (the under-job mode's protocol with reads instead of a job).
 ModeResult run_under_recall(const Corpus& corpus, const Options& options, const fs::path& dir) {
   config::Config cfg = daemon_config(options, dir, "underrecall");
-  std::vector<std::string> questions;
-  {
-    std::ifstream in(fs::path(options.data_dir) / "libzmq-commits.jsonl");
-    std::string line;
-    while (std::getline(in, line)) {
-      const std::string content = nlohmann::json::parse(line).value("content", "");
-      questions.push_back(content.substr(0, std::min(content.find('\n'), std::size_t{200})));
-    }
-  }
-  if (questions.empty()) throw std::runtime_error("under-recall: no libzmq-commits.jsonl");
+  const std::vector<std::string> questions = libzmq_questions(options.data_dir, 1, "under-recall");
   const std::uint64_t chunk = std::min(options.events, options.under_job_events);
   ModeResult result{"under-recall", 0, 0.0};
   std::uint64_t acknowledged = 0;
@@ -264,22 +235,12 @@ ModeResult run_under_recall(const Corpus& corpus, const Options& options, const 
     zmq::context_t context(1);
     ControlClient control(context, cfg.bus.control.front());
     control.wait_ready();
-    zmq::socket_t push(context, zmq::socket_type::push);
-    push.set(zmq::sockopt::linger, 0);
-    push.connect(cfg.bus.push.front());
+    zmq::socket_t push = push_socket(context, cfg);
     push_events(push, corpus, 0, options.preload, options.batch);
     await_finished(control, options.preload, nullptr, "under-recall preload");
     zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
     std::uint64_t next = options.preload;
-    while (ControlClient::index_lag(control.status()) > 0)
-      std::this_thread::sleep_for(kPollInterval);
-
-    auto start = std::chrono::steady_clock::now();
-    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
-    const double idle_s = Seconds(std::chrono::steady_clock::now() - start).count();
-    next += chunk;
-    while (ControlClient::index_lag(control.status()) > 0)
-      std::this_thread::sleep_for(kPollInterval);
+    const double idle_s = ingest_idle(dealer, control, corpus, next, chunk, options, acknowledged);
 
     std::atomic<bool> done{false};
     std::vector<double> latency_ms;
@@ -301,7 +262,7 @@ ModeResult run_under_recall(const Corpus& corpus, const Options& options, const 
         (void)reply;
       }
     });
-    start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
     const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
     done = true;

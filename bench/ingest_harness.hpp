@@ -379,6 +379,35 @@ inline void await_finished(ControlClient& control, std::uint64_t target, PushPro
   }
 }
 
+// Waits until the search index has caught up with the stored events.
+inline void await_indexed(ControlClient& control) {
+  while (ControlClient::index_lag(control.status()) > 0) std::this_thread::sleep_for(kPollInterval);
+}
+
+// A PUSH socket connected to the daemon's first push endpoint.
+inline zmq::socket_t push_socket(zmq::context_t& context, const config::Config& cfg) {
+  zmq::socket_t push(context, zmq::socket_type::push);
+  push.set(zmq::sockopt::linger, 0);
+  push.connect(cfg.bus.push.front());
+  return push;
+}
+
+// The first line (at most 200 bytes) of every `every`-th commit message of libzmq's history
+// in --data: questions as broad as an agent's. Throws when the file gives none.
+inline std::vector<std::string> libzmq_questions(const std::string& data_dir, std::size_t every,
+                                                 const char* mode) {
+  std::vector<std::string> questions;
+  std::ifstream in(fs::path(data_dir) / "libzmq-commits.jsonl");
+  std::string line;
+  for (std::size_t n = 0; std::getline(in, line); ++n) {
+    if (n % every != 0) continue;
+    const std::string content = nlohmann::json::parse(line).value("content", "");
+    questions.push_back(content.substr(0, std::min(content.find('\n'), std::size_t{200})));
+  }
+  if (questions.empty()) throw std::runtime_error(std::string(mode) + ": no libzmq-commits.jsonl");
+  return questions;
+}
+
 // Keeps `window` messages in flight on a DEALER until [first, first + count) is acknowledged.
 // Like a real publisher it resends, with the same ids, a message answered "storage
 // unavailable" (the writer could not get the write lock in time); `resent` counts those.
@@ -441,6 +470,22 @@ inline zmq::socket_t ingest_socket(zmq::context_t& context, const std::string& e
              static_cast<int>(std::chrono::milliseconds(kStallTimeout).count()));
   dealer.connect(endpoint);
   return dealer;
+}
+
+// The contention modes' idle figure: [next, next + count) acknowledged on `dealer` with
+// nothing else running, from and back to a caught-up search index. Returns its seconds and
+// adds the acknowledged events to `acknowledged`; `next` moves past them.
+inline double ingest_idle(zmq::socket_t& dealer, ControlClient& control, const Corpus& corpus,
+                          std::uint64_t& next, std::uint64_t count, const Options& options,
+                          std::uint64_t& acknowledged) {
+  await_indexed(control);
+  const auto start = std::chrono::steady_clock::now();
+  acknowledged += ingest_windowed(dealer, corpus, next, count, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  next += count;
+  await_indexed(control);
+  return seconds;
 }
 
 // The modes run by other files of bench_ingest (bench/ingest_jetstream.cpp,

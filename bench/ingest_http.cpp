@@ -86,17 +86,8 @@ double percentile_ms(std::vector<double> samples, double q) {
 ModeResult run_recall_http(const Corpus& corpus, const Options& options, const fs::path& dir) {
   const std::string port = std::to_string(free_tcp_port());
   const config::Config cfg = http_config(options, dir, "recallhttp", port);
-  std::vector<std::string> questions;
-  {
-    std::ifstream in(fs::path(options.data_dir) / "libzmq-commits.jsonl");
-    std::string line;
-    for (std::size_t n = 0; std::getline(in, line); ++n) {
-      if (n % 43 != 0) continue;  // as bench_recall's libzmq questions
-      const std::string content = nlohmann::json::parse(line).value("content", "");
-      questions.push_back(content.substr(0, std::min(content.find('\n'), std::size_t{200})));
-    }
-  }
-  if (questions.empty()) throw std::runtime_error("recall-http: no libzmq-commits.jsonl");
+  // Every 43rd subject, as bench_recall's libzmq questions.
+  const std::vector<std::string> questions = libzmq_questions(options.data_dir, 43, "recall-http");
   ModeResult result{"recall-http", 0, 0.0};
   std::vector<double> zmq_ms;
   std::vector<double> http_ms;
@@ -105,14 +96,11 @@ ModeResult run_recall_http(const Corpus& corpus, const Options& options, const f
     zmq::context_t context(1);
     ControlClient control(context, cfg.bus.control.front());
     control.wait_ready();
-    zmq::socket_t push(context, zmq::socket_type::push);
-    push.set(zmq::sockopt::linger, 0);
-    push.connect(cfg.bus.push.front());
+    zmq::socket_t push = push_socket(context, cfg);
     const std::uint64_t events = std::min(options.events, options.preload);
     push_events(push, corpus, 0, events, options.batch);
     await_finished(control, events, nullptr, "recall-http preload");
-    while (ControlClient::index_lag(control.status()) > 0)
-      std::this_thread::sleep_for(kPollInterval);
+    await_indexed(control);
     boost::asio::io_context io;
     beast::tcp_stream stream(io);
     stream.connect(tcp::resolver(io).resolve("127.0.0.1", port));

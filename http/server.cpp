@@ -15,7 +15,7 @@
 #include <string_view>
 #include <thread>
 
-#include "common/host_port.hpp"
+#include "common/tcp_listen.hpp"
 
 namespace reflectd::http {
 namespace {
@@ -250,29 +250,7 @@ Server::Server(const std::string& address, Handler handler, ServerLimits limits)
   impl_->handler = std::move(handler);
   impl_->limits = limits;
   impl_->target->io = &impl_->io;
-  const auto [host, port] = split_host_port(address, "http.listen");
-  beast::error_code error;
-  tcp::resolver resolver(impl_->io);
-  const auto endpoints =
-      resolver.resolve(host, port, tcp::resolver::numeric_service | tcp::resolver::passive, error);
-  if (error || endpoints.empty()) {
-    throw std::runtime_error("http.listen address '" + address +
-                             "': cannot resolve: " + (error ? error.message() : "no address"));
-  }
-  const tcp::endpoint endpoint = endpoints.begin()->endpoint();
-  auto& acceptor = impl_->acceptor;
-  acceptor.open(endpoint.protocol(), error);
-  if (!error) acceptor.set_option(asio::socket_base::reuse_address(true), error);
-  if (!error) acceptor.bind(endpoint, error);
-  if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
-  if (error) {
-    throw std::runtime_error("http.listen address '" + address +
-                             "': cannot listen: " + error.message());
-  }
-  const tcp::endpoint local = acceptor.local_endpoint();
-  impl_->bound = local.address().is_v6()
-                     ? "[" + local.address().to_string() + "]:" + std::to_string(local.port())
-                     : local.address().to_string() + ":" + std::to_string(local.port());
+  impl_->bound = listen_tcp(impl_->acceptor, address, "http.listen");
   impl_->accept();
   impl_->thread = std::thread([impl = impl_.get()] { impl->io.run(); });
 }

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <thread>
 
-#include "common/host_port.hpp"
+#include "common/tcp_listen.hpp"
 #include "metrics/exposition.hpp"
 
 namespace reflectd::metrics {
@@ -176,29 +176,7 @@ HttpServer::HttpServer(const std::string& address, std::function<std::string()> 
   if (max_connections == 0) throw std::invalid_argument("metrics: max_connections must be >= 1");
   impl_->render = std::move(render);
   impl_->max_connections = max_connections;
-  const auto [host, port] = split_host_port(address, "metrics");
-  beast::error_code error;
-  tcp::resolver resolver(impl_->io);
-  const auto endpoints =
-      resolver.resolve(host, port, tcp::resolver::numeric_service | tcp::resolver::passive, error);
-  if (error || endpoints.empty()) {
-    throw std::runtime_error("metrics address '" + address +
-                             "': cannot resolve: " + (error ? error.message() : "no address"));
-  }
-  const tcp::endpoint endpoint = endpoints.begin()->endpoint();
-  auto& acceptor = impl_->acceptor;
-  acceptor.open(endpoint.protocol(), error);
-  if (!error) acceptor.set_option(asio::socket_base::reuse_address(true), error);
-  if (!error) acceptor.bind(endpoint, error);
-  if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
-  if (error) {
-    throw std::runtime_error("metrics address '" + address +
-                             "': cannot listen: " + error.message());
-  }
-  const tcp::endpoint local = acceptor.local_endpoint();
-  impl_->bound = local.address().is_v6()
-                     ? "[" + local.address().to_string() + "]:" + std::to_string(local.port())
-                     : local.address().to_string() + ":" + std::to_string(local.port());
+  impl_->bound = listen_tcp(impl_->acceptor, address, "metrics");
   impl_->accept();
   impl_->thread = std::thread([impl = impl_.get()] { impl->io.run(); });
 }
