@@ -17,7 +17,8 @@ std::string listen_tcp(boost::asio::ip::tcp::acceptor& acceptor, const std::stri
   const auto endpoints =
       resolver.resolve(host, port, tcp::resolver::numeric_service | tcp::resolver::passive, error);
   if (error || endpoints.empty()) {
-    throw std::runtime_error(prefix + "cannot resolve: " + (error ? error.message() : "no address"));
+    throw std::runtime_error(prefix +
+                             "cannot resolve: " + (error ? error.message() : "no address"));
   }
   const tcp::endpoint endpoint = endpoints.begin()->endpoint();
   acceptor.open(endpoint.protocol(), error);
