@@ -3,9 +3,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <atomic>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include "bus/event_decoder.hpp"
 #include "common/clock.hpp"
@@ -113,43 +115,46 @@ struct Corpus {
         turn("t4", "Ana", "Ana: The garden is blooming and the tulips are out.", "s2", 1,
              "2023-05-15T09:00:00Z"),
         turn("t5", "Ben", "Ben: Tulips are my favourite.", "s2", 2, "2023-05-15T09:00:30Z"),
-        // Namespace "span": one event of Shadow among many of Coco.
-        turn("p1", "Ana", "Ana: I adopted a puppy today, her name is Coco!", "p1", 1,
-             "2023-06-01T10:00:00Z", "span"),
-        turn("p2", "Ben", "Ben: Coco! Adopting a puppy is a big step. How is Coco?", "p1", 2,
-             "2023-06-01T10:00:30Z", "span"),
-        turn("p3", "Ana", "Ana: Coco is great, adopting Coco was the best choice.", "p1", 3,
-             "2023-06-01T10:01:00Z", "span"),
-        turn("p4", "Ben", "Ben: Coco and adopting, adopting and Coco: I love it.", "p1", 4,
-             "2023-06-01T10:01:30Z", "span"),
-        turn("p5", "Ana", "Ana: Coco, Coco, Coco. Adopting her changed my days.", "p2", 1,
-             "2023-06-20T10:00:00Z", "span"),
-        turn("p6", "Ben", "Ben: Is Coco still the only one you adopted?", "p2", 2,
-             "2023-06-20T10:00:30Z", "span"),
-        turn("p7", "Ana", "Ana: Coco loves the park. Adopting again is on my mind.", "p2", 3,
-             "2023-06-20T10:01:00Z", "span"),
-        turn("p8", "Ben", "Ben: Adopting twice? Coco would like a friend.", "p2", 4,
-             "2023-06-20T10:01:30Z", "span"),
-        turn("p9", "Ana", "Ana: Coco and adopting dogs, adopting Coco, that is my week.", "p3", 1,
-             "2023-07-13T10:00:00Z", "span"),
-        turn("p10", "Ben", "Ben: Coco is lucky that you were adopting her.", "p3", 2,
-             "2023-07-13T10:00:30Z", "span"),
-        turn("p11", "Ben",
-             "Ben: So the new one is called Shadow, and the house will be louder now with two "
-             "dogs, the walks longer, the food bill bigger and the nights much shorter for you.",
-             "p4", 1, "2023-07-20T10:00:00Z", "span"),
         json{{"kind", "task"},
              {"id", "o1"},
              {"namespace", "other"},
              {"content", "Bake the lemon cake recipe for the party"},
              {"timestamp", "2023-05-01T10:00:00Z"}},
     };
+    // Namespace "span": one event of Shadow among many of Coco; per turn its speaker, its
+    // words and its episode, the turns of an episode 30 s apart from 10:00 on its day.
+    const std::vector<std::array<const char*, 4>> span{
+        {"Ana", "I adopted a puppy today, her name is Coco!", "p1", "2023-06-01"},
+        {"Ben", "Coco! Adopting a puppy is a big step. How is Coco?", "p1", "2023-06-01"},
+        {"Ana", "Coco is great, adopting Coco was the best choice.", "p1", "2023-06-01"},
+        {"Ben", "Coco and adopting, adopting and Coco: I love it.", "p1", "2023-06-01"},
+        {"Ana", "Coco, Coco, Coco. Adopting her changed my days.", "p2", "2023-06-20"},
+        {"Ben", "Is Coco still the only one you adopted?", "p2", "2023-06-20"},
+        {"Ana", "Coco loves the park. Adopting again is on my mind.", "p2", "2023-06-20"},
+        {"Ben", "Adopting twice? Coco would like a friend.", "p2", "2023-06-20"},
+        {"Ana", "Coco and adopting dogs, adopting Coco, that is my week.", "p3", "2023-07-13"},
+        {"Ben", "Coco is lucky that you were adopting her.", "p3", "2023-07-13"},
+        {"Ben",
+         "So the new one is called Shadow, and the house will be louder now with two dogs, the "
+         "walks longer, the food bill bigger and the nights much shorter for you.",
+         "p4", "2023-07-20"},
+    };
+    std::vector<json> all = events;
+    std::map<std::string, int> in_episode;
+    for (std::size_t i = 0; i < span.size(); ++i) {
+      const auto& [who, words, episode, day] = span[i];
+      const int n = in_episode[episode]++;
+      const std::string ts = std::string(day) + "T10:0" + std::to_string(n / 2) + ":" +
+                             (n % 2 == 0 ? "00" : "30") + "Z";
+      all.push_back(turn("p" + std::to_string(i + 1), who, std::string(who) + ": " + words, episode,
+                         n + 1, ts, "span"));
+    }
     {
       auto db = store::open_database({path, "off", 5000}, store::Access::kWriter);
       store::EventStore store(db);
       bus::EventDecoder decoder(clock);
       SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-      for (const json& e : events) {
+      for (const json& e : all) {
         auto decoded = decoder.decode(e.dump(), 1 << 20);
         REQUIRE(decoded.events.size() == 1);
         REQUIRE(decoded.events[0].event);

@@ -254,6 +254,19 @@ class Matcher {
     return i < w_.size() ? w_[i].lower : kNone;
   }
 
+  struct Count {
+    int value;
+    std::size_t words;
+  };
+  // A count of units at word i: digits, a/an, one..twelve, "a couple of" (2), "a few" (3).
+  std::optional<Count> count_at(std::size_t i) const {
+    if (word(i) == "a" && word(i + 1) == "couple" && word(i + 2) == "of") return Count{2, 3};
+    if (word(i) == "a" && word(i + 1) == "few") return Count{3, 2};
+    if (word(i) == "couple" && word(i + 1) == "of") return Count{2, 2};
+    if (auto n = small_number(word(i))) return Count{*n, 1};
+    return std::nullopt;
+  }
+
   std::optional<Match> unanchored(std::size_t i) const {
     if (auto m = relative_day(i)) return m;
     if (auto m = relative_unit(i)) return m;
@@ -287,20 +300,11 @@ class Matcher {
   // "the day before 3 June 2023", "two weeks before 11 August 2023", "a month after …",
   // "the weekend before …": the shift is counted from the named day, not from the reference.
   std::optional<Match> anchored_shift(std::size_t i) const {
-    std::optional<int> count;
-    std::size_t n = 1;
-    if (word(i) == "the") {
-      count = 1;
-    } else if (word(i) == "a" && word(i + 1) == "couple" && word(i + 2) == "of") {
-      count = 2;
-      n = 3;
-    } else if (word(i) == "a" && word(i + 1) == "few") {
-      count = 3;
-      n = 2;
-    } else {
-      count = small_number(word(i));
-    }
-    if (!count) return std::nullopt;
+    // "the day before" is one day before.
+    const auto counted = word(i) == "the" ? std::optional<Count>{Count{1, 1}} : count_at(i);
+    if (!counted) return std::nullopt;
+    const int count = counted->value;
+    const std::size_t n = counted->words;
     const std::string& unit = word(i + n);
     int sign = 0;
     std::size_t connector = 0;
@@ -317,7 +321,7 @@ class Matcher {
     } else if (unit == "weekend") {
       return std::nullopt;
     } else {
-      range = shifted_range(unit, *count, sign, day);
+      range = shifted_range(unit, count, sign, day);
     }
     if (!range) return std::nullopt;
     return Match{at + anchor->length - i, *range, anchor->relative};
@@ -375,22 +379,10 @@ class Matcher {
 
   // N days/weeks/months/years ago; "a couple of", "a few".
   std::optional<Match> ago(std::size_t i) const {
-    std::optional<int> count;
-    std::size_t n = 1;
-    if (word(i) == "a" && word(i + 1) == "couple" && word(i + 2) == "of") {
-      count = 2;
-      n = 3;
-    } else if (word(i) == "a" && word(i + 1) == "few") {
-      count = 3;
-      n = 2;
-    } else if (word(i) == "couple" && word(i + 1) == "of") {
-      count = 2;
-      n = 2;
-    } else {
-      count = small_number(word(i));
-    }
-    if (!count || word(i + n + 1) != "ago") return std::nullopt;
-    auto range = shifted_range(word(i + n), *count, -1, today_);
+    const auto counted = count_at(i);
+    if (!counted || word(i + counted->words + 1) != "ago") return std::nullopt;
+    const std::size_t n = counted->words;
+    auto range = shifted_range(word(i + n), counted->value, -1, today_);
     if (!range) return std::nullopt;
     return Match{n + 2, *range};
   }
