@@ -8,6 +8,7 @@
 
 #include "jobs/entities.hpp"
 #include "store/audit_log.hpp"
+#include "store/columns.hpp"
 
 namespace reflectd::jobs {
 using nlohmann::json;
@@ -73,17 +74,8 @@ constexpr const char* kEdgeColumns =
 
 MergedEdge read_edge(const SQLite::Statement& row) {
   MergedEdge e;
-  e.id = row.getColumn(0).getInt64();
-  e.source = row.getColumn(1).getInt64();
-  e.target = row.getColumn(2).getInt64();
-  e.type = row.getColumn(3).getString();
-  e.base = row.getColumn(4).getDouble();
-  e.ref_us = row.getColumn(5).getInt64();
-  e.mentions = row.getColumn(6).getInt64();
-  e.evidence_seq = row.getColumn(7).getInt64();
-  e.last_evidence_seq = row.getColumn(8).getInt64();
-  e.valid_from_us = row.getColumn(9).getInt64();
-  if (!row.getColumn(10).isNull()) e.valid_to_us = row.getColumn(10).getInt64();
+  store::Columns(row) >> e.id >> e.source >> e.target >> e.type >> e.base >> e.ref_us >>
+      e.mentions >> e.evidence_seq >> e.last_evidence_seq >> e.valid_from_us >> e.valid_to_us;
   return e;
 }
 

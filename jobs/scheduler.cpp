@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/sha256.hpp"
+#include "store/columns.hpp"
 
 namespace reflectd::jobs {
 namespace {
@@ -15,17 +16,10 @@ constexpr std::int64_t kMaxWaitUs = 1'000'000;
 
 RunRecord read_run(SQLite::Statement& row) {
   RunRecord run;
-  run.run_id = row.getColumn(0).getInt64();
-  run.job = row.getColumn(1).getString();
-  run.ns = row.getColumn(2).getString();
-  run.trigger = row.getColumn(3).getString();
-  run.status = row.getColumn(4).getString();
-  run.started_us = row.getColumn(5).getInt64();
-  run.finished_us = row.getColumn(6).isNull() ? 0 : row.getColumn(6).getInt64();
-  if (!row.getColumn(7).isNull()) {
-    run.result = nlohmann::json::parse(row.getColumn(7).getString(), nullptr, false);
-  }
-  run.error = row.getColumn(8).isNull() ? "" : row.getColumn(8).getString();
+  std::optional<std::string> result;
+  store::Columns(row) >> run.run_id >> run.job >> run.ns >> run.trigger >> run.status >>
+      run.started_us >> run.finished_us >> result >> run.error;
+  if (result) run.result = nlohmann::json::parse(*result, nullptr, false);
   return run;
 }
 

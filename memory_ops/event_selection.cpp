@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/timestamp.hpp"
+#include "store/columns.hpp"
 
 namespace reflectd::memory_ops {
 using json = nlohmann::json;
@@ -17,13 +18,8 @@ constexpr const char* kColumns =
 
 SelectedEvent read_row(SQLite::Statement& row) {
   SelectedEvent e;
-  e.seq = row.getColumn(0).getInt64();
-  e.id = row.getColumn(1).getString();
-  e.ns = row.getColumn(2).getString();
-  e.kind = row.getColumn(3).getString();
-  e.status = row.getColumn(4).getString();
-  e.deletion_policy = row.getColumn(5).getString();
-  e.pinned = row.getColumn(6).getInt() != 0;
+  store::Columns(row) >> e.seq >> e.id >> e.ns >> e.kind >> e.status >> e.deletion_policy >>
+      e.pinned;
   return e;
 }
 

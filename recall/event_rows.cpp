@@ -6,6 +6,7 @@
 
 #include "common/utf8.hpp"
 #include "recall/query.hpp"
+#include "store/columns.hpp"
 
 namespace reflectd::recall {
 namespace {
@@ -193,21 +194,9 @@ void EventRows::bind_filter(SQLite::Statement& s, const EventFilter& f) {
 namespace {
 EventRow row_of(SQLite::Statement& s) {
   EventRow r;
-  r.seq = s.getColumn(0).getInt64();
-  r.id = s.getColumn(1).getString();
-  r.kind = s.getColumn(2).getString();
-  r.ns = s.getColumn(3).getString();
-  r.agent_id = s.getColumn(4).getString();
-  r.episode_id = s.getColumn(5).getString();
-  if (!s.getColumn(6).isNull()) r.sequence_number = s.getColumn(6).getInt64();
-  r.ts_us = s.getColumn(7).getInt64();
-  r.sensitivity = s.getColumn(8).getString();
-  r.status = s.getColumn(9).getString();
-  r.redacted = s.getColumn(10).getInt() != 0;
-  r.salience = s.getColumn(11).getDouble();
-  r.vitality_factor = s.getColumn(12).getDouble();
-  r.content = s.getColumn(13).getString();
-  r.revised = s.getColumn(14).getInt() != 0;
+  store::Columns(s) >> r.seq >> r.id >> r.kind >> r.ns >> r.agent_id >> r.episode_id >>
+      r.sequence_number >> r.ts_us >> r.sensitivity >> r.status >> r.redacted >> r.salience >>
+      r.vitality_factor >> r.content >> r.revised;
   return r;
 }
 }  // namespace

@@ -5,6 +5,7 @@
 #include "common/timestamp.hpp"
 #include "model/request_params.hpp"
 #include "recall/read_sql.hpp"
+#include "store/columns.hpp"
 #include "store/fts_index.hpp"
 #include "text/entity_extraction.hpp"
 #include "text/fact_extraction.hpp"
@@ -644,13 +645,8 @@ std::vector<DerivedText> derived_texts(SQLite::Statement& query, const std::stri
   std::vector<DerivedText> out;
   while (query.executeStep()) {
     DerivedText d;
-    d.kind = query.getColumn(0).getString();
-    d.id = query.getColumn(1).getString();
-    d.ns = query.getColumn(2).getString();
-    d.title = query.getColumn(3).getString();
-    d.text = query.getColumn(4).getString();
-    d.sensitivity = query.getColumn(5).getString();
-    d.redacted = query.getColumn(6).getInt() != 0;
+    store::Columns(query) >> d.kind >> d.id >> d.ns >> d.title >> d.text >> d.sensitivity >>
+        d.redacted;
     out.push_back(std::move(d));
   }
   query.reset();

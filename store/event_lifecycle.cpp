@@ -1,4 +1,5 @@
 #include "store/event_lifecycle.hpp"
+#include "store/columns.hpp"
 
 namespace reflectd::store {
 
@@ -16,21 +17,14 @@ std::optional<StoredEventLifecycle> read_event_lifecycle(SQLite::Database& db,
   row.bind(1, uid);
   if (!row.executeStep()) return std::nullopt;
   StoredEventLifecycle e;
-  e.seq = row.getColumn(0).getInt64();
-  e.status = row.getColumn(1).getString();
-  e.hit_count = row.getColumn(2).getInt64();
-  e.salience_base = row.getColumn(3).getDouble();
-  e.received_us = row.getColumn(5).getInt64();
-  e.salience_ref_us = row.getColumn(4).getInt64();
-  e.profile.curve =
-      model::parse_curve(row.getColumn(6).getString()).value_or(model::Curve::kExponential);
-  e.profile.half_life_s = row.getColumn(7).getInt64();
-  e.profile.min_salience = row.getColumn(8).getDouble();
-  e.profile.max_age_s = row.getColumn(9).getInt64();
-  e.profile.reinforcement_gain = row.getColumn(10).getDouble();
-  e.profile.pinned = row.getColumn(11).getInt() != 0;
-  e.profile.deletion_policy = model::parse_deletion_policy(row.getColumn(12).getString())
-                                  .value_or(model::DeletionPolicy::kManualOnly);
+  std::string curve;
+  std::string deletion_policy;
+  Columns(row) >> e.seq >> e.status >> e.hit_count >> e.salience_base >> e.salience_ref_us >>
+      e.received_us >> curve >> e.profile.half_life_s >> e.profile.min_salience >>
+      e.profile.max_age_s >> e.profile.reinforcement_gain >> e.profile.pinned >> deletion_policy;
+  e.profile.curve = model::parse_curve(curve).value_or(model::Curve::kExponential);
+  e.profile.deletion_policy =
+      model::parse_deletion_policy(deletion_policy).value_or(model::DeletionPolicy::kManualOnly);
   return e;
 }
 
