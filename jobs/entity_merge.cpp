@@ -1,6 +1,7 @@
 #include "jobs/entity_merge.hpp"
 
 #include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/VariadicBind.h>
 
 #include <algorithm>
 #include <cassert>
@@ -229,9 +230,7 @@ std::vector<EntityRef> find_entities(SQLite::Database& db, const std::string& ns
       "mention_count FROM entities WHERE namespace = ?1 AND lower(display_name) "
       "= lower(?2) AND NOT EXISTS (SELECT 1 FROM entities WHERE namespace = ?1 "
       "AND canonical_key = ?2) ORDER BY entity_id) LIMIT ?3");
-  query.bind(1, ns);
-  query.bind(2, key);
-  query.bind(3, limit);
+  SQLite::bind(query, ns, key, limit);
   std::vector<EntityRef> found;
   while (query.executeStep()) {
     found.push_back({query.getColumn(0).getInt64(), ns, query.getColumn(1).getString(),

@@ -1,5 +1,7 @@
 #include "jobs/job_state.hpp"
 
+#include <SQLiteCpp/VariadicBind.h>
+
 namespace reflectd::jobs {
 
 JobState::JobState(SQLite::Database& db, std::string job)
@@ -22,10 +24,7 @@ std::optional<std::string> JobState::get(const std::string& ns, const std::strin
 
 void JobState::set(const std::string& ns, const std::string& key, const std::string& value) {
   set_.reset();
-  set_.bind(1, job_);
-  set_.bind(2, ns);
-  set_.bind(3, key);
-  set_.bind(4, value);
+  SQLite::bind(set_, job_, ns, key, value);
   set_.exec();
 }
 

@@ -1,5 +1,7 @@
 #include "jobs/medallion.hpp"
 
+#include <SQLiteCpp/VariadicBind.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -139,12 +141,7 @@ class Refresher {
         "max_ts_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (namespace) DO UPDATE SET "
         "through_seq = excluded.through_seq, changes = excluded.changes, events = "
         "excluded.events, min_ts_us = excluded.min_ts_us, max_ts_us = excluded.max_ts_us");
-    keep.bind(1, scope.ns);
-    keep.bind(2, through);
-    keep.bind(3, changes);
-    keep.bind(4, s.count);
-    keep.bind(5, s.min_ts);
-    keep.bind(6, s.max_ts);
+    SQLite::bind(keep, scope.ns, through, changes, s.count, s.min_ts, s.max_ts);
     keep.exec();
     return s;
   }

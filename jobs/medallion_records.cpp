@@ -1,5 +1,7 @@
 #include "jobs/medallion_records.hpp"
 
+#include <SQLiteCpp/VariadicBind.h>
+
 #include <algorithm>
 
 #include "common/sha256.hpp"
@@ -89,10 +91,7 @@ std::string item_id(SQLite::Database& db, const std::string& medallion, const ch
   SQLite::Statement insert(db,
                            "INSERT OR IGNORE INTO medallion_items (medallion_id, item_kind, "
                            "source_id, item_id) VALUES (?1, ?2, ?3, ?4)");
-  insert.bind(1, medallion);
-  insert.bind(2, kind);
-  insert.bind(3, source);
-  insert.bind(4, id);
+  SQLite::bind(insert, medallion, kind, source, id);
   insert.exec();
   return id;
 }

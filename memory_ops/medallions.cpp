@@ -1,5 +1,7 @@
 #include "memory_ops/medallions.hpp"
 
+#include <SQLiteCpp/VariadicBind.h>
+
 #include <algorithm>
 #include <array>
 #include <set>
@@ -217,11 +219,7 @@ void save_evidence(SQLite::Database& db, const std::string& id, std::int64_t ver
   SQLite::Statement insert(db,
                            "INSERT INTO medallion_evidence (medallion_id, version, actor, "
                            "recorded_us, evidence_json) VALUES (?1, ?2, ?3, ?4, ?5)");
-  insert.bind(1, id);
-  insert.bind(2, version);
-  insert.bind(3, actor);
-  insert.bind(4, now_us);
-  insert.bind(5, evidence.dump());
+  SQLite::bind(insert, id, version, actor, now_us, evidence.dump());
   insert.exec();
 }
 

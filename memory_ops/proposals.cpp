@@ -1,5 +1,7 @@
 #include "memory_ops/proposals.hpp"
 
+#include <SQLiteCpp/VariadicBind.h>
+
 #include <stdexcept>
 
 #include "memory_ops/request_fields.hpp"
@@ -90,9 +92,7 @@ FROM knowledge k WHERE k.decision_id = ?1 AND k.kind = 'proposal')sql");
                            "CASE WHEN ?2 IN ('rejected', 'falsified') AND provenance = "
                            "'external' THEN coalesce(ended_seq, (SELECT coalesce(max(seq), 0) "
                            "+ 1 FROM events)) ELSE ended_seq END WHERE decision_id = ?1");
-  update.bind(1, verdict.proposal_id);
-  update.bind(2, next);
-  update.bind(3, static_cast<std::int64_t>(now_us));
+  SQLite::bind(update, verdict.proposal_id, next, static_cast<std::int64_t>(now_us));
   update.exec();
   store::AuditLog(db).append("knowledge", verdict.proposal_id,
                              verdict.verdict == Verdict::kAccept ? "accept" : "deprecate",

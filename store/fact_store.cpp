@@ -1,5 +1,7 @@
 #include "store/fact_store.hpp"
 
+#include <SQLiteCpp/VariadicBind.h>
+
 #include <algorithm>
 
 namespace reflectd::store {
@@ -71,10 +73,7 @@ std::int64_t FactStore::add(const FactRow& fact) {
   for (int primary = 1; primary >= 0; --primary) {
     auto link = [&](const std::string& key, const std::string& name) {
       link_.reset();
-      link_.bind(1, id);
-      link_.bind(2, key);
-      link_.bind(3, name);
-      link_.bind(4, primary);
+      SQLite::bind(link_, id, key, name, primary);
       link_.exec();
     };
     if (primary == 1) {

@@ -1,5 +1,7 @@
 #include "store/medallion_store.hpp"
 
+#include <SQLiteCpp/VariadicBind.h>
+
 namespace reflectd::store {
 
 using json = nlohmann::json;
@@ -58,9 +60,7 @@ ON CONFLICT (id) DO UPDATE SET content_json = excluded.content_json, updated_at 
                               "INSERT INTO medallion_scopes (medallion_id, namespace, config_hash) "
                               "VALUES (?1, ?2, ?3) ON CONFLICT (medallion_id) DO UPDATE SET "
                               "namespace = excluded.namespace, config_hash = excluded.config_hash");
-  scope_row.bind(1, id);
-  scope_row.bind(2, ns);
-  scope_row.bind(3, config_hash);
+  SQLite::bind(scope_row, id, ns, config_hash);
   scope_row.exec();
   for (const auto& [table, values] :
        {std::pair{"medallion_nodes", &nodes}, std::pair{"medallion_tags", &tags}}) {
