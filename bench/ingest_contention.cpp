@@ -4,19 +4,54 @@
 #include "bench/ingest_harness.hpp"
 
 namespace reflectd::bench_ingest {
+namespace {
+
+// A job that runs only when asked: no interval, event or idle trigger may start it early.
+void on_demand(config::JobConfig& job) {
+  job.enabled = true;
+  job.after_events = 0;
+  job.idle_s = 0;
+  job.interval_s = 604800;
+  job.timeout_s = 86400;
+}
+
+// The rates of a contention mode: `chunk` events idle in `idle_s`, then again in `busy_s`
+// under contention (reported as `busy_key`). The figure compared with the baseline is the
+// rate under contention.
+void record_rates(ModeResult& result, std::uint64_t chunk, double idle_s, double busy_s,
+                  const char* busy_key, const Options& options) {
+  const double idle_rate = static_cast<double>(chunk) / idle_s;
+  const double busy_rate = static_cast<double>(chunk) / busy_s;
+  result.seconds = busy_s;
+  result.extra["preloaded_events"] = options.preload;
+  result.extra["idle_events_per_s"] = idle_rate;
+  result.extra[busy_key] = busy_rate;
+  result.extra["ratio_to_idle"] = busy_rate / idle_rate;
+}
+
+// What a contention mode stored after its preload (both chunks), checked against what was
+// acknowledged; the database is removed.
+void record_stored(ModeResult& result, const config::Config& cfg, std::uint64_t chunk,
+                   std::uint64_t acknowledged, const Options& options) {
+  result.stored = count_rows(cfg.store.path, cfg) - options.preload;
+  result.expected = 2 * chunk;
+  if (acknowledged != result.stored) {
+    std::cerr << result.mode << ": " << acknowledged << " acknowledged but " << result.stored
+              << " stored\n";
+    result.stored = std::min(acknowledged, result.stored);
+  }
+  result.stored_for_rate = chunk;
+  remove_database(cfg.store.path);
+}
+
+}  // namespace
 
 // Windowed ingest while the heaviest job runs, against idle windowed ingest in the same
 // daemon: preload --preload events (push), ingest --under-job-events idle, start the job
 // over the control socket, ingest the same number again while it runs.
 ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs::path& dir) {
   config::Config cfg = daemon_config(options, dir, "underjob");
-  // Only on demand: no interval, event or idle trigger may start it early.
-  config::JobConfig& job = cfg.jobs.cluster;
-  job.enabled = true;
-  job.after_events = 0;
-  job.idle_s = 0;
-  job.interval_s = 604800;
-  job.timeout_s = 86400;
+  on_demand(cfg.jobs.cluster);
   const std::uint64_t chunk = std::min(options.events, options.under_job_events);
   ModeResult result{"under-job", 0, 0.0};
   std::uint64_t acknowledged = 0;
@@ -49,14 +84,8 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
     const bool overlapped = runs.at("runs").at(0).at("status") == "running";
     // How the write lock was shared meanwhile (store/write_gate.hpp; the idle part adds nothing).
     result.extra["write_gate"] = control.status()["write_gate"];
-    const double idle_rate = static_cast<double>(chunk) / idle_s;
-    const double busy_rate = static_cast<double>(chunk) / busy_s;
-    result.seconds = busy_s;
+    record_rates(result, chunk, idle_s, busy_s, "under_job_events_per_s", options);
     result.extra["job"] = options.job;
-    result.extra["preloaded_events"] = options.preload;
-    result.extra["idle_events_per_s"] = idle_rate;
-    result.extra["under_job_events_per_s"] = busy_rate;
-    result.extra["ratio_to_idle"] = busy_rate / idle_rate;
     result.extra["job_ran_throughout"] = overlapped;
     result.extra["messages_resent_storage_unavailable"] = resent;
     if (!overlapped) {
@@ -65,16 +94,7 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
     }
     if (!daemon.stop()) throw std::runtime_error("under-job: the daemon did not exit cleanly");
   }
-  result.stored = count_rows(cfg.store.path, cfg) - options.preload;
-  result.expected = 2 * chunk;
-  if (acknowledged != result.stored) {
-    std::cerr << "under-job: " << acknowledged << " acknowledged but " << result.stored
-              << " stored\n";
-    result.stored = std::min(acknowledged, result.stored);
-  }
-  // The figure compared with the baseline: the rate while the job ran.
-  result.stored_for_rate = chunk;
-  remove_database(cfg.store.path);
+  record_stored(result, cfg, chunk, acknowledged, options);
   return result;
 }
 
@@ -134,11 +154,7 @@ ModeResult run_under_forget(const Corpus& corpus, const Options& options, const 
   config::Config cfg = daemon_config(options, dir, "underforget");
   for (config::JobConfig* job : {&cfg.jobs.consolidate, &cfg.jobs.decay, &cfg.jobs.cluster,
                                  &cfg.jobs.importance, &cfg.jobs.medallion, &cfg.jobs.facts}) {
-    job->enabled = true;  // on demand only: no interval, event or idle trigger
-    job->after_events = 0;
-    job->idle_s = 0;
-    job->interval_s = 604800;
-    job->timeout_s = 86400;
+    on_demand(*job);
   }
   const std::uint64_t chunk = std::min(options.events, options.under_job_events);
   ModeResult result{"under-forget", 0, 0.0};
@@ -196,29 +212,15 @@ ModeResult run_under_forget(const Corpus& corpus, const Options& options, const 
     if (!forgotten.value("ok", false)) {
       throw std::runtime_error("under-forget: the forget failed: " + forgotten.dump());
     }
-    const double idle_rate = static_cast<double>(chunk) / idle_s;
-    const double busy_rate = static_cast<double>(chunk) / busy_s;
-    result.seconds = busy_s;
-    result.extra["preloaded_events"] = options.preload;
+    record_rates(result, chunk, idle_s, busy_s, "under_forget_events_per_s", options);
     result.extra["forgotten_events"] = forgotten["forgotten"]["events_deleted"];
     result.extra["forget_seconds"] = forget_s;
     record_forget_run(control, forgotten, result);
-    result.extra["idle_events_per_s"] = idle_rate;
-    result.extra["under_forget_events_per_s"] = busy_rate;
-    result.extra["ratio_to_idle"] = busy_rate / idle_rate;
     result.extra["forget_ran_throughout"] = overlapped;
     result.extra["messages_resent_storage_unavailable"] = resent;
     if (!daemon.stop()) throw std::runtime_error("under-forget: the daemon did not exit cleanly");
   }
-  result.stored = count_rows(cfg.store.path, cfg) - options.preload;
-  result.expected = 2 * chunk;
-  if (acknowledged != result.stored) {
-    std::cerr << "under-forget: " << acknowledged << " acknowledged but " << result.stored
-              << " stored\n";
-    result.stored = std::min(acknowledged, result.stored);
-  }
-  result.stored_for_rate = chunk;
-  remove_database(cfg.store.path);
+  record_stored(result, cfg, chunk, acknowledged, options);
   return result;
 }
 
@@ -275,28 +277,14 @@ ModeResult run_under_recall(const Corpus& corpus, const Options& options, const 
                        latency_ms.size() - 1,
                        static_cast<std::size_t>(p * static_cast<double>(latency_ms.size())))];
     };
-    const double idle_rate = static_cast<double>(chunk) / idle_s;
-    const double busy_rate = static_cast<double>(chunk) / busy_s;
-    result.seconds = busy_s;
-    result.extra["preloaded_events"] = options.preload;
+    record_rates(result, chunk, idle_s, busy_s, "under_recall_events_per_s", options);
     result.extra["recall_qps_asked"] = options.recall_qps;
     result.extra["recalls_answered"] = latency_ms.size();
     result.extra["recall_p50_ms"] = at(0.5);
     result.extra["recall_p99_ms"] = at(0.99);
-    result.extra["idle_events_per_s"] = idle_rate;
-    result.extra["under_recall_events_per_s"] = busy_rate;
-    result.extra["ratio_to_idle"] = busy_rate / idle_rate;
     if (!daemon.stop()) throw std::runtime_error("under-recall: the daemon did not exit cleanly");
   }
-  result.stored = count_rows(cfg.store.path, cfg) - options.preload;
-  result.expected = 2 * chunk;
-  if (acknowledged != result.stored) {
-    std::cerr << "under-recall: " << acknowledged << " acknowledged but " << result.stored
-              << " stored\n";
-    result.stored = std::min(acknowledged, result.stored);
-  }
-  result.stored_for_rate = chunk;
-  remove_database(cfg.store.path);
+  record_stored(result, cfg, chunk, acknowledged, options);
   return result;
 }
 
