@@ -22,7 +22,6 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -36,11 +35,6 @@
 #include "common/clock.hpp"
 #include "common/guarded_main.hpp"
 #include "common/timestamp.hpp"
-#include "config/config.hpp"
-#include "daemon/settings.hpp"
-#include "jobs/facts.hpp"
-#include "jobs/job.hpp"
-#include "store/database.hpp"
 
 namespace {
 
@@ -126,13 +120,9 @@ int run(int argc, char** argv) {
   const std::string path = dir.file("facts.db");
   bench::store_turns(path, turns, clock);
 
-  const auto cfg = config::defaults();
-  auto db = store::open_database(daemon::jobs_database_options(cfg, path), store::Access::kWriter);
-  std::atomic<bool> stopping{false};
-  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
-  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
+  auto db = bench::open_jobs_database(path);
   const auto start = std::chrono::steady_clock::now();
-  const json result = jobs::run_facts(ctx);
+  const json result = bench::run_facts_once(db, clock);
   const double job_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

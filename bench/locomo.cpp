@@ -3,9 +3,11 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <stdexcept>
 
@@ -15,6 +17,8 @@
 #include "common/timestamp.hpp"
 #include "config/config.hpp"
 #include "daemon/settings.hpp"
+#include "jobs/facts.hpp"
+#include "jobs/job.hpp"
 #include "store/database.hpp"
 #include "store/event_store.hpp"
 #include "store/fts_index.hpp"
@@ -61,6 +65,18 @@ void store_turns(const std::string& path, const std::vector<json>& turns, const 
   }
   transaction.commit();
   store::index_all_pending(db);
+}
+
+SQLite::Database open_jobs_database(const std::string& path) {
+  return store::open_database(daemon::jobs_database_options(config::defaults(), path),
+                              store::Access::kWriter);
+}
+
+json run_facts_once(SQLite::Database& db, const Clock& clock) {
+  std::atomic<bool> stopping{false};
+  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
+  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
+  return jobs::run_facts(ctx);
 }
 
 std::int64_t day_after_last_turn_us(const std::vector<json>& turns) {

@@ -5,6 +5,7 @@
 //
 // Errors: std::runtime_error (a file missing, a turn rejected); SQLite::Exception.
 
+#include <SQLiteCpp/Database.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -39,6 +40,14 @@ std::vector<nlohmann::json> read_lines(const std::string& path);
 /// EventStore, in one transaction, and indexes them for full-text search.
 void store_turns(const std::string& path, const std::vector<nlohmann::json>& turns,
                  const Clock& clock);
+
+/// The database at `path` opened as the jobs open it (daemon::jobs_database_options of the
+/// default configuration), for writing.
+SQLite::Database open_jobs_database(const std::string& path);
+
+/// Runs the facts job (jobs/facts.hpp) once over `db` at `clock`'s time, with no deadline;
+/// returns its result (facts_added, events_read, …).
+nlohmann::json run_facts_once(SQLite::Database& db, const Clock& clock);
 
 /// A fixed "now" one day after the last turn (µs), so every run scores at the same time.
 std::int64_t day_after_last_turn_us(const std::vector<nlohmann::json>& turns);

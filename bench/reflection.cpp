@@ -27,7 +27,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <fstream>
@@ -43,12 +42,6 @@
 #include "common/clock.hpp"
 #include "common/guarded_main.hpp"
 #include "common/timestamp.hpp"
-#include "config/config.hpp"
-#include "daemon/settings.hpp"
-#include "jobs/clustering.hpp"
-#include "jobs/facts.hpp"
-#include "jobs/job.hpp"
-#include "store/database.hpp"
 #include "text/porter_stemmer.hpp"
 
 namespace {
@@ -266,12 +259,8 @@ int run(int argc, char** argv) {
   const bench::ScratchDir dir("bench_reflection");
   const std::string path = dir.file("facts.db");
   bench::store_turns(path, turns, clock);
-  const auto cfg = config::defaults();
-  auto db = store::open_database(daemon::jobs_database_options(cfg, path), store::Access::kWriter);
-  std::atomic<bool> stopping{false};
-  jobs::CancelToken cancel(clock, std::numeric_limits<std::int64_t>::max(), stopping);
-  jobs::JobContext ctx{db, clock, cancel, "", "demand", 0, {}, nullptr};
-  const json result = jobs::run_facts(ctx);
+  auto db = bench::open_jobs_database(path);
+  const json result = bench::run_facts_once(db, clock);
 
   const auto [names, session_start, content] = index_turns(turns);
   ContentWords words(names);
