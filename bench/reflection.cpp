@@ -43,6 +43,7 @@
 #include "common/guarded_main.hpp"
 #include "common/timestamp.hpp"
 #include "text/porter_stemmer.hpp"
+#include "text/tokenizer.hpp"
 
 namespace {
 
