@@ -41,10 +41,6 @@ namespace {
 using namespace reflectd;
 using nlohmann::json;
 
-#ifndef REFLECTD_DATA_DIR
-#define REFLECTD_DATA_DIR "."
-#endif
-
 struct StoredFact {
   std::string turn;  // the evidence event's id
   std::string statement;
@@ -94,7 +90,7 @@ void write_dump(const std::string& dump, const std::vector<json>& turns,
 
 int run(int argc, char** argv) {
   CLI::App app{"bench_facts: the fact ledger on LoCoMo (evidence coverage, gold dates)"};
-  std::string data = std::string(REFLECTD_DATA_DIR) + "/locomo-dev";
+  std::string data = bench::locomo_dev_dir();
   double min_evidence = 0;
   double max_turns = 1;
   double min_temporal = 0;

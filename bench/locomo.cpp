@@ -67,6 +67,12 @@ void store_turns(const std::string& path, const std::vector<json>& turns, const 
   store::index_all_pending(db);
 }
 
+#ifndef REFLECTD_DATA_DIR
+#define REFLECTD_DATA_DIR "."
+#endif
+
+std::string locomo_dev_dir() { return std::string(REFLECTD_DATA_DIR) + "/locomo-dev"; }
+
 SQLite::Database open_jobs_database(const std::string& path) {
   return store::open_database(daemon::jobs_database_options(config::defaults(), path),
                               store::Access::kWriter);

@@ -33,6 +33,10 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
+/// The locomo-dev folder of the data the build was configured with (CMake's
+/// REFLECTD_DATA_DIR): the benches' default --data.
+std::string locomo_dev_dir();
+
 /// Every JSON line of `path`.
 std::vector<nlohmann::json> read_lines(const std::string& path);
 

@@ -70,10 +70,6 @@ namespace fs = std::filesystem;
 using namespace reflectd;
 using nlohmann::json;
 
-#ifndef REFLECTD_DATA_DIR
-#define REFLECTD_DATA_DIR "."
-#endif
-
 constexpr std::array<int, 3> kContextBudgets{500, 1000, 2000};
 
 void run_jobs(const std::string& path, const Clock& clock) {
@@ -318,7 +314,7 @@ void print_contexts(const ContextsSeen& seen) {
 
 int run(int argc, char** argv) {
   CLI::App app{"bench_recall: recall and context quality on LoCoMo against plain BM25"};
-  std::string data = std::string(REFLECTD_DATA_DIR) + "/locomo-dev";
+  std::string data = bench::locomo_dev_dir();
   double min_recall10 = 0;
   std::string dump;
   app.add_option("--data", data, "the locomo-dev folder (events.jsonl, questions.jsonl)")

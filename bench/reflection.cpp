@@ -50,10 +50,6 @@ namespace {
 using namespace reflectd;
 using nlohmann::json;
 
-#ifndef REFLECTD_DATA_DIR
-#define REFLECTD_DATA_DIR "."
-#endif
-
 constexpr std::int64_t kDayUs = 86'400'000'000;
 constexpr std::int64_t kEventWindowUs = 14 * kDayUs;
 
@@ -196,7 +192,7 @@ TurnIndex index_turns(const std::vector<json>& turns) {
 
 // The command line.
 struct Options {
-  std::string data = std::string(REFLECTD_DATA_DIR) + "/locomo-dev";
+  std::string data = bench::locomo_dev_dir();
   double max_per_turn = std::numeric_limits<double>::infinity();
   double min_precision = 0;
   double min_observation_recall = 0;
