@@ -302,7 +302,9 @@ DESCRIPTION
   counts. Ranking: BM25 over a stemmed index, speakers and entities the question names,
   episode neighbours, time, salience; docs/RECALL.md has every formula. Archived events
   (forget's archive, the decay job's auto_prune) are left out unless --include-archived
-  ("include_archived":true); `get` reads them by id either way.
+  ("include_archived":true); `get` reads them by id either way. Relative dates in the
+  question ("last week", "in May") count from the daemon's clock, or from "as_of" (RFC 3339)
+  when the request gives it.
 
 EXAMPLES
   reflectctl recall "When did Caroline go to the LGBTQ support group?" -N locomo-conv-26
