@@ -7,7 +7,7 @@
 //
 // It lives in model/ (below daemon/, cli/ and recall/) because both sides of the control
 // socket read it; it names no handler: each layer registers its handlers by command name and
-// tests/command_table_test.cpp checks that every entry has one.
+// tests/model/command_table_test.cpp checks that every entry has one.
 //
 // Inputs and outputs: plain data and pure functions; nothing here throws except
 // std::bad_alloc. Thread-safety: the table is built once (a function-local static) and never

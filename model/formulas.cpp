@@ -282,7 +282,7 @@ namespace {
 // Text scanners for problem_signature() (its rewrites, in its order) and
 // conventional_commit_scope(). Each rewrite equals one std::regex_replace of the ECMAScript
 // pattern in its comment (leftmost, non-overlapping matches; "C" locale classes: \s = space,
-// \t, \n, \v, \f, \r; \w = [A-Za-z0-9_]); tests/formulas_test.cpp compares them with the
+// \t, \n, \v, \f, \r; \w = [A-Za-z0-9_]); tests/model/formulas_test.cpp compares them with the
 // regexes on the real streams and on random text. Scanned by hand: the regexes were ~17% of
 // the consolidate job at 1M events.
 

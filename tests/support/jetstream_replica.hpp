@@ -161,4 +161,60 @@ inline std::string stream_account(const NatsCluster& cluster, const std::string&
          " repeated" + shown + (unreadable.empty() ? "" : "; unreadable:" + unreadable);
 }
 
+// A control request over NATS request-reply through `urls`; null JSON when nobody answers
+// within 5 s (or the server refuses the subject to that user).
+inline nlohmann::json nats_request_via(const std::vector<std::string>& urls,
+                                       const std::string& subject, const nlohmann::json& request) {
+  config::JetStreamConfig config;
+  config.servers = urls;
+  const bus::NatsConnectionPtr connection = bus::nats_connect(config, "test", 2000);
+  const std::string body = request.dump();
+  natsMsg* reply = nullptr;
+  if (natsConnection_Request(&reply, connection.get(), subject.c_str(), body.data(),
+                             static_cast<int>(body.size()), 5000) != NATS_OK) {
+    return nullptr;
+  }
+  const bus::NatsMsgPtr owned(reply);
+  return nlohmann::json::parse(natsMsg_GetData(reply),
+                               natsMsg_GetData(reply) + natsMsg_GetDataLength(reply));
+}
+
+inline nlohmann::json nats_request(const NatsCluster& cluster, const std::string& subject,
+                                   const nlohmann::json& request) {
+  return nats_request_via(cluster.urls(), subject, request);
+}
+
+inline std::vector<std::string> nats_args(const NatsCluster& cluster) {
+  std::vector<std::string> args;
+  for (const auto& url : cluster.urls()) {
+    args.emplace_back("--nats");
+    args.push_back(url);
+  }
+  return args;
+}
+
+// `reflectctl jetstream init --stream SHARD --replicas <replicas>` through `cluster`.
+inline void init_shard(const NatsCluster& cluster, int replicas) {
+  std::vector<std::string> init = {
+      REFLECTCTL_BIN,          "jetstream", "init", "--stream", "SHARD", "--replicas",
+      std::to_string(replicas)};
+  for (const auto& arg : nats_args(cluster)) init.push_back(arg);
+  REQUIRE(run_process(init, std::chrono::seconds(30)).status.code == 0);
+}
+
+// Publishes event "<prefix>-<n>" of namespace team-a ("turn <n> of <topic>") with its id as
+// Nats-Msg-Id, and waits for its PubAck.
+inline void publish_turn(const NatsCluster& cluster, const std::string& prefix, int n,
+                         const std::string& topic) {
+  const std::string id = prefix + "-" + std::to_string(n);
+  publish_raw(cluster, "reflectd.events.team-a",
+              nlohmann::json{{"id", id},
+                             {"kind", "conversation"},
+                             {"namespace", "team-a"},
+                             {"content", "turn " + std::to_string(n) + " of " + topic},
+                             {"timestamp", "2026-11-20T10:00:00Z"}}
+                  .dump(),
+              id);
+}
+
 }  // namespace reflectd::test
