@@ -3,7 +3,10 @@
 // Text from the daemon is only ever set as textContent, never parsed as HTML.
 'use strict';
 
-const state = { token: sessionStorage.getItem('reflectd-token') || '', caller: null, timer: null };
+// route: the number of the newest navigation. A route that an older navigation (the page's
+// first load, say, overtaken by the token form) is still awaiting must neither draw nor start
+// the overview's refresh: its interval would outlive every later page and redraw over it.
+const state = { token: sessionStorage.getItem('reflectd-token') || '', caller: null, timer: null, route: 0 };
 const history = { t: [], stored: [], rate: [] };
 window.reflectdHistory = history;  // what the chart draws, for tests
 
@@ -320,24 +323,31 @@ async function namespaces() {
 }
 
 async function route() {
+  const current = ++state.route;
+  const stale = () => current !== state.route;
   clearInterval(state.timer);
   showError('');
   const page = document.getElementById('page');
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   try {
     const status = await api('/v1/status');
+    if (stale()) return;
     state.caller = status.caller;
     document.getElementById('who').textContent =
       `${status.caller?.agent_id || 'operator'}${status.caller?.admin ? ' (admin)' : ''}`;
     await namespaces();
+    if (stale()) return;
     if (parts[0] === 'ns' && parts[1]) {
       await namespacePage(page, parts[1], TABS.includes(parts[2]) ? parts[2] : 'timeline', parts[3]);
     } else {
       await overview(page);
+      if (stale()) return;
       state.timer = setInterval(() => overview(page).catch((e) => showError(e.message)), 2000);
     }
+    if (stale()) return;
     page.setAttribute('data-ready', location.hash || '#/');
   } catch (error) {
+    if (stale()) return;
     showError(error.message);
     page.replaceChildren(el('p', {}, 'Enter a bearer token of security.http_tokens_file above.'));
   }
