@@ -201,8 +201,8 @@ std::string problem_signature(std::string_view text);
 /// `line` starts with one or more ASCII letters, "(", 1 to 64 bytes that are neither ")" nor
 /// ASCII whitespace (space, \t, \n, \v, \f, \r), ")", an optional "!" and ":", the bytes
 /// between the parentheses (a view into `line`); else empty. The same as std::regex
-/// `^[A-Za-z]+\(([^)\s]{1,64})\)!?:` (tests/model/formulas_test.cpp compares the two), scanned by hand
-/// because the regex cost ~5% of the consolidate job. Pure.
+/// `^[A-Za-z]+\(([^)\s]{1,64})\)!?:` (tests/model/formulas_test.cpp compares the two), scanned by
+/// hand because the regex cost ~5% of the consolidate job. Pure.
 std::string_view conventional_commit_scope(std::string_view line);
 
 }  // namespace reflectd::model
