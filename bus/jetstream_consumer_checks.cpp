@@ -138,27 +138,47 @@ void JetStreamInlet::State::note_newest(natsMsg* msg, std::uint64_t stream_seq) 
   if (stream_seq > newest.seq) newest = {stream_seq, payload_hash(msg)};
 }
 
-// While pulls bring messages, at most once every kVerifyEveryUs: the newest message handed to
-// the writer against the leader's at its sequence. Equal, and every sequence through it is the
-// leader's (a consumer delivers in stream order); different, and the consumer's server holds
-// another copy of the stream (diverged).
-void JetStreamInlet::State::verify_newest() {
-  const std::int64_t now = clock.now_us();
-  if (newest.seq <= verified_stream_seq || now - verified_at_us < kVerifyEveryUs) return;
-  verified_at_us = now;
-  const LeaderMessage leader = leader_message(newest.seq);
-  if (leader.seq == 0) return;  // no answer, or deleted since: asked again in a second
-  if (leader.payload_hash == newest.payload_hash) {
-    verified_stream_seq = newest.seq;
-    return;
+// Before a batch is handed to the writer: its newest message against the leader's at its
+// sequence (one STREAM.MSG.GET a batch, asked while the batch before it commits). Equal, and
+// every sequence through it is the leader's (a consumer delivers in stream order), so the batch
+// is stored in the leader's order. Checked after the commit instead, a copy that differs would
+// have its order stored before the difference is seen, and reading the leader's messages again
+// adds only the missing ones: two replicas would hold the same events in different orders.
+// Different: nothing of the batch is stored, and what the leader holds is read from it
+// (diverged). No answer (the stream is electing a leader): nothing is stored either, and the
+// consumer is recreated at the committed position. A sequence the leader no longer holds
+// (deleted, or past the stream's limits) cannot be compared, and the batch is stored.
+bool JetStreamInlet::State::leader_holds(natsMsg* msg, std::uint64_t seq) {
+  if (seq <= verified_stream_seq) return true;
+  natsMsg* at_leader = nullptr;
+  jsErrCode code{};
+  const natsStatus status = get_from_leader(seq, at_leader, code);
+  const bool answered = status == NATS_OK;
+  const bool equal = answered && payload_hash(at_leader) == payload_hash(msg);
+  natsMsg_Destroy(at_leader);
+  if (equal) {
+    verified_stream_seq = seq;
+    return true;
   }
-  diverged(newest.seq);
+  if (!answered && code == JSNoMessageFoundErr) return true;
+  if (answered) {
+    diverged(seq);
+    return false;
+  }
+  record_error(nats_error_text(
+      fmt::format("stream {} sequence {} from its leader, to confirm consumer {}'s delivery "
+                  "(JetStream error {}); recreating the consumer at the committed position",
+                  config.stream, seq, config.consumer, static_cast<int>(code)),
+      status));
+  recreate = true;
+  resync.store(true);
+  return false;
 }
 
 // The consumer delivered, at stream sequence `seq`, another message than the leader holds
 // there: its server's copy of the stream lost messages (or holds others), and every later
 // sequence it delivered may name a different message than the leader's. Everything after the
-// verified sequence is read again from the leader (what this node already stored is a
+// verified sequence is read from the leader (anything this node stored there already is a
 // duplicate, by event id) and the consumer is recreated past it. With a filter subject only the
 // consumer can be recreated (not every sequence is the consumer's).
 void JetStreamInlet::State::diverged(std::uint64_t seq) {

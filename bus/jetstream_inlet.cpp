@@ -233,6 +233,7 @@ void JetStreamInlet::State::pull_once() {
   // reached this node, and storing what follows it would put the stream out of order.
   int usable = 0;
   std::uint64_t last_new = 0;  // index + 1 of the last message that advances the position
+  std::uint64_t batch_newest = submitted_stream_seq;
   std::vector<bool> read_before(static_cast<std::size_t>(list.Count), false);
   for (; usable < list.Count; ++usable) {
     jsMsgMetaData* meta = nullptr;
@@ -244,8 +245,8 @@ void JetStreamInlet::State::pull_once() {
     ++next_consumer_seq;
     consumer_stream_seq = std::max(consumer_stream_seq, stream_seq);
     read_before[static_cast<std::size_t>(usable)] = stream_seq <= leader_read_through;
-    if (stream_seq > submitted_stream_seq) {
-      submitted_stream_seq = stream_seq;
+    if (stream_seq > batch_newest) {
+      batch_newest = stream_seq;
       last_new = static_cast<std::uint64_t>(usable) + 1;
     }
   }
@@ -255,7 +256,16 @@ void JetStreamInlet::State::pull_once() {
     recreate = true;
     resync.store(true);
   }
-  if (last_new > 0) note_newest(list.Msgs[last_new - 1], submitted_stream_seq);
+  if (last_new > 0) {
+    // Nothing of a batch the stream's leader does not confirm is stored or acknowledged: the
+    // consumer is recreated at the committed position (leader_holds).
+    if (!leader_holds(list.Msgs[last_new - 1], batch_newest)) {
+      natsMsgList_Destroy(&list);
+      return;
+    }
+    submitted_stream_seq = batch_newest;
+    note_newest(list.Msgs[last_new - 1], batch_newest);
+  }
   // Read from the leader and committed already: acknowledged here, never stored twice (it
   // never advances the position, which is past it).
   const auto handled = usable - std::count(read_before.begin(), read_before.begin() + usable, true);
@@ -275,7 +285,6 @@ void JetStreamInlet::State::pull_once() {
     handle(msg, static_cast<std::uint64_t>(i) + 1 == last_new);
   }
   natsMsgList_Destroy(&list);  // what follows a gap: delivered again after the resync
-  if (!recreate) verify_newest();
 }
 
 void JetStreamInlet::State::handle(natsMsg* msg, bool record_position, bool from_leader) {

@@ -23,6 +23,11 @@
 //     server's copy of the stream is behind), and there is no filter subject, those sequences
 //     are read from the leader by sequence and stored before the consumer is recreated past
 //     them; they are never acknowledged, having never been delivered.
+//     Before a pulled batch is stored, its newest message is compared with the stream leader's
+//     message at that sequence (a server's copy of the stream can differ from the leader's after
+//     a crash, and the consumer delivers from its own server's copy); a batch the leader does
+//     not confirm is neither stored nor acknowledged, and what the leader holds is read from it
+//     or the consumer recreated at the committed position.
 //     Between those points deliveries come in stream order, and a redelivery (past ack_wait)
 //     is of a message already handed to the writer, which stores it once (a duplicate). The
 //     consumer's max_ack_pending is twice bus.jetstream.batch: one batch is pulled while the

@@ -44,10 +44,6 @@ inline constexpr std::int64_t kCheckRetryMs = 100;
 inline constexpr int kEmptyPullsPerIdleCheck = 2;
 inline constexpr int kStuckIdleChecks = 2;
 inline constexpr int kUnansweredIdleChecks = 5;
-// While pulls bring messages, the newest one handed to the writer is compared with the stream
-// leader's message at its sequence at most this often: one STREAM.MSG.GET a second, against
-// thousands of messages a second at the default batch.
-inline constexpr std::int64_t kVerifyEveryUs = 1'000'000;
 inline constexpr std::int64_t kFirstRetryMs = 250;
 inline constexpr std::int64_t kMaxRetryMs = 1000;
 // Redelivery delay after a storage error.
@@ -117,17 +113,17 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   std::uint64_t leader_read_through = 0;
   // The inlet's thread only: the message of the highest stream sequence handed to the writer
   // (its payload's hash), and the stream sequence through which this node's sequences are known
-  // to be the leader's: the committed position at the first bind, then each newest message
-  // found equal to the leader's at its sequence, or read from the leader. A consumer's server
-  // whose copy of the stream lost messages numbers every later one differently; what this node
-  // stored past the verified sequence is then read again from the leader (read_from_leader).
+  // to be the leader's: the committed position at the first bind, then the newest message of
+  // each batch, found equal to the leader's at its sequence before the batch is stored, or one
+  // read from the leader. A consumer's server whose copy of the stream lost messages numbers
+  // every later one differently; what the leader holds past the verified sequence is then read
+  // from it (read_from_leader).
   struct Newest {
     std::uint64_t seq = 0;
     std::size_t payload_hash = 0;
   };
   Newest newest;
   std::uint64_t verified_stream_seq = 0;
-  std::int64_t verified_at_us = 0;
   bool bound_once = false;
   // The inlet's thread only: pulls in a row that brought nothing, and idle checks in a row that
   // found messages pending at the consumer all the same (idle_check).
@@ -169,7 +165,9 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   natsStatus get_from_leader(std::uint64_t seq, natsMsg*& msg, jsErrCode& code);
   static std::size_t payload_hash(natsMsg* msg);
   void note_newest(natsMsg* msg, std::uint64_t stream_seq);
-  void verify_newest();
+  // Whether the stream's leader holds `msg`, the newest of a pulled batch, at `seq`; false when
+  // the batch must not be stored (the consumer is then recreated).
+  [[nodiscard]] bool leader_holds(natsMsg* msg, std::uint64_t seq);
   void diverged(std::uint64_t seq);
   void idle_check();
   // `then`: what follows the read, for the log line.
