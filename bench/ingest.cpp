@@ -219,18 +219,8 @@ ModeResult run_push(const Corpus& corpus, const Options& options, const fs::path
         static_cast<double>(daemon.written_bytes() - written_before) /
         static_cast<double>(options.events);
     // Search index: how far behind it was, and how long after the last commit it caught up.
-    for (;;) {
-      const std::int64_t lag = ControlClient::index_lag(control.status());
-      progress.max_lag = std::max(progress.max_lag, lag);
-      if (lag == 0) break;
-      if (std::chrono::steady_clock::now() - stored > kStallTimeout * 5) {
-        throw std::runtime_error("push: search index still " + std::to_string(lag) +
-                                 " events behind");
-      }
-      std::this_thread::sleep_for(kPollInterval);
-    }
+    result.extra["index_catch_up_s"] = await_index_catch_up(control, stored, progress, "push");
     result.extra["index_lag_max_events"] = progress.max_lag;
-    result.extra["index_catch_up_s"] = Seconds(std::chrono::steady_clock::now() - stored).count();
     result.extra["daemon_peak_rss_mb"] =
         static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
     if (!daemon.stop()) throw std::runtime_error("push: the daemon did not exit cleanly");

@@ -379,6 +379,25 @@ inline void await_finished(ControlClient& control, std::uint64_t target, PushPro
   }
 }
 
+// After await_finished: waits until the search index has caught up with the stored events
+// (kStallTimeout x 5 at most), keeping the largest lag seen in `progress`; returns the seconds
+// since `stored` (the moment the last event was stored).
+inline double await_index_catch_up(ControlClient& control,
+                                   std::chrono::steady_clock::time_point stored,
+                                   PushProgress& progress, const char* mode) {
+  for (;;) {
+    const std::int64_t lag = ControlClient::index_lag(control.status());
+    progress.max_lag = std::max(progress.max_lag, lag);
+    if (lag == 0) break;
+    if (std::chrono::steady_clock::now() - stored > kStallTimeout * 5) {
+      throw std::runtime_error(std::string(mode) + ": search index still " + std::to_string(lag) +
+                               " events behind");
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - stored).count();
+}
+
 // Waits until the search index has caught up with the stored events.
 inline void await_indexed(ControlClient& control) {
   while (ControlClient::index_lag(control.status()) > 0) std::this_thread::sleep_for(kPollInterval);

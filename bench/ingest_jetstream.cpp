@@ -162,8 +162,13 @@ ModeResult run_jetstream(const Corpus& corpus, const Options& options, const fs:
     ControlClient control(context, cfg.bus.control.front());
     control.wait_ready();
     const auto start = std::chrono::steady_clock::now();
-    await_finished(control, options.events, nullptr, "jetstream");
-    result.seconds = Seconds(std::chrono::steady_clock::now() - start).count();
+    PushProgress progress;
+    await_finished(control, options.events, &progress, "jetstream");
+    const auto stored = std::chrono::steady_clock::now();
+    result.seconds = Seconds(stored - start).count();
+    // As for push: the search index's catch-up is not counted, but shown.
+    result.extra["index_catch_up_s"] = await_index_catch_up(control, stored, progress, "jetstream");
+    result.extra["index_lag_max_events"] = progress.max_lag;
     result.extra["daemon_peak_rss_mb"] =
         static_cast<double>(daemon.peak_rss_bytes()) / (1024.0 * 1024.0);
     if (!daemon.stop()) throw std::runtime_error("jetstream: the daemon did not exit cleanly");

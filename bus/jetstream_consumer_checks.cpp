@@ -313,11 +313,7 @@ void JetStreamInlet::State::read_from_leader(std::uint64_t last, std::string_vie
     // highest), so a read that starts before what the consumer delivered moves it only past it.
     submitted_stream_seq = std::max(submitted_stream_seq, seq);
     note_newest(msg, seq);
-    {
-      const std::lock_guard lock(mutex);
-      ++in_flight;
-    }
-    handle(msg, true, true);
+    submit({msg}, submitted_stream_seq, true);
     if (!drained()) break;
     verified_stream_seq = seq;
     leader_read_through = std::max(leader_read_through, seq);

@@ -102,7 +102,7 @@ void JetStreamInlet::State::connect_and_bind() {
   consumer.Durable = config.consumer.c_str();
   consumer.AckPolicy = js_AckExplicit;
   consumer.AckWait = config.ack_wait_s * kNanosPerSecond;
-  consumer.MaxAckPending = 2 * config.batch;  // one batch committing, one being pulled
+  consumer.MaxAckPending = kBatchesInFlight * config.batch;
   consumer.DeliverPolicy = position > 0 ? js_DeliverByStartSequence : js_DeliverAll;
   consumer.OptStartSeq = position > 0 ? position + 1 : 0;
   if (!config.filter_subject.empty()) consumer.FilterSubject = config.filter_subject.c_str();
@@ -202,10 +202,10 @@ void JetStreamInlet::State::subscribe_control() {
 
 void JetStreamInlet::State::pull_once() {
   {
-    // At most one batch committing while the next is pulled (max_ack_pending is 2 x batch):
-    // this keeps the writer's queue bounded.
+    // A pull waits while kBatchesInFlight - 1 batches are in flight (max_ack_pending is
+    // kBatchesInFlight x batch): this keeps the writer's queue bounded.
     std::unique_lock lock(mutex);
-    wake.wait(lock, [&] { return stopping || in_flight < config.batch; });
+    wake.wait(lock, [&] { return stopping || in_flight <= (kBatchesInFlight - 1) * config.batch; });
     if (stopping) return;
   }
   const auto queued =
@@ -268,132 +268,21 @@ void JetStreamInlet::State::pull_once() {
   }
   // Read from the leader and committed already: acknowledged here, never stored twice (it
   // never advances the position, which is past it).
-  const auto handled = usable - std::count(read_before.begin(), read_before.begin() + usable, true);
-  {
-    const std::lock_guard lock(mutex);
-    in_flight += handled;
-  }
+  std::vector<natsMsg*> batch;
+  batch.reserve(static_cast<std::size_t>(usable));
   for (int i = 0; i < usable; ++i) {
     natsMsg* msg = list.Msgs[i];
-    list.Msgs[i] = nullptr;  // owned by its completion from here on
+    list.Msgs[i] = nullptr;  // owned by the batch's completion from here on
     if (read_before[static_cast<std::size_t>(i)]) {
       natsMsg_Ack(msg, nullptr);
       natsMsg_Destroy(msg);
       stats.already_read.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    handle(msg, static_cast<std::uint64_t>(i) + 1 == last_new);
+    batch.push_back(msg);
   }
+  if (!batch.empty()) submit(std::move(batch), last_new > 0 ? submitted_stream_seq : 0, false);
   natsMsgList_Destroy(&list);  // what follows a gap: delivered again after the resync
-}
-
-void JetStreamInlet::State::handle(natsMsg* msg, bool record_position, bool from_leader) {
-  stats.messages.fetch_add(1, std::memory_order_relaxed);
-  const std::int64_t now = clock.now_us();
-  const std::string_view payload(natsMsg_GetData(msg),
-                                 static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
-  const std::string subject = natsMsg_GetSubject(msg);
-  const std::string label = "jetstream:" + subject;
-  const std::optional<EventSubject> parsed = parse_event_subject(subject);
-  const std::string_view ns = parsed ? parsed->ns : std::string_view();
-  // The publisher's rights: the local operator's on reflectd.events., the agent's entry on
-  // reflectd.agents.<agent_id>. (its key is kept alive while the message is decoded).
-  std::shared_ptr<const AuthorizedKeys> rights;
-  const Principal* sender = nullptr;
-  std::string refused;
-  if (!parsed) {
-    refused = fmt::format("subject: must be {}<namespace> or {}<agent_id>.<namespace>, got \"{}\"",
-                          kEventSubjectPrefix, kAgentSubjectPrefix, subject);
-  } else if (!parsed->agent_id.empty()) {
-    {
-      const std::lock_guard lock(mutex);
-      rights = keys;
-    }
-    sender = rights ? rights->find_agent(parsed->agent_id) : nullptr;
-    if (sender == nullptr) {
-      refused = fmt::format(
-          "authorization: agent \"{}\" of subject {} is not listed once in the authorized keys "
-          "(security.authorized_keys_file)",
-          parsed->agent_id, subject);
-    }
-  }
-  store::WriteRequest request;
-  if (!refused.empty()) {
-    request.dead_letters.push_back(
-        store::DeadLetter{std::string(payload), label, std::move(refused), now});
-  } else {
-    DecodedMessage message =
-        decoder.decode(payload, static_cast<std::size_t>(max_message_bytes), sender);
-    for (auto& entry : message.events) {
-      if (entry.event && entry.event->ns != ns) {
-        entry.error =
-            fmt::format(R"(namespace: must be the namespace of the subject {} ("{}"), got "{}")",
-                        subject, ns, entry.event->ns);
-        entry.event.reset();
-      }
-    }
-    request.dead_letters = dead_letters_for(message, payload, label, now);
-    request.entries = std::move(message.events);
-    if (request.dead_letters.empty()) {
-      request.dead_letter_endpoint = label;
-      request.raw_payload.assign(payload);
-    }
-  }
-  if (record_position) {
-    // The batch's newest message carries the position: requests commit in order, so when it
-    // commits, every message before it has.
-    request.apply = [stream = config.stream, seq = submitted_stream_seq](SQLite::Database& db) {
-      store::record_jetstream_position(db, stream, seq);
-      return std::string();
-    };
-  }
-  const std::size_t dead_letters = request.dead_letters.size();
-  // A std::function must be copyable: the message travels in a shared_ptr.
-  std::shared_ptr<natsMsg> owned(msg, natsMsg_Destroy);
-  request.on_done = [self = shared_from_this(), owned, dead_letters,
-                     from_leader](store::WriteResult&& result) {
-    self->answered(owned.get(), result, dead_letters, from_leader);
-  };
-  // submit() leaves a refused request untouched, so it is submitted again.
-  while (!writer.submit(std::move(request))) {  // NOLINT(bugprone-use-after-move)
-    std::unique_lock lock(mutex);
-    wake.wait(lock, [&] { return stopping || writer_space; });
-    writer_space = false;
-    if (stopping) {
-      // Already read: queue it anyway rather than leave it for ack_wait to redeliver.
-      lock.unlock();
-      writer.submit(std::move(request), true);  // NOLINT(bugprone-use-after-move)
-      return;
-    }
-  }
-}
-
-void JetStreamInlet::State::answered(natsMsg* msg, const store::WriteResult& result,
-                                     std::size_t dead_letters, bool from_leader) {
-  count_results(stats.events, result, dead_letters);
-  const bool refused = std::any_of(
-      result.results.begin(), result.results.end(),
-      [](const store::EventResult& r) { return r.status == store::EventStatus::kRejected; });
-  if (from_leader) {
-    // Never delivered, so there is nothing to acknowledge: a storage error stops the read, and
-    // the consumer recreated at the committed position delivers the message again.
-    const std::lock_guard lock(mutex);
-    if (!result.storage_error.empty()) leader_read_failed = true;
-  } else if (!result.storage_error.empty()) {
-    natsMsg_NakWithDelay(msg, kNakDelayMs, nullptr);
-    stats.nacked.fetch_add(1, std::memory_order_relaxed);
-  } else if (dead_letters > 0 || refused || !result.message_error.empty()) {
-    natsMsg_Term(msg, nullptr);
-    stats.terminated.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    natsMsg_Ack(msg, nullptr);
-    stats.acked.fetch_add(1, std::memory_order_relaxed);
-  }
-  {
-    const std::lock_guard lock(mutex);
-    --in_flight;
-  }
-  wake.notify_all();
 }
 
 JetStreamInlet::JetStreamInlet(config::JetStreamConfig config, store::DatabaseOptions database,

@@ -29,9 +29,9 @@
 //     not confirm is neither stored nor acknowledged, and what the leader holds is read from it
 //     or the consumer recreated at the committed position.
 //     Between those points deliveries come in stream order, and a redelivery (past ack_wait)
-//     is of a message already handed to the writer, which stores it once (a duplicate). The
-//     consumer's max_ack_pending is twice bus.jetstream.batch: one batch is pulled while the
-//     previous one commits.
+//     is of a message already handed to the writer, which stores it once (a duplicate). Each
+//     pulled batch is one write request; the consumer's max_ack_pending is three times
+//     bus.jetstream.batch: one batch is pulled while one commits and the next waits.
 //   - Principals: a message on reflectd.events.<ns> is the local operator's (NATS
 //     permissions decide who may publish there); one on reflectd.agents.<agent_id>.<ns> gets
 //     the rights of the authorized-keys entry with that agent_id (agent_id stamped, its

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "bus/event_decoder.hpp"
 #include "bus/jetstream_inlet.hpp"
@@ -44,6 +45,12 @@ inline constexpr std::int64_t kCheckRetryMs = 100;
 inline constexpr int kEmptyPullsPerIdleCheck = 2;
 inline constexpr int kStuckIdleChecks = 2;
 inline constexpr int kUnansweredIdleChecks = 5;
+// Batches in flight: one committing, one waiting in the writer's queue for the commit to end,
+// one being pulled. With two (one committing, one pulled) the writer ran dry while the next
+// pull came, and spent the gap indexing: at the default batch, 0.29x push with two and one
+// write request a message, 0.46-0.49x with three and one a batch; four or five did no better
+// (`bench_ingest --modes push,jetstream`, docs/PERFORMANCE.md).
+inline constexpr std::int64_t kBatchesInFlight = 3;
 inline constexpr std::int64_t kFirstRetryMs = 250;
 inline constexpr std::int64_t kMaxRetryMs = 1000;
 // Redelivery delay after a storage error.
@@ -177,11 +184,23 @@ struct JetStreamInlet::State : std::enable_shared_from_this<JetStreamInlet::Stat
   void ensure_control();
   void subscribe_control();
   void pull_once();
+  // One message's place in a batch's write request: its entries [first_entry, end_entry) and
+  // the dead letters it added.
+  struct MessageSpan {
+    std::size_t first_entry = 0;
+    std::size_t end_entry = 0;
+    std::size_t dead_letters = 0;
+  };
+  struct PendingBatch;  // the messages of a submitted request, until it is answered
+  // Adds `msg`'s events, or its dead letter, to `request` (bus/jetstream_batch.cpp).
+  MessageSpan add_message(store::WriteRequest& request, natsMsg* msg, std::int64_t now_us);
+  // Hands `msgs` to the writer as one request, taking them over; `position` (0: none) is
+  // recorded in its transaction. When it commits, each message is acknowledged, terminated (a
+  // dead letter, or an event refused) or, after a storage error, negatively acknowledged.
   // `from_leader`: read from the stream's leader by sequence (read_from_leader), not delivered
   // by the consumer, so nothing is acknowledged.
-  void handle(natsMsg* msg, bool record_position, bool from_leader = false);
-  void answered(natsMsg* msg, const store::WriteResult& result, std::size_t dead_letters,
-                bool from_leader);
+  void submit(std::vector<natsMsg*> msgs, std::uint64_t position, bool from_leader);
+  void answered(const PendingBatch& batch, const store::WriteResult& result, bool from_leader);
 };
 
 }  // namespace reflectd::bus

@@ -101,9 +101,9 @@ const std::array kKeys{
           "The consumer's subject filter, e.g. reflectd.events.team-a; \"\" = the whole stream.",
           +[](Config& c) -> std::string& { return c.bus.jetstream.filter_subject; }},
   KeySpec{"bus.jetstream.batch", KT::kInteger, "1000", 1, 10000, "", false, "messages",
-          "Most messages pulled at once; one batch is pulled while the previous one commits "
-          "(the consumer's max_ack_pending is twice this). Pulls shrink to the room left in "
-          "the writer's queue.",
+          "Most messages pulled at once, each pull stored as one write request; one batch is "
+          "pulled while one commits and one waits (the consumer's max_ack_pending is three "
+          "times this). Pulls shrink to the room left in the writer's queue.",
           +[](Config& c) -> std::int64_t& { return c.bus.jetstream.batch; }},
   KeySpec{"bus.jetstream.ack_wait_s", KT::kInteger, "30", 1, 3600, "", false, "s",
           "The consumer's ack_wait: JetStream redelivers a message not acknowledged this long "

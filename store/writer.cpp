@@ -13,11 +13,24 @@
 #include <cstring>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "store/event_store.hpp"
 
 namespace reflectd::store {
 namespace {
+
+// Where the message of entry `position` arrived and its raw bytes: its origin in a request
+// that carries several messages, else the request's own.
+std::pair<const std::string&, const std::string&> refusal_origin(const WriteRequest& request,
+                                                                 std::size_t position) {
+  if (position < request.entry_origins.size()) {
+    const WriteRequest::Origin& origin = request.origins[request.entry_origins[position]];
+    return {origin.endpoint, origin.raw_payload};
+  }
+  return {request.dead_letter_endpoint, request.raw_payload};
+}
 
 std::size_t weight(const WriteRequest& request) {
   return std::max<std::size_t>(1, request.entries.size());
@@ -189,8 +202,9 @@ void Writer::set_profiles(const DecayProfiles& profiles) {
   profiles_ = profiles;
 }
 
-EventResult Writer::write_entry(const EventEntry& entry, const WriteRequest& request,
+EventResult Writer::write_entry(std::size_t position, const WriteRequest& request,
                                 const DecayProfiles& profiles) {
+  const EventEntry& entry = request.entries[position];
   EventResult r;
   r.index = entry.index;
   r.id = entry.id;
@@ -228,9 +242,8 @@ EventResult Writer::write_entry(const EventEntry& entry, const WriteRequest& req
     r.status = EventStatus::kRejected;
     r.error = admission.reason;
     r.conflicting_ids = admission.conflicting_ids;
-    if (!request.dead_letter_endpoint.empty()) {
-      event_store_.insert_dead_letter(request.raw_payload, request.dead_letter_endpoint,
-                                      admission.reason, event.received_us);
+    if (const auto [endpoint, raw_payload] = refusal_origin(request, position); !endpoint.empty()) {
+      event_store_.insert_dead_letter(raw_payload, endpoint, admission.reason, event.received_us);
       stats_.dead_letters.fetch_add(1, std::memory_order_relaxed);
     }
     return r;
@@ -463,8 +476,8 @@ WriteResult Writer::write_request(WriteRequest& request, const DecayProfiles& pr
   WriteResult result;
   result.message_error = request.message_error;
   result.results.reserve(request.entries.size());
-  for (const EventEntry& entry : request.entries) {
-    result.results.push_back(write_entry(entry, request, profiles));
+  for (std::size_t i = 0; i < request.entries.size(); ++i) {
+    result.results.push_back(write_entry(i, request, profiles));
   }
   if (request.apply) {
     db_.exec("SAVEPOINT apply");

@@ -104,7 +104,7 @@ struct WriteResult {
   std::string apply_error;    ///< What it threw (its changes were rolled back).
 };
 
-/// One received message's worth of work.
+/// One received message's worth of work (or one pulled batch's: `origins`).
 struct WriteRequest {
   std::vector<EventEntry> entries;
   std::vector<DeadLetter> dead_letters;  ///< Written in the same transaction.
@@ -117,6 +117,16 @@ struct WriteRequest {
   /// writer itself refuses (conflicting decisions) are kept in dead_letters too.
   std::string dead_letter_endpoint;
   std::string raw_payload;
+  /// A request that carries several messages (a JetStream pull): where each came from and its
+  /// raw bytes (an empty endpoint: not kept, the message being a dead letter already), and for
+  /// each entry the position in `origins` of its message. When set, they stand for
+  /// dead_letter_endpoint and raw_payload.
+  struct Origin {
+    std::string endpoint;
+    std::string raw_payload;
+  };
+  std::vector<Origin> origins;
+  std::vector<std::uint32_t> entry_origins;    ///< One per entry, or empty.
   std::function<void(WriteResult&&)> on_done;  ///< May be empty.
   /// A change other than events (e.g. a reinforcement reported by an agent), run on the
   /// writer thread inside the group transaction, under a savepoint: if it throws, only its
@@ -292,7 +302,9 @@ class Writer {
   // preloaded events were being indexed.
   void index_step(std::int64_t limit);
   static constexpr std::int64_t kIndexChunkEvents = 100;  // about 0.7 ms of indexing here
-  EventResult write_entry(const EventEntry& entry, const WriteRequest& request,
+  // `position`: the entry's place in request.entries (its message, for a refusal's dead
+  // letter).
+  EventResult write_entry(std::size_t position, const WriteRequest& request,
                           const DecayProfiles& profiles);
 
   WriterOptions options_;

@@ -380,6 +380,49 @@ TEST_CASE("decisions at write time: conflicts are refused unless resolved (seed 
       SQLite::Database(dir.file("k.db"), SQLite::OPEN_READWRITE).exec("DELETE FROM audit_log"));
 }
 
+TEST_CASE("a request of several messages keeps a refused event's own message as its dead letter") {
+  test::TempDir dir;
+  FakeClock clock;
+  store::WriterOptions options;
+  options.database = {dir.file("m.db"), "full", 1000};
+  store::Writer writer(options, clock);
+  bus::EventDecoder decoder(clock);
+
+  // Three messages in one request, as a JetStream pull: a decision, a conflicting one, and the
+  // same conflict in a message that is a dead letter already (not kept twice).
+  const std::vector<std::string> payloads = {decision("d1", "storage"), decision("d2", "storage"),
+                                             decision("d3", "storage")};
+  const std::vector<std::string> endpoints = {"jetstream:a", "jetstream:b", ""};
+  store::WriteRequest request;
+  for (std::size_t m = 0; m < payloads.size(); ++m) {
+    auto decoded = decoder.decode(payloads[m], 1 << 20);
+    REQUIRE(decoded.error.empty());
+    request.origins.push_back({endpoints[m], endpoints[m].empty() ? "" : payloads[m]});
+    request.entries.push_back(std::move(decoded.events.at(0)));
+    request.entry_origins.push_back(static_cast<std::uint32_t>(m));
+  }
+  // A request's own endpoint is not used when its entries have origins.
+  request.dead_letter_endpoint = "push";
+  request.raw_payload = "not this";
+  std::promise<store::WriteResult> done;
+  request.on_done = [&done](store::WriteResult&& result) { done.set_value(std::move(result)); };
+  const bool accepted = writer.submit(std::move(request));
+  REQUIRE(accepted);
+  const store::WriteResult result = done.get_future().get();
+  REQUIRE(result.results.size() == 3);
+  CHECK(result.results[0].status == store::EventStatus::kStored);
+  CHECK(result.results[1].status == store::EventStatus::kRejected);
+  CHECK(result.results[2].status == store::EventStatus::kRejected);
+  writer.stop();
+
+  auto db = store::open_database({dir.file("m.db"), "full", 1000}, store::Access::kReader);
+  CHECK(db.execAndGet("SELECT count(*) FROM dead_letters").getInt() == 1);
+  CHECK(db.execAndGet("SELECT endpoint FROM dead_letters").getString() == "jetstream:b");
+  CHECK(db.execAndGet("SELECT payload FROM dead_letters").getString() == payloads[1]);
+  CHECK(db.execAndGet("SELECT reason FROM dead_letters").getString() ==
+        "CONFLICT: Active decision exists. ResolutionIntent required.");
+}
+
 TEST_CASE("each event stores its resolved decay profile and archive time") {
   test::TempDir dir;
   FakeClock clock(1'000'000'000'000'000);
