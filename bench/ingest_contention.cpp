@@ -44,6 +44,31 @@ void record_stored(ModeResult& result, const config::Config& cfg, std::uint64_t 
   remove_database(cfg.store.path);
 }
 
+// The start the contention modes share: a daemon with --preload events pushed and stored, then
+// `chunk` events ingested (windowed, acknowledged) while it is idle.
+struct PreloadedDaemon {
+  PreloadedDaemon(const config::Config& cfg, const Corpus& corpus, const Options& options,
+                  std::uint64_t chunk, const std::string& mode)
+      : daemon(cfg), context(1), control(context, cfg.bus.control.front()) {
+    control.wait_ready();
+    push = push_socket(context, cfg);
+    push_events(push, corpus, 0, options.preload, options.batch);
+    await_finished(control, options.preload, nullptr, (mode + " preload").c_str());
+    dealer = ingest_socket(context, cfg.bus.ingest.front());
+    next = options.preload;
+    idle_s = ingest_idle(dealer, control, corpus, next, chunk, options, acknowledged);
+  }
+
+  ForkedDaemon daemon;
+  zmq::context_t context;
+  ControlClient control;
+  zmq::socket_t push;
+  zmq::socket_t dealer;
+  std::uint64_t next = 0;          ///< The corpus position of the next event to ingest.
+  std::uint64_t acknowledged = 0;  ///< Events acknowledged after the preload.
+  double idle_s = 0;               ///< Seconds the idle chunk took.
+};
+
 }  // namespace
 
 // Windowed ingest while the heaviest job runs, against idle windowed ingest in the same
@@ -56,16 +81,8 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
   ModeResult result{"under-job", 0, 0.0};
   std::uint64_t acknowledged = 0;
   {
-    ForkedDaemon daemon(cfg);
-    zmq::context_t context(1);
-    ControlClient control(context, cfg.bus.control.front());
-    control.wait_ready();
-    zmq::socket_t push = push_socket(context, cfg);
-    push_events(push, corpus, 0, options.preload, options.batch);
-    await_finished(control, options.preload, nullptr, "under-job preload");
-    zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
-    std::uint64_t next = options.preload;
-    const double idle_s = ingest_idle(dealer, control, corpus, next, chunk, options, acknowledged);
+    PreloadedDaemon preloaded(cfg, corpus, options, chunk, "under-job");
+    ControlClient& control = preloaded.control;
 
     const auto queued = control.request({{"cmd", "run"}, {"job", options.job}});
     if (!queued.value("ok", false)) throw std::runtime_error("under-job: " + queued.dump());
@@ -78,13 +95,15 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
     }
     const auto start = std::chrono::steady_clock::now();
     std::uint64_t resent = 0;
-    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options, &resent);
+    acknowledged =
+        preloaded.acknowledged +
+        ingest_windowed(preloaded.dealer, corpus, preloaded.next, chunk, options, &resent);
     const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
     const auto runs = control.request({{"cmd", "jobs"}, {"job", options.job}, {"limit", 1}});
     const bool overlapped = runs.at("runs").at(0).at("status") == "running";
     // How the write lock was shared meanwhile (store/write_gate.hpp; the idle part adds nothing).
     result.extra["write_gate"] = control.status()["write_gate"];
-    record_rates(result, chunk, idle_s, busy_s, "under_job_events_per_s", options);
+    record_rates(result, chunk, preloaded.idle_s, busy_s, "under_job_events_per_s", options);
     result.extra["job"] = options.job;
     result.extra["job_ran_throughout"] = overlapped;
     result.extra["messages_resent_storage_unavailable"] = resent;
@@ -92,7 +111,8 @@ ModeResult run_under_job(const Corpus& corpus, const Options& options, const fs:
       std::cerr << "under-job: the " << options.job
                 << " run ended before the ingest did; raise --preload for a full overlap\n";
     }
-    if (!daemon.stop()) throw std::runtime_error("under-job: the daemon did not exit cleanly");
+    if (!preloaded.daemon.stop())
+      throw std::runtime_error("under-job: the daemon did not exit cleanly");
   }
   record_stored(result, cfg, chunk, acknowledged, options);
   return result;
@@ -233,21 +253,12 @@ ModeResult run_under_recall(const Corpus& corpus, const Options& options, const 
   ModeResult result{"under-recall", 0, 0.0};
   std::uint64_t acknowledged = 0;
   {
-    ForkedDaemon daemon(cfg);
-    zmq::context_t context(1);
-    ControlClient control(context, cfg.bus.control.front());
-    control.wait_ready();
-    zmq::socket_t push = push_socket(context, cfg);
-    push_events(push, corpus, 0, options.preload, options.batch);
-    await_finished(control, options.preload, nullptr, "under-recall preload");
-    zmq::socket_t dealer = ingest_socket(context, cfg.bus.ingest.front());
-    std::uint64_t next = options.preload;
-    const double idle_s = ingest_idle(dealer, control, corpus, next, chunk, options, acknowledged);
+    PreloadedDaemon preloaded(cfg, corpus, options, chunk, "under-recall");
 
     std::atomic<bool> done{false};
     std::vector<double> latency_ms;
     std::thread asker([&] {
-      ControlClient reader(context, cfg.bus.control.front());
+      ControlClient reader(preloaded.context, cfg.bus.control.front());
       const auto period = std::chrono::microseconds(1'000'000 / options.recall_qps);
       auto due = std::chrono::steady_clock::now();
       for (std::size_t i = 0; !done; ++i) {
@@ -265,7 +276,8 @@ ModeResult run_under_recall(const Corpus& corpus, const Options& options, const 
       }
     });
     const auto start = std::chrono::steady_clock::now();
-    acknowledged += ingest_windowed(dealer, corpus, next, chunk, options);
+    acknowledged = preloaded.acknowledged +
+                   ingest_windowed(preloaded.dealer, corpus, preloaded.next, chunk, options);
     const double busy_s = Seconds(std::chrono::steady_clock::now() - start).count();
     done = true;
     asker.join();
@@ -277,12 +289,14 @@ ModeResult run_under_recall(const Corpus& corpus, const Options& options, const 
                        latency_ms.size() - 1,
                        static_cast<std::size_t>(p * static_cast<double>(latency_ms.size())))];
     };
-    record_rates(result, chunk, idle_s, busy_s, "under_recall_events_per_s", options);
+    record_rates(result, chunk, preloaded.idle_s, busy_s, "under_recall_events_per_s", options);
     result.extra["recall_qps_asked"] = options.recall_qps;
     result.extra["recalls_answered"] = latency_ms.size();
     result.extra["recall_p50_ms"] = at(0.5);
     result.extra["recall_p99_ms"] = at(0.99);
-    if (!daemon.stop()) throw std::runtime_error("under-recall: the daemon did not exit cleanly");
+    if (!preloaded.daemon.stop()) {
+      throw std::runtime_error("under-recall: the daemon did not exit cleanly");
+    }
   }
   record_stored(result, cfg, chunk, acknowledged, options);
   return result;
