@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "jobs/entities.hpp"
+#include "store/bound_exec.hpp"
 #include "store/event.hpp"
 
 namespace reflectd::jobs::clustering {
@@ -112,11 +113,8 @@ void ClusterStore::flush() {
       entities_.begin(), entities_.end());
   std::sort(counts.begin(), counts.end());
   for (const auto& [key, count] : counts) {
-    add_cluster_entity_.reset();
-    add_cluster_entity_.bind(1, static_cast<std::int64_t>(key.first));
-    add_cluster_entity_.bind(2, static_cast<std::int64_t>(key.second));
-    add_cluster_entity_.bind(3, static_cast<std::int64_t>(count));
-    add_cluster_entity_.exec();
+    store::exec_bound(add_cluster_entity_, static_cast<std::int64_t>(key.first),
+                      static_cast<std::int64_t>(key.second), static_cast<std::int64_t>(count));
   }
   entities_.clear();
 }

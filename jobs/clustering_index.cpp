@@ -1,4 +1,5 @@
 #include "jobs/clustering_index.hpp"
+#include "store/bound_exec.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -112,12 +113,8 @@ void TermIndex::flush(const std::string& ns) {
     return x.first.second < y.first.second;
   });
   for (const auto& [key, seq] : postings) {
-    upsert_posting_.reset();
-    upsert_posting_.bind(1, ns);
-    upsert_posting_.bind(2, terms_.text(key.first));
-    upsert_posting_.bind(3, static_cast<std::int64_t>(key.second));
-    upsert_posting_.bind(4, static_cast<std::int64_t>(seq));
-    upsert_posting_.exec();
+    store::exec_bound(upsert_posting_, ns, terms_.text(key.first),
+                      static_cast<std::int64_t>(key.second), static_cast<std::int64_t>(seq));
   }
   dirty_postings_.clear();
 }

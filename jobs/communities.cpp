@@ -14,6 +14,7 @@
 #include "common/sha256.hpp"
 #include "jobs/entities.hpp"
 #include "store/audit_log.hpp"
+#include "store/bound_exec.hpp"
 
 namespace reflectd::jobs {
 namespace {
@@ -535,11 +536,7 @@ WHERE (title, text, supporting_event_ids, support_count, trajectory_count, first
   // rewriting all of its rows (thousands) was most of a run's writes here.
   void update_members(const std::string& id, const Members& stored, const Members& members) {
     auto write_member = [&id](SQLite::Statement& statement, const auto& member) {
-      statement.reset();
-      statement.bind(1, id);
-      statement.bind(2, member.first);
-      statement.bind(3, static_cast<std::int64_t>(member.second));
-      statement.exec();
+      store::exec_bound(statement, id, member.first, static_cast<std::int64_t>(member.second));
     };
     for (const auto& member : stored) {
       if (!members.contains(member)) write_member(remove_, member);

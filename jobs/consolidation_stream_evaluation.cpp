@@ -7,6 +7,7 @@
 
 #include "jobs/consolidation_text.hpp"
 #include "model/formulas.hpp"
+#include "store/bound_exec.hpp"
 
 namespace reflectd::jobs::consolidation {
 
@@ -156,23 +157,12 @@ void StreamEvaluator::write_agent_record(const Stream& s) {
       vitality_at(std::max(s.sums.last_us, s.use.last_hit_us), run_.now, p.vitality);
   const StreamMetrics m = compute_metrics(s.sums, s.use, s.phase, s.scope, run_.now, p.metrics);
   SQLite::Statement& update = agent_update_;
-  update.reset();
-  update.bind(1, s.id);
-  update.bind(2, to_string(s.phase));
-  update.bind(3, to_string(vitality));
-  update.bind(4, static_cast<std::int64_t>(m.frequency));
-  update.bind(5, static_cast<std::int64_t>(s.unique_contexts));
-  update.bind(6, m.stability);
-  update.bind(7, m.reinforcement_density);
-  update.bind(8, m.coverage);
-  update.bind(9, m.lifetime_days);
-  update.bind(10, m.removal_cost);
-  update.bind(11, m.utility);
-  update.bind(12, acceptance_score(m));
-  update.bind(13, static_cast<std::int64_t>(s.sums.first_us));
-  update.bind(14, static_cast<std::int64_t>(s.sums.last_us));
-  update.bind(15, static_cast<std::int64_t>(run_.now));
-  update.exec();
+  store::exec_bound(update, s.id, to_string(s.phase), to_string(vitality),
+                    static_cast<std::int64_t>(m.frequency),
+                    static_cast<std::int64_t>(s.unique_contexts), m.stability,
+                    m.reinforcement_density, m.coverage, m.lifetime_days, m.removal_cost, m.utility,
+                    acceptance_score(m), static_cast<std::int64_t>(s.sums.first_us),
+                    static_cast<std::int64_t>(s.sums.last_us), static_cast<std::int64_t>(run_.now));
   states_.store(s, json::array());
 }
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "jobs/consolidation_text.hpp"
+#include "store/bound_exec.hpp"
 
 namespace reflectd::jobs::consolidation {
 
@@ -41,14 +42,8 @@ StreamEvidence::StreamEvidence(Run& run)
 void StreamEvidence::start(const std::string& ns, const std::string& target, Stream& s,
                            std::int64_t seq) {
   const std::string& id = s.id;
-  backfill_.reset();
-  backfill_.bind(1, id);
-  backfill_.bind(2, ns);
-  backfill_.bind(3, target);
-  backfill_.bind(4, static_cast<std::int64_t>(s.from_seq));
-  backfill_.bind(5, static_cast<std::int64_t>(seq));
-  backfill_.bind(6, static_cast<std::int64_t>(s.end_seq));
-  backfill_.exec();
+  store::exec_bound(backfill_, id, ns, target, static_cast<std::int64_t>(s.from_seq),
+                    static_cast<std::int64_t>(seq), static_cast<std::int64_t>(s.end_seq));
   std::vector<std::int64_t> dates;
   all_.reset();
   all_.bind(1, id);

@@ -1,4 +1,5 @@
 #include "jobs/consolidation_streams.hpp"
+#include "store/bound_exec.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -85,15 +86,9 @@ void ProposalStreams::store_totals(const std::string& ns) {
   for (const auto& [target, t] : totals_) {
     if (!t.dirty) continue;
     SQLite::Statement& q = totals_store_;
-    q.reset();
-    q.bind(1, ns);
-    q.bind(2, target);
-    q.bind(3, t.weight);
-    q.bind(4, static_cast<std::int64_t>(t.events));
-    q.bind(5, static_cast<std::int64_t>(t.commits));
-    q.bind(6, static_cast<std::int64_t>(t.errors));
-    q.bind(7, static_cast<std::int64_t>(t.successes));
-    q.exec();
+    store::exec_bound(q, ns, target, t.weight, static_cast<std::int64_t>(t.events),
+                      static_cast<std::int64_t>(t.commits), static_cast<std::int64_t>(t.errors),
+                      static_cast<std::int64_t>(t.successes));
   }
 }
 
@@ -120,15 +115,9 @@ Stream& ProposalStreams::stream_of(const std::string& ns, const std::string& tar
 void ProposalStreams::create(const std::string& ns, const std::string& target, Stream& s,
                              double weight, std::int64_t ts_us) {
   SQLite::Statement& create = create_;
-  create.reset();
-  create.bind(1, s.id);
-  create.bind(2, ns);
-  create.bind(3, target);
-  create.bind(4, "Changes in " + target);
-  create.bind(5, nlohmann::json::array({target}).dump());
-  create.bind(6, static_cast<std::int64_t>(run_.now));
-  create.bind(7, static_cast<std::int64_t>(ts_us));
-  create.exec();
+  store::exec_bound(create, s.id, ns, target, "Changes in " + target,
+                    nlohmann::json::array({target}).dump(), static_cast<std::int64_t>(run_.now),
+                    static_cast<std::int64_t>(ts_us));
   run_.audit.append("knowledge", s.id, "create", kActor, run_.now,
                     "evidence weight " + std::to_string(weight) + " for target " + target);
   ++run_.totals.streams_created;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "jobs/entity_merge.hpp"
+#include "store/bound_exec.hpp"
 
 namespace reflectd::jobs {
 namespace {
@@ -157,10 +158,7 @@ std::int64_t sweep_edges(SQLite::Database& db, const std::string& ns) {
   for (const EdgeSweep& sweep : sweeps) {
     edges_reinforced += sweep.reinforced;
     if (sweep.reinforced == 0) continue;
-    save.reset();
-    save.bind(1, sweep.ns);
-    save.bind(2, sweep.newest);
-    save.exec();
+    store::exec_bound(save, sweep.ns, sweep.newest);
   }
   return edges_reinforced;
 }

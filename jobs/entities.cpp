@@ -1,4 +1,5 @@
 #include "jobs/entities.hpp"
+#include "store/bound_exec.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -241,13 +242,7 @@ std::string EntityStore::nickname_of(const std::string& ns, const std::string& k
     not_nicknames_.insert(std::move(cache_key));
     return {};
   }
-  insert_alias_.reset();
-  insert_alias_.bind(1, ns);
-  insert_alias_.bind(2, key);
-  insert_alias_.bind(3, parties.front());
-  insert_alias_.bind(4, "nickname");
-  insert_alias_.bind(5, seq);
-  insert_alias_.exec();
+  store::exec_bound(insert_alias_, ns, key, parties.front(), "nickname", seq);
   aliases_[cache_key] = parties.front();
   return parties.front();
 }
@@ -260,13 +255,9 @@ std::vector<std::int64_t> EntityStore::add_event(const std::string& ns, std::int
   for (const auto& alias : extraction.aliases) {
     const std::string canonical = resolve(ns, alias.canonical_key);
     if (canonical == alias.alias || resolve(ns, alias.alias) != alias.alias) continue;
-    insert_alias_.reset();
-    insert_alias_.bind(1, ns);
-    insert_alias_.bind(2, alias.alias);
-    insert_alias_.bind(3, canonical);
-    insert_alias_.bind(4, alias.alias.starts_with("file:") ? "path" : "declared");
-    insert_alias_.bind(5, static_cast<std::int64_t>(seq));
-    insert_alias_.exec();
+    store::exec_bound(insert_alias_, ns, alias.alias, canonical,
+                      alias.alias.starts_with("file:") ? "path" : "declared",
+                      static_cast<std::int64_t>(seq));
     aliases_[ns + '\n' + alias.alias] = canonical;
     if (alias.alias.starts_with("agent:")) not_nicknames_.clear();  // a new party
   }
@@ -357,13 +348,10 @@ void EntityStore::flush() {
             [](const Entity* x, const Entity* y) { return x->id < y->id; });
   for (Entity* entity : dirty_entities_) {
     Entity& e = *entity;
-    update_entity_.reset();
-    update_entity_.bind(1, static_cast<std::int64_t>(e.id));
-    update_entity_.bind(2, static_cast<std::int64_t>(e.mentions));
-    update_entity_.bind(3, static_cast<std::int64_t>(e.first_us));
-    update_entity_.bind(4, static_cast<std::int64_t>(e.last_us));
-    update_entity_.bind(5, store::sensitivity_level(e.sensitivity));
-    update_entity_.exec();
+    store::exec_bound(update_entity_, static_cast<std::int64_t>(e.id),
+                      static_cast<std::int64_t>(e.mentions), static_cast<std::int64_t>(e.first_us),
+                      static_cast<std::int64_t>(e.last_us),
+                      store::sensitivity_level(e.sensitivity));
     e.dirty = false;
   }
   dirty_entities_.clear();
@@ -403,13 +391,9 @@ void EntityStore::flush() {
       insert_edge_.bind(11, e.id);
       insert_edge_.exec();
     } else {
-      update_edge_.reset();
-      update_edge_.bind(1, static_cast<std::int64_t>(e.id));
-      update_edge_.bind(2, e.base);
-      update_edge_.bind(3, static_cast<std::int64_t>(e.ref_us));
-      update_edge_.bind(4, static_cast<std::int64_t>(e.mentions));
-      update_edge_.bind(5, static_cast<std::int64_t>(e.last_evidence_seq));
-      update_edge_.exec();
+      store::exec_bound(update_edge_, static_cast<std::int64_t>(e.id), e.base,
+                        static_cast<std::int64_t>(e.ref_us), static_cast<std::int64_t>(e.mentions),
+                        static_cast<std::int64_t>(e.last_evidence_seq));
     }
     e.dirty = false;
   }

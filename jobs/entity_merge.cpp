@@ -9,6 +9,7 @@
 
 #include "jobs/entities.hpp"
 #include "store/audit_log.hpp"
+#include "store/bound_exec.hpp"
 #include "store/columns.hpp"
 
 namespace reflectd::jobs {
@@ -111,9 +112,7 @@ void merge_edges(SQLite::Database& db, const EntityRef& from, const EntityRef& i
     std::int64_t source = e.source == from.id ? into.id : e.source;
     std::int64_t target = e.target == from.id ? into.id : e.target;
     if (source == target) {
-      remove.reset();
-      remove.bind(1, e.id);
-      remove.exec();
+      store::exec_bound(remove, e.id);
       ++counts.edges_dropped;
       continue;
     }
@@ -133,11 +132,7 @@ void merge_edges(SQLite::Database& db, const EntityRef& from, const EntityRef& i
     find.bind(4, e.type);
     if (!find.executeStep()) {
       find.reset();
-      repoint.reset();
-      repoint.bind(1, e.id);
-      repoint.bind(2, source);
-      repoint.bind(3, target);
-      repoint.exec();
+      store::exec_bound(repoint, e.id, source, target);
       ++counts.edges_moved;
       continue;
     }
@@ -147,9 +142,7 @@ void merge_edges(SQLite::Database& db, const EntityRef& from, const EntityRef& i
     const double strength = std::max(edge_strength_at(kept.base, kept.ref_us, ref_us, half_life_s),
                                      edge_strength_at(e.base, e.ref_us, ref_us, half_life_s));
     // Delete first: the folded edge takes evidence the deleted row was the last to cite.
-    remove.reset();
-    remove.bind(1, e.id);
-    remove.exec();
+    store::exec_bound(remove, e.id);
     fold.reset();
     fold.bind(1, kept.id);
     fold.bind(2, strength);

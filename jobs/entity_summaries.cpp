@@ -22,6 +22,7 @@
 #include "common/utf8.hpp"
 #include "jobs/entities.hpp"
 #include "jobs/entity_summary_computer.hpp"
+#include "store/bound_exec.hpp"
 
 namespace reflectd::jobs {
 namespace {
@@ -202,19 +203,14 @@ void mark_added(JobContext& ctx, const AddedMentions& added) {
       "INSERT INTO entity_summary_dirty (entity_id, full) SELECT entity_id, 0 FROM entities "
       "WHERE entity_id = ?1 AND is_active = 1 ON CONFLICT (entity_id) DO NOTHING");
   for (const std::int64_t id : added.ids) {
-    mark.reset();
-    mark.bind(1, id);
-    mark.exec();
+    store::exec_bound(mark, id);
   }
   SQLite::Statement save(
       db,
       "INSERT INTO entity_summary_watermarks (namespace, through_seq) VALUES (?1, ?2) "
       "ON CONFLICT (namespace) DO UPDATE SET through_seq = excluded.through_seq");
   for (const auto& [ns, through] : added.watermarks) {
-    save.reset();
-    save.bind(1, ns);
-    save.bind(2, through);
-    save.exec();
+    store::exec_bound(save, ns, through);
   }
   transaction.commit();
 }
@@ -287,16 +283,11 @@ class SummaryRows {
     save_state_.bind(4, r.count);
     save_state_.bind(5, r.through);
     save_state_.exec();
-    clean_.reset();
-    clean_.bind(1, r.id);
-    clean_.exec();
+    store::exec_bound(clean_, r.id);
     counts.searches += r.searched ? 1 : 0;
     counts.searched_in_pass += r.in_pass ? 1 : 0;
     if (!r.changed) return;
-    update_.reset();
-    update_.bind(1, r.id);
-    update_.bind(2, r.summary);
-    update_.exec();
+    store::exec_bound(update_, r.id, r.summary);
     ++counts.refreshed;
   }
 
@@ -429,10 +420,7 @@ SummaryMarks::SummaryMarks(SQLite::Database& db)
             "ON CONFLICT (entity_id) DO NOTHING") {}
 
 void SummaryMarks::mark(const std::string& ns, const std::string& canonical_key) {
-  mark_.reset();
-  mark_.bind(1, ns);
-  mark_.bind(2, canonical_key);
-  mark_.exec();
+  store::exec_bound(mark_, ns, canonical_key);
   mark_.reset();
 }
 

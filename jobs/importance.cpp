@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "jobs/entities.hpp"
+#include "store/bound_exec.hpp"
 
 namespace reflectd::jobs {
 namespace {
@@ -71,12 +72,7 @@ void write_namespace(SQLite::Database& db, const std::string& ns, const Namespac
       "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (entity_id) DO UPDATE SET weight_sum = "
       "excluded.weight_sum, mentions = excluded.mentions, through_seq = excluded.through_seq");
   for (const auto& [id, weight] : w.weights) {
-    save.reset();
-    save.bind(1, id);
-    save.bind(2, weight.sum);
-    save.bind(3, weight.mentions);
-    save.bind(4, weight.through_seq);
-    save.exec();
+    store::exec_bound(save, id, weight.sum, weight.mentions, weight.through_seq);
   }
   SQLite::Statement save_ns(
       db,
@@ -93,19 +89,14 @@ void write_namespace(SQLite::Database& db, const std::string& ns, const Namespac
   // Summaries are the medallion job's (jobs/entity_summaries.hpp): only scores change here.
   SQLite::Statement update(db, "UPDATE entities SET importance_score = ?2 WHERE entity_id = ?1");
   for (const auto& [id, score] : w.scores) {
-    update.reset();
-    update.bind(1, id);
-    update.bind(2, score);
-    update.exec();
+    store::exec_bound(update, id, score);
   }
   SQLite::Statement summary_stale(
       db,
       "INSERT INTO entity_summary_dirty (entity_id, full) VALUES (?1, 0) "
       "ON CONFLICT (entity_id) DO NOTHING");
   for (const std::int64_t id : w.summaries_stale) {
-    summary_stale.reset();
-    summary_stale.bind(1, id);
-    summary_stale.exec();
+    store::exec_bound(summary_stale, id);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/sha256.hpp"
+#include "store/bound_exec.hpp"
 #include "store/columns.hpp"
 
 namespace reflectd::jobs {
@@ -265,12 +266,8 @@ void Scheduler::execute(const Due& due) {
   run.started_us = clock_.now_us();
   try {
     const GateTurn turn(gate_, stopping_);
-    insert_run_.reset();
-    insert_run_.bind(1, run.job);
-    insert_run_.bind(2, run.ns);
-    insert_run_.bind(3, run.trigger);
-    insert_run_.bind(4, static_cast<std::int64_t>(run.started_us));
-    insert_run_.exec();
+    store::exec_bound(insert_run_, run.job, run.ns, run.trigger,
+                      static_cast<std::int64_t>(run.started_us));
     run.run_id = db_.getLastInsertRowid();
   } catch (const SQLite::Exception& error) {
     insert_run_.reset();

@@ -6,6 +6,7 @@
 
 #include "memory_ops/derived_state.hpp"
 #include "store/audit_log.hpp"
+#include "store/bound_exec.hpp"
 
 namespace reflectd::memory_ops {
 using json = nlohmann::json;
@@ -19,9 +20,7 @@ void fill_forget_seqs(SQLite::Database& db, const std::vector<SelectedEvent>& ev
   db.exec("DELETE FROM temp.forget_seqs");
   SQLite::Statement insert(db, "INSERT OR IGNORE INTO temp.forget_seqs (seq) VALUES (?1)");
   for (const auto& e : events) {
-    insert.reset();
-    insert.bind(1, static_cast<std::int64_t>(e.seq));
-    insert.exec();
+    store::exec_bound(insert, static_cast<std::int64_t>(e.seq));
   }
 }
 
@@ -73,24 +72,16 @@ std::int64_t delete_facts(SQLite::Database& db) {
       }
       relink.exec();
       if (f.predecessor) {
-        end_at.reset();
-        end_at.bind(1, static_cast<std::int64_t>(*f.predecessor));
-        end_at.bind(2, static_cast<std::int64_t>(next->second));
-        end_at.bind(3, static_cast<std::int64_t>(f.valid_from_us));
-        end_at.exec();
+        store::exec_bound(end_at, static_cast<std::int64_t>(*f.predecessor),
+                          static_cast<std::int64_t>(next->second),
+                          static_cast<std::int64_t>(f.valid_from_us));
       }
     } else if (f.predecessor) {
-      reinstate.reset();
-      reinstate.bind(1, static_cast<std::int64_t>(*f.predecessor));
-      reinstate.bind(2, static_cast<std::int64_t>(f.valid_from_us));
-      reinstate.exec();
+      store::exec_bound(reinstate, static_cast<std::int64_t>(*f.predecessor),
+                        static_cast<std::int64_t>(f.valid_from_us));
     }
-    unlink.reset();
-    unlink.bind(1, static_cast<std::int64_t>(f.id));
-    unlink.exec();
-    remove.reset();
-    remove.bind(1, static_cast<std::int64_t>(f.id));
-    remove.exec();
+    store::exec_bound(unlink, static_cast<std::int64_t>(f.id));
+    store::exec_bound(remove, static_cast<std::int64_t>(f.id));
   }
   return static_cast<std::int64_t>(facts.size());
 }
@@ -130,27 +121,15 @@ void delete_agent_decisions(SQLite::Database& db, const std::string& actor, std:
       earlier.emplace_back(resolved.getColumn(0).getString(), resolved.getColumn(1).getString());
     }
     resolved.reset();
-    redact.reset();
-    redact.bind(1, id);
-    redact.bind(2, kForgottenRationale);
-    out.audit_rows_redacted += redact.exec();
+    out.audit_rows_redacted += store::exec_bound(redact, id, kForgottenRationale);
     for (const auto& [old_id, previous] : earlier) {
-      reinstate.reset();
-      reinstate.bind(1, old_id);
-      reinstate.bind(2, static_cast<std::int64_t>(now_us));
-      reinstate.exec();
+      store::exec_bound(reinstate, old_id, static_cast<std::int64_t>(now_us));
       audit.append("knowledge", old_id, "revise", actor, now_us,
                    "active again: the decision that resolved it was forgotten", previous);
     }
-    evidence.reset();
-    evidence.bind(1, id);
-    evidence.exec();
-    running.reset();
-    running.bind(1, id);
-    running.exec();
-    remove.reset();
-    remove.bind(1, id);
-    remove.exec();
+    store::exec_bound(evidence, id);
+    store::exec_bound(running, id);
+    store::exec_bound(remove, id);
     ++out.agent_decisions_deleted;
   }
   // Other agents' decisions that cited a forgotten event lose it from their evidence.
@@ -283,12 +262,8 @@ DeleteOutcome delete_events(SQLite::Database& db, const std::vector<SelectedEven
                            "GROUP BY namespace");
   SQLite::Statement gone(db, "DELETE FROM event_namespaces WHERE namespace = ?1");
   for (const auto& ns : out.namespaces) {
-    gone.reset();
-    gone.bind(1, ns);
-    gone.exec();
-    newest.reset();
-    newest.bind(1, ns);
-    newest.exec();
+    store::exec_bound(gone, ns);
+    store::exec_bound(newest, ns);
   }
   check_no_references(db);
   db.exec("DELETE FROM temp.forget_seqs");

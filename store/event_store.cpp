@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "store/bound_exec.hpp"
 #include "store/event_sql.hpp"
 
 namespace reflectd::store {
@@ -61,9 +62,7 @@ void mark_medallions_stale(SQLite::Database& db, const std::string& ns) {
 }
 
 void EventStore::mark_medallions_stale(const std::string& ns) {
-  mark_stale_.reset();
-  mark_stale_.bind(1, ns);
-  mark_stale_.exec();
+  store::exec_bound(mark_stale_, ns);
 }
 
 std::optional<ContentDedup> parse_content_dedup(std::string_view text) {

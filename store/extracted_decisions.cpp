@@ -1,4 +1,5 @@
 #include "store/extracted_decisions.hpp"
+#include "store/bound_exec.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -82,19 +83,10 @@ bool ExtractedDecisionStore::record(const DecisionRecord& d, std::int64_t now_us
 
   nlohmann::json evidence = nlohmann::json::array();
   for (const auto& [seq, ts] : d.evidence) evidence.push_back(seq);
-  upsert_knowledge_.reset();
-  upsert_knowledge_.bind(1, d.decision_id);
-  upsert_knowledge_.bind(2, d.ns);
-  upsert_knowledge_.bind(3, d.target);
-  upsert_knowledge_.bind(4, d.statement);
-  upsert_knowledge_.bind(5, d.rationale);
-  upsert_knowledge_.bind(6, evidence.dump());
-  upsert_knowledge_.bind(7, static_cast<std::int64_t>(d.evidence.size()));
-  upsert_knowledge_.bind(8, d.confidence);
-  upsert_knowledge_.bind(9, static_cast<std::int64_t>(d.ts_us));
-  upsert_knowledge_.bind(10, static_cast<std::int64_t>(now_us));
-  upsert_knowledge_.bind(11, static_cast<std::int64_t>(d.source_seq));
-  upsert_knowledge_.exec();
+  store::exec_bound(upsert_knowledge_, d.decision_id, d.ns, d.target, d.statement, d.rationale,
+                    evidence.dump(), static_cast<std::int64_t>(d.evidence.size()), d.confidence,
+                    static_cast<std::int64_t>(d.ts_us), static_cast<std::int64_t>(now_us),
+                    static_cast<std::int64_t>(d.source_seq));
   upsert_knowledge_.reset();
 
   upsert_source_.reset();
@@ -116,11 +108,8 @@ bool ExtractedDecisionStore::record(const DecisionRecord& d, std::int64_t now_us
   upsert_source_.reset();
 
   for (const auto& [seq, ts] : d.evidence) {
-    insert_evidence_.reset();
-    insert_evidence_.bind(1, d.decision_id);
-    insert_evidence_.bind(2, static_cast<std::int64_t>(seq));
-    insert_evidence_.bind(3, static_cast<std::int64_t>(ts));
-    insert_evidence_.exec();
+    store::exec_bound(insert_evidence_, d.decision_id, static_cast<std::int64_t>(seq),
+                      static_cast<std::int64_t>(ts));
   }
   insert_evidence_.reset();
   if (!d.target.empty()) changed_targets_.push_back(d.target);
@@ -147,10 +136,7 @@ bool ExtractedDecisionStore::record(const DecisionRecord& d, std::int64_t now_us
     change_status(old, "superseded", d.decision_id, "supersede",
                   "the same problem answered again by " + d.decision_id, now_us, actor);
   }
-  set_supersedes_.reset();
-  set_supersedes_.bind(1, d.decision_id);
-  set_supersedes_.bind(2, nlohmann::json(earlier).dump());
-  set_supersedes_.exec();
+  store::exec_bound(set_supersedes_, d.decision_id, nlohmann::json(earlier).dump());
   set_supersedes_.reset();
   return fresh;
 }

@@ -1,4 +1,5 @@
 #include "store/fact_store.hpp"
+#include "store/bound_exec.hpp"
 
 #include <SQLiteCpp/VariadicBind.h>
 
@@ -34,10 +35,7 @@ std::int64_t FactStore::add(const FactRow& fact) {
       std::int64_t end = fact.valid_from_us;
       if (!current_.isColumnNull(1)) end = std::min(end, current_.getColumn(1).getInt64());
       current_.reset();
-      supersede_.reset();
-      supersede_.bind(1, *superseded);
-      supersede_.bind(2, end);
-      supersede_.exec();
+      store::exec_bound(supersede_, *superseded, end);
     }
     current_.reset();
   }

@@ -1,4 +1,5 @@
 #include "store/fts_index.hpp"
+#include "store/bound_exec.hpp"
 
 namespace reflectd::store {
 
@@ -48,9 +49,7 @@ std::int64_t FtsIndex::index_pending(std::int64_t max_events) {
   insert_.bind(1, static_cast<std::int64_t>(from));
   insert_.bind(2, static_cast<std::int64_t>(through));
   const int indexed = insert_.exec();
-  advance_.reset();
-  advance_.bind(1, static_cast<std::int64_t>(through));
-  advance_.exec();
+  store::exec_bound(advance_, static_cast<std::int64_t>(through));
   return indexed;
 }
 

@@ -1,4 +1,5 @@
 #include "store/knowledge_store.hpp"
+#include "store/bound_exec.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -176,11 +177,8 @@ std::string KnowledgeStore::record(const EventRecord& event, std::int64_t seq,
   s.bind(19, static_cast<std::int64_t>(seq));
   s.exec();
 
-  insert_evidence_.reset();
-  insert_evidence_.bind(1, id);
-  insert_evidence_.bind(2, static_cast<std::int64_t>(seq));
-  insert_evidence_.bind(3, static_cast<std::int64_t>(event.timestamp_us));
-  insert_evidence_.exec();
+  store::exec_bound(insert_evidence_, id, static_cast<std::int64_t>(seq),
+                    static_cast<std::int64_t>(event.timestamp_us));
 
   const std::string actor = event.agent_id.empty() ? event.source : event.agent_id;
   audit_.append("knowledge", id, "create", actor, now_us,

@@ -1,4 +1,5 @@
 #include "store/medallion_store.hpp"
+#include "store/bound_exec.hpp"
 
 #include <SQLiteCpp/VariadicBind.h>
 
@@ -70,10 +71,7 @@ ON CONFLICT (id) DO UPDATE SET content_json = excluded.content_json, updated_at 
     SQLite::Statement insert(db,
                              std::string("INSERT OR IGNORE INTO ") + table + " VALUES (?1, ?2)");
     for (const json& value : *values) {
-      insert.reset();
-      insert.bind(1, id);
-      insert.bind(2, value.get<std::string>());
-      insert.exec();
+      store::exec_bound(insert, id, value.get<std::string>());
     }
   }
   return version;
